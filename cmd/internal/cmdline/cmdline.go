@@ -1,0 +1,276 @@
+// Package cmdline holds what agentledger's three command-line programs
+// share: the global store and format flags, their resolution (flag after the
+// command, flag before it, environment, default), exit codes, output
+// rendering and the progress bar.
+package cmdline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/ledger/store"
+)
+
+// Exit codes, the same in every agentledger program.
+const (
+	ExitOK          = 0 // success
+	ExitFault       = 1 // an integrity fault, or a failed gate
+	ExitUsage       = 2 // bad usage or bad input
+	ExitUnavailable = 3 // the store is unreachable, or an internal error
+)
+
+// ExitError carries an exit code with an error.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// ExitCode returns the process exit code.
+func (e *ExitError) ExitCode() int { return e.Code }
+
+// Fault, Usage and Unavailable wrap err with their exit code.
+func Fault(err error) error       { return &ExitError{Code: ExitFault, Err: err} }
+func Usage(err error) error       { return &ExitError{Code: ExitUsage, Err: err} }
+func Unavailable(err error) error { return &ExitError{Code: ExitUnavailable, Err: err} }
+
+// Code maps an error to its exit code: an explicit *ExitError keeps its own;
+// bad input is 2; an integrity fault is 1; anything else, an unreachable
+// store included, is 3.
+func Code(err error) int {
+	var ee *ExitError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &ee):
+		return ee.Code
+	case errors.Is(err, ledger.ErrInvalidInput):
+		return ExitUsage
+	case errors.Is(err, ledger.ErrIntegrity), errors.Is(err, store.ErrSessionMismatch):
+		return ExitFault
+	}
+	return ExitUnavailable
+}
+
+// Global flag names and their environment variables.
+const (
+	FlagData         = "data"
+	FlagNATS         = "nats"
+	FlagStream       = "stream"
+	FlagFormat       = "format"
+	FlagReplicas     = "replicas"
+	FlagSync         = "sync"
+	FlagSyncInterval = "sync-interval"
+)
+
+var envOf = map[string]string{
+	FlagData:         "LEDGER_DATA",
+	FlagNATS:         "LEDGER_NATS_URL",
+	FlagStream:       "LEDGER_STREAM",
+	FlagFormat:       "LEDGER_FORMAT",
+	FlagReplicas:     "LEDGER_REPLICAS",
+	FlagSync:         "LEDGER_SYNC",
+	FlagSyncInterval: "LEDGER_SYNC_INTERVAL",
+}
+
+var defaults = map[string]string{
+	FlagData:         store.DefaultDataDir,
+	FlagStream:       store.DefaultStream,
+	FlagFormat:       "text",
+	FlagReplicas:     "1",
+	FlagSync:         string(store.SyncAlways),
+	FlagSyncInterval: store.DefaultSyncInterval.String(),
+}
+
+// GlobalFlags returns new instances of the global flags. Programs declare
+// them on the app and again on every command, so that they are accepted
+// before and after the command name. The flags carry no EnvVars: Resolve
+// reads the environment itself, so that a flag given on the command line
+// always beats the environment, wherever it stands.
+func GlobalFlags() []cli.Flag {
+	usage := func(name, text string) string {
+		return fmt.Sprintf("%s (env %s, default %q)", text, envOf[name], defaults[name])
+	}
+	return []cli.Flag{
+		&cli.StringFlag{Name: FlagData, Usage: usage(FlagData, "embedded server's data `DIR`, used when no --nats is given")},
+		&cli.StringFlag{Name: FlagNATS, Usage: fmt.Sprintf("`URL` of an external NATS server or cluster (env %s)", envOf[FlagNATS])},
+		&cli.StringFlag{Name: FlagStream, Usage: usage(FlagStream, "JetStream stream `NAME`")},
+		&cli.StringFlag{Name: FlagFormat, Usage: usage(FlagFormat, "output format: text or json")},
+		&cli.StringFlag{Name: FlagReplicas, Usage: usage(FlagReplicas, "stream replicas when the stream is created (3 on a cluster)")},
+		&cli.StringFlag{Name: FlagSync, Usage: usage(FlagSync, "embedded server fsync policy: always or interval")},
+		&cli.StringFlag{Name: FlagSyncInterval, Usage: usage(FlagSyncInterval, "fsync interval under --sync interval")},
+	}
+}
+
+// WithGlobals returns cmd with its own instances of the global flags added.
+func WithGlobals(cmd *cli.Command) *cli.Command {
+	cmd.Flags = append(cmd.Flags, GlobalFlags()...)
+	return cmd
+}
+
+// Resolve returns a global flag's value: from the innermost command line
+// that set it, else its environment variable, else its default.
+func Resolve(c *cli.Context, name string) string {
+	for _, ctx := range c.Lineage() {
+		if ctx.IsSet(name) {
+			return ctx.String(name)
+		}
+	}
+	if v, ok := os.LookupEnv(envOf[name]); ok && v != "" {
+		return v
+	}
+	return defaults[name]
+}
+
+// StoreConfig builds the store configuration from the global flags.
+func StoreConfig(c *cli.Context) (store.Config, error) {
+	cfg := store.Config{
+		URL:     Resolve(c, FlagNATS),
+		DataDir: Resolve(c, FlagData),
+		Stream:  Resolve(c, FlagStream),
+		Sync:    store.SyncPolicy(Resolve(c, FlagSync)),
+	}
+	if cfg.Sync != store.SyncAlways && cfg.Sync != store.SyncInterval {
+		return cfg, Usage(fmt.Errorf("--sync %q: want always or interval", cfg.Sync))
+	}
+	var err error
+	if cfg.SyncEvery, err = time.ParseDuration(Resolve(c, FlagSyncInterval)); err != nil || cfg.SyncEvery <= 0 {
+		return cfg, Usage(fmt.Errorf("--sync-interval %q: want a positive duration such as 1s", Resolve(c, FlagSyncInterval)))
+	}
+	if _, err := fmt.Sscanf(Resolve(c, FlagReplicas), "%d", &cfg.Replicas); err != nil || cfg.Replicas < 1 || cfg.Replicas > 5 {
+		return cfg, Usage(fmt.Errorf("--replicas %q: want 1 to 5", Resolve(c, FlagReplicas)))
+	}
+	return cfg, nil
+}
+
+// OpenStore opens the store the global flags name. Failing to reach it is
+// exit code 3.
+func OpenStore(c *cli.Context) (*store.Store, error) {
+	cfg, err := StoreConfig(c)
+	if err != nil {
+		return nil, err
+	}
+	s, err := store.Open(c.Context, cfg)
+	if err != nil {
+		return nil, Unavailable(err)
+	}
+	return s, nil
+}
+
+// Format returns the --format value, text or json.
+func Format(c *cli.Context) (string, error) {
+	f := Resolve(c, FlagFormat)
+	if f != "text" && f != "json" {
+		return "", Usage(fmt.Errorf("--format %q: want text or json", f))
+	}
+	return f, nil
+}
+
+// Render writes v as one JSON document when format is json, else calls
+// text.
+func Render(w io.Writer, format string, v any, text func(io.Writer) error) error {
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		return enc.Encode(v)
+	}
+	return text(w)
+}
+
+// Run runs app with args and returns the exit code. Errors are printed to
+// stderr once; usage errors exit 2, never 3.
+func Run(ctx context.Context, app *cli.App, args []string, stderr io.Writer) int {
+	usage := false
+	app.ExitErrHandler = func(*cli.Context, error) {}
+	app.OnUsageError = func(c *cli.Context, err error, _ bool) error {
+		usage = true
+		return Usage(err)
+	}
+	app.CommandNotFound = func(c *cli.Context, name string) {
+		usage = true
+		fmt.Fprintf(stderr, "%s: unknown command %q; see '%s help'\n", app.Name, name, app.Name)
+	}
+	setUsageHandler(app.Commands, &usage)
+	app.ErrWriter = stderr
+	err := app.RunContext(ctx, args)
+	if err == nil {
+		if usage {
+			return ExitUsage
+		}
+		return ExitOK
+	}
+	code := Code(err)
+	if usage && !errors.As(err, new(*ExitError)) {
+		code = ExitUsage
+	}
+	if msg := err.Error(); msg != "" {
+		fmt.Fprintf(stderr, "%s: %s\n", app.Name, strings.TrimSpace(msg))
+	}
+	return code
+}
+
+func setUsageHandler(cmds []*cli.Command, usage *bool) {
+	for _, c := range cmds {
+		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
+			*usage = true
+			return Usage(err)
+		}
+		setUsageHandler(c.Subcommands, usage)
+	}
+}
+
+// Progress draws a one-line progress indicator on a terminal; on anything
+// else it draws nothing.
+type Progress struct {
+	w     io.Writer
+	label string
+	on    bool
+	last  time.Time
+	// Total, when known, turns the counter into a bar.
+	Total uint64
+}
+
+// NewProgress returns a Progress on w that draws only when w is a terminal.
+func NewProgress(w io.Writer, label string) *Progress {
+	on := false
+	if f, ok := w.(*os.File); ok {
+		on = term.IsTerminal(int(f.Fd()))
+	}
+	return &Progress{w: w, label: label, on: on}
+}
+
+// Update shows done items, at most ten times a second.
+func (p *Progress) Update(done uint64) {
+	if p == nil || !p.on || time.Since(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last = time.Now()
+	if p.Total == 0 {
+		fmt.Fprintf(p.w, "\r%s: %d envelopes", p.label, done)
+		return
+	}
+	const width = 30
+	filled := int(min(done, p.Total) * width / p.Total)
+	fmt.Fprintf(p.w, "\r%s [%s%s] %d/%d", p.label, strings.Repeat("=", filled), strings.Repeat(" ", width-filled), done, p.Total)
+}
+
+// Done clears the line.
+func (p *Progress) Done() {
+	if p != nil && p.on && !p.last.IsZero() {
+		fmt.Fprintf(p.w, "\r\033[K")
+	}
+}

@@ -1,0 +1,539 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/agentledger/agentledger/cmd/internal/cmdline"
+	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/ledger/store"
+)
+
+// app holds the program's streams, so tests run it in process.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	now            func() time.Time
+}
+
+func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, now: time.Now}
+	filterFlags := func() []cli.Flag {
+		return []cli.Flag{
+			&cli.StringFlag{Name: "tenant", Usage: "only this `TENANT`"},
+			&cli.StringFlag{Name: "session", Usage: "only this session `ID`"},
+		}
+	}
+	return &cli.App{
+		Name:            "ledger",
+		Usage:           "hash-chained audit envelopes on NATS JetStream",
+		Writer:          stdout,
+		Flags:           cmdline.GlobalFlags(),
+		Reader:          stdin,
+		HideHelpCommand: false,
+		Commands: []*cli.Command{
+			cmdline.WithGlobals(&cli.Command{
+				Name:      "serve",
+				Usage:     "run the embedded server for other processes until interrupted",
+				ArgsUsage: " ",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "listen", Value: "127.0.0.1:4222", Usage: "`HOST:PORT` to accept NATS clients on"},
+				},
+				Action: a.serve,
+			}),
+			cmdline.WithGlobals(&cli.Command{
+				Name:      "append",
+				Usage:     "seal NDJSON events onto their sessions' chains",
+				ArgsUsage: "[FILE|-]",
+				Description: "Each input line is {\"tenant_id\"?, \"session_id\", \"event_type\", \"payload\", \"ts_unix_ms\"?};\n" +
+					"tenant_id defaults to \"default\", ts_unix_ms to now. Every line is validated\n" +
+					"before anything is appended: one bad line and nothing is appended.",
+				Action: a.append,
+			}),
+			cmdline.WithGlobals(&cli.Command{
+				Name:      "verify",
+				Usage:     "verify chains in the store or in a bundle; exit 1 on any fault",
+				ArgsUsage: " ",
+				Flags: append(filterFlags(),
+					&cli.StringFlag{Name: "bundle", Usage: "verify this bundle `FILE` instead of the store (- for stdin)"},
+					&cli.BoolFlag{Name: "deep", Usage: "also re-canonicalize every envelope and require its stored bytes to be its RFC 8785 form"},
+				),
+				Action: a.verify,
+			}),
+			cmdline.WithGlobals(&cli.Command{
+				Name:      "export",
+				Usage:     "write sessions as an NDJSON bundle ordered by tenant, session, seq",
+				ArgsUsage: " ",
+				Flags: append(filterFlags(),
+					&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
+				),
+				Action: a.export,
+			}),
+			cmdline.WithGlobals(&cli.Command{
+				Name:      "import",
+				Usage:     "verify a bundle, then append it keeping every hash",
+				ArgsUsage: "FILE|-",
+				Action:    a.importBundle,
+			}),
+			cmdline.WithGlobals(&cli.Command{
+				Name:      "sessions",
+				Usage:     "list sessions with count, head hash and first and last time",
+				ArgsUsage: " ",
+				Flags:     []cli.Flag{&cli.StringFlag{Name: "tenant", Usage: "only this `TENANT`"}},
+				Action:    a.sessions,
+			}),
+			cmdline.WithGlobals(&cli.Command{
+				Name:      "show",
+				Usage:     "print a session as a readable timeline",
+				ArgsUsage: "SESSION",
+				Flags:     []cli.Flag{&cli.StringFlag{Name: "tenant", Value: ledger.DefaultTenant, Usage: "the session's `TENANT`"}},
+				Action:    a.show,
+			}),
+			cmdline.WithGlobals(&cli.Command{
+				Name:      "tail",
+				Usage:     "follow new envelopes until interrupted",
+				ArgsUsage: " ",
+				Flags:     filterFlags(),
+				Action:    a.tail,
+			}),
+		},
+	}
+}
+
+func noArgs(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return cmdline.Usage(fmt.Errorf("%s: unexpected argument %q (flags go before arguments)", c.Command.Name, c.Args().First()))
+	}
+	return nil
+}
+
+func (a *app) serve(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	cfg, err := cmdline.StoreConfig(c)
+	if err != nil {
+		return err
+	}
+	if cfg.URL != "" {
+		return cmdline.Usage(errors.New("serve runs the embedded server; it takes no --nats"))
+	}
+	cfg.Listen = c.String("listen")
+	s, err := store.Open(c.Context, cfg)
+	if err != nil {
+		return cmdline.Unavailable(err)
+	}
+	defer s.Close()
+	fmt.Fprintf(a.stderr, "ledger: serving stream %s from %s on %s (sync %s); interrupt to stop\n",
+		s.StreamName(), cfg.DataDir, s.ClientURL(), cfg.Sync)
+	<-c.Context.Done()
+	return nil
+}
+
+// openInput opens FILE, or stdin for "-" or no argument.
+func (a *app) openInput(name string) (io.Reader, func(), error) {
+	if name == "" || name == "-" {
+		return a.stdin, func() {}, nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, nil, cmdline.Usage(err)
+	}
+	return f, func() { f.Close() }, nil
+}
+
+// maxReported bounds how many bad lines one run lists.
+const maxReported = 20
+
+func (a *app) append(c *cli.Context) error {
+	if c.NArg() > 1 {
+		return cmdline.Usage(fmt.Errorf("append takes one input, got %d", c.NArg()))
+	}
+	format, err := cmdline.Format(c)
+	if err != nil {
+		return err
+	}
+	in, closeIn, err := a.openInput(c.Args().First())
+	if err != nil {
+		return err
+	}
+	defer closeIn()
+	var events []ledger.Event
+	var bad []error
+	lim := ledger.Limits{}
+	err = ledger.ReadLines(in, lim, func(line []byte, n int) error {
+		ev, hasTime, err := ledger.ParseEvent(line, lim)
+		if err == nil {
+			if !hasTime {
+				ev.TsUnixMs = a.now().UnixMilli()
+			}
+			// Sealing on an empty head checks the sealed size too.
+			_, err = ledger.Seal(ledger.Head{}, ev, lim)
+		}
+		if err != nil {
+			bad = append(bad, ledger.AtLine(err, n))
+			return nil
+		}
+		events = append(events, ev)
+		return nil
+	})
+	if err != nil {
+		return cmdline.Usage(fmt.Errorf("%w; nothing was appended", err))
+	}
+	if len(bad) > 0 {
+		return cmdline.Usage(badLines(bad))
+	}
+	if len(events) == 0 {
+		return cmdline.Usage(errors.New("append: no events in the input"))
+	}
+	s, err := cmdline.OpenStore(c)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	sessions := map[ledger.SessionKey]bool{}
+	for i, ev := range events {
+		e, err := s.Append(c.Context, ev)
+		if err != nil {
+			return fmt.Errorf("appended %d of %d events, then: %w", i, len(events), err)
+		}
+		sessions[e.Key()] = true
+		if format == "json" {
+			if err := cmdline.Render(a.stdout, format, appended{e.TenantID(), e.SessionID(), e.Seq(), e.Hash()}, nil); err != nil {
+				return err
+			}
+		}
+	}
+	if format == "text" {
+		fmt.Fprintf(a.stdout, "appended %d envelopes to %d sessions\n", len(events), len(sessions))
+	}
+	return nil
+}
+
+// appended is the JSON line append prints per envelope.
+type appended struct {
+	Tenant  string `json:"tenant_id"`
+	Session string `json:"session_id"`
+	Seq     uint64 `json:"seq"`
+	Hash    string `json:"hash"`
+}
+
+func badLines(errs []error) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d invalid input lines; nothing was appended", len(errs))
+	for i, err := range errs {
+		if i == maxReported {
+			fmt.Fprintf(&b, "\n  ... and %d more", len(errs)-maxReported)
+			break
+		}
+		fmt.Fprintf(&b, "\n  %v", err)
+	}
+	return cmdline.Usage(errors.New(b.String()))
+}
+
+func filterOf(c *cli.Context) store.Filter {
+	f := store.Filter{Tenant: c.String("tenant"), Session: c.String("session")}
+	if f.Session != "" && f.Tenant == "" {
+		f.Tenant = ledger.DefaultTenant
+	}
+	return f
+}
+
+func (a *app) verify(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	format, err := cmdline.Format(c)
+	if err != nil {
+		return err
+	}
+	mode := ledger.Fast
+	if c.Bool("deep") {
+		mode = ledger.Deep
+	}
+	var rep *ledger.Report
+	if b := c.String("bundle"); b != "" {
+		in, closeIn, err := a.openInput(b)
+		if err != nil {
+			return err
+		}
+		defer closeIn()
+		if rep, err = ledger.VerifyBundle(in, mode, ledger.Limits{}); err != nil {
+			return cmdline.Usage(err)
+		}
+		rep = filterReport(rep, filterOf(c))
+	} else {
+		s, err := cmdline.OpenStore(c)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		p := cmdline.NewProgress(a.stderr, "verify")
+		rep, err = s.Verify(c.Context, filterOf(c), mode, p.Update)
+		p.Done()
+		if err != nil {
+			return err
+		}
+	}
+	if err := cmdline.Render(a.stdout, format, rep, func(w io.Writer) error { return writeReport(w, rep) }); err != nil {
+		return err
+	}
+	if !rep.OK() {
+		return cmdline.Fault(fmt.Errorf("%d integrity faults", len(rep.Faults)))
+	}
+	return nil
+}
+
+// filterReport keeps the sessions and faults a filter selects.
+func filterReport(r *ledger.Report, f store.Filter) *ledger.Report {
+	if f.Tenant == "" && f.Session == "" {
+		return r
+	}
+	match := func(t, s string) bool {
+		return (f.Tenant == "" || f.Tenant == t) && (f.Session == "" || f.Session == s)
+	}
+	out := &ledger.Report{Mode: r.Mode}
+	for _, s := range r.Sessions {
+		if match(s.Tenant, s.Session) {
+			out.Sessions = append(out.Sessions, s)
+			out.Envelopes += s.Count
+		}
+	}
+	for _, fl := range r.Faults {
+		if match(fl.Tenant, fl.Session) || fl.Session == "" {
+			out.Faults = append(out.Faults, fl)
+		}
+	}
+	return out
+}
+
+func writeReport(w io.Writer, r *ledger.Report) error {
+	for _, f := range r.Faults {
+		fmt.Fprintf(w, "FAULT %s\n", f)
+	}
+	status := "OK"
+	if !r.OK() {
+		status = "FAILED"
+	}
+	_, err := fmt.Fprintf(w, "%s: %d envelopes in %d sessions verified (%s), %d faults\n",
+		status, r.Envelopes, len(r.Sessions), r.Mode, len(r.Faults))
+	return err
+}
+
+func (a *app) export(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	s, err := cmdline.OpenStore(c)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	out := a.stdout
+	path := c.String("output")
+	var tmp *os.File
+	if path != "" && path != "-" {
+		// Write beside the target and rename, so a failed export never
+		// leaves a truncated bundle under the requested name.
+		tmp, err = os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+		if err != nil {
+			return cmdline.Usage(err)
+		}
+		defer os.Remove(tmp.Name())
+		defer tmp.Close()
+		out = tmp
+	}
+	p := cmdline.NewProgress(a.stderr, "export")
+	err = s.Export(c.Context, filterOf(c), ledger.NewBundleWriter(out), p.Update)
+	p.Done()
+	if err != nil {
+		return err
+	}
+	if tmp != nil {
+		if err := tmp.Sync(); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		if err := tmp.Close(); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		if err := os.Rename(tmp.Name(), path); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+	}
+	return nil
+}
+
+func (a *app) importBundle(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return cmdline.Usage(errors.New("import takes one bundle FILE (or - for stdin)"))
+	}
+	format, err := cmdline.Format(c)
+	if err != nil {
+		return err
+	}
+	in, closeIn, err := a.openInput(c.Args().First())
+	if err != nil {
+		return err
+	}
+	defer closeIn()
+	chains, rep, err := ledger.LoadBundle(in, ledger.Limits{})
+	if err != nil {
+		return cmdline.Usage(err)
+	}
+	if !rep.OK() {
+		_ = writeReport(a.stderr, rep)
+		return cmdline.Fault(fmt.Errorf("refusing to import a bundle with %d integrity faults; nothing was imported", len(rep.Faults)))
+	}
+	s, err := cmdline.OpenStore(c)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	p := cmdline.NewProgress(a.stderr, "import")
+	p.Total = uint64(rep.Envelopes)
+	res, err := s.Import(c.Context, chains, p.Update)
+	p.Done()
+	if err != nil {
+		return err
+	}
+	return cmdline.Render(a.stdout, format, res, func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "imported %d sessions: %d envelopes appended, %d already present\n", res.Sessions, res.Appended, res.Unchanged)
+		return err
+	})
+}
+
+func (a *app) sessions(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	format, err := cmdline.Format(c)
+	if err != nil {
+		return err
+	}
+	s, err := cmdline.OpenStore(c)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	infos, err := s.Sessions(c.Context, store.Filter{Tenant: c.String("tenant")})
+	if err != nil {
+		return err
+	}
+	if infos == nil {
+		infos = []store.SessionInfo{}
+	}
+	return cmdline.Render(a.stdout, format, infos, func(w io.Writer) error {
+		fmt.Fprintf(w, "%-12s %-28s %8s  %-24s  %-24s  %s\n", "TENANT", "SESSION", "COUNT", "FIRST", "LAST", "HEAD")
+		for _, i := range infos {
+			fmt.Fprintf(w, "%-12s %-28s %8d  %-24s  %-24s  %s\n", i.Tenant, printable(i.Session, 28), i.Count,
+				stamp(i.FirstTs), stamp(i.LastTs), short(i.HeadHash))
+		}
+		return nil
+	})
+}
+
+func stamp(ms int64) string {
+	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+func short(h string) string {
+	if len(h) > 16 {
+		return h[:16]
+	}
+	return h
+}
+
+// printable quotes s when it holds anything a terminal would act on, and
+// cuts it to n runes.
+func printable(s string, n int) string {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || r == utf8.RuneError {
+			s = fmt.Sprintf("%q", s)
+			break
+		}
+	}
+	if utf8.RuneCountInString(s) > n {
+		r := []rune(s)
+		s = string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func (a *app) show(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return cmdline.Usage(errors.New("show takes one SESSION"))
+	}
+	format, err := cmdline.Format(c)
+	if err != nil {
+		return err
+	}
+	s, err := cmdline.OpenStore(c)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	k := ledger.SessionKey{Tenant: c.String("tenant"), Session: c.Args().First()}
+	n := 0
+	err = s.ReadSession(c.Context, k, func(m store.Msg) error {
+		n++
+		return a.printEnvelope(format, m)
+	})
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return cmdline.Usage(fmt.Errorf("no session %s", k))
+	}
+	return nil
+}
+
+// printEnvelope prints one stored envelope: its bytes as they are under
+// json, a timeline row under text.
+func (a *app) printEnvelope(format string, m store.Msg) error {
+	if format == "json" {
+		_, err := fmt.Fprintf(a.stdout, "%s\n", m.Data)
+		return err
+	}
+	e, err := ledger.Decode(m.Data, ledger.Limits{})
+	if err != nil {
+		_, werr := fmt.Fprintf(a.stdout, "stream seq %d  UNREADABLE: %v\n", m.StreamSeq, err)
+		return werr
+	}
+	_, err = fmt.Fprintf(a.stdout, "%s  %s/%s #%-4d %-18s %s  %s\n", stamp(e.TsUnixMs()), e.TenantID(),
+		printable(e.SessionID(), 40), e.Seq(), e.EventType(), short(e.Hash()), summary(e.Payload(), 100))
+	return err
+}
+
+// summary shortens a payload for one line.
+func summary(p []byte, n int) string {
+	s := string(p)
+	if utf8.RuneCountInString(s) > n {
+		r := []rune(s)
+		s = string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func (a *app) tail(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	format, err := cmdline.Format(c)
+	if err != nil {
+		return err
+	}
+	s, err := cmdline.OpenStore(c)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return s.Tail(c.Context, filterOf(c), 0, func(m store.Msg) error { return a.printEnvelope(format, m) })
+}
