@@ -103,7 +103,10 @@ func TestVerifyBundleTamper(t *testing.T) {
 		{"duplicated", func(l []string) []string { return append(l[:2:2], append([]string{l[1]}, l[2:]...)...) }, "acme/a seq 1: duplicate"},
 		{"spliced", func(l []string) []string { return append(l[:2:2], append([]string{l[8]}, l[2:]...)...) }, "acme/a seq 2: foreign_session"},
 		{"genesis", func(l []string) []string { return l[1:] }, "acme/a seq 1: bad_genesis"},
-		{"not canonical", func(l []string) []string { l[5] = strings.Replace(l[5], `{"event_type"`, `{ "event_type"`, 1); return l }, "acme/a seq 5: not_canonical"},
+		{"not canonical", func(l []string) []string {
+			l[5] = strings.Replace(l[5], `{"event_type"`, `{ "event_type"`, 1)
+			return l
+		}, "acme/a seq 5: not_canonical"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,40 @@
+package ledger
+
+import "slices"
+
+// HookPoints are the twenty AARTS hook points (AARTS v0.1 §6.3, §8), the
+// event types of recorded hook events.
+var HookPoints = []string{
+	"SessionStart", "SessionEnd",
+	"PrePluginLoad", "PreSkillLoad", "PreMCPConnect",
+	"PreUserInput", "PostInputProcessing", "PreLLMRequest", "PostLLMResponse", "PreCompact", "PostCompact",
+	"PreToolUse", "PostToolUse", "PreToolInputModification",
+	"PreSubAgentSpawn", "PostSubAgentResult",
+	"PreOutputDeliver",
+	"PreMemoryWrite", "PreMemoryRead",
+	"PostAskResolution",
+}
+
+// Engine event types: records the engine writes about its own decisions.
+const (
+	EventVerdict       = "Verdict"
+	EventResolution    = "Resolution"
+	EventEngineFailure = "EngineFailure"
+	EventCheckpoint    = "Checkpoint"
+)
+
+// EventTypes is every event type an envelope may carry: the AARTS hook
+// points and the engine's own records. One vocabulary only: other products'
+// event names are mapped onto these when imported, never stored as they are.
+var EventTypes = append(slices.Clone(HookPoints), EventVerdict, EventResolution, EventEngineFailure, EventCheckpoint)
+
+var eventTypeSet = func() map[string]bool {
+	m := make(map[string]bool, len(EventTypes))
+	for _, t := range EventTypes {
+		m[t] = true
+	}
+	return m
+}()
+
+// IsEventType reports whether t is in EventTypes.
+func IsEventType(t string) bool { return eventTypeSet[t] }

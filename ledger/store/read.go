@@ -1,0 +1,296 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentledger/agentledger/ledger"
+)
+
+// Filter selects sessions. Empty fields match everything.
+type Filter struct {
+	Tenant  string
+	Session string
+}
+
+func (f Filter) match(k ledger.SessionKey) bool {
+	return (f.Tenant == "" || f.Tenant == k.Tenant) && (f.Session == "" || f.Session == k.Session)
+}
+
+// SessionInfo describes one stored session.
+type SessionInfo struct {
+	Tenant   string `json:"tenant_id"`
+	Session  string `json:"session_id"`
+	Count    uint64 `json:"count"`
+	HeadSeq  uint64 `json:"head_seq"`
+	HeadHash string `json:"head_hash"`
+	FirstTs  int64  `json:"first_ts_unix_ms"`
+	LastTs   int64  `json:"last_ts_unix_ms"`
+	Subject  string `json:"subject"`
+}
+
+// Key returns the session's key.
+func (i SessionInfo) Key() ledger.SessionKey {
+	return ledger.SessionKey{Tenant: i.Tenant, Session: i.Session}
+}
+
+// Sessions lists the stored sessions that match f, ordered by tenant and
+// session, with their envelope count, head and first and last timestamps.
+func (s *Store) Sessions(ctx context.Context, f Filter) ([]SessionInfo, error) {
+	counts, err := s.subjectCounts(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SessionInfo, 0, len(counts))
+	for subj, n := range counts {
+		k, err := s.subj.key(subj)
+		if err != nil || !f.match(k) {
+			continue
+		}
+		info := SessionInfo{Tenant: k.Tenant, Session: k.Session, Count: n, Subject: subj}
+		rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+		last, err := s.stream.GetLastMsgForSubject(rctx, subj)
+		if err == nil {
+			var first *jetstream.RawStreamMsg
+			first, err = s.stream.GetMsg(rctx, 1, jetstream.WithGetMsgSubject(subj))
+			if err == nil {
+				// A damaged envelope leaves its fields zero here; verify
+				// reports what is wrong with it.
+				if e, derr := ledger.Decode(first.Data, s.cfg.Limits); derr == nil {
+					info.FirstTs = e.TsUnixMs()
+				}
+				if e, derr := ledger.Decode(last.Data, s.cfg.Limits); derr == nil {
+					info.HeadSeq, info.HeadHash, info.LastTs = e.Seq(), e.Hash(), e.TsUnixMs()
+				}
+			}
+		}
+		cancel()
+		if err != nil {
+			return nil, s.wrap("session "+k.String(), err)
+		}
+		out = append(out, info)
+	}
+	slices.SortFunc(out, func(a, b SessionInfo) int {
+		if a.Key().Less(b.Key()) {
+			return -1
+		}
+		if b.Key().Less(a.Key()) {
+			return 1
+		}
+		return 0
+	})
+	return out, nil
+}
+
+// subjectCounts returns the message count of every subject matching f.
+func (s *Store) subjectCounts(ctx context.Context, f Filter) (map[string]uint64, error) {
+	filter := s.subj.all()
+	switch {
+	case f.Tenant != "" && f.Session != "":
+		filter = s.subj.of(ledger.SessionKey{Tenant: f.Tenant, Session: f.Session})
+	case f.Tenant != "":
+		filter = s.subj.tenant(f.Tenant)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 4*s.cfg.Timeout)
+	defer cancel()
+	info, err := s.stream.Info(ctx, jetstream.WithSubjectFilter(filter))
+	if err != nil {
+		return nil, s.wrap("stream info", err)
+	}
+	return info.State.Subjects, nil
+}
+
+// Msg is one stored message.
+type Msg struct {
+	Data      []byte // the envelope's stored bytes; valid only during the callback
+	Subject   string
+	StreamSeq uint64
+}
+
+// ReadSession calls fn with each stored message of one session in stream
+// order, which is seq order for an intact chain.
+func (s *Store) ReadSession(ctx context.Context, k ledger.SessionKey, fn func(Msg) error) error {
+	subj := s.subj.of(k)
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	last, err := s.stream.GetLastMsgForSubject(rctx, subj)
+	cancel()
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil
+	}
+	if err != nil {
+		return s.wrap("read "+k.String(), err)
+	}
+	return s.read(ctx, subj, last.Sequence, fn)
+}
+
+// ReadAll calls fn with every stored message matching f, in stream order,
+// up to the stream's last message when ReadAll started.
+func (s *Store) ReadAll(ctx context.Context, f Filter, fn func(Msg) error) error {
+	if f.Session != "" {
+		if f.Tenant == "" {
+			f.Tenant = ledger.DefaultTenant
+		}
+		return s.ReadSession(ctx, ledger.SessionKey{Tenant: f.Tenant, Session: f.Session}, fn)
+	}
+	subj := s.subj.all()
+	if f.Tenant != "" {
+		subj = s.subj.tenant(f.Tenant)
+	}
+	ictx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	info, err := s.stream.Info(ictx)
+	cancel()
+	if err != nil {
+		return s.wrap("stream info", err)
+	}
+	if info.State.Msgs == 0 {
+		return nil
+	}
+	last := info.State.LastSeq
+	if f.Tenant != "" {
+		lctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+		m, err := s.stream.GetLastMsgForSubject(lctx, subj)
+		cancel()
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return nil
+		}
+		if err != nil {
+			return s.wrap("read tenant "+f.Tenant, err)
+		}
+		last = m.Sequence
+	}
+	return s.read(ctx, subj, last, fn)
+}
+
+// read delivers the messages on subj up to stream sequence last through an
+// ordered consumer.
+func (s *Store) read(ctx context.Context, subj string, last uint64, fn func(Msg) error) error {
+	cons, err := s.js.OrderedConsumer(ctx, s.cfg.Stream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{subj},
+		DeliverPolicy:  jetstream.DeliverAllPolicy,
+	})
+	if err != nil {
+		return s.wrap("read "+subj, err)
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(512))
+	if err != nil {
+		return s.wrap("read "+subj, err)
+	}
+	defer it.Stop()
+	stop := context.AfterFunc(ctx, it.Stop)
+	defer stop()
+	for {
+		m, err := it.Next()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return s.wrap("read "+subj, err)
+		}
+		meta, err := m.Metadata()
+		if err != nil {
+			return fmt.Errorf("read %s: %w", subj, err)
+		}
+		if err := fn(Msg{Data: m.Data(), Subject: m.Subject(), StreamSeq: meta.Sequence.Stream}); err != nil {
+			return err
+		}
+		if meta.Sequence.Stream >= last {
+			return nil
+		}
+	}
+}
+
+// Verify checks every chain matching f in mode m. Each message is checked
+// against the session its subject names.
+func (s *Store) Verify(ctx context.Context, f Filter, m ledger.Mode, progress func(done uint64)) (*ledger.Report, error) {
+	v := ledger.NewVerifier(m, s.cfg.Limits)
+	var n uint64
+	err := s.ReadAll(ctx, f, func(msg Msg) error {
+		k, err := s.subj.key(msg.Subject)
+		if err != nil {
+			return err
+		}
+		if !f.match(k) {
+			return nil
+		}
+		v.Add(msg.Data, ledger.Position{StreamSeq: msg.StreamSeq, Expect: &k})
+		n++
+		if progress != nil && n%1024 == 0 {
+			progress(n)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.Report(), nil
+}
+
+// Export writes every session matching f as a bundle, ordered by tenant,
+// session and seq, with each envelope's stored bytes unchanged.
+func (s *Store) Export(ctx context.Context, f Filter, w *ledger.BundleWriter, progress func(done uint64)) error {
+	infos, err := s.Sessions(ctx, f)
+	if err != nil {
+		return err
+	}
+	var n uint64
+	for _, info := range infos {
+		err := s.ReadSession(ctx, info.Key(), func(m Msg) error {
+			n++
+			if progress != nil && n%1024 == 0 {
+				progress(n)
+			}
+			return w.WriteRaw(m.Data)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return w.Flush()
+}
+
+// Tail calls fn with each message stored after Tail starts (or, with from >
+// 0, from that stream sequence on), until ctx ends or fn fails.
+func (s *Store) Tail(ctx context.Context, f Filter, from uint64, fn func(Msg) error) error {
+	subj := s.subj.all()
+	switch {
+	case f.Tenant != "" && f.Session != "":
+		subj = s.subj.of(ledger.SessionKey{Tenant: f.Tenant, Session: f.Session})
+	case f.Tenant != "":
+		subj = s.subj.tenant(f.Tenant)
+	}
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{subj}, DeliverPolicy: jetstream.DeliverNewPolicy}
+	if from > 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from
+	}
+	cons, err := s.js.OrderedConsumer(ctx, s.cfg.Stream, cfg)
+	if err != nil {
+		return s.wrap("tail", err)
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return s.wrap("tail", err)
+	}
+	defer it.Stop()
+	stop := context.AfterFunc(ctx, it.Stop)
+	defer stop()
+	for {
+		m, err := it.Next()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return s.wrap("tail", err)
+		}
+		meta, err := m.Metadata()
+		if err != nil {
+			return fmt.Errorf("tail: %w", err)
+		}
+		if err := fn(Msg{Data: m.Data(), Subject: m.Subject(), StreamSeq: meta.Sequence.Stream}); err != nil {
+			return err
+		}
+	}
+}

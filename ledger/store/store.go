@@ -1,0 +1,417 @@
+// Package store keeps ledger envelopes in a NATS JetStream stream: an
+// embedded nats-server with file storage by default, or an external server
+// or cluster.
+//
+// Every session is one subject, <prefix>.<tenant>.<escaped session>. An
+// append publishes with the expected last sequence of its subject and with
+// the envelope hash as Nats-Msg-Id, so concurrent writers, in one process or
+// many, always produce one linear chain, and a retried publish is never
+// stored twice.
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentledger/agentledger/ledger"
+)
+
+// Sentinel errors callers branch on.
+var (
+	// ErrUnavailable means the NATS server or its JetStream cannot be
+	// reached, or did not answer in time.
+	ErrUnavailable = errors.New("store unavailable")
+	// ErrConflict means an append lost the race for a session's head more
+	// often than it may retry.
+	ErrConflict = errors.New("append conflict")
+	// ErrSessionMismatch means an import brings envelopes that differ from
+	// those the store already holds for the session.
+	ErrSessionMismatch = errors.New("session differs from the stored one")
+	// ErrLocked means another process owns the data directory.
+	ErrLocked = errors.New("data directory in use")
+)
+
+// SyncPolicy says when the embedded server fsyncs the stream.
+type SyncPolicy string
+
+const (
+	// SyncAlways fsyncs every write before it is acknowledged: an
+	// acknowledged append survives a process crash and a power loss.
+	SyncAlways SyncPolicy = "always"
+	// SyncInterval writes every message to the OS before acknowledging it
+	// and fsyncs on an interval: an acknowledged append survives a process
+	// crash; a power loss or kernel crash can lose what was acknowledged
+	// since the last fsync.
+	SyncInterval SyncPolicy = "interval"
+)
+
+// Defaults.
+const (
+	DefaultStream       = "LEDGER"
+	DefaultDataDir      = "ledger-data"
+	DefaultSyncInterval = 2 * time.Minute
+	// DuplicateWindow is how long the stream remembers Nats-Msg-Id values,
+	// and so how late a retry after a lost acknowledgement may come.
+	DuplicateWindow = 10 * time.Minute
+)
+
+// Config says which stream to use and how to reach it.
+type Config struct {
+	// URL of an external NATS server or cluster. Empty starts the embedded
+	// server on DataDir.
+	URL string
+	// DataDir holds the embedded server's file store. Default "ledger-data".
+	DataDir string
+	// Stream is the JetStream stream name. Default "LEDGER"; its subjects
+	// are the lowercased name followed by ".>".
+	Stream string
+	// Replicas of the stream when this process creates it. Default 1.
+	Replicas int
+	// Sync is the embedded server's fsync policy. Default SyncAlways.
+	Sync SyncPolicy
+	// SyncEvery is the fsync interval under SyncInterval. Default 2m.
+	SyncEvery time.Duration
+	// Listen, for the embedded server, is a host:port to accept other
+	// processes on. Empty accepts in-process connections only.
+	Listen string
+	// Limits bound every envelope appended or imported.
+	Limits ledger.Limits
+	// Timeout bounds each request to the server. Default 5s.
+	Timeout time.Duration
+}
+
+var streamName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// Store is a ledger on one JetStream stream. It is safe for concurrent use.
+type Store struct {
+	cfg    Config
+	subj   subjects
+	srv    *server.Server // nil when external
+	unlock func()
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	stream jetstream.Stream
+
+	locks [64]sync.Mutex // serialize appends per session within this process
+	mu    sync.Mutex
+	heads map[ledger.SessionKey]cachedHead
+}
+
+type cachedHead struct {
+	head      ledger.Head
+	streamSeq uint64 // 0: the session is empty
+}
+
+// Open connects to (or starts) the server and makes sure the stream exists.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	if cfg.Stream == "" {
+		cfg.Stream = DefaultStream
+	}
+	if !streamName.MatchString(cfg.Stream) {
+		return nil, fmt.Errorf("stream name %q: want 1-64 of [A-Za-z0-9_-]", cfg.Stream)
+	}
+	if cfg.DataDir == "" {
+		cfg.DataDir = DefaultDataDir
+	}
+	if cfg.Replicas <= 0 {
+		cfg.Replicas = 1
+	}
+	if cfg.Sync == "" {
+		cfg.Sync = SyncAlways
+	}
+	if cfg.Sync != SyncAlways && cfg.Sync != SyncInterval {
+		return nil, fmt.Errorf("sync policy %q: want always or interval", cfg.Sync)
+	}
+	if cfg.SyncEvery <= 0 {
+		cfg.SyncEvery = DefaultSyncInterval
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	s := &Store{cfg: cfg, subj: subjects{prefix: strings.ToLower(cfg.Stream)}, heads: make(map[ledger.SessionKey]cachedHead)}
+	var err error
+	if cfg.URL == "" {
+		err = s.startEmbedded(ctx)
+	} else {
+		err = s.connectExternal(ctx)
+	}
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close disconnects and, for the embedded server, shuts it down.
+func (s *Store) Close() error {
+	if s.nc != nil {
+		s.nc.Close()
+	}
+	if s.srv != nil {
+		s.srv.Shutdown()
+		s.srv.WaitForShutdown()
+	}
+	if s.unlock != nil {
+		s.unlock()
+		s.unlock = nil
+	}
+	return nil
+}
+
+// ClientURL is the URL other processes use to reach the embedded server
+// started with Listen; "" otherwise.
+func (s *Store) ClientURL() string {
+	if s.srv == nil || s.cfg.Listen == "" {
+		return ""
+	}
+	return s.srv.ClientURL()
+}
+
+// StreamName returns the stream's name.
+func (s *Store) StreamName() string { return s.cfg.Stream }
+
+// Subject returns the subject that holds a session's envelopes.
+func (s *Store) Subject(k ledger.SessionKey) string { return s.subj.of(k) }
+
+// denied is what the ledger's own user may never do to a stream: delete or
+// purge it or its messages, or loosen its configuration (an update could
+// add a MaxAge that expires the history).
+var denied = []string{
+	"$JS.API.STREAM.DELETE.>",
+	"$JS.API.STREAM.PURGE.>",
+	"$JS.API.STREAM.MSG.DELETE.>",
+	"$JS.API.STREAM.UPDATE.>",
+	"$JS.API.STREAM.RESTORE.>",
+	"$JS.API.ACCOUNT.PURGE.>",
+}
+
+// LedgerUser and AdminUser are the embedded server's users. Clients that
+// present no credentials are LedgerUser, which cannot delete, purge or
+// reconfigure the stream. AdminUser has a random password that lives only in
+// the process that started the server, which uses it once to create the
+// stream.
+const (
+	LedgerUser = "ledger"
+	AdminUser  = "admin"
+)
+
+func (s *Store) startEmbedded(ctx context.Context) error {
+	dir, err := filepath.Abs(s.cfg.DataDir)
+	if err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return err
+	}
+	s.unlock = unlock
+	pw := make([]byte, 24)
+	if _, err := rand.Read(pw); err != nil {
+		return fmt.Errorf("admin password: %w", err)
+	}
+	adminPass := hex.EncodeToString(pw)
+	opts := &server.Options{
+		ServerName:   "agentledger",
+		JetStream:    true,
+		StoreDir:     dir,
+		SyncAlways:   s.cfg.Sync == SyncAlways,
+		SyncInterval: s.cfg.SyncEvery,
+		NoLog:        true,
+		NoSigs:       true,
+		MaxPayload:   int32(2*maxBytes(s.cfg.Limits) + 4096),
+		Users: []*server.User{
+			{Username: AdminUser, Password: adminPass},
+			{Username: LedgerUser, Password: "", Permissions: &server.Permissions{
+				Publish: &server.SubjectPermission{Allow: []string{">"}, Deny: denied},
+			}},
+		},
+		NoAuthUser: LedgerUser,
+	}
+	if s.cfg.Listen == "" {
+		opts.DontListen = true
+	} else {
+		host, port, err := net.SplitHostPort(s.cfg.Listen)
+		if err != nil {
+			return fmt.Errorf("listen %q: %w", s.cfg.Listen, err)
+		}
+		p, err := strconv.Atoi(port)
+		if err != nil || p < 0 || p > 65535 {
+			return fmt.Errorf("listen %q: bad port", s.cfg.Listen)
+		}
+		if p == 0 {
+			p = server.RANDOM_PORT
+		}
+		opts.Host, opts.Port = host, p
+	}
+	srv, err := server.NewServer(opts)
+	if err != nil {
+		return fmt.Errorf("embedded server: %w", err)
+	}
+	s.srv = srv
+	go srv.Start()
+	if !srv.ReadyForConnections(30 * time.Second) {
+		return fmt.Errorf("embedded server did not start: %w", ErrUnavailable)
+	}
+	admin, err := nats.Connect("", nats.InProcessServer(srv), nats.UserInfo(AdminUser, adminPass))
+	if err != nil {
+		return fmt.Errorf("connect embedded server: %w: %w", ErrUnavailable, err)
+	}
+	ajs, err := jetstream.New(admin)
+	if err == nil {
+		_, err = s.ensureStream(ctx, ajs)
+	}
+	admin.Close()
+	if err != nil {
+		return err
+	}
+	nc, err := nats.Connect("", nats.InProcessServer(srv), nats.Name("agentledger"))
+	if err != nil {
+		return fmt.Errorf("connect embedded server: %w: %w", ErrUnavailable, err)
+	}
+	return s.attach(ctx, nc)
+}
+
+func maxBytes(l ledger.Limits) int {
+	if l.MaxBytes <= 0 {
+		return ledger.DefaultMaxBytes
+	}
+	return l.MaxBytes
+}
+
+func (s *Store) connectExternal(ctx context.Context) error {
+	nc, err := nats.Connect(s.cfg.URL,
+		nats.Name("agentledger"),
+		nats.Timeout(s.cfg.Timeout),
+		nats.RetryOnFailedConnect(false),
+		nats.MaxReconnects(-1),
+	)
+	if err != nil {
+		return fmt.Errorf("connect %s: %w: %w", redactURL(s.cfg.URL), ErrUnavailable, err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return fmt.Errorf("jetstream: %w", err)
+	}
+	if _, err := s.ensureStream(ctx, js); err != nil {
+		nc.Close()
+		return err
+	}
+	return s.attach(ctx, nc)
+}
+
+// redactURL drops any password from a NATS URL before it is printed.
+func redactURL(u string) string {
+	if at := strings.LastIndex(u, "@"); at >= 0 {
+		if scheme := strings.Index(u, "://"); scheme >= 0 && scheme < at {
+			return u[:scheme+3] + "***@" + u[at+1:]
+		}
+		return "***@" + u[at+1:]
+	}
+	return u
+}
+
+func (s *Store) attach(ctx context.Context, nc *nats.Conn) error {
+	s.nc = nc
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return fmt.Errorf("jetstream: %w", err)
+	}
+	s.js = js
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	st, err := js.Stream(ctx, s.cfg.Stream)
+	if err != nil {
+		return s.wrap(fmt.Sprintf("stream %s", s.cfg.Stream), err)
+	}
+	s.stream = st
+	return nil
+}
+
+// streamConfig is the configuration of a ledger stream.
+func (s *Store) streamConfig() jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:               s.cfg.Stream,
+		Description:        "agentledger: hash-chained envelopes, append-only",
+		Subjects:           []string{s.subj.all()},
+		Retention:          jetstream.LimitsPolicy,
+		MaxMsgs:            -1,
+		MaxBytes:           -1,
+		MaxAge:             0,
+		MaxMsgSize:         int32(maxBytes(s.cfg.Limits)),
+		Discard:            jetstream.DiscardNew,
+		Storage:            jetstream.FileStorage,
+		Replicas:           s.cfg.Replicas,
+		Duplicates:         DuplicateWindow,
+		DenyDelete:         true,
+		DenyPurge:          true,
+		AllowRollup:        false,
+		AllowDirect:        false, // reads of a session head go to the leader
+		AllowAtomicPublish: true,
+	}
+}
+
+// ensureStream creates the stream when it does not exist and checks that an
+// existing one is fit to hold a ledger. It never loosens an existing stream.
+func (s *Store) ensureStream(ctx context.Context, js jetstream.JetStream) (jetstream.Stream, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*s.cfg.Timeout)
+	defer cancel()
+	st, err := js.Stream(ctx, s.cfg.Stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		st, err = js.CreateStream(ctx, s.streamConfig())
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			st, err = js.Stream(ctx, s.cfg.Stream)
+		}
+	}
+	if err != nil {
+		return nil, s.wrap("stream "+s.cfg.Stream, err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return nil, s.wrap("stream info", err)
+	}
+	c := info.Config
+	switch {
+	case len(c.Subjects) != 1 || c.Subjects[0] != s.subj.all():
+		return nil, fmt.Errorf("stream %s holds subjects %v, want [%s]", c.Name, c.Subjects, s.subj.all())
+	case !c.DenyDelete || !c.DenyPurge:
+		return nil, fmt.Errorf("stream %s allows deletes or purges; a ledger stream must set deny_delete and deny_purge", c.Name)
+	case c.AllowRollup || c.MaxAge != 0 || c.MaxMsgs > 0 || c.MaxBytes > 0 && c.Discard == jetstream.DiscardOld:
+		return nil, fmt.Errorf("stream %s has limits or rollups that can remove envelopes", c.Name)
+	}
+	return st, nil
+}
+
+// wrap maps a NATS failure to ErrUnavailable where it is one.
+func (s *Store) wrap(what string, err error) error {
+	if isUnavailable(err) {
+		return fmt.Errorf("%s: %w: %w", what, ErrUnavailable, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+func isUnavailable(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrNoServers) ||
+		errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) ||
+		errors.Is(err, nats.ErrDisconnected)
+}

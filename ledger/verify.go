@@ -1,0 +1,478 @@
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Mode selects how much a Verifier checks.
+type Mode int
+
+const (
+	// Fast hashes the stored bytes and checks every chain property: seq
+	// contiguity, genesis, prev_hash links, session and tenant consistency.
+	Fast Mode = iota
+	// Deep does everything Fast does and also re-parses each envelope as
+	// I-JSON and requires the stored bytes to be its RFC 8785 form.
+	Deep
+)
+
+func (m Mode) String() string {
+	if m == Deep {
+		return "deep"
+	}
+	return "fast"
+}
+
+// FaultKind names one kind of integrity fault.
+type FaultKind string
+
+// The fault kinds a Verifier reports.
+const (
+	HashMismatch   FaultKind = "hash_mismatch"   // stored hash is not the hash of the stored envelope
+	BrokenLink     FaultKind = "broken_link"     // prev_hash is not the previous envelope's hash
+	SeqGap         FaultKind = "seq_gap"         // seqs missing from the chain
+	SeqReorder     FaultKind = "seq_reorder"     // an envelope stored after a later one
+	Duplicate      FaultKind = "duplicate"       // a seq stored twice
+	BadGenesis     FaultKind = "bad_genesis"     // no seq 0, or prev_hash null anywhere but seq 0
+	NotCanonical   FaultKind = "not_canonical"   // stored bytes are not the RFC 8785 form (deep mode)
+	ForeignSession FaultKind = "foreign_session" // an envelope of another session inside this one
+	Malformed      FaultKind = "malformed"       // stored bytes are not an envelope at all
+)
+
+// ErrIntegrity is the parent of every integrity fault.
+var ErrIntegrity = errors.New("integrity fault")
+
+// Sentinels for each fault kind; each wraps ErrIntegrity.
+var (
+	ErrHashMismatch   = fmt.Errorf("%w: %s", ErrIntegrity, HashMismatch)
+	ErrBrokenLink     = fmt.Errorf("%w: %s", ErrIntegrity, BrokenLink)
+	ErrSeqGap         = fmt.Errorf("%w: %s", ErrIntegrity, SeqGap)
+	ErrSeqReorder     = fmt.Errorf("%w: %s", ErrIntegrity, SeqReorder)
+	ErrDuplicate      = fmt.Errorf("%w: %s", ErrIntegrity, Duplicate)
+	ErrBadGenesis     = fmt.Errorf("%w: %s", ErrIntegrity, BadGenesis)
+	ErrNotCanonical   = fmt.Errorf("%w: %s", ErrIntegrity, NotCanonical)
+	ErrForeignSession = fmt.Errorf("%w: %s", ErrIntegrity, ForeignSession)
+	ErrMalformed      = fmt.Errorf("%w: %s", ErrIntegrity, Malformed)
+)
+
+var kindErr = map[FaultKind]error{
+	HashMismatch: ErrHashMismatch, BrokenLink: ErrBrokenLink, SeqGap: ErrSeqGap, SeqReorder: ErrSeqReorder,
+	Duplicate: ErrDuplicate, BadGenesis: ErrBadGenesis, NotCanonical: ErrNotCanonical,
+	ForeignSession: ErrForeignSession, Malformed: ErrMalformed,
+}
+
+// ChainError is one integrity fault with its evidence.
+type ChainError struct {
+	Kind      FaultKind `json:"kind"`
+	Tenant    string    `json:"tenant_id"`
+	Session   string    `json:"session_id"`
+	Seq       uint64    `json:"seq"`
+	Line      int       `json:"line,omitempty"`       // bundle line, when read from a bundle
+	StreamSeq uint64    `json:"stream_seq,omitempty"` // stream sequence, when read from a store
+	Want      string    `json:"want,omitempty"`
+	Got       string    `json:"got,omitempty"`
+	Detail    string    `json:"detail,omitempty"`
+}
+
+func (e *ChainError) Error() string {
+	var b strings.Builder
+	if e.Session != "" {
+		fmt.Fprintf(&b, "%s/%s seq %d: ", e.Tenant, e.Session, e.Seq)
+	}
+	b.WriteString(string(e.Kind))
+	if e.Detail != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Detail)
+	}
+	if e.Want != "" || e.Got != "" {
+		fmt.Fprintf(&b, " (want %s, got %s)", e.Want, e.Got)
+	}
+	if e.Line > 0 {
+		fmt.Fprintf(&b, " [line %d]", e.Line)
+	}
+	if e.StreamSeq > 0 {
+		fmt.Fprintf(&b, " [stream seq %d]", e.StreamSeq)
+	}
+	return b.String()
+}
+
+// Unwrap returns the sentinel of the fault's kind.
+func (e *ChainError) Unwrap() error {
+	if s, ok := kindErr[e.Kind]; ok {
+		return s
+	}
+	return ErrIntegrity
+}
+
+// Position says where a stored envelope came from, for evidence.
+type Position struct {
+	Line      int // bundle line, 1-based
+	StreamSeq uint64
+	// Expect, when set, is the session the envelope was read as belonging
+	// to (a store subject). An envelope naming another session is a
+	// foreign_session fault and takes no part in either chain.
+	Expect *SessionKey
+}
+
+// SessionSummary describes one verified chain.
+type SessionSummary struct {
+	Tenant   string `json:"tenant_id"`
+	Session  string `json:"session_id"`
+	Count    int    `json:"count"`
+	HeadSeq  uint64 `json:"head_seq"`
+	HeadHash string `json:"head_hash"`
+	FirstTs  int64  `json:"first_ts_unix_ms"`
+	LastTs   int64  `json:"last_ts_unix_ms"`
+	Faults   int    `json:"faults"`
+}
+
+// Report is the outcome of a verification run.
+type Report struct {
+	Mode      string           `json:"mode"`
+	Envelopes int              `json:"envelopes"`
+	Sessions  []SessionSummary `json:"sessions"`
+	Faults    []*ChainError    `json:"faults"`
+}
+
+// OK reports whether the run found no fault.
+func (r *Report) OK() bool { return len(r.Faults) == 0 }
+
+// Err returns nil when the run found no fault, else an error that wraps
+// every fault (errors.Is finds each kind).
+func (r *Report) Err() error {
+	if r.OK() {
+		return nil
+	}
+	errs := make([]error, len(r.Faults))
+	for i, f := range r.Faults {
+		errs[i] = f
+	}
+	return errors.Join(errs...)
+}
+
+// rec is what a Verifier keeps of one envelope: enough to check links.
+type rec struct {
+	seq       uint64
+	hash      [64]byte
+	prev      [64]byte
+	hasPrev   bool
+	ts        int64
+	line      int
+	streamSeq uint64
+}
+
+type chain struct {
+	key  SessionKey
+	recs []rec
+}
+
+// Verifier checks envelopes fed to it one at a time, in stored order, and
+// reports every fault it finds, not only the first. Envelopes of many
+// sessions may be interleaved; a session's envelopes are expected in seq
+// order. A Verifier is not safe for concurrent use.
+type Verifier struct {
+	mode   Mode
+	lim    Limits
+	chains map[SessionKey]*chain
+	last   *chain // the chain of the previous envelope
+	faults []*ChainError
+	count  int
+	window [2]windowEntry // the two previous envelopes, for splice detection
+}
+
+type windowEntry struct {
+	key  SessionKey
+	seq  uint64
+	line int
+	ok   bool
+}
+
+// NewVerifier returns a Verifier in mode m.
+func NewVerifier(m Mode, lim Limits) *Verifier {
+	return &Verifier{mode: m, lim: lim, chains: make(map[SessionKey]*chain)}
+}
+
+// Add checks one stored envelope.
+func (v *Verifier) Add(raw []byte, at Position) {
+	v.count++
+	f, ok := scanFrame(raw)
+	canonicalLayout := ok
+	hashOK := ok && f.hashMatches(raw)
+	var key SessionKey
+	var hash, prev [64]byte
+	hasPrev := false
+	if ok {
+		key = v.key(f.tenant, f.session)
+		copy(hash[:], f.hash)
+		if f.prevHash != nil {
+			copy(prev[:], f.prevHash)
+			hasPrev = true
+		}
+	}
+	if !ok || v.mode == Deep {
+		e, canonical, err := decode(raw, v.lim)
+		var ce *ChainError
+		switch {
+		case err == nil:
+			hashOK = true
+		case errors.As(err, &ce) && e != nil:
+			hashOK = false
+		default:
+			v.fault(&ChainError{Kind: Malformed, Line: at.Line, StreamSeq: at.StreamSeq, Detail: err.Error()}, at.Expect)
+			v.shift(windowEntry{})
+			return
+		}
+		if !canonical {
+			d := "stored bytes are not the envelope's RFC 8785 form"
+			if canonicalLayout {
+				d = "stored bytes differ from the RFC 8785 form of the envelope they encode"
+			}
+			v.fault(&ChainError{Kind: NotCanonical, Tenant: e.tenant, Session: e.session, Seq: e.seq,
+				Line: at.Line, StreamSeq: at.StreamSeq, Detail: d}, nil)
+		}
+		if !canonicalLayout {
+			key = SessionKey{Tenant: e.tenant, Session: e.session}
+			f.seq, f.ts = e.seq, e.ts
+			copy(hash[:], e.hash)
+			copy(prev[:], e.prevHash)
+			hasPrev = e.prevHash != ""
+		}
+	}
+	if !hashOK {
+		got := ""
+		if canonicalLayout {
+			got = hexString(hashWithout(raw, f.hashAt, f.hashEnd))
+		}
+		v.fault(&ChainError{Kind: HashMismatch, Tenant: key.Tenant, Session: key.Session, Seq: f.seq,
+			Line: at.Line, StreamSeq: at.StreamSeq, Want: string(hash[:]), Got: got,
+			Detail: "stored hash is not the SHA-256 of the envelope"}, nil)
+	}
+	if at.Expect != nil && *at.Expect != key {
+		v.fault(&ChainError{Kind: ForeignSession, Tenant: at.Expect.Tenant, Session: at.Expect.Session, Seq: f.seq,
+			Line: at.Line, StreamSeq: at.StreamSeq, Want: at.Expect.String(), Got: key.String(),
+			Detail: "envelope stored in this session names another session"}, nil)
+		return
+	}
+	c := v.last
+	if c == nil || c.key != key {
+		c = v.chains[key]
+		if c == nil {
+			c = &chain{key: key}
+			v.chains[key] = c
+		}
+		v.last = c
+	}
+	c.recs = append(c.recs, rec{seq: f.seq, hash: hash, prev: prev, hasPrev: hasPrev, ts: f.ts, line: at.Line, streamSeq: at.StreamSeq})
+	if at.Expect == nil {
+		// Only a bundle groups each session's envelopes together; a stream
+		// interleaves sessions, and Expect catches splices there.
+		v.shift(windowEntry{key: key, seq: f.seq, line: at.Line, ok: true})
+	}
+}
+
+// key returns the session key of scanned tenant and session text, reusing
+// the previous envelope's strings when they are the same, as they are along
+// a session.
+func (v *Verifier) key(tenant, session cstr) SessionKey {
+	if v.last != nil && !tenant.escaped && !session.escaped &&
+		string(tenant.b) == v.last.key.Tenant && string(session.b) == v.last.key.Session {
+		return v.last.key
+	}
+	return SessionKey{Tenant: tenant.String(), Session: session.String()}
+}
+
+// shift slides the splice-detection window over a bundle: an envelope whose
+// neighbours on both sides belong to one other session was spliced into that
+// session.
+func (v *Verifier) shift(cur windowEntry) {
+	a, b := v.window[0], v.window[1]
+	if a.ok && b.ok && cur.ok && a.key == cur.key && b.key != a.key {
+		v.fault(&ChainError{Kind: ForeignSession, Tenant: a.key.Tenant, Session: a.key.Session, Seq: b.seq,
+			Line: b.line, Want: a.key.String(), Got: b.key.String(),
+			Detail: fmt.Sprintf("envelope of %s spliced between seq %d and seq %d", b.key, a.seq, cur.seq)}, nil)
+	}
+	v.window[0], v.window[1] = b, cur
+}
+
+func (v *Verifier) fault(e *ChainError, expect *SessionKey) {
+	if e.Session == "" && expect != nil {
+		e.Tenant, e.Session = expect.Tenant, expect.Session
+	}
+	v.faults = append(v.faults, e)
+}
+
+// Report analyzes every chain seen and returns the result. Faults are
+// sorted by tenant, session, seq and kind.
+func (v *Verifier) Report() *Report {
+	r := &Report{Mode: v.mode.String(), Envelopes: v.count, Sessions: []SessionSummary{}, Faults: append([]*ChainError{}, v.faults...)}
+	keys := make([]SessionKey, 0, len(v.chains))
+	for k := range v.chains {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compareKeyOrder)
+	for _, k := range keys {
+		c := v.chains[k]
+		r.Faults = append(r.Faults, c.analyze()...)
+		r.Sessions = append(r.Sessions, c.summary())
+	}
+	slices.SortStableFunc(r.Faults, func(a, b *ChainError) int {
+		if c := compareKeyOrder(SessionKey{a.Tenant, a.Session}, SessionKey{b.Tenant, b.Session}); c != 0 {
+			return c
+		}
+		if a.Seq != b.Seq {
+			if a.Seq < b.Seq {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(string(a.Kind), string(b.Kind))
+	})
+	counts := make(map[SessionKey]int)
+	for _, f := range r.Faults {
+		counts[SessionKey{f.Tenant, f.Session}]++
+	}
+	for i := range r.Sessions {
+		r.Sessions[i].Faults = counts[SessionKey{r.Sessions[i].Tenant, r.Sessions[i].Session}]
+	}
+	return r
+}
+
+func compareKeyOrder(a, b SessionKey) int {
+	if c := strings.Compare(a.Tenant, b.Tenant); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Session, b.Session)
+}
+
+func (c *chain) summary() SessionSummary {
+	s := SessionSummary{Tenant: c.key.Tenant, Session: c.key.Session, Count: len(c.recs)}
+	for i, r := range c.recs {
+		if i == 0 || r.seq >= s.HeadSeq {
+			s.HeadSeq, s.HeadHash = r.seq, string(r.hash[:])
+		}
+		if i == 0 || r.ts < s.FirstTs {
+			s.FirstTs = r.ts
+		}
+		if r.ts > s.LastTs {
+			s.LastTs = r.ts
+		}
+	}
+	return s
+}
+
+// analyze finds the chain faults of one session from its envelopes in
+// stored order.
+func (c *chain) analyze() []*ChainError {
+	if c.intact() {
+		return nil
+	}
+	var out []*ChainError
+	add := func(kind FaultKind, r rec, want, got, detail string) {
+		out = append(out, &ChainError{Kind: kind, Tenant: c.key.Tenant, Session: c.key.Session, Seq: r.seq,
+			Line: r.line, StreamSeq: r.streamSeq, Want: want, Got: got, Detail: detail})
+	}
+	bySeq := make(map[uint64]rec, len(c.recs))
+	uniq := make([]rec, 0, len(c.recs))
+	for _, r := range c.recs {
+		if first, ok := bySeq[r.seq]; ok {
+			if first.hash == r.hash {
+				add(Duplicate, r, "", "", fmt.Sprintf("envelope stored again (first at %s)", where(first)))
+			} else {
+				add(Duplicate, r, string(first.hash[:]), string(r.hash[:]), fmt.Sprintf("a different envelope already holds this seq (at %s): the chain forks", where(first)))
+			}
+			continue
+		}
+		bySeq[r.seq] = r
+		uniq = append(uniq, r)
+	}
+	if len(uniq) == 0 {
+		return out
+	}
+	// Genesis.
+	if _, ok := bySeq[0]; !ok {
+		lowest := uniq[0]
+		for _, r := range uniq {
+			if r.seq < lowest.seq {
+				lowest = r
+			}
+		}
+		add(BadGenesis, lowest, "0", fmt.Sprint(lowest.seq), "chain has no seq 0")
+	}
+	for _, r := range uniq {
+		switch {
+		case r.seq == 0 && r.hasPrev:
+			add(BadGenesis, r, "null", string(r.prev[:]), "seq 0 must have a null prev_hash")
+		case r.seq > 0 && !r.hasPrev:
+			add(BadGenesis, r, "", "null", "only seq 0 may have a null prev_hash")
+		}
+	}
+	// Order: an envelope stored after one with a higher seq.
+	maxSeq := uniq[0].seq
+	for _, r := range uniq[1:] {
+		if r.seq < maxSeq {
+			add(SeqReorder, r, "", "", fmt.Sprintf("seq %d stored after seq %d", r.seq, maxSeq))
+		} else {
+			maxSeq = r.seq
+		}
+	}
+	// Gaps: holes in the set of seqs.
+	seqs := make([]uint64, len(uniq))
+	for i, r := range uniq {
+		seqs[i] = r.seq
+	}
+	slices.Sort(seqs)
+	for i := 1; i < len(seqs); i++ {
+		if seqs[i] != seqs[i-1]+1 {
+			missing := fmt.Sprintf("seq %d", seqs[i-1]+1)
+			if seqs[i]-seqs[i-1] > 2 {
+				missing = fmt.Sprintf("seqs %d..%d", seqs[i-1]+1, seqs[i]-1)
+			}
+			add(SeqGap, bySeq[seqs[i]], fmt.Sprint(seqs[i-1]+1), fmt.Sprint(seqs[i]), missing+" missing")
+		}
+	}
+	// Links.
+	for _, r := range uniq {
+		if r.seq == 0 || !r.hasPrev {
+			continue
+		}
+		if p, ok := bySeq[r.seq-1]; ok && p.hash != r.prev {
+			add(BrokenLink, r, string(p.hash[:]), string(r.prev[:]), "prev_hash is not the hash of the previous envelope")
+		}
+	}
+	return out
+}
+
+// intact reports, in one pass, whether the chain is exactly seq 0, 1, 2, ...
+// in order with every link in place: the common case, which needs none of
+// analyze's bookkeeping.
+func (c *chain) intact() bool {
+	for i := range c.recs {
+		r := &c.recs[i]
+		if r.seq != uint64(i) {
+			return false
+		}
+		if i == 0 {
+			if r.hasPrev {
+				return false
+			}
+			continue
+		}
+		if !r.hasPrev || r.prev != c.recs[i-1].hash {
+			return false
+		}
+	}
+	return true
+}
+
+func where(r rec) string {
+	switch {
+	case r.line > 0:
+		return fmt.Sprintf("line %d", r.line)
+	case r.streamSeq > 0:
+		return fmt.Sprintf("stream seq %d", r.streamSeq)
+	}
+	return "an earlier position"
+}
