@@ -32,10 +32,11 @@ func (s *Store) Append(ctx context.Context, ev ledger.Event) (*ledger.Envelope, 
 	unlock := s.lockSession(key)
 	defer unlock()
 
-	h, err := s.head(ctx, key, false)
-	if err != nil {
-		return nil, err
-	}
+	// A session this process has not seen is assumed new: the genesis is
+	// published expecting no message on the subject, and a session that
+	// does exist answers with a conflict, after which the head is read. A
+	// new session thus costs no read.
+	h, _ := s.cachedHead(key)
 	for attempt := 0; ; attempt++ {
 		// Sealing validates ev; a bad event fails here, before any publish.
 		env, err := ledger.Seal(h.head, ev, s.cfg.Limits)
@@ -139,15 +140,19 @@ func (s *Store) setHead(k ledger.SessionKey, h cachedHead) {
 	s.heads[k] = h
 }
 
+func (s *Store) cachedHead(k ledger.SessionKey) (cachedHead, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h, ok := s.heads[k]
+	return h, ok
+}
+
 // head returns the session's head: cached unless fresh is set, else read
 // from the stream. A stored head that does not decode and verify is an
 // error: nothing is appended onto a damaged chain.
 func (s *Store) head(ctx context.Context, k ledger.SessionKey, fresh bool) (cachedHead, error) {
 	if !fresh {
-		s.mu.Lock()
-		h, ok := s.heads[k]
-		s.mu.Unlock()
-		if ok {
+		if h, ok := s.cachedHead(k); ok {
 			return h, nil
 		}
 	}

@@ -1,0 +1,68 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentledger/agentledger/ledger"
+)
+
+// benchEvent is a ~650-byte hook payload; sealed, about 800 bytes.
+func benchEvent(session string, i int) ledger.Event {
+	return ledger.Event{TenantID: "acme", SessionID: session, EventType: "PreToolUse", TsUnixMs: int64(1763830000000 + i),
+		Payload: []byte(fmt.Sprintf(`{"hook_event_name":"PreToolUse","cwd":"/home/dev/project","tool_name":"Bash","tool_use_id":"toolu_%08d",`+
+			`"tool_input":{"command":"grep -rn \"TODO\" ./src | head -n 50 && go test ./... -run TestLedger -count=1","description":"search todos and run the tests","timeout":120000},`+
+			`"transcript_path":"/home/dev/.claude/projects/project/2f6c1e0a-5b1d-4a8e-9f3e-1c2d3e4f5a6b.jsonl","permission_mode":"default",`+
+			`"context":{"model":"claude-sonnet-4-5","turn":%d,"labels":["ci","regression","ledger"],"budget":{"steps":24,"tool_calls":12,"wall_ms":120000}}}`, i, i))}
+}
+
+// benchAppend measures durable appends (sync always) on the embedded server
+// against raw JetStream publishes of the same bytes to a stream with the
+// same configuration, in the same server and the same run.
+func benchAppend(b *testing.B, sessions int) {
+	ctx := context.Background()
+	s, err := Open(ctx, Config{DataDir: b.TempDir(), Sync: SyncAlways})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	rawCfg := s.streamConfig()
+	rawCfg.Name, rawCfg.Subjects = "RAW", []string{"raw.>"}
+	if _, err := s.js.CreateStream(ctx, rawCfg); err != nil {
+		b.Fatal(err)
+	}
+	name := func(i int) string { return "sess-" + strconv.Itoa(i%sessions) }
+	envs := make([][]byte, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e, err := s.Append(ctx, benchEvent(name(i), i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		envs = append(envs, e.Bytes())
+	}
+	b.StopTimer()
+	elapsed := b.Elapsed()
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "appends/s")
+
+	start := time.Now()
+	for i, data := range envs {
+		msg := &nats.Msg{Subject: "raw.acme." + name(i), Data: data, Header: nats.Header{jetstream.MsgIDHeader: []string{strconv.Itoa(i)}}}
+		if _, err := s.js.PublishMsg(ctx, msg); err != nil {
+			b.Fatal(err)
+		}
+	}
+	raw := time.Since(start)
+	b.ReportMetric(float64(b.N)/raw.Seconds(), "raw_publishes/s")
+	b.ReportMetric(raw.Seconds()/elapsed.Seconds(), "ratio_vs_raw")
+}
+
+func BenchmarkAppendOneSession(b *testing.B) { benchAppend(b, 1) }
+
+func BenchmarkAppendManySessions(b *testing.B) { benchAppend(b, 1000) }
