@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -200,5 +201,40 @@ func TestGlobalFlagsBeforeAndAfterAndEnv(t *testing.T) {
 	}
 	if code, _, _ := run(t, "", "--nats", "nats://127.0.0.1:1", "sessions"); code != 3 {
 		t.Fatalf("unreachable store: exit %d, want 3", code)
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite fixtures/sessions/demo.bundle.ndjson")
+
+// TestDemoBundleGolden appends the shipped demo events into an empty store
+// and exports them: the bundle is byte-identical to the committed one on any
+// machine, since every event carries its timestamp.
+func TestDemoBundleGolden(t *testing.T) {
+	const golden = "../../fixtures/sessions/demo.bundle.ndjson"
+	dir := t.TempDir()
+	events, err := os.ReadFile("../../fixtures/sessions/demo.ndjson")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := run(t, string(events), "--data", filepath.Join(dir, "d"), "append"); code != 0 {
+		t.Fatal(errs)
+	}
+	out := filepath.Join(dir, "demo.ndjson")
+	if code, _, errs := run(t, "", "--data", filepath.Join(dir, "d"), "export", "-o", out); code != 0 {
+		t.Fatal(errs)
+	}
+	got, _ := os.ReadFile(out)
+	if *update {
+		os.WriteFile(golden, got, 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("export differs from %s:\n%s", golden, got)
+	}
+	if code, out, _ := run(t, "", "verify", "--deep", "--bundle", golden); code != 0 || !strings.Contains(out, "OK: 16 envelopes in 2 sessions") {
+		t.Fatalf("verify golden: exit %d: %s", code, out)
 	}
 }

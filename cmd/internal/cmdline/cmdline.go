@@ -206,7 +206,7 @@ func Run(ctx context.Context, app *cli.App, args []string, stderr io.Writer) int
 	}
 	setUsageHandler(app.Commands, &usage)
 	app.ErrWriter = stderr
-	err := app.RunContext(ctx, args)
+	err := app.RunContext(ctx, Permute(app, args))
 	if err == nil {
 		if usage {
 			return ExitUsage
@@ -221,6 +221,74 @@ func Run(ctx context.Context, app *cli.App, args []string, stderr io.Writer) int
 		fmt.Fprintf(stderr, "%s: %s\n", app.Name, strings.TrimSpace(msg))
 	}
 	return code
+}
+
+// Permute moves a command's flags ahead of its positional arguments, so
+// that `ledger show SESSION --tenant acme` means what it says: urfave/cli v2
+// stops parsing flags at the first positional argument. Everything after
+// "--" stays positional.
+func Permute(app *cli.App, args []string) []string {
+	if len(args) < 2 {
+		return args
+	}
+	out := []string{args[0]}
+	i := 1
+	// Global flags before the command.
+	for i < len(args) && isFlag(args[i]) {
+		out = append(out, args[i])
+		if takesValue(app.Flags, args[i]) && i+1 < len(args) {
+			out = append(out, args[i+1])
+			i++
+		}
+		i++
+	}
+	if i >= len(args) {
+		return out
+	}
+	cmd := app.Command(args[i])
+	out = append(out, args[i])
+	i++
+	if cmd == nil {
+		return append(out, args[i:]...)
+	}
+	var flags, positional []string
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			positional = append(positional, args[i:]...)
+			break
+		}
+		if !isFlag(a) {
+			positional = append(positional, a)
+			continue
+		}
+		flags = append(flags, a)
+		if takesValue(cmd.Flags, a) && i+1 < len(args) {
+			flags = append(flags, args[i+1])
+			i++
+		}
+	}
+	return append(append(out, flags...), positional...)
+}
+
+func isFlag(a string) bool { return len(a) > 1 && a[0] == '-' && a != "--" }
+
+// takesValue reports whether flag token a names a flag in fs that takes a
+// separate value (not a boolean, not written as --name=value).
+func takesValue(fs []cli.Flag, a string) bool {
+	if strings.Contains(a, "=") {
+		return false
+	}
+	name := strings.TrimLeft(a, "-")
+	for _, f := range fs {
+		for _, n := range f.Names() {
+			if n == name {
+				_, isBool := f.(*cli.BoolFlag)
+				return !isBool
+			}
+		}
+	}
+	return false
 }
 
 func setUsageHandler(cmds []*cli.Command, usage *bool) {
