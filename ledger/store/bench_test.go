@@ -22,12 +22,18 @@ func benchEvent(session string, i int) ledger.Event {
 			`"context":{"model":"claude-sonnet-4-5","turn":%d,"labels":["ci","regression","ledger"],"budget":{"steps":24,"tool_calls":12,"wall_ms":120000}}}`, i, i))}
 }
 
-// benchAppend measures durable appends (sync always) on the embedded server
-// against raw JetStream publishes of the same bytes to a stream with the
-// same configuration, in the same server and the same run.
+// benchAppend measures appends on the embedded server, under each sync
+// policy, against raw JetStream publishes of the same bytes to a stream with
+// the same configuration, in the same server and the same run.
 func benchAppend(b *testing.B, sessions int) {
+	for _, sync := range []SyncPolicy{SyncAlways, SyncInterval} {
+		b.Run("sync="+string(sync), func(b *testing.B) { benchAppendSync(b, sessions, sync) })
+	}
+}
+
+func benchAppendSync(b *testing.B, sessions int, sync SyncPolicy) {
 	ctx := context.Background()
-	s, err := Open(ctx, Config{DataDir: b.TempDir(), Sync: SyncAlways})
+	s, err := Open(ctx, Config{DataDir: b.TempDir(), Sync: sync})
 	if err != nil {
 		b.Fatal(err)
 	}

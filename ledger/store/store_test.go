@@ -262,3 +262,60 @@ func TestUnreachable(t *testing.T) {
 		t.Fatalf("got %v, want ErrUnavailable", err)
 	}
 }
+
+func TestTailFollowsNewEnvelopes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s := openEmbedded(t, "")
+	if _, err := s.Append(ctx, event("acme", "old", 0)); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 10)
+	tctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Tail(tctx, Filter{Tenant: "acme"}, 0, func(m Msg) error {
+			e, err := ledger.Decode(m.Data, ledger.Limits{})
+			if err != nil {
+				return err
+			}
+			got <- e.SessionID()
+			return nil
+		})
+	}()
+	// Tail delivers what is stored after it starts; keep appending until
+	// the first new envelope arrives, then one more.
+	var first string
+	for i := 0; first == ""; i++ {
+		if _, err := s.Append(ctx, event("acme", "new", i)); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case first = <-got:
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			t.Fatal("tail delivered nothing")
+		}
+	}
+	if first != "new" {
+		t.Fatalf("tail delivered %q first, want only envelopes stored after it started", first)
+	}
+	if _, err := s.Append(ctx, event("other", "x", 0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(ctx, event("acme", "last", 0)); err != nil {
+		t.Fatal(err)
+	}
+	for s := range got {
+		if s == "x" {
+			t.Fatal("tail delivered another tenant's envelope")
+		}
+		if s == "last" {
+			break
+		}
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("tail: %v", err)
+	}
+}
