@@ -166,9 +166,12 @@ func (a *app) append(c *cli.Context) error {
 		return err
 	}
 	defer closeIn()
+	lim, err := cmdline.Limits(c)
+	if err != nil {
+		return err
+	}
 	var events []ledger.Event
 	var bad []error
-	lim := ledger.Limits{}
 	err = ledger.ReadLines(in, lim, func(line []byte, n int) error {
 		ev, hasTime, err := ledger.ParseEvent(line, lim)
 		if err == nil {
@@ -259,6 +262,10 @@ func (a *app) verify(c *cli.Context) error {
 	if c.Bool("deep") {
 		mode = ledger.Deep
 	}
+	lim, err := cmdline.Limits(c)
+	if err != nil {
+		return err
+	}
 	var rep *ledger.Report
 	if b := c.String("bundle"); b != "" {
 		in, closeIn, err := a.openInput(b)
@@ -266,7 +273,7 @@ func (a *app) verify(c *cli.Context) error {
 			return err
 		}
 		defer closeIn()
-		if rep, err = ledger.VerifyBundle(in, mode, ledger.Limits{}); err != nil {
+		if rep, err = ledger.VerifyBundle(in, mode, lim); err != nil {
 			return cmdline.Usage(err)
 		}
 		rep = filterReport(rep, filterOf(c))
@@ -384,7 +391,11 @@ func (a *app) importBundle(c *cli.Context) error {
 		return err
 	}
 	defer closeIn()
-	chains, rep, err := ledger.LoadBundle(in, ledger.Limits{})
+	lim, err := cmdline.Limits(c)
+	if err != nil {
+		return err
+	}
+	chains, rep, err := ledger.LoadBundle(in, lim)
 	if err != nil {
 		return cmdline.Usage(err)
 	}

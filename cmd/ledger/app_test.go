@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -104,6 +106,7 @@ func TestVerifyBundleTamper(t *testing.T) {
 		{"duplicated", func(l []string) []string { return append(l[:2:2], append([]string{l[1]}, l[2:]...)...) }, "acme/a seq 1: duplicate"},
 		{"spliced", func(l []string) []string { return append(l[:2:2], append([]string{l[8]}, l[2:]...)...) }, "acme/a seq 2: foreign_session"},
 		{"genesis", func(l []string) []string { return l[1:] }, "acme/a seq 1: bad_genesis"},
+		{"rewritten with valid hash", func(l []string) []string { l[2] = reseal(t, strings.Replace(l[2], "echo 4", "rm -rf", 1)); return l }, "acme/a seq 3: broken_link"},
 		{"not canonical", func(l []string) []string {
 			l[5] = strings.Replace(l[5], `{"event_type"`, `{ "event_type"`, 1)
 			return l
@@ -138,6 +141,19 @@ func TestVerifyBundleTamper(t *testing.T) {
 	}
 }
 
+// reseal recomputes a tampered envelope's hash, as an attacker who knows the
+// format would: SHA-256 of the canonical line without its hash member.
+func reseal(t *testing.T, line string) string {
+	t.Helper()
+	i := strings.Index(line, `"hash":"`)
+	if i < 0 {
+		t.Fatalf("no hash in %s", line)
+	}
+	member := line[i : i+len(`"hash":"`)+64+2]
+	sum := sha256.Sum256([]byte(strings.Replace(line, member, "", 1)))
+	return strings.Replace(line, member, `"hash":"`+hex.EncodeToString(sum[:])+`",`, 1)
+}
+
 func TestAppendBadInputAppendsNothing(t *testing.T) {
 	good := `{"session_id":"s","event_type":"PreToolUse","payload":{"ok":true}}`
 	deep := `{"session_id":"s","event_type":"PreToolUse","payload":` + strings.Repeat(`{"a":`, 70) + "1" + strings.Repeat("}", 70) + "}"
@@ -152,6 +168,7 @@ func TestAppendBadInputAppendsNothing(t *testing.T) {
 		{"out of range", `{"session_id":"s","event_type":"PreToolUse","payload":{"x":1e999}}`, "$.payload.x: number 1e999 is outside the float64 range"},
 		{"too deep", deep, "nesting deeper than the limit of 64"},
 		{"too large", big, "over the 1048576-byte limit"},
+		{"custom depth limit", `{"session_id":"s","event_type":"PreToolUse","payload":{"a":{"b":{}}}}`, "nesting deeper than the limit of 3"},
 		{"missing session", `{"event_type":"PreToolUse","payload":{}}`, "$.session_id: missing required field"},
 		{"mistyped payload", `{"session_id":"s","event_type":"PreToolUse","payload":[1]}`, "$.payload: payload must be a JSON object"},
 		{"mistyped ts", `{"session_id":"s","event_type":"PreToolUse","payload":{},"ts_unix_ms":"x"}`, "$.ts_unix_ms"},
@@ -163,7 +180,11 @@ func TestAppendBadInputAppendsNothing(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			data := filepath.Join(t.TempDir(), "d")
-			code, _, errs := run(t, good+"\n"+tt.line+"\n"+good+"\n", "--data", data, "append")
+			args := []string{"--data", data, "append"}
+			if strings.HasPrefix(tt.name, "custom") {
+				args = append(args, "--max-depth", "3")
+			}
+			code, _, errs := run(t, good+"\n"+tt.line+"\n"+good+"\n", args...)
 			if code != 2 {
 				t.Fatalf("exit %d, want 2: %s", code, errs)
 			}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -75,6 +76,8 @@ const (
 	FlagReplicas     = "replicas"
 	FlagSync         = "sync"
 	FlagSyncInterval = "sync-interval"
+	FlagMaxDepth     = "max-depth"
+	FlagMaxBytes     = "max-bytes"
 )
 
 var envOf = map[string]string{
@@ -85,6 +88,8 @@ var envOf = map[string]string{
 	FlagReplicas:     "LEDGER_REPLICAS",
 	FlagSync:         "LEDGER_SYNC",
 	FlagSyncInterval: "LEDGER_SYNC_INTERVAL",
+	FlagMaxDepth:     "LEDGER_MAX_DEPTH",
+	FlagMaxBytes:     "LEDGER_MAX_BYTES",
 }
 
 var defaults = map[string]string{
@@ -94,6 +99,8 @@ var defaults = map[string]string{
 	FlagReplicas:     "1",
 	FlagSync:         string(store.SyncAlways),
 	FlagSyncInterval: store.DefaultSyncInterval.String(),
+	FlagMaxDepth:     strconv.Itoa(ledger.DefaultMaxDepth),
+	FlagMaxBytes:     strconv.Itoa(ledger.DefaultMaxBytes),
 }
 
 // GlobalFlags returns new instances of the global flags. Programs declare
@@ -113,6 +120,8 @@ func GlobalFlags() []cli.Flag {
 		&cli.StringFlag{Name: FlagReplicas, Usage: usage(FlagReplicas, "stream replicas when the stream is created (3 on a cluster)")},
 		&cli.StringFlag{Name: FlagSync, Usage: usage(FlagSync, "embedded server fsync policy: always or interval")},
 		&cli.StringFlag{Name: FlagSyncInterval, Usage: usage(FlagSyncInterval, "fsync interval under --sync interval")},
+		&cli.StringFlag{Name: FlagMaxDepth, Usage: usage(FlagMaxDepth, "deepest JSON nesting accepted in an event or envelope")},
+		&cli.StringFlag{Name: FlagMaxBytes, Usage: usage(FlagMaxBytes, "largest event or envelope accepted, in bytes")},
 	}
 }
 
@@ -136,9 +145,27 @@ func Resolve(c *cli.Context, name string) string {
 	return defaults[name]
 }
 
+// Limits returns the input limits the global flags set.
+func Limits(c *cli.Context) (ledger.Limits, error) {
+	depth, err := strconv.Atoi(Resolve(c, FlagMaxDepth))
+	if err != nil || depth < 1 || depth > 10000 {
+		return ledger.Limits{}, Usage(fmt.Errorf("--max-depth %q: want 1 to 10000", Resolve(c, FlagMaxDepth)))
+	}
+	size, err := strconv.Atoi(Resolve(c, FlagMaxBytes))
+	if err != nil || size < 1024 || size > 32<<20 {
+		return ledger.Limits{}, Usage(fmt.Errorf("--max-bytes %q: want 1024 to 33554432", Resolve(c, FlagMaxBytes)))
+	}
+	return ledger.Limits{MaxDepth: depth, MaxBytes: size}, nil
+}
+
 // StoreConfig builds the store configuration from the global flags.
 func StoreConfig(c *cli.Context) (store.Config, error) {
+	lim, err := Limits(c)
+	if err != nil {
+		return store.Config{}, err
+	}
 	cfg := store.Config{
+		Limits:  lim,
 		URL:     Resolve(c, FlagNATS),
 		DataDir: Resolve(c, FlagData),
 		Stream:  Resolve(c, FlagStream),
@@ -147,7 +174,6 @@ func StoreConfig(c *cli.Context) (store.Config, error) {
 	if cfg.Sync != store.SyncAlways && cfg.Sync != store.SyncInterval {
 		return cfg, Usage(fmt.Errorf("--sync %q: want always or interval", cfg.Sync))
 	}
-	var err error
 	if cfg.SyncEvery, err = time.ParseDuration(Resolve(c, FlagSyncInterval)); err != nil || cfg.SyncEvery <= 0 {
 		return cfg, Usage(fmt.Errorf("--sync-interval %q: want a positive duration such as 1s", Resolve(c, FlagSyncInterval)))
 	}
