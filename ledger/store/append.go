@@ -37,6 +37,7 @@ func (s *Store) Append(ctx context.Context, ev ledger.Event) (*ledger.Envelope, 
 	// does exist answers with a conflict, after which the head is read. A
 	// new session thus costs no read.
 	h, _ := s.cachedHead(key)
+	start := time.Now()
 	for attempt := 0; ; attempt++ {
 		// Sealing validates ev; a bad event fails here, before any publish.
 		env, err := ledger.Seal(h.head, ev, s.cfg.Limits)
@@ -55,8 +56,15 @@ func (s *Store) Append(ctx context.Context, ev ledger.Event) (*ledger.Envelope, 
 			return nil, fmt.Errorf("append %s: gave up after %d attempts: %w", key, attempt+1, err)
 		}
 		// Either another writer won, or the acknowledgement was lost. The
-		// stored head tells which.
+		// stored head tells which. While the server is unreachable (a
+		// restart, a cluster leader election) keep asking, up to RetryFor.
 		fresh, herr := s.head(ctx, key, true)
+		for wait := 0; herr != nil && errors.Is(herr, ErrUnavailable) && time.Since(start) < s.cfg.RetryFor; wait++ {
+			if !sleep(ctx, min(50*time.Millisecond<<min(wait, 5), time.Second)) {
+				break
+			}
+			fresh, herr = s.head(ctx, key, true)
+		}
 		if herr != nil {
 			return nil, fmt.Errorf("append %s seq %d: %w (and reading the head back: %w)", key, env.Seq(), err, herr)
 		}
@@ -70,14 +78,21 @@ func (s *Store) Append(ctx context.Context, ev ledger.Event) (*ledger.Envelope, 
 	}
 }
 
+// backoff spreads writers that keep colliding on one session's head.
 func backoff(ctx context.Context, attempt int) {
 	d := time.Duration(min(attempt, 20)) * 200 * time.Microsecond
-	d += time.Duration(rand.Int64N(int64(d) + 1))
+	sleep(ctx, d+time.Duration(rand.Int64N(int64(d)+1)))
+}
+
+// sleep waits d or until ctx ends, and reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
+		return false
 	case <-t.C:
+		return true
 	}
 }
 

@@ -93,6 +93,10 @@ type Config struct {
 	Limits ledger.Limits
 	// Timeout bounds each request to the server. Default 5s.
 	Timeout time.Duration
+	// RetryFor is how long an append keeps retrying while the server is
+	// unreachable (a restart, a leader election) before it gives up.
+	// Default 30s.
+	RetryFor time.Duration
 }
 
 var streamName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -142,6 +146,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 5 * time.Second
+	}
+	if cfg.RetryFor <= 0 {
+		cfg.RetryFor = 30 * time.Second
 	}
 	s := &Store{cfg: cfg, subj: subjects{prefix: strings.ToLower(cfg.Stream)}, heads: make(map[ledger.SessionKey]cachedHead)}
 	var err error

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"testing"
 	"time"
@@ -89,6 +90,17 @@ func TestAppendReadVerify(t *testing.T) {
 	}
 	if !r.OK() || r.Envelopes != 3*len(ids) {
 		t.Fatalf("verify: %d envelopes, faults %v", r.Envelopes, r.Err())
+	}
+	if _, err := s.Append(ctx, event("other", "plain", 0)); err != nil {
+		t.Fatal(err)
+	}
+	byTenant, err := s.Verify(ctx, Filter{Tenant: "acme"}, ledger.Fast, nil)
+	if err != nil || !byTenant.OK() || byTenant.Envelopes != 3*len(ids) || len(byTenant.Sessions) != len(ids) {
+		t.Fatalf("verify tenant: %d envelopes in %d sessions, %v", byTenant.Envelopes, len(byTenant.Sessions), err)
+	}
+	others, err := s.Sessions(ctx, Filter{Tenant: "other"})
+	if err != nil || len(others) != 1 || others[0].Session != "plain" || others[0].Count != 1 {
+		t.Fatalf("sessions of tenant other: %+v %v", others, err)
 	}
 	one, err := s.Verify(ctx, Filter{Tenant: "acme", Session: "a.b.c"}, ledger.Fast, nil)
 	if err != nil || !one.OK() || one.Envelopes != 3 {
@@ -317,5 +329,60 @@ func TestTailFollowsNewEnvelopes(t *testing.T) {
 	stop()
 	if err := <-done; err != nil {
 		t.Fatalf("tail: %v", err)
+	}
+}
+
+// TestAppendRidesOutServerRestart appends through a client while the server
+// it talks to is stopped and started again on the same data directory: the
+// append waits, lands once, and the chain stays linear.
+func TestAppendRidesOutServerRestart(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	srv, err := Open(ctx, Config{DataDir: dir, Listen: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := Open(ctx, Config{URL: srv.ClientURL(), Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	k := ledger.SessionKey{Tenant: "default", Session: "restart"}
+	for i := 0; i < 5; i++ {
+		if _, err := client.Append(ctx, event(k.Tenant, k.Session, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv.Close()
+	done := make(chan error, 1)
+	go func() {
+		for i := 5; i < 10; i++ {
+			if _, err := client.Append(ctx, event(k.Tenant, k.Session, i)); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	time.Sleep(1500 * time.Millisecond)
+	srv, err = Open(ctx, Config{DataDir: dir, Listen: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("append across the restart: %v", err)
+	}
+	if got := readAll(t, srv, k); len(got) != 10 {
+		t.Fatalf("got %d envelopes, want 10", len(got))
+	}
+	if r, err := srv.Verify(ctx, Filter{}, ledger.Deep, nil); err != nil || !r.OK() {
+		t.Fatalf("verify: %v %v", err, r.Err())
 	}
 }
