@@ -202,11 +202,11 @@ func (a *app) append(c *cli.Context) error {
 		return err
 	}
 	defer s.Close()
+	envs, err := s.AppendAll(c.Context, events)
 	sessions := map[ledger.SessionKey]bool{}
-	for i, ev := range events {
-		e, err := s.Append(c.Context, ev)
-		if err != nil {
-			return fmt.Errorf("appended %d of %d events, then: %w", i, len(events), err)
+	for _, e := range envs {
+		if e == nil {
+			continue
 		}
 		sessions[e.Key()] = true
 		if format == "json" {
@@ -214,6 +214,9 @@ func (a *app) append(c *cli.Context) error {
 				return err
 			}
 		}
+	}
+	if err != nil {
+		return err
 	}
 	if format == "text" {
 		fmt.Fprintf(a.stdout, "appended %d envelopes to %d sessions\n", len(events), len(sessions))

@@ -31,54 +31,171 @@ func (s *Store) Append(ctx context.Context, ev ledger.Event) (*ledger.Envelope, 
 	key := ledger.SessionKey{Tenant: ev.TenantID, Session: ev.SessionID}
 	unlock := s.lockSession(key)
 	defer unlock()
+	envs, err := s.commit(ctx, key, []ledger.Event{ev})
+	if err != nil {
+		return nil, err
+	}
+	return envs[0], nil
+}
 
-	// A session this process has not seen is assumed new: the genesis is
-	// published expecting no message on the subject, and a session that
-	// does exist answers with a conflict, after which the head is read. A
-	// new session thus costs no read.
+// AppendAll appends events of any sessions, keeping each session's events in
+// their input order, and returns the envelopes in input order. Every event
+// is validated before anything is stored: one bad event and nothing is
+// appended. A session's events are stored in atomic batches, so each batch
+// lands whole or not at all; a failure part way through leaves the sessions
+// before it complete and reports how far it got.
+func (s *Store) AppendAll(ctx context.Context, evs []ledger.Event) ([]*ledger.Envelope, error) {
+	order := make([]ledger.SessionKey, 0, 1)
+	bySession := make(map[ledger.SessionKey][]int)
+	for i := range evs {
+		if evs[i].TenantID == "" {
+			evs[i].TenantID = ledger.DefaultTenant
+		}
+		if _, err := ledger.Seal(ledger.Head{}, evs[i], s.cfg.Limits); err != nil {
+			return nil, fmt.Errorf("event %d: %w", i, err)
+		}
+		k := ledger.SessionKey{Tenant: evs[i].TenantID, Session: evs[i].SessionID}
+		if _, ok := bySession[k]; !ok {
+			order = append(order, k)
+		}
+		bySession[k] = append(bySession[k], i)
+	}
+	out := make([]*ledger.Envelope, len(evs))
+	done := 0
+	for _, k := range order {
+		idx := bySession[k]
+		group := make([]ledger.Event, len(idx))
+		for j, i := range idx {
+			group[j] = evs[i]
+		}
+		unlock := s.lockSession(k)
+		envs, err := s.commit(ctx, k, group)
+		unlock()
+		for j, e := range envs {
+			out[idx[j]] = e
+		}
+		done += len(envs)
+		if err != nil {
+			return out, fmt.Errorf("stored %d of %d events: %w", done, len(evs), err)
+		}
+	}
+	return out, nil
+}
+
+// commit stores evs, one session's events in order, on the session's chain.
+// The caller holds the session lock. It seals against the cached head (a
+// session this process has not seen is assumed new: its genesis asserts an
+// empty subject, and an existing session answers with a conflict), stores,
+// and on a conflict or a lost acknowledgement reads the head back: whatever
+// of its own envelopes the head shows landed counts as stored, and the rest
+// is re-sealed on the new head and retried. It returns what it stored, also
+// on error.
+func (s *Store) commit(ctx context.Context, key ledger.SessionKey, evs []ledger.Event) ([]*ledger.Envelope, error) {
 	h, _ := s.cachedHead(key)
 	start := time.Now()
-	for attempt := 0; ; attempt++ {
-		// Sealing validates ev; a bad event fails here, before any publish.
-		env, err := ledger.Seal(h.head, ev, s.cfg.Limits)
+	out := make([]*ledger.Envelope, 0, len(evs))
+	for attempt := 0; len(evs) > 0; attempt++ {
+		// Sealing validates; a bad event fails here, before any publish.
+		envs, err := sealChain(h.head, evs[:min(len(evs), maxBatch)], s.cfg.Limits)
 		if err != nil {
-			return nil, err
+			return out, err
 		}
-		seq, err := s.publish(ctx, key, env, h.streamSeq)
+		seq, err := s.store(ctx, key, envs, h.streamSeq)
 		if err == nil {
-			s.setHead(key, cachedHead{head: env.Head(), streamSeq: seq})
-			return env, nil
+			h = cachedHead{head: envs[len(envs)-1].Head(), streamSeq: seq}
+			s.setHead(key, h)
+			out, evs = append(out, envs...), evs[len(envs):]
+			attempt = -1
+			continue
 		}
 		if !errors.Is(err, ErrConflict) && !errors.Is(err, ErrUnavailable) {
-			return nil, fmt.Errorf("append %s seq %d: %w", key, env.Seq(), err)
+			return out, fmt.Errorf("append %s seq %d: %w", key, envs[0].Seq(), err)
 		}
 		if attempt >= maxAttempts {
-			return nil, fmt.Errorf("append %s: gave up after %d attempts: %w", key, attempt+1, err)
+			return out, fmt.Errorf("append %s: gave up after %d attempts: %w", key, attempt+1, err)
 		}
-		// Either another writer won, or the acknowledgement was lost. The
-		// stored head tells which. While the server is unreachable (a
-		// restart, a cluster leader election) keep asking, up to RetryFor.
-		fresh, herr := s.head(ctx, key, true)
-		for wait := 0; herr != nil && errors.Is(herr, ErrUnavailable) && time.Since(start) < s.cfg.RetryFor; wait++ {
-			if !sleep(ctx, min(50*time.Millisecond<<min(wait, 5), time.Second)) {
-				break
-			}
-			fresh, herr = s.head(ctx, key, true)
-		}
+		// Either another writer won, or an acknowledgement was lost. The
+		// stored head tells which.
+		fresh, herr := s.headAfterFailure(ctx, key, start)
 		if herr != nil {
-			return nil, fmt.Errorf("append %s seq %d: %w (and reading the head back: %w)", key, env.Seq(), err, herr)
+			return out, fmt.Errorf("append %s seq %d: %w (and reading the head back: %w)", key, envs[0].Seq(), err, herr)
 		}
-		if fresh.head.Hash == env.Hash() {
-			return env, nil // it landed; only the ack was lost
-		}
-		if errors.Is(err, ErrConflict) && attempt > 2 {
+		if n := landed(envs, fresh.head); n > 0 {
+			out, evs = append(out, envs[:n]...), evs[n:]
+		} else if errors.Is(err, ErrConflict) && attempt > 2 {
 			backoff(ctx, attempt)
 		}
 		h = fresh
 	}
+	return out, nil
 }
 
-// backoff spreads writers that keep colliding on one session's head.
+// landed returns how many of envs are stored when the session's head is h:
+// envs are consecutive, so the head being envs[i] means envs[:i+1] landed.
+func landed(envs []*ledger.Envelope, h ledger.Head) int {
+	for i := len(envs) - 1; i >= 0; i-- {
+		if envs[i].Hash() == h.Hash {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// sealChain seals evs one after another onto head, stopping where the
+// envelopes would outgrow one batch.
+func sealChain(head ledger.Head, evs []ledger.Event, lim ledger.Limits) ([]*ledger.Envelope, error) {
+	envs := make([]*ledger.Envelope, 0, len(evs))
+	size := 0
+	for _, ev := range evs {
+		e, err := ledger.Seal(head, ev, lim)
+		if err != nil {
+			return nil, err
+		}
+		if size += len(e.Bytes()); len(envs) > 0 && size > maxBatchBytes {
+			break
+		}
+		envs = append(envs, e)
+		head = e.Head()
+	}
+	return envs, nil
+}
+
+// store publishes envs, consecutive envelopes of one session, expecting the
+// subject's last stream sequence to be expect: one envelope plainly, more as
+// an atomic batch (or one by one where the server cannot batch). It returns
+// the stream sequence of the last envelope.
+func (s *Store) store(ctx context.Context, key ledger.SessionKey, envs []*ledger.Envelope, expect uint64) (uint64, error) {
+	if len(envs) > 1 && !s.noBatch.Load() {
+		seq, err := s.publishBatch(ctx, key, envs, expect)
+		if !errors.Is(err, errBatchUnsupported) {
+			return seq, err
+		}
+		s.noBatch.Store(true)
+	}
+	for _, e := range envs {
+		seq, err := s.publish(ctx, key, e, expect)
+		if err != nil {
+			return 0, err
+		}
+		expect = seq
+	}
+	return expect, nil
+}
+
+// headAfterFailure reads a session's head after a failed publish. While the
+// server is unreachable (a restart, a cluster leader election) it keeps
+// asking, until RetryFor has passed since start.
+func (s *Store) headAfterFailure(ctx context.Context, key ledger.SessionKey, start time.Time) (cachedHead, error) {
+	fresh, err := s.head(ctx, key, true)
+	for wait := 0; err != nil && errors.Is(err, ErrUnavailable) && time.Since(start) < s.cfg.RetryFor; wait++ {
+		if !sleep(ctx, min(50*time.Millisecond<<min(wait, 5), time.Second)) {
+			break
+		}
+		fresh, err = s.head(ctx, key, true)
+	}
+	return fresh, err
+}
+
 func backoff(ctx context.Context, attempt int) {
 	d := time.Duration(min(attempt, 20)) * 200 * time.Microsecond
 	sleep(ctx, d+time.Duration(rand.Int64N(int64(d)+1)))

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/agentledger/agentledger/ledger"
 )
@@ -72,27 +74,42 @@ func (s *Store) Import(ctx context.Context, chains [][]*ledger.Envelope, progres
 	var done uint64
 	for _, p := range plans {
 		unlock := s.lockSession(p.key)
-		expect := p.expect
-		for _, e := range p.envs[p.from:] {
-			seq, err := s.publish(ctx, p.key, e, expect)
-			if err != nil {
-				// Landed earlier with its ack lost?
-				h, herr := s.head(ctx, p.key, true)
-				if herr != nil || h.head.Hash != e.Hash() {
-					unlock()
-					return res, fmt.Errorf("import %s seq %d: %w", p.key, e.Seq(), err)
-				}
-				seq = h.streamSeq
-			}
-			expect = seq
-			res.Appended++
-			done++
-			if progress != nil && done%1024 == 0 {
+		err := s.importChain(ctx, p.key, p.envs[p.from:], p.expect, func(n int) {
+			res.Appended += n
+			done += uint64(n)
+			if progress != nil {
 				progress(done)
 			}
-		}
-		s.setHead(p.key, cachedHead{head: p.envs[len(p.envs)-1].Head(), streamSeq: expect})
+		})
 		unlock()
+		if err != nil {
+			return res, err
+		}
 	}
 	return res, nil
+}
+
+// importChain stores pre-sealed envelopes after the stream sequence expect,
+// in atomic batches. A batch that was stored although its acknowledgement was
+// lost counts as stored; any other writer's envelope in between is
+// ErrSessionMismatch.
+func (s *Store) importChain(ctx context.Context, key ledger.SessionKey, envs []*ledger.Envelope, expect uint64, stored func(int)) error {
+	start := time.Now()
+	for _, batch := range chunks(envs) {
+		seq, err := s.store(ctx, key, batch, expect)
+		if err != nil {
+			fresh, herr := s.headAfterFailure(ctx, key, start)
+			if herr != nil || landed(batch, fresh.head) != len(batch) {
+				if errors.Is(err, ErrConflict) {
+					err = fmt.Errorf("%w: another writer appended during the import", ErrSessionMismatch)
+				}
+				return fmt.Errorf("import %s seq %d: %w", key, batch[0].Seq(), err)
+			}
+			seq = fresh.streamSeq
+		}
+		expect = seq
+		s.setHead(key, cachedHead{head: batch[len(batch)-1].Head(), streamSeq: seq})
+		stored(len(batch))
+	}
+	return nil
 }

@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -111,9 +112,10 @@ type Store struct {
 	js     jetstream.JetStream
 	stream jetstream.Stream
 
-	locks [64]sync.Mutex // serialize appends per session within this process
-	mu    sync.Mutex
-	heads map[ledger.SessionKey]cachedHead
+	locks   [64]sync.Mutex // serialize appends per session within this process
+	mu      sync.Mutex
+	heads   map[ledger.SessionKey]cachedHead
+	noBatch atomic.Bool // the server refused an atomic batch
 }
 
 type cachedHead struct {

@@ -386,3 +386,77 @@ func TestAppendRidesOutServerRestart(t *testing.T) {
 		t.Fatalf("verify: %v %v", err, r.Err())
 	}
 }
+
+func TestAppendAllBatches(t *testing.T) {
+	ctx := context.Background()
+	s := openEmbedded(t, "")
+	var evs []ledger.Event
+	for i := 0; i < 1200; i++ {
+		evs = append(evs, event("acme", fmt.Sprintf("s%d", i%3), i))
+	}
+	envs, err := s.AppendAll(ctx, evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range envs {
+		if e.SessionID() != evs[i].SessionID || e.Seq() != uint64(i/3) || e.TsUnixMs() != evs[i].TsUnixMs {
+			t.Fatalf("envelope %d: got %s seq %d ts %d", i, e.SessionID(), e.Seq(), e.TsUnixMs())
+		}
+	}
+	r, err := s.Verify(ctx, Filter{}, ledger.Deep, nil)
+	if err != nil || !r.OK() || r.Envelopes != 1200 {
+		t.Fatalf("verify: %v %v", err, r.Err())
+	}
+	// A batch whose first envelope expects a stale head is refused whole.
+	k := ledger.SessionKey{Tenant: "acme", Session: "s0"}
+	h, _ := s.head(ctx, k, true)
+	stale, _ := sealChain(ledger.Head{Seq: 398, Hash: envs[398*3].PrevHash()}, []ledger.Event{event("acme", "s0", 1), event("acme", "s0", 2)}, ledger.Limits{})
+	if _, err := s.publishBatch(ctx, k, stale, h.streamSeq-3); !errors.Is(err, ErrConflict) {
+		t.Fatalf("stale batch: got %v, want ErrConflict", err)
+	}
+	if got := readAll(t, s, k); len(got) != 400 {
+		t.Fatalf("after the refused batch: got %d envelopes, want 400", len(got))
+	}
+	// One bad event and nothing is stored.
+	bad := append([]ledger.Event{event("acme", "new", 0)}, ledger.Event{SessionID: "new", EventType: "PreToolUse", Payload: []byte(`{"a":1,"a":1}`)})
+	if _, err := s.AppendAll(ctx, bad); !errors.Is(err, ledger.ErrInvalidInput) {
+		t.Fatalf("bad event: got %v", err)
+	}
+	if got := readAll(t, s, ledger.SessionKey{Tenant: "acme", Session: "new"}); len(got) != 0 {
+		t.Fatalf("bad input stored %d envelopes", len(got))
+	}
+}
+
+func TestConcurrentBatchWritersOneChain(t *testing.T) {
+	ctx := context.Background()
+	srv := openEmbedded(t, "127.0.0.1:0")
+	const writers, each = 3, 700
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := 0; w < writers; w++ {
+		c := openURL(t, srv.ClientURL())
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			var evs []ledger.Event
+			for i := 0; i < each; i++ {
+				evs = append(evs, event("default", "batch-race", w*10000+i))
+			}
+			if _, err := c.AppendAll(ctx, evs); err != nil {
+				errs <- err
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	k := ledger.SessionKey{Tenant: "default", Session: "batch-race"}
+	if got := readAll(t, srv, k); len(got) != writers*each {
+		t.Fatalf("got %d envelopes, want %d", len(got), writers*each)
+	}
+	if r, err := srv.Verify(ctx, Filter{}, ledger.Deep, nil); err != nil || !r.OK() {
+		t.Fatalf("verify: %v %v", err, r.Err())
+	}
+}

@@ -1,0 +1,116 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+
+	"github.com/agentledger/agentledger/ledger"
+)
+
+// Atomic batch publish (stream allow_atomic, nats-server 2.12+): every
+// message of a batch is stored, or none is.
+const (
+	batchIDHeader     = "Nats-Batch-Id"
+	batchSeqHeader    = "Nats-Batch-Sequence"
+	batchCommitHeader = "Nats-Batch-Commit"
+
+	// maxBatch is how many envelopes one atomic batch carries; the server
+	// takes up to 1000.
+	maxBatch = 500
+	// maxBatchBytes bounds the bytes of one batch.
+	maxBatchBytes = 8 << 20
+)
+
+// errBatchUnsupported means the stream or server cannot take atomic batches.
+var errBatchUnsupported = errors.New("atomic batch publish unsupported")
+
+// batchAck is the answer to a batch commit: a publish acknowledgement or an
+// API error.
+type batchAck struct {
+	Stream string              `json:"stream"`
+	Seq    uint64              `json:"seq"`
+	Count  int                 `json:"count"`
+	Error  *jetstream.APIError `json:"error,omitempty"`
+}
+
+// publishBatch stores envs, one session's consecutive envelopes, as one
+// atomic batch: the first asserts the subject's last stream sequence is
+// expect, every one carries its hash as Nats-Msg-Id. It returns the stream
+// sequence of the last envelope.
+func (s *Store) publishBatch(ctx context.Context, key ledger.SessionKey, envs []*ledger.Envelope, expect uint64) (uint64, error) {
+	subj := s.subj.of(key)
+	id := nuid.Next()
+	for i, e := range envs {
+		h := nats.Header{
+			batchIDHeader:         []string{id},
+			batchSeqHeader:        []string{strconv.Itoa(i + 1)},
+			jetstream.MsgIDHeader: []string{e.Hash()},
+		}
+		if i == 0 {
+			h[jetstream.ExpectedLastSubjSeqHeader] = []string{strconv.FormatUint(expect, 10)}
+		}
+		msg := &nats.Msg{Subject: subj, Data: e.Bytes(), Header: h}
+		if i < len(envs)-1 {
+			if err := s.nc.PublishMsg(msg); err != nil {
+				return 0, s.wrap("publish batch", err)
+			}
+			continue
+		}
+		h[batchCommitHeader] = []string{"1"}
+		rctx, cancel := context.WithTimeout(ctx, 2*s.cfg.Timeout)
+		reply, err := s.nc.RequestMsgWithContext(rctx, msg)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return 0, ctx.Err()
+			}
+			return 0, s.wrap("commit batch", err)
+		}
+		var ack batchAck
+		if err := json.Unmarshal(reply.Data, &ack); err != nil {
+			return 0, fmt.Errorf("commit batch: bad answer %q: %w", reply.Data, err)
+		}
+		if ack.Error != nil {
+			switch {
+			case isConflict(ack.Error):
+				return 0, fmt.Errorf("%w: %w", ErrConflict, ack.Error)
+			case ack.Error.ErrorCode == jsErrAtomicPublishDisabled:
+				return 0, fmt.Errorf("%w: %w", errBatchUnsupported, ack.Error)
+			}
+			return 0, fmt.Errorf("commit batch: %w", ack.Error)
+		}
+		if ack.Count != len(envs) {
+			return 0, fmt.Errorf("commit batch: stored %d of %d envelopes", ack.Count, len(envs))
+		}
+		return ack.Seq, nil
+	}
+	return 0, errors.New("empty batch")
+}
+
+// jsErrAtomicPublishDisabled is the server's error code for a batch sent to
+// a stream without allow_atomic.
+const jsErrAtomicPublishDisabled = 10174
+
+// chunks splits envs into batches within maxBatch and maxBatchBytes.
+func chunks(envs []*ledger.Envelope) [][]*ledger.Envelope {
+	var out [][]*ledger.Envelope
+	start, size := 0, 0
+	for i, e := range envs {
+		if i > start && (i-start == maxBatch || size+len(e.Bytes()) > maxBatchBytes) {
+			out = append(out, envs[start:i])
+			start, size = i, 0
+		}
+		size += len(e.Bytes())
+	}
+	if start < len(envs) {
+		out = append(out, envs[start:])
+	}
+	return out
+}
