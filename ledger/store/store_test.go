@@ -460,3 +460,34 @@ func TestConcurrentBatchWritersOneChain(t *testing.T) {
 		t.Fatalf("verify: %v %v", err, r.Err())
 	}
 }
+
+// TestStreamWithoutAtomicBatches: on a stream created without allow_atomic
+// (an older server, or an operator's own stream) AppendAll falls back to one
+// publish per event and stores each exactly once.
+func TestStreamWithoutAtomicBatches(t *testing.T) {
+	ctx := context.Background()
+	srv := openEmbedded(t, "127.0.0.1:0")
+	cfg := srv.streamConfig()
+	cfg.Name, cfg.Subjects, cfg.AllowAtomicPublish = "PLAIN", []string{"plain.>"}, false
+	if _, err := srv.js.CreateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Open(ctx, Config{URL: srv.ClientURL(), Stream: "PLAIN"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var evs []ledger.Event
+	for i := 0; i < 10; i++ {
+		evs = append(evs, event("default", "p", i))
+	}
+	if _, err := c.AppendAll(ctx, evs); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, c, ledger.SessionKey{Tenant: "default", Session: "p"}); len(got) != 10 {
+		t.Fatalf("got %d envelopes, want 10", len(got))
+	}
+	if r, err := c.Verify(ctx, Filter{}, ledger.Deep, nil); err != nil || !r.OK() {
+		t.Fatalf("verify: %v %v", err, r.Err())
+	}
+}
