@@ -494,11 +494,15 @@ func (a *app) show(c *cli.Context) error {
 		return err
 	}
 	defer s.Close()
+	lim, err := cmdline.Limits(c)
+	if err != nil {
+		return err
+	}
 	k := ledger.SessionKey{Tenant: c.String("tenant"), Session: c.Args().First()}
 	n := 0
 	err = s.ReadSession(c.Context, k, func(m store.Msg) error {
 		n++
-		return a.printEnvelope(format, m)
+		return a.printEnvelope(format, lim, m)
 	})
 	if err != nil {
 		return err
@@ -511,12 +515,12 @@ func (a *app) show(c *cli.Context) error {
 
 // printEnvelope prints one stored envelope: its bytes as they are under
 // json, a timeline row under text.
-func (a *app) printEnvelope(format string, m store.Msg) error {
+func (a *app) printEnvelope(format string, lim ledger.Limits, m store.Msg) error {
 	if format == "json" {
 		_, err := fmt.Fprintf(a.stdout, "%s\n", m.Data)
 		return err
 	}
-	e, err := ledger.Decode(m.Data, ledger.Limits{})
+	e, err := ledger.Decode(m.Data, lim)
 	if err != nil {
 		_, werr := fmt.Fprintf(a.stdout, "stream seq %d  UNREADABLE: %v\n", m.StreamSeq, err)
 		return werr
@@ -549,5 +553,9 @@ func (a *app) tail(c *cli.Context) error {
 		return err
 	}
 	defer s.Close()
-	return s.Tail(c.Context, filterOf(c), 0, func(m store.Msg) error { return a.printEnvelope(format, m) })
+	lim, err := cmdline.Limits(c)
+	if err != nil {
+		return err
+	}
+	return s.Tail(c.Context, filterOf(c), 0, func(m store.Msg) error { return a.printEnvelope(format, lim, m) })
 }
