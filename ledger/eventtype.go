@@ -15,6 +15,10 @@ var HookPoints = []string{
 	"PostAskResolution",
 }
 
+// EventSanitized is agentledger's extension hook event by which a host
+// registers that it sanitized content under a key.
+const EventSanitized = "Sanitized"
+
 // Engine event types: records the engine writes about its own decisions.
 const (
 	EventVerdict       = "Verdict"
@@ -24,9 +28,9 @@ const (
 )
 
 // EventTypes is every event type an envelope may carry: the AARTS hook
-// points and the engine's own records. One vocabulary only: other products'
+// points, the Sanitized extension and the engine's own records. One vocabulary only: other products'
 // event names are mapped onto these when imported, never stored as they are.
-var EventTypes = append(slices.Clone(HookPoints), EventVerdict, EventResolution, EventEngineFailure, EventCheckpoint)
+var EventTypes = append(slices.Clone(HookPoints), EventSanitized, EventVerdict, EventResolution, EventEngineFailure, EventCheckpoint)
 
 var eventTypeSet = func() map[string]bool {
 	m := make(map[string]bool, len(EventTypes))

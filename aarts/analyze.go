@@ -1,0 +1,367 @@
+package aarts
+
+import (
+	"encoding/base64"
+	"net/url"
+	"path"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// Artifact is a security-relevant element of an event (AARTS §6.4).
+type Artifact struct {
+	Type        string `json:"type"`
+	Value       string `json:"value"`
+	Context     string `json:"context,omitempty"`
+	SourceField string `json:"source_field,omitempty"`
+}
+
+// Artifact types (AARTS §6.4).
+const (
+	ArtifactURL            = "url"
+	ArtifactCommand        = "command"
+	ArtifactFilePath       = "file_path"
+	ArtifactPackage        = "package"
+	ArtifactNetworkAddress = "network_address"
+	ArtifactContent        = "content"
+)
+
+// Package is a software package an action installs.
+type Package struct {
+	Manager string `json:"manager"`
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+}
+
+// Analysis is the engine's own reading of an action's input. It is derived
+// from the verbatim tool input, never taken from artifacts a host supplied
+// (AARTS §6.4.1). Every list is sorted or in order of appearance, so the
+// same input always gives the same Analysis.
+type Analysis struct {
+	Tool         string     `json:"tool"`
+	ToolNative   string     `json:"tool_native"`
+	MCPServer    string     `json:"mcp_server,omitempty"`
+	Commands     []Command  `json:"commands"`
+	Binaries     []string   `json:"binaries"`
+	URLs         []string   `json:"urls"`
+	Hosts        []string   `json:"hosts"`
+	Paths        []string   `json:"paths"`
+	WritePaths   []string   `json:"write_paths"`
+	Packages     []Package  `json:"packages"`
+	SQL          []string   `json:"sql"`
+	Decoded      []string   `json:"decoded"`
+	PipedToShell bool       `json:"piped_to_shell"`
+	Artifacts    []Artifact `json:"artifacts"`
+}
+
+// AnalyzeTool reads a tool call: native is the host's tool name, input the
+// decoded tool_input (a JSON object, or a string for hosts that send one),
+// cwd the working directory relative paths resolve against ("" leaves them
+// relative).
+func AnalyzeTool(native string, input any, cwd string) Analysis {
+	a := Analysis{ToolNative: native, MCPServer: MCPServer(native)}
+	base := Canonical(native)
+	var shellLines []string
+	walkStrings(input, "", func(field, s string) {
+		f := strings.ToLower(field)
+		switch {
+		case base == ToolShell && (f == "command" || f == "cmd" || f == "script" || f == "commands"):
+			shellLines = append(shellLines, s)
+		case base == ToolCodeExec && (f == "code" || f == "source"):
+			a.Decoded = append(a.Decoded, decodeB64(s)...)
+		case f == "query" || f == "sql" || f == "statement":
+			if base == ToolDatabase || looksSQL(s) {
+				a.SQL = append(a.SQL, s)
+			}
+		}
+		if isPathField(f) && s != "" {
+			p := resolve(s, cwd)
+			a.Paths = append(a.Paths, p)
+			if base == ToolFileWrite || base == ToolFileEdit || base == ToolFileDelete {
+				a.WritePaths = append(a.WritePaths, p)
+			}
+		}
+		for _, u := range urlPattern.FindAllString(s, -1) {
+			a.URLs = append(a.URLs, trimURL(u))
+		}
+	})
+	for _, line := range shellLines {
+		a.addShell(line, cwd, 0)
+	}
+	a.Tool = CanonicalFor(native, &a)
+	a.finish()
+	return a
+}
+
+// AnalyzeText finds URLs and hosts in free text (prompts, fetched pages,
+// memory content).
+func AnalyzeText(s string) Analysis {
+	var a Analysis
+	for _, u := range urlPattern.FindAllString(s, -1) {
+		a.URLs = append(a.URLs, trimURL(u))
+	}
+	a.finish()
+	return a
+}
+
+func (a *Analysis) addShell(line, cwd string, depth int) {
+	cmds := ParseShell(line)
+	sawFetch := false
+	for _, c := range cmds {
+		a.Commands = append(a.Commands, c)
+		a.Binaries = append(a.Binaries, c.Binary)
+		if c.Stage == 0 {
+			sawFetch = fetchers[c.Binary]
+		} else if c.Piped && sawFetch && (shells[c.Binary] || interpreters[c.Binary]) {
+			a.PipedToShell = true
+		}
+		a.Packages = append(a.Packages, packagesOf(c)...)
+		for i, arg := range c.Argv {
+			if i == 0 {
+				continue
+			}
+			for _, u := range urlPattern.FindAllString(arg, -1) {
+				a.URLs = append(a.URLs, trimURL(u))
+			}
+			if h := scpHost(arg); h != "" && (c.Binary == "ssh" || c.Binary == "scp" || c.Binary == "rsync" || c.Binary == "git" || c.Binary == "sftp") {
+				a.Hosts = append(a.Hosts, h)
+			}
+			if looksPath(arg) {
+				a.Paths = append(a.Paths, resolve(arg, cwd))
+			}
+		}
+		for _, r := range c.Redirects {
+			p := resolve(r, cwd)
+			a.Paths = append(a.Paths, p)
+			a.WritePaths = append(a.WritePaths, p)
+		}
+		if writers[c.Binary] {
+			for _, arg := range c.Argv[1:] {
+				if looksPath(arg) {
+					a.WritePaths = append(a.WritePaths, resolve(arg, cwd))
+				}
+			}
+		}
+		if dbClients[c.Binary] {
+			for i, arg := range c.Argv {
+				if (arg == "-c" || arg == "-e" || arg == "--command" || arg == "--execute") && i+1 < len(c.Argv) {
+					a.SQL = append(a.SQL, c.Argv[i+1])
+				}
+			}
+		}
+		// Base64 payloads: decode for inspection, and read decoded shell.
+		if depth < 2 {
+			for _, arg := range c.Argv[1:] {
+				for _, d := range decodeB64(arg) {
+					a.Decoded = append(a.Decoded, d)
+					a.addShell(d, cwd, depth+1)
+				}
+			}
+		}
+	}
+	if depth == 0 {
+		for _, d := range a.Decoded {
+			for _, u := range urlPattern.FindAllString(d, -1) {
+				a.URLs = append(a.URLs, trimURL(u))
+			}
+		}
+	}
+}
+
+// finish derives hosts and artifacts and sorts the sets.
+func (a *Analysis) finish() {
+	a.URLs = uniq(a.URLs)
+	for _, u := range a.URLs {
+		if h := hostOf(u); h != "" {
+			a.Hosts = append(a.Hosts, h)
+		}
+	}
+	a.Hosts = uniq(a.Hosts)
+	a.Binaries = uniq(a.Binaries)
+	a.Paths = uniq(a.Paths)
+	a.WritePaths = uniq(a.WritePaths)
+	a.Decoded = uniq(a.Decoded)
+	a.SQL = uniq(a.SQL)
+	sort.SliceStable(a.Packages, func(i, j int) bool {
+		if a.Packages[i].Manager != a.Packages[j].Manager {
+			return a.Packages[i].Manager < a.Packages[j].Manager
+		}
+		return a.Packages[i].Name < a.Packages[j].Name
+	})
+	a.Packages = slices.Compact(a.Packages)
+	a.Artifacts = a.Artifacts[:0]
+	for _, u := range a.URLs {
+		a.Artifacts = append(a.Artifacts, Artifact{Type: ArtifactURL, Value: u})
+	}
+	for _, h := range a.Hosts {
+		a.Artifacts = append(a.Artifacts, Artifact{Type: ArtifactNetworkAddress, Value: h})
+	}
+	for _, c := range a.Commands {
+		ctx := ""
+		if c.Piped {
+			ctx = "piped"
+		}
+		if len(c.Via) > 0 {
+			ctx = strings.TrimPrefix(ctx+",via:"+strings.Join(c.Via, ">"), ",")
+		}
+		a.Artifacts = append(a.Artifacts, Artifact{Type: ArtifactCommand, Value: strings.Join(c.Argv, " "), Context: ctx})
+	}
+	for _, p := range a.Paths {
+		a.Artifacts = append(a.Artifacts, Artifact{Type: ArtifactFilePath, Value: p})
+	}
+	for _, p := range a.Packages {
+		v := p.Manager + ":" + p.Name
+		if p.Version != "" {
+			v += "@" + p.Version
+		}
+		a.Artifacts = append(a.Artifacts, Artifact{Type: ArtifactPackage, Value: v})
+	}
+	for _, d := range a.Decoded {
+		a.Artifacts = append(a.Artifacts, Artifact{Type: ArtifactContent, Value: d, Context: "base64_encoded"})
+	}
+	for _, f := range []*[]string{&a.Binaries, &a.URLs, &a.Hosts, &a.Paths, &a.WritePaths, &a.SQL, &a.Decoded} {
+		if *f == nil {
+			*f = []string{}
+		}
+	}
+	if a.Commands == nil {
+		a.Commands = []Command{}
+	}
+	if a.Packages == nil {
+		a.Packages = []Package{}
+	}
+	if a.Artifacts == nil {
+		a.Artifacts = []Artifact{}
+	}
+}
+
+func uniq(s []string) []string {
+	if len(s) == 0 {
+		return s
+	}
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return slices.Compact(s)
+}
+
+// walkStrings calls fn with every string in v and the name of the object
+// member holding it (the nearest key, for strings in arrays).
+func walkStrings(v any, field string, fn func(field, s string)) {
+	switch x := v.(type) {
+	case string:
+		fn(field, x)
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			walkStrings(x[k], k, fn)
+		}
+	case []any:
+		for _, e := range x {
+			walkStrings(e, field, fn)
+		}
+	}
+}
+
+var pathFields = map[string]bool{
+	"file_path": true, "filepath": true, "path": true, "notebook_path": true, "target_file": true, "filename": true,
+	"file": true, "paths": true, "absolute_path": true, "target": true, "destination": true, "source_path": true,
+	"dir_path": true, "directory": true,
+}
+
+func isPathField(f string) bool { return pathFields[f] }
+
+// resolve cleans p and, when relative and cwd is known, roots it at cwd, so
+// that traversal (a/../../etc) is visible as the path it reaches.
+func resolve(p, cwd string) string {
+	if strings.HasPrefix(p, "~") || strings.Contains(p, "://") {
+		return p
+	}
+	if !strings.HasPrefix(p, "/") && cwd != "" {
+		p = cwd + "/" + p
+	}
+	return path.Clean(p)
+}
+
+func looksPath(s string) bool {
+	if s == "" || strings.HasPrefix(s, "-") || strings.Contains(s, "://") || strings.ContainsAny(s, "\n") {
+		return false
+	}
+	return strings.HasPrefix(s, "/") || strings.HasPrefix(s, "./") || strings.HasPrefix(s, "../") ||
+		strings.HasPrefix(s, "~/") || strings.HasPrefix(s, ".") && len(s) > 1 && !strings.HasPrefix(s, "..") ||
+		strings.Contains(s, "/") && !strings.Contains(s, " ")
+}
+
+var urlPattern = regexp.MustCompile(`(?i)\b(?:https?|ftp|wss?)://[^\s'"<>|;)\]}` + "`" + `]+`)
+
+func trimURL(u string) string { return strings.TrimRight(u, ".,:!?") }
+
+// hostOf returns a URL's host, lowercased, without port or trailing dot.
+func hostOf(u string) string {
+	p, err := url.Parse(u)
+	if err != nil || p.Host == "" {
+		return ""
+	}
+	return strings.TrimSuffix(strings.ToLower(p.Hostname()), ".")
+}
+
+// scpHost returns the host of user@host:path or user@host.
+func scpHost(s string) string {
+	at := strings.IndexByte(s, '@')
+	if at < 0 || strings.Contains(s, "://") {
+		return ""
+	}
+	rest := s[at+1:]
+	if i := strings.IndexAny(rest, ":/"); i >= 0 {
+		rest = rest[:i]
+	}
+	if !strings.Contains(rest, ".") {
+		return ""
+	}
+	return strings.ToLower(rest)
+}
+
+var fetchers = map[string]bool{"curl": true, "wget": true, "fetch": true, "http": true, "aria2c": true, "nc": true, "ncat": true}
+
+var interpreters = map[string]bool{"python": true, "python3": true, "perl": true, "ruby": true, "node": true, "php": true, "source": true, ".": true}
+
+var writers = map[string]bool{"rm": true, "mv": true, "cp": true, "tee": true, "touch": true, "mkdir": true, "rmdir": true, "chmod": true, "chown": true, "dd": true, "truncate": true, "ln": true, "shred": true}
+
+var dbClients = map[string]bool{"psql": true, "mysql": true, "sqlite3": true, "mongo": true, "mongosh": true, "clickhouse-client": true, "cqlsh": true}
+
+var sqlPattern = regexp.MustCompile(`(?i)^\s*(select|insert|update|delete|drop|create|alter|truncate|grant|revoke|merge|with)\b`)
+
+func looksSQL(s string) bool { return sqlPattern.MatchString(s) }
+
+var b64Pattern = regexp.MustCompile(`[A-Za-z0-9+/]{16,}={0,2}`)
+
+// decodeB64 returns the printable texts that base64 runs in s decode to.
+func decodeB64(s string) []string {
+	var out []string
+	for _, m := range b64Pattern.FindAllString(s, 8) {
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding} {
+			b, err := enc.DecodeString(m)
+			if err != nil || len(b) < 8 || !utf8.Valid(b) || !printable(string(b)) {
+				continue
+			}
+			out = append(out, string(b))
+			break
+		}
+	}
+	return out
+}
+
+func printable(s string) bool {
+	for _, r := range s {
+		if r < 0x20 && r != '\n' && r != '\t' && r != '\r' || r == 0x7f || r == utf8.RuneError {
+			return false
+		}
+	}
+	return true
+}

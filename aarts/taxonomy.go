@@ -1,0 +1,113 @@
+package aarts
+
+import "strings"
+
+// Canonical tool names of the AARTS standard tool taxonomy (AARTS §7).
+const (
+	ToolShell          = "shell"
+	ToolFileWrite      = "file_write"
+	ToolFileEdit       = "file_edit"
+	ToolFileRead       = "file_read"
+	ToolFileDelete     = "file_delete"
+	ToolWebRequest     = "web_request"
+	ToolMCPCall        = "mcp_call"
+	ToolCodeExec       = "code_exec"
+	ToolPackageInstall = "package_install"
+	ToolBrowser        = "browser"
+	ToolDatabase       = "database"
+	ToolDelegate       = "delegate"
+	ToolOther          = "other"
+)
+
+// CanonicalTools lists the taxonomy's names.
+var CanonicalTools = []string{
+	ToolShell, ToolFileWrite, ToolFileEdit, ToolFileRead, ToolFileDelete, ToolWebRequest, ToolMCPCall,
+	ToolCodeExec, ToolPackageInstall, ToolBrowser, ToolDatabase, ToolDelegate, ToolOther,
+}
+
+// IsCanonicalTool reports whether name is a taxonomy name.
+func IsCanonicalTool(name string) bool {
+	for _, t := range CanonicalTools {
+		if t == name {
+			return true
+		}
+	}
+	return false
+}
+
+// nativeTools maps host tool names, lowercased, to canonical names. Hosts
+// covered: Claude Code, Cursor, Copilot, Gemini CLI, Codex, OpenClaw and
+// common framework names.
+var nativeTools = map[string]string{
+	// shell
+	"bash": ToolShell, "shell": ToolShell, "exec": ToolShell, "terminal": ToolShell, "run_shell_command": ToolShell,
+	"run_terminal_cmd": ToolShell, "execute_command": ToolShell, "local_shell": ToolShell, "powershell": ToolShell,
+	"run_in_terminal": ToolShell, "sh": ToolShell, "cmd": ToolShell,
+	// file write
+	"write": ToolFileWrite, "create_file": ToolFileWrite, "write_file": ToolFileWrite, "write_to_file": ToolFileWrite,
+	"notebookwrite": ToolFileWrite,
+	// file edit
+	"edit": ToolFileEdit, "multiedit": ToolFileEdit, "apply_patch": ToolFileEdit, "str_replace": ToolFileEdit,
+	"str_replace_editor": ToolFileEdit, "str_replace_based_edit_tool": ToolFileEdit, "replace": ToolFileEdit,
+	"edit_file": ToolFileEdit, "search_replace": ToolFileEdit, "notebookedit": ToolFileEdit, "insert_edit_into_file": ToolFileEdit,
+	// file read
+	"read": ToolFileRead, "cat": ToolFileRead, "read_file": ToolFileRead, "view": ToolFileRead, "glob": ToolFileRead,
+	"grep": ToolFileRead, "ls": ToolFileRead, "list_dir": ToolFileRead, "read_many_files": ToolFileRead,
+	"search_file_content": ToolFileRead, "codebase_search": ToolFileRead, "file_search": ToolFileRead, "list_directory": ToolFileRead,
+	// file delete
+	"delete": ToolFileDelete, "rm": ToolFileDelete, "delete_file": ToolFileDelete,
+	// web
+	"webfetch": ToolWebRequest, "web_fetch": ToolWebRequest, "fetch": ToolWebRequest, "curl": ToolWebRequest,
+	"http_request": ToolWebRequest, "websearch": ToolWebRequest, "web_search": ToolWebRequest, "google_web_search": ToolWebRequest,
+	// mcp
+	"mcp": ToolMCPCall, "mcp_tool": ToolMCPCall,
+	// code
+	"python_exec": ToolCodeExec, "jupyter": ToolCodeExec, "eval": ToolCodeExec, "code_interpreter": ToolCodeExec,
+	"execute_code": ToolCodeExec, "python": ToolCodeExec, "run_code": ToolCodeExec,
+	// browser
+	"browser": ToolBrowser, "browser_navigate": ToolBrowser, "browser_click": ToolBrowser, "browser_type": ToolBrowser,
+	"browser_screenshot": ToolBrowser, "click": ToolBrowser, "type": ToolBrowser, "screenshot": ToolBrowser, "computer": ToolBrowser,
+	// database
+	"sql_query": ToolDatabase, "db_exec": ToolDatabase, "query": ToolDatabase, "sql": ToolDatabase, "execute_sql": ToolDatabase,
+	// delegation
+	"task": ToolDelegate, "agent": ToolDelegate, "spawn_agent": ToolDelegate, "delegate": ToolDelegate, "subagent": ToolDelegate,
+}
+
+// Canonical maps a host's tool name to the taxonomy. Names already
+// canonical stay; MCP tools (mcp__server__tool, or server.tool naming) are
+// mcp_call; anything unknown is other. A shell call that installs packages
+// is refined to package_install by CanonicalFor.
+func Canonical(native string) string {
+	n := strings.ToLower(strings.TrimSpace(native))
+	if IsCanonicalTool(n) {
+		return n
+	}
+	if strings.HasPrefix(n, "mcp__") || strings.HasPrefix(n, "mcp_") && strings.Count(n, "_") >= 3 {
+		return ToolMCPCall
+	}
+	if t, ok := nativeTools[n]; ok {
+		return t
+	}
+	return ToolOther
+}
+
+// CanonicalFor is Canonical refined by the tool's input: a shell command
+// that installs packages is package_install.
+func CanonicalFor(native string, a *Analysis) string {
+	t := Canonical(native)
+	if (t == ToolShell || t == ToolCodeExec) && a != nil && len(a.Packages) > 0 {
+		return ToolPackageInstall
+	}
+	return t
+}
+
+// MCPServer returns the server of an MCP tool name such as
+// mcp__github__create_issue, or "".
+func MCPServer(native string) string {
+	rest, ok := strings.CutPrefix(native, "mcp__")
+	if !ok {
+		return ""
+	}
+	server, _, _ := strings.Cut(rest, "__")
+	return server
+}

@@ -1,0 +1,87 @@
+package aarts
+
+import "slices"
+
+// AARTS decisions (§6.6).
+const (
+	Allow = "allow"
+	Deny  = "deny"
+	Ask   = "ask"
+)
+
+// AARM decisions: what the engine decided, of which the AARTS decision is
+// what the host enforces (MODIFY → allow with directives; STEP_UP and DEFER
+// → ask until resolved).
+const (
+	AARMAllow  = "ALLOW"
+	AARMDeny   = "DENY"
+	AARMModify = "MODIFY"
+	AARMStepUp = "STEP_UP"
+	AARMDefer  = "DEFER"
+)
+
+// AARTSFor maps an AARM decision to the AARTS decision a host enforces.
+func AARTSFor(aarm string) string {
+	switch aarm {
+	case AARMAllow, AARMModify:
+		return Allow
+	case AARMStepUp, AARMDefer:
+		return Ask
+	}
+	return Deny
+}
+
+// Strictness orders decisions for merging: deny > ask > allow.
+func Strictness(decision string) int {
+	switch decision {
+	case Deny:
+		return 2
+	case Ask:
+		return 1
+	}
+	return 0
+}
+
+// Resolutions a user may give an ask (§6.6), and the engine's own timeout.
+var Resolutions = []string{"approved", "denied", "allow_always", "allow_similar", "deny_always", "deny_similar", "timeout"}
+
+// IsResolution reports whether r is in Resolutions.
+func IsResolution(r string) bool { return slices.Contains(Resolutions, r) }
+
+// Verdict is the AARTS verdict (§6.5).
+type Verdict struct {
+	Decision             string         `json:"decision"`
+	Category             string         `json:"category"`
+	Severity             string         `json:"severity"`
+	Confidence           *float64       `json:"confidence,omitempty"`
+	Source               string         `json:"source"`
+	Artifacts            []string       `json:"artifacts,omitempty"`
+	MatchedRuleID        string         `json:"matched_rule_id,omitempty"`
+	Reasons              []string       `json:"reasons,omitempty"`
+	Directives           map[string]any `json:"directives,omitempty"`
+	SuggestedResolutions []string       `json:"suggested_resolutions,omitempty"`
+}
+
+// VerdictRecord is the payload of a Verdict envelope: the verdict for the
+// hook event at for_seq, with what produced it.
+type VerdictRecord struct {
+	ForSeq       uint64         `json:"for_seq"`
+	ForHash      string         `json:"for_hash"`
+	HookPoint    string         `json:"hook_point"`
+	Verdict      Verdict        `json:"verdict"`
+	AARMDecision string         `json:"aarm_decision"`
+	ReasonCode   string         `json:"reason_code"`
+	Constraints  map[string]any `json:"constraints,omitempty"`
+	PolicyDigest string         `json:"policy_digest"`
+	SnapshotHash string         `json:"snapshot_hash"`
+}
+
+// ResolutionRecord is the payload of a Resolution envelope: how a pending
+// ask, STEP_UP or DEFER verdict was resolved.
+type ResolutionRecord struct {
+	ForSeq     uint64   `json:"for_seq"`
+	Resolution string   `json:"resolution"`
+	Artifacts  []string `json:"artifacts,omitempty"`
+	Scope      string   `json:"scope,omitempty"` // session or tenant
+	By         string   `json:"by,omitempty"`
+}
