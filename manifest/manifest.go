@@ -1,0 +1,435 @@
+// Package manifest is the capability manifest: what an agent may do — its
+// tools, network domains, binaries, file system roots, secrets, data labels,
+// budgets, approval requirements and permission rules. It decodes and
+// validates a manifest, naming the field at fault, and normalizes it for the
+// policy.
+//
+// The package is pure: callers read the file.
+package manifest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/ledger"
+)
+
+// Version is the manifest format version.
+const Version = 1
+
+// Manifest is a capability manifest. The JSON schema is
+// fixtures/manifests/manifest.schema.json; fixtures/manifests/README.md
+// explains every field.
+type Manifest struct {
+	Version     int        `json:"version"`
+	Name        string     `json:"name"`
+	Description string     `json:"description,omitempty"`
+	Sensitivity string     `json:"sensitivity,omitempty"` // strict, balanced (default), permissive
+	Tools       []string   `json:"tools"`                 // declared tools: canonical names or native-name globs
+	Network     Network    `json:"network"`
+	Exec        Exec       `json:"exec"`
+	FS          FS         `json:"fs"`
+	Secrets     Secrets    `json:"secrets"`
+	DataLabels  DataLabels `json:"data_labels"`
+	Budgets     Budgets    `json:"budgets"`
+	// ApprovalRequired lists tools (canonical names or native-name globs)
+	// that always need a human's approval.
+	ApprovalRequired []string    `json:"approval_required"`
+	Rules            Rules       `json:"rules"`
+	Forbidden        []Forbidden `json:"forbidden"`
+	MCP              MCP         `json:"mcp"`
+	Skills           Skills      `json:"skills"`
+	// Protected lists extra paths (globs) the agent must never write or
+	// delete, beyond agentledger's own (data directory, keys, policies,
+	// hook configuration).
+	Protected []string `json:"protected"`
+}
+
+// Network lists the domains an agent may reach: exact names, or *.suffix
+// for any subdomain of suffix.
+type Network struct {
+	Domains []string `json:"domains"`
+}
+
+// Exec lists the binaries shell commands may run.
+type Exec struct {
+	AllowedBinaries []string `json:"allowed_binaries"`
+}
+
+// FS lists where files may be read and written (directory roots; a path
+// under a root is inside it).
+type FS struct {
+	ReadRoots  []string `json:"read_roots"`
+	WriteRoots []string `json:"write_roots"`
+}
+
+// Secrets are paths (globs) that must never be read or sent, and names of
+// environment variables holding secrets.
+type Secrets struct {
+	Paths   []string `json:"paths"`
+	EnvVars []string `json:"env_vars"`
+}
+
+// DataLabels attach data classes to tools and paths: reading through a
+// labelled tool or from a labelled path adds the classes to the session.
+type DataLabels struct {
+	Tools map[string][]string `json:"tools"`
+	Paths map[string][]string `json:"paths"`
+}
+
+// Budgets bound a session. Zero means the default.
+type Budgets struct {
+	MaxSteps               int   `json:"max_steps"`
+	MaxToolCalls           int   `json:"max_tool_calls"`
+	MaxWallTimeMs          int64 `json:"max_wall_time_ms"`
+	MaxOutputBytes         int64 `json:"max_output_bytes"`
+	ToolTimeoutMs          int64 `json:"tool_timeout_ms"`
+	MaxConcurrentDeferrals int   `json:"max_concurrent_deferrals"`
+}
+
+// Default budgets.
+var DefaultBudgets = Budgets{
+	MaxSteps: 200, MaxToolCalls: 100, MaxWallTimeMs: 3_600_000, MaxOutputBytes: 1 << 20, ToolTimeoutMs: 120_000,
+	MaxConcurrentDeferrals: 2,
+}
+
+// Rules are permission rules in tool(pattern) form, evaluated deny, then
+// allow, then ask: shell(rm -rf:*), shell(git *), file_write(**/.env).
+type Rules struct {
+	Deny  []string `json:"deny"`
+	Allow []string `json:"allow"`
+	Ask   []string `json:"ask"`
+}
+
+// Forbidden is an action that is never allowed, whatever else matches:
+// Match is a regular expression tested against the action's subjects (each
+// shell command, SQL statement, path or URL) of tools matching Tool.
+type Forbidden struct {
+	ID     string `json:"id"`
+	Tool   string `json:"tool"`
+	Match  string `json:"match"`
+	Reason string `json:"reason"`
+}
+
+// MCP lists the MCP servers an agent may connect to and the sources they may
+// come from.
+type MCP struct {
+	AllowedServers []string `json:"allowed_servers"`
+	TrustedSources []string `json:"trusted_sources"`
+}
+
+// Skills lists the sources skills and plugins may be loaded from.
+type Skills struct {
+	TrustedSources []string `json:"trusted_sources"`
+}
+
+// Error names the manifest field at fault.
+type Error struct {
+	Field string
+	Msg   string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("manifest: %s: %s", e.Field, e.Msg) }
+
+// Parse decodes and validates a manifest. Unknown fields are errors.
+func Parse(data []byte) (*Manifest, error) {
+	if _, err := ledger.Canonicalize(data, ledger.Limits{}); err != nil {
+		return nil, &Error{Field: pathOf(err), Msg: err.Error()}
+	}
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	var m Manifest
+	if err := d.Decode(&m); err != nil {
+		var ute *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &ute):
+			return nil, &Error{Field: ute.Field, Msg: fmt.Sprintf("must be %s, got %s", jsonType(ute.Type.Kind().String()), ute.Value)}
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			return nil, &Error{Field: strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`), Msg: "unknown field"}
+		}
+		return nil, &Error{Field: "$", Msg: err.Error()}
+	}
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+func pathOf(err error) string {
+	var ie *ledger.InputError
+	if errors.As(err, &ie) && ie.Path != "" {
+		return ie.Path
+	}
+	return "$"
+}
+
+func jsonType(kind string) string {
+	switch kind {
+	case "string":
+		return "a string"
+	case "slice":
+		return "an array"
+	case "map", "struct":
+		return "an object"
+	case "bool":
+		return "a boolean"
+	}
+	return "a number"
+}
+
+var (
+	domainPattern = regexp.MustCompile(`^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+	rulePattern   = regexp.MustCompile(`^([A-Za-z0-9_*.-]+)\((.*)\)$`)
+	idPattern     = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+)
+
+// Validate checks every field, returning an *Error naming the first bad one.
+func (m *Manifest) Validate() error {
+	if m.Version != Version {
+		return &Error{Field: "version", Msg: fmt.Sprintf("%d: this build reads version %d", m.Version, Version)}
+	}
+	if m.Name == "" {
+		return &Error{Field: "name", Msg: "must not be empty"}
+	}
+	switch m.Sensitivity {
+	case "", "strict", "balanced", "permissive":
+	default:
+		return &Error{Field: "sensitivity", Msg: fmt.Sprintf("%q: want strict, balanced or permissive", m.Sensitivity)}
+	}
+	if err := toolList("tools", m.Tools); err != nil {
+		return err
+	}
+	if err := toolList("approval_required", m.ApprovalRequired); err != nil {
+		return err
+	}
+	for i, d := range m.Network.Domains {
+		if !domainPattern.MatchString(d) {
+			return &Error{Field: fmt.Sprintf("network.domains[%d]", i), Msg: fmt.Sprintf("%q: want a lowercase domain or *.domain", d)}
+		}
+	}
+	for i, b := range m.Exec.AllowedBinaries {
+		if b == "" || strings.ContainsAny(b, "/ \t") {
+			return &Error{Field: fmt.Sprintf("exec.allowed_binaries[%d]", i), Msg: fmt.Sprintf("%q: want a binary name without a path", b)}
+		}
+	}
+	for _, f := range []named{{"fs.read_roots", m.FS.ReadRoots}, {"fs.write_roots", m.FS.WriteRoots}} {
+		field, roots := f.name, f.list
+		for i, r := range roots {
+			if !strings.HasPrefix(r, "/") || path.Clean(r) != r {
+				return &Error{Field: fmt.Sprintf("%s[%d]", field, i), Msg: fmt.Sprintf("%q: want a clean absolute directory", r)}
+			}
+		}
+	}
+	for _, f := range []named{{"secrets.paths", m.Secrets.Paths}, {"protected", m.Protected}} {
+		field, globs := f.name, f.list
+		for i, g := range globs {
+			if err := checkGlob(g); err != nil {
+				return &Error{Field: fmt.Sprintf("%s[%d]", field, i), Msg: err.Error()}
+			}
+		}
+	}
+	for _, k := range sortedKeys(m.DataLabels.Tools) {
+		if err := labels("data_labels.tools."+k, m.DataLabels.Tools[k]); err != nil {
+			return err
+		}
+	}
+	for _, k := range sortedKeys(m.DataLabels.Paths) {
+		if err := checkGlob(k); err != nil {
+			return &Error{Field: "data_labels.paths." + k, Msg: err.Error()}
+		}
+		if err := labels("data_labels.paths."+k, m.DataLabels.Paths[k]); err != nil {
+			return err
+		}
+	}
+	b := m.Budgets
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"max_steps", int64(b.MaxSteps)}, {"max_tool_calls", int64(b.MaxToolCalls)}, {"max_wall_time_ms", b.MaxWallTimeMs},
+		{"max_output_bytes", b.MaxOutputBytes}, {"tool_timeout_ms", b.ToolTimeoutMs}, {"max_concurrent_deferrals", int64(b.MaxConcurrentDeferrals)},
+	} {
+		if f.v < 0 {
+			return &Error{Field: "budgets." + f.name, Msg: fmt.Sprintf("%d: must not be negative", f.v)}
+		}
+	}
+	for _, f := range []named{{"rules.deny", m.Rules.Deny}, {"rules.allow", m.Rules.Allow}, {"rules.ask", m.Rules.Ask}} {
+		kind, rules := f.name, f.list
+		for i, r := range rules {
+			if _, err := ParseRule(r); err != nil {
+				return &Error{Field: fmt.Sprintf("%s[%d]", kind, i), Msg: err.Error()}
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for i, f := range m.Forbidden {
+		field := fmt.Sprintf("forbidden[%d]", i)
+		switch {
+		case !idPattern.MatchString(f.ID):
+			return &Error{Field: field + ".id", Msg: fmt.Sprintf("%q: want 1-64 of [A-Za-z0-9_.-]", f.ID)}
+		case seen[f.ID]:
+			return &Error{Field: field + ".id", Msg: fmt.Sprintf("%q is used twice", f.ID)}
+		case f.Tool == "":
+			return &Error{Field: field + ".tool", Msg: "must not be empty"}
+		case f.Reason == "":
+			return &Error{Field: field + ".reason", Msg: "must not be empty"}
+		}
+		seen[f.ID] = true
+		if _, err := regexp.Compile(f.Match); err != nil || f.Match == "" {
+			return &Error{Field: field + ".match", Msg: fmt.Sprintf("%q is not a regular expression", f.Match)}
+		}
+	}
+	for _, f := range []named{{"mcp.trusted_sources", m.MCP.TrustedSources}, {"skills.trusted_sources", m.Skills.TrustedSources}} {
+		field, srcs := f.name, f.list
+		for i, s := range srcs {
+			if !slices.Contains([]string{"managed", "project", "user", "marketplace"}, s) {
+				return &Error{Field: fmt.Sprintf("%s[%d]", field, i), Msg: fmt.Sprintf("%q: want managed, project, user or marketplace", s)}
+			}
+		}
+	}
+	return nil
+}
+
+type named struct {
+	name string
+	list []string
+}
+
+func toolList(field string, tools []string) error {
+	for i, t := range tools {
+		if t == "" || strings.ContainsAny(t, " ()") {
+			return &Error{Field: fmt.Sprintf("%s[%d]", field, i), Msg: fmt.Sprintf("%q: want a canonical tool name (%s) or a native tool name glob", t, strings.Join(aarts.CanonicalTools, ", "))}
+		}
+	}
+	return nil
+}
+
+func labels(field string, ls []string) error {
+	for i, l := range ls {
+		if l == "" || strings.ToUpper(l) != l || strings.ContainsAny(l, " \t") {
+			return &Error{Field: fmt.Sprintf("%s[%d]", field, i), Msg: fmt.Sprintf("%q: want an upper-case class such as PII", l)}
+		}
+	}
+	return nil
+}
+
+func checkGlob(g string) error {
+	if g == "" {
+		return errors.New("empty glob")
+	}
+	if strings.Contains(g, "***") {
+		return fmt.Errorf("%q: *** is not a glob", g)
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Rule is a parsed tool(pattern) permission rule.
+type Rule struct {
+	Text    string `json:"rule"`
+	Tool    string `json:"tool"`    // canonical name, native name or glob
+	Pattern string `json:"pattern"` // as written
+	// Glob is Pattern as an OPA glob, a trailing :* made **. For file
+	// tools "/" delimits: * stays within a path segment and ** crosses
+	// them. For every other tool (a shell command, a URL) * matches any
+	// text, so shell(git *) allows "git add src/x.go".
+	Glob string `json:"glob"`
+}
+
+// ParseRule parses tool(pattern). An empty pattern or * matches any input.
+func ParseRule(s string) (Rule, error) {
+	m := rulePattern.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return Rule{}, fmt.Errorf("%q: want tool(pattern), such as shell(git *)", s)
+	}
+	r := Rule{Text: s, Tool: m[1], Pattern: m[2]}
+	g := r.Pattern
+	if g == "" {
+		g = "**"
+	}
+	if strings.HasSuffix(g, ":*") {
+		g = strings.TrimSuffix(g, ":*") + "**"
+	}
+	if strings.Contains(g, "***") {
+		return Rule{}, fmt.Errorf("%q: *** is not a pattern", s)
+	}
+	r.Glob = g
+	return r, nil
+}
+
+// ForPolicy returns the manifest as the policy sees it: plain JSON values,
+// budgets with defaults filled in, rules parsed, lists never null.
+func (m *Manifest) ForPolicy() map[string]any {
+	c := *m
+	d := DefaultBudgets
+	b := &c.Budgets
+	if b.MaxSteps == 0 {
+		b.MaxSteps = d.MaxSteps
+	}
+	if b.MaxToolCalls == 0 {
+		b.MaxToolCalls = d.MaxToolCalls
+	}
+	if b.MaxWallTimeMs == 0 {
+		b.MaxWallTimeMs = d.MaxWallTimeMs
+	}
+	if b.MaxOutputBytes == 0 {
+		b.MaxOutputBytes = d.MaxOutputBytes
+	}
+	if b.ToolTimeoutMs == 0 {
+		b.ToolTimeoutMs = d.ToolTimeoutMs
+	}
+	if b.MaxConcurrentDeferrals == 0 {
+		b.MaxConcurrentDeferrals = d.MaxConcurrentDeferrals
+	}
+	if c.Sensitivity == "" {
+		c.Sensitivity = "balanced"
+	}
+	if c.DataLabels.Tools == nil {
+		c.DataLabels.Tools = map[string][]string{}
+	}
+	if c.DataLabels.Paths == nil {
+		c.DataLabels.Paths = map[string][]string{}
+	}
+	raw, _ := json.Marshal(c)
+	var out map[string]any
+	_ = json.Unmarshal(raw, &out)
+	parse := func(rs []string) []any {
+		out := []any{}
+		for _, r := range rs {
+			p, _ := ParseRule(r)
+			out = append(out, map[string]any{"rule": p.Text, "tool": p.Tool, "pattern": p.Pattern, "glob": p.Glob})
+		}
+		return out
+	}
+	out["compiled_rules"] = map[string]any{"deny": parse(m.Rules.Deny), "allow": parse(m.Rules.Allow), "ask": parse(m.Rules.Ask)}
+	nullToEmpty(out)
+	return out
+}
+
+// nullToEmpty replaces null lists and objects with empty ones, so the
+// policy never has to tell missing from empty.
+func nullToEmpty(v map[string]any) {
+	for k, x := range v {
+		switch y := x.(type) {
+		case nil:
+			v[k] = []any{}
+		case map[string]any:
+			nullToEmpty(y)
+		}
+	}
+}
