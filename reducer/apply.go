@@ -1,0 +1,362 @@
+package reducer
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/manifest"
+)
+
+// Config tunes a Reducer. The zero Config is the default.
+type Config struct {
+	// Manifest supplies data labels for tools and paths and the secret
+	// paths whose reading marks the session SECRET. Optional.
+	Manifest *manifest.Manifest
+}
+
+// Loop detector thresholds.
+const (
+	// Window is how many recent tool calls the loop detector keeps.
+	Window = 16
+	// IdenticalCalls is how often the same call (tool and canonical
+	// input) within the window is a loop.
+	IdenticalCalls = 3
+	// NoProgressResults is how many consecutive tool results that were
+	// all seen before within the window is a loop.
+	NoProgressResults = 6
+	// maxFindings bounds DataFindings.
+	maxFindings = 64
+	// maxPending bounds Pending.
+	maxPending = 64
+)
+
+// Loop violation kinds.
+const (
+	LoopIdenticalCall     = "identical_call"
+	LoopNoProgress        = "no_progress"
+	LoopRepeatingSequence = "repeating_sequence"
+)
+
+// Reducer folds envelopes into snapshots. It is immutable and safe for
+// concurrent use.
+type Reducer struct {
+	cfg Config
+}
+
+// NewReducer returns a Reducer with cfg.
+func NewReducer(cfg Config) *Reducer { return &Reducer{cfg: cfg} }
+
+var defaultReducer = NewReducer(Config{})
+
+// Apply folds e into s with the default configuration.
+func Apply(s Snapshot, e *ledger.Envelope) (Snapshot, error) { return defaultReducer.Apply(s, e) }
+
+// Apply folds one envelope into s and returns the new snapshot; s is not
+// changed. The envelope must be the next of s's session (seq s.Seq+1).
+func (r *Reducer) Apply(s Snapshot, e *ledger.Envelope) (Snapshot, error) {
+	if s.Seq >= 0 && (e.TenantID() != s.TenantID || e.SessionID() != s.SessionID) {
+		return s, fmt.Errorf("reducer: envelope of %s folded into %s/%s", e.Key(), s.TenantID, s.SessionID)
+	}
+	if int64(e.Seq()) != s.Seq+1 {
+		return s, fmt.Errorf("reducer: %s seq %d folded after seq %d", e.Key(), e.Seq(), s.Seq)
+	}
+	n := s.clone()
+	n.TenantID, n.SessionID = e.TenantID(), e.SessionID()
+	n.Seq = int64(e.Seq())
+	n.Events++
+	if n.Events == 1 {
+		n.StartedMs = e.TsUnixMs()
+	}
+	if e.TsUnixMs() > n.LastMs {
+		n.LastMs = e.TsUnixMs()
+	}
+	n.WallTimeMs = n.LastMs - n.StartedMs
+	var err error
+	switch e.EventType() {
+	case ledger.EventVerdict:
+		err = n.foldVerdict(e)
+	case ledger.EventResolution:
+		err = n.foldResolution(e)
+	case ledger.EventEngineFailure, ledger.EventCheckpoint:
+	default:
+		err = r.foldHook(&n, e)
+	}
+	if err != nil {
+		return s, fmt.Errorf("reducer: %s seq %d (%s): %w", e.Key(), e.Seq(), e.EventType(), err)
+	}
+	return n, nil
+}
+
+// clone copies s deeply enough that appending to n never writes into s.
+func (s Snapshot) clone() Snapshot {
+	n := s
+	n.TaintSources = slices.Clone(s.TaintSources)
+	n.SanitizedKeys = slices.Clone(s.SanitizedKeys)
+	n.LoopTrace = slices.Clone(s.LoopTrace)
+	n.DataClasses = slices.Clone(s.DataClasses)
+	n.DataFindings = slices.Clone(s.DataFindings)
+	n.EgressDomains = slices.Clone(s.EgressDomains)
+	n.Pending = slices.Clone(s.Pending)
+	n.PermittedTools = slices.Clone(s.PermittedTools)
+	n.AllowedArtifacts = slices.Clone(s.AllowedArtifacts)
+	n.DeniedArtifacts = slices.Clone(s.DeniedArtifacts)
+	n.Recent = slices.Clone(s.Recent)
+	n.NoProgressTrace = slices.Clone(s.NoProgressTrace)
+	return n
+}
+
+func (r *Reducer) foldHook(n *Snapshot, e *ledger.Envelope) error {
+	ev, err := aarts.ParseEvent(e.Payload())
+	if err != nil {
+		return err
+	}
+	if ev.HookPoint != e.EventType() {
+		return fmt.Errorf("payload hook_point %q differs from event_type", ev.HookPoint)
+	}
+	seq := e.Seq()
+	switch ev.HookPoint {
+	case "SessionStart":
+		if p := ev.ParentSessionID; p != "" {
+			n.ParentSessionID = p
+		}
+		if tools, ok := ev.Field("permitted_tools").([]any); ok {
+			n.PermittedTools = n.PermittedTools[:0]
+			for _, t := range tools {
+				if s, ok := t.(string); ok {
+					n.PermittedTools = addSorted(n.PermittedTools, s)
+				}
+			}
+		}
+	case "PreUserInput":
+		if n.OriginalRequest == "" {
+			n.OriginalRequest = ev.String("raw_input")
+		}
+		// The user speaking again ends a loop: detection restarts afresh.
+		n.clearLoop()
+	case "PreLLMRequest":
+		n.StepsConsumed++
+	case "PreSubAgentSpawn":
+		n.StepsConsumed++
+	case "PreToolUse":
+		n.StepsConsumed++
+		n.ToolCallsConsumed++
+		if ev.IsSubAgent && ev.ParentSessionID != "" {
+			n.ParentSessionID = ev.ParentSessionID
+		}
+		n.recordCall(seq, ev)
+	case "PostToolUse":
+		result := ev.Field("tool_result")
+		text := textOf(result)
+		n.OutputBytes += int64(len(text))
+		a := aarts.AnalyzeTool(ev.NativeTool(), ev.ToolInput, ev.Cwd)
+		n.taint(seq, ev.HookPoint, a.Tool, "tool result")
+		for _, h := range a.Hosts {
+			if a.Tool == aarts.ToolWebRequest || a.Tool == aarts.ToolShell || a.Tool == aarts.ToolBrowser || a.Tool == aarts.ToolMCPCall || a.Tool == aarts.ToolPackageInstall {
+				n.EgressDomains = addSorted(n.EgressDomains, h)
+			}
+		}
+		n.classify(seq, text)
+		r.label(n, seq, ev.NativeTool(), a)
+		n.recordResult(seq, ev.NativeTool(), text)
+	case "PreMemoryRead":
+		n.taint(seq, ev.HookPoint, "", "memory read")
+		n.classify(seq, textOf(ev.Field("retrieved_content")))
+	case "PostSubAgentResult":
+		n.taint(seq, ev.HookPoint, aarts.ToolDelegate, "sub-agent result")
+		n.classify(seq, textOf(ev.Field("result")))
+	case aarts.HookSanitized:
+		n.SanitizedKeys = addSorted(n.SanitizedKeys, ev.SanitizerKey)
+	case "PostAskResolution":
+		n.foldAskResolution(ev)
+	case "SessionEnd":
+		reason := ev.String("reason")
+		if ev.Field("error") == nil && reason != "error" && reason != "crash" {
+			n.IsTainted = false
+			n.TaintSources = nil
+		}
+	}
+	return nil
+}
+
+func (n *Snapshot) taint(seq uint64, hook, tool, reason string) {
+	n.IsTainted = true
+	n.TaintSources = append(n.TaintSources, TaintSource{Seq: seq, HookPoint: hook, Tool: tool, Reason: reason})
+	if len(n.TaintSources) > maxFindings {
+		n.TaintSources = n.TaintSources[len(n.TaintSources)-maxFindings:]
+	}
+}
+
+// label adds the manifest's data labels for the tool and paths of a result,
+// and SECRET when a secret path was read.
+func (r *Reducer) label(n *Snapshot, seq uint64, native string, a aarts.Analysis) {
+	m := r.cfg.Manifest
+	if m == nil {
+		return
+	}
+	for _, g := range sortedKeys(m.DataLabels.Tools) {
+		if MatchGlob(g, native, false) || MatchGlob(g, a.Tool, false) {
+			for _, c := range m.DataLabels.Tools[g] {
+				n.addFinding(seq, c, "label:tool")
+			}
+		}
+	}
+	for _, p := range a.Paths {
+		for _, g := range sortedKeys(m.DataLabels.Paths) {
+			if MatchGlob(g, p, true) {
+				for _, c := range m.DataLabels.Paths[g] {
+					n.addFinding(seq, c, "label:path")
+				}
+			}
+		}
+		for _, g := range m.Secrets.Paths {
+			if MatchGlob(g, p, true) {
+				n.addFinding(seq, ClassSecret, "secret_path")
+			}
+		}
+	}
+}
+
+func sortedKeys(m map[string][]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (n *Snapshot) addFinding(seq uint64, class, detector string) {
+	n.DataClasses = addSorted(n.DataClasses, class)
+	f := Finding{Seq: seq, Class: class, Detector: detector}
+	if !slices.Contains(n.DataFindings, f) {
+		n.DataFindings = append(n.DataFindings, f)
+		if len(n.DataFindings) > maxFindings {
+			n.DataFindings = n.DataFindings[len(n.DataFindings)-maxFindings:]
+		}
+	}
+}
+
+func (n *Snapshot) classify(seq uint64, text string) {
+	for _, d := range Detect(text) {
+		n.addFinding(seq, d.Class, d.Detector)
+	}
+}
+
+func (n *Snapshot) foldVerdict(e *ledger.Envelope) error {
+	var v aarts.VerdictRecord
+	if err := decodeStrict(e.Payload(), &v); err != nil {
+		return err
+	}
+	if v.Verdict.Decision == aarts.Deny {
+		n.DeniedCount++
+	}
+	if v.Verdict.Decision == aarts.Ask || v.AARMDecision == aarts.AARMStepUp || v.AARMDecision == aarts.AARMDefer {
+		n.Pending = append(n.Pending, Pending{ForSeq: v.ForSeq, HookPoint: v.HookPoint, AARMDecision: v.AARMDecision,
+			ReasonCode: v.ReasonCode, Artifacts: v.Verdict.Artifacts})
+		if len(n.Pending) > maxPending {
+			n.Pending = n.Pending[len(n.Pending)-maxPending:]
+		}
+	}
+	return nil
+}
+
+func (n *Snapshot) foldResolution(e *ledger.Envelope) error {
+	var r aarts.ResolutionRecord
+	if err := decodeStrict(e.Payload(), &r); err != nil {
+		return err
+	}
+	if !aarts.IsResolution(r.Resolution) {
+		return fmt.Errorf("resolution %q: want one of %s", r.Resolution, strings.Join(aarts.Resolutions, ", "))
+	}
+	i := slices.IndexFunc(n.Pending, func(p Pending) bool { return p.ForSeq == r.ForSeq })
+	var p Pending
+	if i >= 0 {
+		p = n.Pending[i]
+		n.Pending = slices.Delete(n.Pending, i, i+1)
+	}
+	artifacts := r.Artifacts
+	if len(artifacts) == 0 {
+		artifacts = p.Artifacts
+	}
+	n.resolve(r.Resolution, p.ReasonCode, artifacts)
+	return nil
+}
+
+// foldAskResolution applies a host's PostAskResolution.
+func (n *Snapshot) foldAskResolution(ev *aarts.Event) {
+	var artifacts []string
+	reason := ""
+	if v, ok := ev.Field("original_verdict").(map[string]any); ok {
+		if as, ok := v["artifacts"].([]any); ok {
+			for _, a := range as {
+				if s, ok := a.(string); ok {
+					artifacts = append(artifacts, s)
+				}
+			}
+		}
+		reason, _ = v["matched_rule_id"].(string)
+	}
+	n.resolve(ev.String("resolution"), reason, artifacts)
+}
+
+// resolve applies a resolution: *_always and *_similar remember the
+// artifacts for the session; approving a loop verdict clears the loop.
+func (n *Snapshot) resolve(resolution, reasonCode string, artifacts []string) {
+	switch resolution {
+	case "allow_always", "allow_similar":
+		for _, a := range artifacts {
+			n.AllowedArtifacts = addSorted(n.AllowedArtifacts, a)
+		}
+	case "deny_always", "deny_similar":
+		for _, a := range artifacts {
+			n.DeniedArtifacts = addSorted(n.DeniedArtifacts, a)
+		}
+	}
+	if reasonCode == "LOOP_DETECTED" && (resolution == "approved" || strings.HasPrefix(resolution, "allow_")) {
+		n.clearLoop()
+	}
+}
+
+func decodeStrict(p []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(p))
+	d.DisallowUnknownFields()
+	return d.Decode(v)
+}
+
+// addSorted inserts s into a sorted set.
+func addSorted(set []string, s string) []string {
+	i, found := slices.BinarySearch(set, s)
+	if found {
+		return set
+	}
+	return slices.Insert(set, i, s)
+}
+
+// textOf renders a result or content value as text for inspection: strings
+// as they are, anything else as its JSON.
+func textOf(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func fingerprint(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}

@@ -1,0 +1,96 @@
+package reducer
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Data classes the detectors assign.
+const (
+	ClassPII         = "PII"
+	ClassPaymentCard = "PAYMENT_CARD"
+	ClassSecret      = "SECRET"
+)
+
+// Detection is one kind of sensitive data found in a text.
+type Detection struct {
+	Class    string
+	Detector string
+}
+
+type detector struct {
+	name  string
+	class string
+	re    *regexp.Regexp
+	check func(string) bool // optional validation of a match
+}
+
+var detectors = []detector{
+	{"email", ClassPII, regexp.MustCompile(`[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}\b`), nil},
+	{"phone", ClassPII, regexp.MustCompile(`(?:\+\d{1,3}[ .-]?)?\(?\b\d{3}\)?[ .-]\d{3}[ .-]\d{4}\b`), nil},
+	{"national_id", ClassPII, regexp.MustCompile(`\b\d{3}-\d{2}-\d{4}\b`), validSSN},
+	{"payment_card", ClassPaymentCard, regexp.MustCompile(`\b(?:\d[ -]?){12,18}\d\b`), luhn},
+	{"private_key", ClassSecret, regexp.MustCompile(`-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY( BLOCK)?-----`), nil},
+	{"aws_access_key", ClassSecret, regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), nil},
+	{"aws_secret_key", ClassSecret, regexp.MustCompile(`(?i)aws_secret_access_key\s*[=:]\s*["']?[A-Za-z0-9/+=]{40}`), nil},
+	{"github_token", ClassSecret, regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{60,})\b`), nil},
+	{"slack_token", ClassSecret, regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}\b`), nil},
+	{"stripe_key", ClassSecret, regexp.MustCompile(`\b[sr]k_live_[0-9A-Za-z]{20,}\b`), nil},
+	{"google_api_key", ClassSecret, regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`), nil},
+	{"openai_key", ClassSecret, regexp.MustCompile(`\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}\b`), nil},
+	{"jwt", ClassSecret, regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), nil},
+}
+
+// maxScan bounds how much of one text the detectors read.
+const maxScan = 256 << 10
+
+// Detect returns the kinds of sensitive data in text, sorted by detector.
+// It never returns the data itself.
+func Detect(text string) []Detection {
+	if len(text) > maxScan {
+		text = text[:maxScan]
+	}
+	var out []Detection
+	for _, d := range detectors {
+		for _, m := range d.re.FindAllString(text, 16) {
+			if d.check == nil || d.check(m) {
+				out = append(out, Detection{Class: d.class, Detector: d.name})
+				break
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Detection) int { return strings.Compare(a.Detector, b.Detector) })
+	return out
+}
+
+// luhn reports whether the digits of s pass the Luhn check.
+func luhn(s string) bool {
+	var digits []int
+	for _, c := range s {
+		if c >= '0' && c <= '9' {
+			digits = append(digits, int(c-'0'))
+		}
+	}
+	if len(digits) < 13 || len(digits) > 19 {
+		return false
+	}
+	sum := 0
+	for i := len(digits) - 1; i >= 0; i-- {
+		d := digits[i]
+		if (len(digits)-1-i)%2 == 1 {
+			d *= 2
+			if d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+	}
+	return sum%10 == 0
+}
+
+// validSSN rejects numbers the US never issues.
+func validSSN(s string) bool {
+	area, group, serial := s[:3], s[4:6], s[7:]
+	return area != "000" && area != "666" && area[0] != '9' && group != "00" && serial != "0000"
+}

@@ -1,0 +1,106 @@
+package reducer
+
+import (
+	"encoding/json"
+	"slices"
+
+	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/ledger"
+)
+
+// The loop detector. A violation is raised by one of three signals, each
+// with the seqs that show it (LoopTrace):
+//
+//   - identical_call: the same tool with the same canonical input
+//     IdenticalCalls times within the last Window calls;
+//   - repeating_sequence: the last 2L tool names are one sequence of length
+//     L (3 ≤ L ≤ 7, not all one tool) repeated twice;
+//   - no_progress: NoProgressResults consecutive tool results each already
+//     seen in the window.
+//
+// A violation stays until the user speaks again (PreUserInput) or a
+// LOOP_DETECTED verdict is approved (a Resolution or PostAskResolution);
+// either empties the window, so detection needs fresh evidence.
+
+func (n *Snapshot) clearLoop() {
+	n.LoopViolation = ""
+	n.LoopTrace = nil
+	n.Recent = nil
+	n.NoProgress = 0
+	n.NoProgressTrace = nil
+}
+
+func (n *Snapshot) recordCall(seq uint64, ev *aarts.Event) {
+	input, _ := json.Marshal(ev.ToolInput)
+	if c, err := ledger.Canonicalize(input, ledger.Limits{MaxBytes: 16 << 20, MaxDepth: 1000}); err == nil {
+		input = c
+	}
+	tool := ev.NativeTool()
+	n.Recent = append(n.Recent, Call{Seq: seq, Tool: tool, Fingerprint: fingerprint(tool, string(input))})
+	if len(n.Recent) > Window {
+		n.Recent = n.Recent[len(n.Recent)-Window:]
+	}
+	if n.LoopViolation != "" {
+		return
+	}
+	last := n.Recent[len(n.Recent)-1]
+	var same []uint64
+	for _, c := range n.Recent {
+		if c.Fingerprint == last.Fingerprint {
+			same = append(same, c.Seq)
+		}
+	}
+	if len(same) >= IdenticalCalls {
+		n.LoopViolation, n.LoopTrace = LoopIdenticalCall, same
+		return
+	}
+	for l := 3; l <= 7; l++ {
+		if len(n.Recent) < 2*l {
+			break
+		}
+		tail := n.Recent[len(n.Recent)-2*l:]
+		if repeats(tail, l) {
+			trace := make([]uint64, len(tail))
+			for i, c := range tail {
+				trace[i] = c.Seq
+			}
+			n.LoopViolation, n.LoopTrace = LoopRepeatingSequence, trace
+			return
+		}
+	}
+}
+
+// repeats reports whether calls is one sequence of l tool names twice, with
+// at least two different tools in it.
+func repeats(calls []Call, l int) bool {
+	distinct := false
+	for i := 0; i < l; i++ {
+		if calls[i].Tool != calls[i+l].Tool {
+			return false
+		}
+		if calls[i].Tool != calls[0].Tool {
+			distinct = true
+		}
+	}
+	return distinct
+}
+
+func (n *Snapshot) recordResult(seq uint64, tool, text string) {
+	fp := fingerprint(tool, text)
+	seen := slices.ContainsFunc(n.Recent, func(c Call) bool { return c.Result == fp })
+	for i := len(n.Recent) - 1; i >= 0; i-- {
+		if n.Recent[i].Tool == tool && n.Recent[i].Result == "" {
+			n.Recent[i].Result = fp
+			break
+		}
+	}
+	if !seen {
+		n.NoProgress, n.NoProgressTrace = 0, nil
+		return
+	}
+	n.NoProgress++
+	n.NoProgressTrace = append(n.NoProgressTrace, seq)
+	if n.NoProgress >= NoProgressResults && n.LoopViolation == "" {
+		n.LoopViolation, n.LoopTrace = LoopNoProgress, slices.Clone(n.NoProgressTrace)
+	}
+}

@@ -1,0 +1,149 @@
+// Package reducer folds a session's envelopes into its snapshot: what the
+// session has done so far — budgets consumed, taint, sanitizer keys, loops,
+// data classes, egress, denials, open approvals. The fold is pure: time comes
+// from envelope timestamps, never a clock; nothing is random; no map order
+// reaches the snapshot, so the same envelopes give the same snapshot hash on
+// every machine.
+package reducer
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentledger/agentledger/ledger"
+)
+
+// Snapshot is a session's state after some prefix of its envelopes. Every
+// list is either a sorted set or in seq order.
+type Snapshot struct {
+	TenantID  string `json:"tenant_id"`
+	SessionID string `json:"session_id"`
+	// Seq is the seq of the last envelope folded, -1 before the first.
+	Seq    int64 `json:"seq"`
+	Events int   `json:"events"`
+
+	StepsConsumed     int   `json:"steps_consumed"`
+	ToolCallsConsumed int   `json:"tool_calls_consumed"`
+	StartedMs         int64 `json:"started_ms"`
+	LastMs            int64 `json:"last_ms"`
+	WallTimeMs        int64 `json:"wall_time_ms"`
+	OutputBytes       int64 `json:"output_bytes"`
+
+	IsTainted     bool          `json:"is_tainted"`
+	TaintSources  []TaintSource `json:"taint_sources"`
+	SanitizedKeys []string      `json:"sanitized_keys"`
+
+	LoopViolation string   `json:"loop_violation"`
+	LoopTrace     []uint64 `json:"loop_trace"`
+
+	DataClasses  []string  `json:"data_classes"`
+	DataFindings []Finding `json:"data_findings"`
+
+	OriginalRequest string   `json:"original_request"`
+	EgressDomains   []string `json:"egress_domains"`
+	DeniedCount     int      `json:"denied_count"`
+	Pending         []Pending `json:"pending"`
+
+	ParentSessionID  string   `json:"parent_session_id"`
+	PermittedTools   []string `json:"permitted_tools"`
+	AllowedArtifacts []string `json:"allowed_artifacts"`
+	DeniedArtifacts  []string `json:"denied_artifacts"`
+
+	// Recent is the loop detector's window of the last tool calls.
+	Recent []Call `json:"recent"`
+	// NoProgress counts consecutive tool results already seen in the window.
+	NoProgress      int      `json:"no_progress"`
+	NoProgressTrace []uint64 `json:"no_progress_trace"`
+}
+
+// TaintSource records what tainted the session.
+type TaintSource struct {
+	Seq       uint64 `json:"seq"`
+	HookPoint string `json:"hook_point"`
+	Tool      string `json:"tool,omitempty"`
+	Reason    string `json:"reason"`
+}
+
+// Finding records sensitive data seen, without the data itself.
+type Finding struct {
+	Seq      uint64 `json:"seq"`
+	Class    string `json:"class"`
+	Detector string `json:"detector"`
+}
+
+// Pending is an ask, STEP_UP or DEFER verdict awaiting resolution.
+type Pending struct {
+	ForSeq       uint64   `json:"for_seq"`
+	HookPoint    string   `json:"hook_point"`
+	AARMDecision string   `json:"aarm_decision"`
+	ReasonCode   string   `json:"reason_code"`
+	Artifacts    []string `json:"artifacts,omitempty"`
+}
+
+// Call is one tool call in the loop detector's window.
+type Call struct {
+	Seq         uint64 `json:"seq"`
+	Tool        string `json:"tool"`
+	Fingerprint string `json:"fingerprint"` // SHA-256 of tool + canonical input, 16 hex digits
+	Result      string `json:"result,omitempty"`
+}
+
+// New returns the snapshot of a session before its first envelope.
+func New(tenant, session string) Snapshot {
+	return Snapshot{TenantID: tenant, SessionID: session, Seq: -1}
+}
+
+// Hash returns the lowercase hex SHA-256 of the snapshot's RFC 8785 form.
+func (s Snapshot) Hash() string {
+	sum := sha256.Sum256(s.Canonical())
+	return hex.EncodeToString(sum[:])
+}
+
+// Canonical returns the snapshot's RFC 8785 form. Nil lists are written as
+// empty ones, so a snapshot's hash does not depend on how it was built.
+func (s Snapshot) Canonical() []byte {
+	s.normalize()
+	raw, err := json.Marshal(s)
+	if err != nil {
+		panic(fmt.Sprintf("reducer: marshal snapshot: %v", err)) // plain data; cannot fail
+	}
+	c, err := ledger.Canonicalize(raw, ledger.Limits{MaxBytes: 64 << 20, MaxDepth: 16})
+	if err != nil {
+		panic(fmt.Sprintf("reducer: canonicalize snapshot: %v", err))
+	}
+	return c
+}
+
+func (s *Snapshot) normalize() {
+	for _, l := range []*[]string{&s.SanitizedKeys, &s.DataClasses, &s.EgressDomains, &s.PermittedTools, &s.AllowedArtifacts, &s.DeniedArtifacts} {
+		if *l == nil {
+			*l = []string{}
+		}
+	}
+	for _, l := range []*[]uint64{&s.LoopTrace, &s.NoProgressTrace} {
+		if *l == nil {
+			*l = []uint64{}
+		}
+	}
+	if s.TaintSources == nil {
+		s.TaintSources = []TaintSource{}
+	}
+	if s.DataFindings == nil {
+		s.DataFindings = []Finding{}
+	}
+	if s.Pending == nil {
+		s.Pending = []Pending{}
+	}
+	if s.Recent == nil {
+		s.Recent = []Call{}
+	}
+}
+
+// ForPolicy returns the snapshot as plain JSON values for the policy input.
+func (s Snapshot) ForPolicy() map[string]any {
+	var out map[string]any
+	_ = json.Unmarshal(s.Canonical(), &out)
+	return out
+}
