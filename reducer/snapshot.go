@@ -41,9 +41,9 @@ type Snapshot struct {
 	DataClasses  []string  `json:"data_classes"`
 	DataFindings []Finding `json:"data_findings"`
 
-	OriginalRequest string   `json:"original_request"`
-	EgressDomains   []string `json:"egress_domains"`
-	DeniedCount     int      `json:"denied_count"`
+	OriginalRequest string    `json:"original_request"`
+	EgressDomains   []string  `json:"egress_domains"`
+	DeniedCount     int       `json:"denied_count"`
 	Pending         []Pending `json:"pending"`
 
 	ParentSessionID  string   `json:"parent_session_id"`
