@@ -74,7 +74,7 @@ func TestAnalyzeTool(t *testing.T) {
 		t.Errorf("curl|bash: got %+v", a)
 	}
 	a = AnalyzeTool("Bash", map[string]any{"command": "npm install left-pad@1.3.0 && pip install requets==2.0 && go get github.com/x/y@v1.2.3"}, "")
-	want := []Package{{"go", "github.com/x/y", "v1.2.3"}, {"npm", "left-pad", "1.3.0"}, {"pypi", "requets", "2.0"}}
+	want := []Package{{"go", "github.com/x/y", "v1.2.3", ""}, {"npm", "left-pad", "1.3.0", ""}, {"pypi", "requets", "2.0", "requests"}}
 	if !slices.Equal(a.Packages, want) || a.Tool != ToolPackageInstall {
 		t.Errorf("packages: got %+v tool %s", a.Packages, a.Tool)
 	}
@@ -99,6 +99,20 @@ func TestAnalyzeTool(t *testing.T) {
 	y := AnalyzeTool("Bash", map[string]any{"description": "https://b.example https://a.example", "command": "a | b"}, "")
 	if !slices.Equal(x.URLs, y.URLs) || x.URLs[0] != "https://a.example" {
 		t.Errorf("order: %v vs %v", x.URLs, y.URLs)
+	}
+}
+
+func TestEditDistanceOne(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		want bool
+	}{
+		{"requets", "requests", true}, {"reqeusts", "requests", true}, {"requestz", "requests", true},
+		{"requests", "requests", false}, {"reqs", "requests", false}, {"lodahs", "lodash", true}, {"numpy", "scipy", false},
+	} {
+		if got := editDistanceOne(tt.a, tt.b); got != tt.want {
+			t.Errorf("editDistanceOne(%q, %q) = %v", tt.a, tt.b, got)
+		}
 	}
 }
 

@@ -33,7 +33,10 @@ const (
 type Package struct {
 	Manager string `json:"manager"`
 	Name    string `json:"name"`
-	Version string `json:"version,omitempty"`
+	Version string `json:"version"`
+	// Suspect names the well-known package this one imitates, when its
+	// name is one edit away from it ("requets" for requests).
+	Suspect string `json:"suspect"`
 }
 
 // Analysis is the engine's own reading of an action's input. It is derived

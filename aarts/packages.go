@@ -100,13 +100,80 @@ func packagesOf(c Command) []Package {
 		if looksPath(a) && !strings.Contains(a, "@") && inst.manager != "go" {
 			continue // a local directory or file, not a registry package
 		}
+		p := splitPackage(inst.manager, a)
+		p.Suspect = suspectOf(p.Manager, p.Name)
+		out = append(out, p)
 		if bin == "npx" {
-			out = append(out, splitPackage(inst.manager, a))
 			break // npx runs its first argument; the rest are its arguments
 		}
-		out = append(out, splitPackage(inst.manager, a))
 	}
 	return out
+}
+
+// popular are names typosquatters imitate, by manager. An install of a name
+// one edit away from one of these (and not itself listed) is suspect.
+var popular = map[string][]string{
+	"npm": {"react", "react-dom", "lodash", "express", "axios", "chalk", "commander", "debug", "moment", "request",
+		"typescript", "webpack", "eslint", "prettier", "jest", "mocha", "vue", "next", "dotenv", "uuid", "yargs",
+		"left-pad", "colors", "async", "underscore", "jquery", "body-parser", "cross-env", "nodemon", "electron"},
+	"pypi": {"requests", "numpy", "pandas", "urllib3", "boto3", "botocore", "setuptools", "six", "django", "flask",
+		"pyyaml", "cryptography", "jinja2", "pytest", "scipy", "matplotlib", "pillow", "sqlalchemy", "beautifulsoup4",
+		"tensorflow", "torch", "scikit-learn", "python-dateutil", "certifi", "idna", "colorama", "openai", "httpx"},
+	"crates": {"serde", "tokio", "rand", "clap", "regex", "reqwest", "anyhow", "thiserror", "serde_json", "log"},
+	"rubygems": {"rails", "rake", "bundler", "nokogiri", "rspec", "devise", "puma"},
+}
+
+// suspectOf returns the popular package name is one edit away from.
+func suspectOf(manager, name string) string {
+	list := popular[manager]
+	n := strings.ToLower(name)
+	if len(n) < 4 {
+		return ""
+	}
+	for _, p := range list {
+		if p == n {
+			return ""
+		}
+	}
+	for _, p := range list {
+		if editDistanceOne(n, p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// editDistanceOne reports whether a becomes b by one insertion, deletion,
+// substitution or transposition of adjacent characters.
+func editDistanceOne(a, b string) bool {
+	if a == b {
+		return false
+	}
+	la, lb := len(a), len(b)
+	switch {
+	case la == lb:
+		diff := -1
+		for i := 0; i < la; i++ {
+			if a[i] != b[i] {
+				if diff >= 0 {
+					// A transposition of adjacent characters?
+					return i == diff+1 && a[diff] == b[i] && a[i] == b[diff] && a[i+1:] == b[i+1:]
+				}
+				diff = i
+			}
+		}
+		return true
+	case la == lb+1:
+		a, b = b, a
+		fallthrough
+	case lb == la+1:
+		i := 0
+		for i < len(a) && a[i] == b[i] {
+			i++
+		}
+		return a[i:] == b[i+1:]
+	}
+	return false
 }
 
 // splitPackage splits name@version, name==version and similar.

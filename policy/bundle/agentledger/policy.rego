@@ -1,0 +1,90 @@
+# The default agentledger policy. Every rule adds a signal; the verdict is
+# the strictest signal (deny > ask > allow), and among equally strict
+# signals the first in rule order:
+#
+#   1 FORBIDDEN / PROTECTED_PATH / RULE_DENY   7 EXEC_DENY
+#   2 PERMISSION_UNDECLARED                     8 FS_DENY / SECRET_ACCESS / PACKAGE_SUSPECT
+#   3 EGRESS_DENY                               9 DATA_EXFILTRATION (composition)
+#   4 BUDGET_EXCEEDED                          10 APPROVAL_REQUIRED / RULE_ASK
+#   5 LOOP_DETECTED                            11 CONTEXT_PENDING (DEFER)
+#   6 TAINTED_TO_HIGH_RISK                     12 MODIFY signals (directives)
+#
+# A heuristic deny whose confidence is under the manifest's sensitivity
+# threshold becomes ask (AARTS §6.6).
+package agentledger.policy
+
+import rego.v1
+
+sig(order, code, decision, aarm, category, severity, reason, artifacts, confidence) := {
+	"order": order, "reason_code": code, "decision": decision, "aarm_decision": aarm, "category": category,
+	"severity": severity, "reason": reason, "artifacts": artifacts, "confidence": confidence, "directives": {},
+}
+
+strictness := {"allow": 0, "ask": 1, "deny": 2}
+
+thresholds := {"strict": 0, "balanced": 0.7, "permissive": 0.9}
+
+top := max({strictness[s.decision] | some s in signals})
+
+first := min({s.order | some s in signals; strictness[s.decision] == top})
+
+winner := [s | some s in signals; strictness[s.decision] == top; s.order == first][0]
+
+reasons := [s.reason | some o in sort({s.order | some s in signals}); some s in signals; s.order == o]
+
+artifacts := sort({a | some s in signals; some a in s.artifacts})
+
+directives := object.union_n([s.directives | some s in signals; s.decision == "allow"])
+
+downgraded if {
+	winner.decision == "deny"
+	winner.confidence < thresholds[m.sensitivity]
+}
+
+constraints := {"max_output_bytes": budgets.max_output_bytes, "timeout_ms": budgets.tool_timeout_ms} if {
+	hook == "PreToolUse"
+} else := {}
+
+source(code) := "pattern_match" if code in {"FORBIDDEN", "RULE_DENY", "RULE_ASK", "PROTECTED_PATH", "PACKAGE_SUSPECT", "MEMORY_POISONING"}
+
+else := "behavioral_analysis" if code in {"LOOP_DETECTED", "TAINTED_TO_HIGH_RISK", "DATA_EXFILTRATION", "BUDGET_EXCEEDED"}
+
+else := "policy"
+
+default decision := {
+	"decision": "allow", "aarm_decision": "ALLOW", "reason_code": "ALLOW", "category": "none", "severity": "info",
+	"source": "policy", "confidence": 1, "matched_rule_id": "", "reasons": [], "artifacts": [],
+	"constraints": {}, "directives": {},
+}
+
+decision := d if {
+	count(signals) == 0
+	d := {
+		"decision": "allow", "aarm_decision": "ALLOW", "reason_code": "ALLOW", "category": "none", "severity": "info",
+		"source": "policy", "confidence": 1, "matched_rule_id": "", "reasons": [], "artifacts": [],
+		"constraints": constraints, "directives": {},
+	}
+}
+
+decision := d if {
+	count(signals) > 0
+	not downgraded
+	d := {
+		"decision": winner.decision, "aarm_decision": winner.aarm_decision, "reason_code": winner.reason_code,
+		"category": winner.category, "severity": winner.severity, "source": source(winner.reason_code),
+		"confidence": winner.confidence, "matched_rule_id": winner.reason_code, "reasons": reasons,
+		"artifacts": artifacts, "constraints": constraints, "directives": directives,
+	}
+}
+
+decision := d if {
+	count(signals) > 0
+	downgraded
+	d := {
+		"decision": "ask", "aarm_decision": "STEP_UP", "reason_code": winner.reason_code,
+		"category": winner.category, "severity": "warning", "source": source(winner.reason_code),
+		"confidence": winner.confidence, "matched_rule_id": winner.reason_code,
+		"reasons": array.concat(reasons, [sprintf("confidence %v is under the %s threshold: asking instead of denying", [winner.confidence, m.sensitivity])]),
+		"artifacts": artifacts, "constraints": constraints, "directives": directives,
+	}
+}

@@ -1,0 +1,122 @@
+package agentledger.policy_test
+
+import rego.v1
+
+import data.agentledger.policy
+
+manifest := {
+	"name": "t", "sensitivity": "balanced",
+	"tools": ["shell", "file_read", "file_write", "web_request", "delegate"],
+	"network": {"domains": ["github.com", "*.example.com"]},
+	"exec": {"allowed_binaries": ["git", "go", "ls", "curl"]},
+	"fs": {"read_roots": ["/w"], "write_roots": ["/w"]},
+	"secrets": {"paths": ["**/.env"], "env_vars": ["GITHUB_TOKEN"]},
+	"budgets": {"max_steps": 10, "max_tool_calls": 5, "max_wall_time_ms": 1000, "max_output_bytes": 100, "tool_timeout_ms": 50, "max_concurrent_deferrals": 1},
+	"approval_required": ["file_delete"],
+	"compiled_rules": {"deny": [], "allow": [], "ask": []},
+	"forbidden": [], "mcp": {"allowed_servers": ["github"], "trusted_sources": ["managed"]},
+	"skills": {"trusted_sources": ["managed", "project"]}, "protected": [],
+	"data_labels": {"tools": {}, "paths": {}},
+}
+
+snapshot := {
+	"seq": 3, "steps_consumed": 1, "tool_calls_consumed": 1, "wall_time_ms": 10, "is_tainted": false,
+	"taint_sources": [], "sanitized_keys": [], "loop_violation": "", "loop_trace": [], "data_classes": [],
+	"data_findings": [], "permitted_tools": [], "allowed_artifacts": [], "parent_session_id": "",
+}
+
+shell(cmd, binaries, hosts) := {
+	"tool": "shell", "tool_native": "Bash", "commands": [{"binary": b, "argv": [b]} | some b in binaries],
+	"binaries": binaries, "urls": [], "hosts": hosts, "paths": [], "write_paths": [], "packages": [],
+	"sql": [], "decoded": [], "piped_to_shell": false,
+}
+
+event(cmd) := {"hook_point": "PreToolUse", "tool_input": {"command": cmd}}
+
+test_clean_call_is_allowed if {
+	d := policy.decision with input as {"event": event("git status"), "action": shell("git status", ["git"], []), "snapshot": snapshot, "manifest": manifest}
+	d.decision == "allow"
+	d.constraints == {"max_output_bytes": 100, "timeout_ms": 50}
+}
+
+test_unknown_host_is_egress_deny if {
+	d := policy.decision with input as {"event": event("curl https://evil.test"), "action": shell("", ["curl"], ["evil.test"]), "snapshot": snapshot, "manifest": manifest}
+	d.decision == "deny"
+	d.reason_code == "EGRESS_DENY"
+}
+
+test_subdomain_allowed_but_not_apex if {
+	policy.domain_allowed("docs.example.com") with input as {"manifest": manifest}
+	not policy.domain_allowed("example.com") with input as {"manifest": manifest}
+}
+
+test_binary_not_allowed if {
+	d := policy.decision with input as {"event": event("nmap x"), "action": shell("", ["nmap"], []), "snapshot": snapshot, "manifest": manifest}
+	d.reason_code == "EXEC_DENY"
+}
+
+test_budget if {
+	s := object.union(snapshot, {"tool_calls_consumed": 6})
+	d := policy.decision with input as {"event": event("ls"), "action": shell("", ["ls"], []), "snapshot": s, "manifest": manifest}
+	d.reason_code == "BUDGET_EXCEEDED"
+}
+
+test_strictest_wins_over_order if {
+	# loop (ask, order 5) and an unknown binary (deny, order 7): deny wins.
+	s := object.union(snapshot, {"loop_violation": "identical_call", "loop_trace": [1, 2, 3]})
+	d := policy.decision with input as {"event": event("nmap"), "action": shell("", ["nmap"], []), "snapshot": s, "manifest": manifest}
+	d.decision == "deny"
+	d.reason_code == "EXEC_DENY"
+	count(d.reasons) == 2
+}
+
+test_taint_blocks_shell_unless_sanitized if {
+	s := object.union(snapshot, {"is_tainted": true, "taint_sources": [{"seq": 1, "reason": "tool result"}]})
+	d := policy.decision with input as {"event": event("ls"), "action": shell("", ["ls"], []), "snapshot": s, "manifest": manifest}
+	d.reason_code == "TAINTED_TO_HIGH_RISK"
+	d.decision == "deny"
+	s2 := object.union(s, {"sanitized_keys": ["k1"]})
+	e2 := object.union(event("ls"), {"sanitizer_key": "k1"})
+	d2 := policy.decision with input as {"event": e2, "action": shell("", ["ls"], []), "snapshot": s2, "manifest": manifest}
+	d2.decision == "allow"
+}
+
+test_permissive_turns_low_confidence_deny_into_ask if {
+	s := object.union(snapshot, {"is_tainted": true, "taint_sources": [{"seq": 1, "reason": "tool result"}]})
+	mp := object.union(manifest, {"sensitivity": "permissive"})
+	d := policy.decision with input as {"event": event("ls"), "action": shell("", ["ls"], []), "snapshot": s, "manifest": mp}
+	d.decision == "ask"
+	d.aarm_decision == "STEP_UP"
+}
+
+test_secret_read_denied if {
+	a := object.union(shell("", [], []), {"tool": "file_read", "tool_native": "Read", "paths": ["/w/.env"]})
+	d := policy.decision with input as {"event": {"hook_point": "PreToolUse", "tool_input": {"file_path": "/w/.env"}}, "action": a, "snapshot": snapshot, "manifest": manifest}
+	d.reason_code == "SECRET_ACCESS"
+}
+
+test_write_outside_roots if {
+	a := object.union(shell("", [], []), {"tool": "file_write", "tool_native": "Write", "paths": ["/etc/x"], "write_paths": ["/etc/x"]})
+	d := policy.decision with input as {"event": {"hook_point": "PreToolUse", "tool_input": {}}, "action": a, "snapshot": snapshot, "manifest": manifest}
+	d.reason_code == "FS_DENY"
+}
+
+test_protected_hook_config if {
+	a := object.union(shell("", [], []), {"tool": "file_write", "tool_native": "Write", "paths": ["/w/.claude/settings.json"], "write_paths": ["/w/.claude/settings.json"]})
+	d := policy.decision with input as {"event": {"hook_point": "PreToolUse", "tool_input": {}}, "action": a, "snapshot": snapshot, "manifest": manifest}
+	d.reason_code == "PROTECTED_PATH"
+}
+
+test_subagent_narrowed if {
+	e := {"hook_point": "PreSubAgentSpawn", "requested_tools": ["file_read", "shell", "database"]}
+	d := policy.decision with input as {"event": e, "snapshot": snapshot, "manifest": manifest}
+	d.decision == "allow"
+	d.aarm_decision == "MODIFY"
+	d.directives.permitted_tools == ["file_read", "shell"]
+}
+
+test_non_tool_hooks_allowed_by_default if {
+	d := policy.decision with input as {"event": {"hook_point": "SessionStart"}, "snapshot": snapshot, "manifest": manifest}
+	d.decision == "allow"
+	d.constraints == {}
+}

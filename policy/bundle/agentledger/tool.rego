@@ -1,0 +1,225 @@
+# Rules for tool calls (PreToolUse).
+package agentledger.policy
+
+import rego.v1
+
+is_tool_call if hook == "PreToolUse"
+
+# 1. Forbidden actions, agentledger's own files, manifest deny rules.
+
+signals contains sig(1, "FORBIDDEN", "deny", "DENY", "tool_execution", "critical", sprintf("forbidden: %s (%s)", [p.reason, c]), [c], 1) if {
+	is_tool_call
+	some cmd in action.commands
+	c := concat(" ", cmd.argv)
+	some p in forbidden_command_patterns
+	regex.match(p.re, c)
+}
+
+signals contains sig(1, "FORBIDDEN", "deny", "DENY", "tool_execution", "critical", sprintf("forbidden: recursive delete of %s", [t]), [c], 1) if {
+	is_tool_call
+	some cmd in action.commands
+	cmd.binary == "rm"
+	c := concat(" ", cmd.argv)
+	regex.match(`\s-(-recursive|[a-zA-Z]*[rR][a-zA-Z]*)(\s|$)`, c)
+	some t in array.slice(cmd.argv, 1, count(cmd.argv))
+	t in dangerous_rm_targets
+}
+
+signals contains sig(1, "FORBIDDEN", "deny", "DENY", "tool_execution", "critical", sprintf("forbidden: %s", [p.reason]), [q], 1) if {
+	is_tool_call
+	some q in action.sql
+	some p in forbidden_sql_patterns
+	regex.match(p.re, q)
+}
+
+signals contains sig(1, "FORBIDDEN", "deny", "DENY", "tool_execution", "critical", "forbidden: downloaded code piped into an interpreter", action.urls, 1) if {
+	is_tool_call
+	action.piped_to_shell
+}
+
+signals contains sig(1, "FORBIDDEN", "deny", "DENY", "tool_execution", "critical", sprintf("forbidden (%s): %s", [f.id, f.reason]), [s], 1) if {
+	is_tool_call
+	some f in m.forbidden
+	f.tool == tool
+	some s in subjects
+	regex.match(f.match, s)
+}
+
+signals contains sig(1, "PROTECTED_PATH", "deny", "DENY", "persistence", "critical", sprintf("%s is agentledger's or the host's own configuration", [p]), [p], 1) if {
+	is_tool_call
+	some p in action.write_paths
+	glob_any(protected_globs | {g | some g in m.protected}, p)
+}
+
+signals contains sig(1, "RULE_DENY", "deny", "DENY", "tool_execution", "critical", sprintf("denied by rule %s", [r.rule]), [], 1) if {
+	is_tool_call
+	some r in m.compiled_rules.deny
+	rule_matches(r)
+}
+
+allowed_by_rule if {
+	some r in m.compiled_rules.allow
+	rule_matches(r)
+}
+
+# 2. The tool must be declared.
+
+signals contains sig(2, "PERMISSION_UNDECLARED", "deny", "DENY", "tool_execution", "warning", sprintf("tool %s (%s) is not declared in manifest %s", [native, tool, m.name]), [native], 1) if {
+	is_tool_call
+	not tool_listed(m.tools)
+}
+
+signals contains sig(2, "PERMISSION_UNDECLARED", "deny", "DENY", "privilege_escalation", "critical", sprintf("sub-agent may use only %v, not %s", [snap.permitted_tools, tool]), [native], 1) if {
+	is_tool_call
+	count(snap.permitted_tools) > 0
+	not tool in snap.permitted_tools
+}
+
+# 3. Egress: hosts come from the engine's reading of the input.
+
+signals contains sig(3, "EGRESS_DENY", "deny", "DENY", "network_egress", "critical", sprintf("%s is not an allowed network domain", [h]), [h], 1) if {
+	is_tool_call
+	some h in action.hosts
+	not domain_allowed(h)
+	not h in snap.allowed_artifacts
+}
+
+# 4. Budgets.
+
+signals contains sig(4, "BUDGET_EXCEEDED", "deny", "DENY", "resource_abuse", "warning", sprintf("%s %v exceeds the budget of %v", [b.name, b.used, b.limit]), [], 1) if {
+	hook in {"PreToolUse", "PreLLMRequest", "PreSubAgentSpawn"}
+	some b in [
+		{"name": "steps", "used": snap.steps_consumed, "limit": budgets.max_steps},
+		{"name": "tool calls", "used": snap.tool_calls_consumed, "limit": budgets.max_tool_calls},
+		{"name": "wall time (ms)", "used": snap.wall_time_ms, "limit": budgets.max_wall_time_ms},
+	]
+	b.used > b.limit
+}
+
+# 5. Loops.
+
+signals contains sig(5, "LOOP_DETECTED", "ask", "STEP_UP", "resource_abuse", "warning", sprintf("loop detected (%s) at seqs %v", [snap.loop_violation, snap.loop_trace]), [], 1) if {
+	hook in {"PreToolUse", "PreLLMRequest"}
+	snap.loop_violation != ""
+}
+
+# 6. Taint: untrusted content may not drive high-risk sinks, unless the
+# content was sanitized under the key the call carries.
+
+sanitized if {
+	k := input.event.sanitizer_key
+	k in snap.sanitized_keys
+}
+
+signals contains sig(6, "TAINTED_TO_HIGH_RISK", "deny", "DENY", "prompt_injection", "critical", sprintf("session is tainted (first by seq %v, %s) and %s is a high-risk sink", [snap.taint_sources[0].seq, snap.taint_sources[0].reason, tool]), [], 0.8) if {
+	is_tool_call
+	snap.is_tainted
+	tool in high_risk_sinks
+	not sanitized
+}
+
+signals contains sig(6, "TAINTED_TO_HIGH_RISK", "ask", "STEP_UP", "prompt_injection", "warning", sprintf("session is tainted and %s can persist untrusted content", [tool]), [], 0.6) if {
+	is_tool_call
+	snap.is_tainted
+	tool in medium_risk_sinks
+	not sanitized
+}
+
+# 7. Binaries.
+
+signals contains sig(7, "EXEC_DENY", "deny", "DENY", "tool_execution", "warning", sprintf("binary %s is not allowed", [b]), [b], 1) if {
+	is_tool_call
+	tool in {"shell", "package_install", "code_exec"}
+	some b in action.binaries
+	not b in shell_builtins
+	not b in m.exec.allowed_binaries
+	not allowed_by_rule
+}
+
+# 8. Files, secrets, packages.
+
+signals contains sig(8, "FS_DENY", "deny", "DENY", "persistence", "critical", sprintf("write to %s is outside the write roots", [p]), [p], 1) if {
+	is_tool_call
+	some p in action.write_paths
+	startswith(p, "/")
+	not under_any(p, m.fs.write_roots)
+}
+
+signals contains sig(8, "FS_DENY", "deny", "DENY", "data_exfiltration", "warning", sprintf("read of %s is outside the read roots", [p]), [p], 1) if {
+	is_tool_call
+	tool == "file_read"
+	some p in action.paths
+	startswith(p, "/")
+	not under_any(p, m.fs.read_roots)
+}
+
+signals contains sig(8, "SECRET_ACCESS", "deny", "DENY", "data_exfiltration", "critical", sprintf("%s holds secrets", [p]), [p], 1) if {
+	is_tool_call
+	some p in action.paths
+	glob_any(m.secrets.paths, p)
+}
+
+signals contains sig(8, "SECRET_ACCESS", "deny", "DENY", "data_exfiltration", "critical", sprintf("command reads secret variable %s", [v]), [v], 1) if {
+	is_tool_call
+	some s in subjects
+	some v in m.secrets.env_vars
+	contains(s, concat("", ["$", v]))
+}
+
+signals contains sig(8, "PACKAGE_SUSPECT", "deny", "DENY", "supply_chain", "critical", sprintf("package %s:%s looks like %s", [p.manager, p.name, p.suspect]), [concat(":", [p.manager, p.name])], 0.75) if {
+	is_tool_call
+	some p in action.packages
+	p.suspect != ""
+}
+
+# 9. Composition: sensitive data read earlier, now an external send.
+
+sends_out if {
+	tool == "web_request"
+	method := upper(object.get(input.event.tool_input, "method", "GET"))
+	method in {"POST", "PUT", "PATCH"}
+}
+
+sends_out if {
+	some cmd in action.commands
+	cmd.binary in {"curl", "wget", "nc", "ncat", "scp", "rsync", "sftp"}
+	some a in cmd.argv
+	a in {"-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "-F", "--form", "-T", "--upload-file", "--post-file", "--post-data", "-X"}
+}
+
+sends_out if {
+	tool == "mcp_call"
+	count(action.urls) > 0
+}
+
+signals contains sig(9, "DATA_EXFILTRATION", "deny", "DENY", "data_exfiltration", "critical", sprintf("session read %v data and this call sends data out", [classes]), action.hosts, 0.9) if {
+	is_tool_call
+	classes := {c | some c in snap.data_classes; c in sensitive_classes}
+	count(classes) > 0
+	sends_out
+}
+
+# 10. Approval.
+
+signals contains sig(10, "APPROVAL_REQUIRED", "ask", "STEP_UP", "tool_execution", "warning", sprintf("%s needs a human's approval", [native]), [native], 1) if {
+	is_tool_call
+	tool_listed(m.approval_required)
+	not native in snap.allowed_artifacts
+}
+
+signals contains sig(10, "RULE_ASK", "ask", "STEP_UP", "tool_execution", "warning", sprintf("rule %s asks for approval", [r.rule]), [], 1) if {
+	is_tool_call
+	some r in m.compiled_rules.ask
+	rule_matches(r)
+	not allowed_by_rule
+}
+
+# 11. Context not yet known (AARM R3): a sub-agent's action before its
+# delegation was recorded is deferred.
+
+signals contains sig(11, "CONTEXT_PENDING", "ask", "DEFER", "privilege_escalation", "warning", "sub-agent action before its delegation is on record", [], 1) if {
+	is_tool_call
+	object.get(input.event, "is_sub_agent", false) == true
+	snap.parent_session_id == ""
+	count(snap.permitted_tools) == 0
+}

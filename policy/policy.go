@@ -1,0 +1,279 @@
+// Package policy evaluates hook events with OPA. It loads a Rego directory
+// or bundle (the embedded default unless told otherwise) and a capability
+// manifest, prepares the query once, and evaluates reproducibly: the time is
+// the envelope's, builtin errors are errors, and builtins that reach the
+// network or are not deterministic are not available to policies.
+package policy
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/bundle"
+	"github.com/open-policy-agent/opa/v1/loader"
+	"github.com/open-policy-agent/opa/v1/rego"
+
+	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/manifest"
+)
+
+// Query is what a policy must define: an object with the decision fields.
+const Query = "data.agentledger.policy.decision"
+
+//go:embed bundle
+var defaultBundle embed.FS
+
+// DefaultBundle returns the embedded default policy bundle.
+func DefaultBundle() fs.FS {
+	sub, _ := fs.Sub(defaultBundle, "bundle")
+	return sub
+}
+
+// ErrPolicy is the parent of errors in a policy's files or output.
+var ErrPolicy = errors.New("policy error")
+
+// removedBuiltins are not available to policies: they reach the network,
+// read the host, or are not deterministic.
+var removedBuiltins = map[string]bool{
+	"http.send": true, "net.lookup_ip_addr": true, "opa.runtime": true, "rand.intn": true,
+	"uuid.rfc4122": true, "uuid.parse": false, "io.jwt.encode_sign": true, "io.jwt.encode_sign_raw": true,
+	"trace": true, "print": true,
+}
+
+// Capabilities returns the OPA capabilities policies are compiled with.
+func Capabilities() *ast.Capabilities {
+	c := ast.CapabilitiesForThisVersion()
+	kept := c.Builtins[:0:0]
+	for _, b := range c.Builtins {
+		if !removedBuiltins[b.Name] {
+			kept = append(kept, b)
+		}
+	}
+	c.Builtins = kept
+	c.AllowNet = []string{}
+	return c
+}
+
+// Policy is a prepared policy and manifest. It is safe for concurrent use.
+type Policy struct {
+	query    rego.PreparedEvalQuery
+	manifest *manifest.Manifest
+	mview    map[string]any
+	digest   string
+	modules  map[string]*ast.Module // test files included, for Test
+	data     map[string]any
+}
+
+// Load reads a policy from a directory or bundle file (path "" is the
+// embedded default) and prepares it with manifest m. Errors name the file
+// and line.
+func Load(ctx context.Context, path string, m *manifest.Manifest) (*Policy, error) {
+	var b *bundle.Bundle
+	var err error
+	if path == "" {
+		b, err = loader.NewFileLoader().WithFS(DefaultBundle()).WithCapabilities(Capabilities()).AsBundle(".")
+	} else {
+		b, err = loader.NewFileLoader().WithCapabilities(Capabilities()).AsBundle(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: load %s: %w", ErrPolicy, nameOf(path), err)
+	}
+	return prepare(ctx, b, m)
+}
+
+func nameOf(path string) string {
+	if path == "" {
+		return "default policy"
+	}
+	return path
+}
+
+func prepare(ctx context.Context, b *bundle.Bundle, m *manifest.Manifest) (*Policy, error) {
+	if len(b.Modules) == 0 {
+		return nil, fmt.Errorf("%w: no .rego files", ErrPolicy)
+	}
+	p := &Policy{manifest: m, mview: m.ForPolicy(), modules: map[string]*ast.Module{}, data: b.Data}
+	opts := []func(*rego.Rego){
+		rego.Query(Query),
+		rego.Capabilities(Capabilities()),
+		rego.StrictBuiltinErrors(true),
+		rego.EnablePrintStatements(false),
+	}
+	files := make([]string, 0, len(b.Modules))
+	h := sha256.New()
+	for _, f := range b.Modules {
+		files = append(files, f.Path)
+		p.modules[f.Path] = f.Parsed
+	}
+	sort.Strings(files)
+	byPath := map[string]bundle.ModuleFile{}
+	for _, f := range b.Modules {
+		byPath[f.Path] = f
+	}
+	for _, name := range files {
+		f := byPath[name]
+		fmt.Fprintf(h, "module %s %d\n", strings.TrimPrefix(name, "/"), len(f.Raw))
+		h.Write(f.Raw)
+		if !strings.HasSuffix(name, "_test.rego") {
+			opts = append(opts, rego.ParsedModule(f.Parsed))
+		}
+	}
+	if len(b.Data) > 0 {
+		data, err := canonicalJSON(b.Data)
+		if err != nil {
+			return nil, fmt.Errorf("%w: data: %w", ErrPolicy, err)
+		}
+		fmt.Fprintf(h, "data %d\n", len(data))
+		h.Write(data)
+		opts = append(opts, rego.Store(inmemStore(b.Data)))
+	}
+	mj, err := canonicalJSON(p.mview)
+	if err != nil {
+		return nil, fmt.Errorf("manifest: %w", err)
+	}
+	fmt.Fprintf(h, "manifest %d\n", len(mj))
+	h.Write(mj)
+	p.digest = hex.EncodeToString(h.Sum(nil))
+	q, err := rego.New(opts...).PrepareForEval(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPolicy, err)
+	}
+	p.query = q
+	return p, nil
+}
+
+func canonicalJSON(v any) ([]byte, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return ledger.Canonicalize(raw, ledger.Limits{MaxBytes: 64 << 20, MaxDepth: 1000})
+}
+
+// Digest is the SHA-256 over the policy's files (by path), its data and the
+// manifest as the policy sees it. Every verdict records it.
+func (p *Policy) Digest() string { return p.digest }
+
+// Manifest returns the manifest the policy was prepared with.
+func (p *Policy) Manifest() *manifest.Manifest { return p.manifest }
+
+// Input is what one evaluation sees.
+type Input struct {
+	Event    map[string]any  // the hook event as the host sent it
+	Action   *aarts.Analysis // the engine's reading of a tool call, or nil
+	Snapshot map[string]any  // the session snapshot with this event folded in
+}
+
+// Decision is a policy's verdict on one event.
+type Decision struct {
+	Decision      string         `json:"decision"`
+	AARMDecision  string         `json:"aarm_decision"`
+	ReasonCode    string         `json:"reason_code"`
+	Category      string         `json:"category"`
+	Severity      string         `json:"severity"`
+	Source        string         `json:"source"`
+	Confidence    float64        `json:"confidence"`
+	MatchedRuleID string         `json:"matched_rule_id"`
+	Reasons       []string       `json:"reasons"`
+	Artifacts     []string       `json:"artifacts"`
+	Constraints   map[string]any `json:"constraints"`
+	Directives    map[string]any `json:"directives"`
+	PolicyDigest  string         `json:"policy_digest"`
+}
+
+// Verdict returns the AARTS verdict of d.
+func (d *Decision) Verdict() aarts.Verdict {
+	v := aarts.Verdict{
+		Decision: d.Decision, Category: d.Category, Severity: d.Severity, Source: d.Source,
+		Artifacts: d.Artifacts, MatchedRuleID: d.MatchedRuleID, Reasons: d.Reasons, Directives: d.Directives,
+	}
+	if d.Confidence < 1 {
+		c := d.Confidence
+		v.Confidence = &c
+	}
+	if d.Decision == aarts.Ask {
+		v.SuggestedResolutions = []string{"allow_always", "deny_always"}
+	}
+	return v
+}
+
+// Evaluate runs the policy on in at time at (the envelope's timestamp).
+func (p *Policy) Evaluate(ctx context.Context, in Input, at time.Time) (*Decision, error) {
+	input := map[string]any{"event": in.Event, "snapshot": in.Snapshot, "manifest": p.mview}
+	if in.Action != nil {
+		input["action"] = actionValue(in.Action)
+	}
+	rs, err := p.query.Eval(ctx, rego.EvalInput(input), rego.EvalTime(at))
+	if err != nil {
+		return nil, fmt.Errorf("%w: evaluate: %w", ErrPolicy, err)
+	}
+	if len(rs) != 1 || len(rs[0].Expressions) != 1 {
+		return nil, fmt.Errorf("%w: %s is undefined", ErrPolicy, Query)
+	}
+	raw, err := json.Marshal(rs[0].Expressions[0].Value)
+	if err != nil {
+		return nil, fmt.Errorf("%w: decision: %w", ErrPolicy, err)
+	}
+	var d Decision
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&d); err != nil {
+		return nil, fmt.Errorf("%w: %s is not a decision object: %w", ErrPolicy, Query, err)
+	}
+	if err := d.check(); err != nil {
+		return nil, err
+	}
+	d.PolicyDigest = p.digest
+	return &d, nil
+}
+
+// actionValue turns an Analysis into plain JSON values for OPA.
+func actionValue(a *aarts.Analysis) map[string]any {
+	raw, _ := json.Marshal(a)
+	var v map[string]any
+	_ = json.Unmarshal(raw, &v)
+	return v
+}
+
+var aarmDecisions = []string{aarts.AARMAllow, aarts.AARMDeny, aarts.AARMModify, aarts.AARMStepUp, aarts.AARMDefer}
+
+func (d *Decision) check() error {
+	switch {
+	case d.Decision != aarts.Allow && d.Decision != aarts.Deny && d.Decision != aarts.Ask:
+		return fmt.Errorf("%w: decision %q: want allow, deny or ask", ErrPolicy, d.Decision)
+	case !slices.Contains(aarmDecisions, d.AARMDecision):
+		return fmt.Errorf("%w: aarm_decision %q: want one of %v", ErrPolicy, d.AARMDecision, aarmDecisions)
+	case aarts.AARTSFor(d.AARMDecision) != d.Decision && !(d.AARMDecision == aarts.AARMDeny && d.Decision == aarts.Deny):
+		return fmt.Errorf("%w: aarm_decision %s does not go with decision %s", ErrPolicy, d.AARMDecision, d.Decision)
+	case d.Severity != "info" && d.Severity != "warning" && d.Severity != "critical":
+		return fmt.Errorf("%w: severity %q: want info, warning or critical", ErrPolicy, d.Severity)
+	case d.Confidence < 0 || d.Confidence > 1:
+		return fmt.Errorf("%w: confidence %v: want 0 to 1", ErrPolicy, d.Confidence)
+	}
+	if d.Reasons == nil {
+		d.Reasons = []string{}
+	}
+	if d.Artifacts == nil {
+		d.Artifacts = []string{}
+	}
+	if d.Constraints == nil {
+		d.Constraints = map[string]any{}
+	}
+	if d.Directives == nil {
+		d.Directives = map[string]any{}
+	}
+	return nil
+}

@@ -1,0 +1,69 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentledger/agentledger/manifest"
+)
+
+func loadManifest(t testing.TB, name string) *manifest.Manifest {
+	t.Helper()
+	b, err := os.ReadFile("../fixtures/manifests/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := manifest.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestRego runs the default bundle's Rego unit tests through OPA's tester.
+func TestRego(t *testing.T) {
+	p, err := Load(context.Background(), "", loadManifest(t, "coding-agent.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	results, err := p.Test(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) < 10 {
+		t.Fatalf("got %d Rego tests, want the bundle's tests", len(results))
+	}
+	for _, r := range results {
+		if !r.Pass {
+			t.Errorf("%s (%s:%d) failed: %v", r.Name, r.File, r.Line, r.Err)
+		}
+	}
+}
+
+func TestLoadErrorsNameFileAndLine(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "bad.rego"), []byte("package agentledger.policy\n\nimport rego.v1\n\ndecision := {\n"), 0o600)
+	_, err := Load(context.Background(), dir, loadManifest(t, "strict.json"))
+	if err == nil || !errors.Is(err, ErrPolicy) || !strings.Contains(err.Error(), "bad.rego:") {
+		t.Fatalf("got %v, want ErrPolicy naming bad.rego and its line", err)
+	}
+	os.WriteFile(filepath.Join(dir, "bad.rego"), []byte("package agentledger.policy\n\nimport rego.v1\n\ndecision := http.send({\"method\": \"get\", \"url\": \"http://x\"})\n"), 0o600)
+	_, err = Load(context.Background(), dir, loadManifest(t, "strict.json"))
+	if err == nil || !strings.Contains(err.Error(), "http.send") {
+		t.Fatalf("network builtin: got %v, want it refused", err)
+	}
+}
+
+func TestDigestCoversPolicyAndManifest(t *testing.T) {
+	ctx := context.Background()
+	a, _ := Load(ctx, "", loadManifest(t, "coding-agent.json"))
+	b, _ := Load(ctx, "", loadManifest(t, "coding-agent.json"))
+	c, _ := Load(ctx, "", loadManifest(t, "strict.json"))
+	if a.Digest() != b.Digest() || a.Digest() == c.Digest() || len(a.Digest()) != 64 {
+		t.Fatalf("digests: %s %s %s", a.Digest(), b.Digest(), c.Digest())
+	}
+}
