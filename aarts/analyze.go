@@ -116,6 +116,11 @@ func (a *Analysis) addShell(line, cwd string, depth int) {
 	for _, c := range cmds {
 		a.Commands = append(a.Commands, c)
 		a.Binaries = append(a.Binaries, c.Binary)
+		for _, w := range c.Via {
+			if privileged[w] {
+				a.Binaries = append(a.Binaries, w) // sudo must be allowed too
+			}
+		}
 		if c.Stage == 0 {
 			sawFetch = fetchers[c.Binary]
 		} else if c.Piped && sawFetch && (shells[c.Binary] || interpreters[c.Binary]) {
@@ -329,6 +334,9 @@ func scpHost(s string) string {
 	}
 	return strings.ToLower(rest)
 }
+
+// privileged wrappers run their command as another user.
+var privileged = map[string]bool{"sudo": true, "doas": true, "su": true, "pkexec": true}
 
 var fetchers = map[string]bool{"curl": true, "wget": true, "fetch": true, "http": true, "aria2c": true, "nc": true, "ncat": true}
 

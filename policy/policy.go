@@ -277,3 +277,16 @@ func (d *Decision) check() error {
 	}
 	return nil
 }
+
+//go:embed default-manifest.json
+var defaultManifest []byte
+
+// DefaultManifest returns agentledger's built-in manifest, used when none
+// is given.
+func DefaultManifest() *manifest.Manifest {
+	m, err := manifest.Parse(defaultManifest)
+	if err != nil {
+		panic("policy: built-in manifest: " + err.Error()) // a test keeps it valid
+	}
+	return m
+}

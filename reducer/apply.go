@@ -156,7 +156,14 @@ func (r *Reducer) foldHook(n *Snapshot, e *ledger.Envelope) error {
 		text := textOf(result)
 		n.OutputBytes += int64(len(text))
 		a := aarts.AnalyzeTool(ev.NativeTool(), ev.ToolInput, ev.Cwd)
-		n.taint(seq, ev.HookPoint, a.Tool, "tool result")
+		kind := TaintLocal
+		switch {
+		case a.Tool == aarts.ToolWebRequest || a.Tool == aarts.ToolBrowser || len(a.Hosts) > 0:
+			kind = TaintWeb
+		case a.Tool == aarts.ToolMCPCall:
+			kind = TaintMCP
+		}
+		n.taint(seq, ev.HookPoint, a.Tool, kind, "tool result")
 		for _, h := range a.Hosts {
 			if a.Tool == aarts.ToolWebRequest || a.Tool == aarts.ToolShell || a.Tool == aarts.ToolBrowser || a.Tool == aarts.ToolMCPCall || a.Tool == aarts.ToolPackageInstall {
 				n.EgressDomains = addSorted(n.EgressDomains, h)
@@ -166,10 +173,10 @@ func (r *Reducer) foldHook(n *Snapshot, e *ledger.Envelope) error {
 		r.label(n, seq, ev.NativeTool(), a)
 		n.recordResult(seq, ev.NativeTool(), text)
 	case "PreMemoryRead":
-		n.taint(seq, ev.HookPoint, "", "memory read")
+		n.taint(seq, ev.HookPoint, "", TaintMemory, "memory read")
 		n.classify(seq, textOf(ev.Field("retrieved_content")))
 	case "PostSubAgentResult":
-		n.taint(seq, ev.HookPoint, aarts.ToolDelegate, "sub-agent result")
+		n.taint(seq, ev.HookPoint, aarts.ToolDelegate, TaintSubAgent, "sub-agent result")
 		n.classify(seq, textOf(ev.Field("result")))
 	case aarts.HookSanitized:
 		n.SanitizedKeys = addSorted(n.SanitizedKeys, ev.SanitizerKey)
@@ -185,9 +192,9 @@ func (r *Reducer) foldHook(n *Snapshot, e *ledger.Envelope) error {
 	return nil
 }
 
-func (n *Snapshot) taint(seq uint64, hook, tool, reason string) {
+func (n *Snapshot) taint(seq uint64, hook, tool, kind, reason string) {
 	n.IsTainted = true
-	n.TaintSources = append(n.TaintSources, TaintSource{Seq: seq, HookPoint: hook, Tool: tool, Reason: reason})
+	n.TaintSources = append(n.TaintSources, TaintSource{Seq: seq, HookPoint: hook, Tool: tool, Kind: kind, Reason: reason})
 	if len(n.TaintSources) > maxFindings {
 		n.TaintSources = n.TaintSources[len(n.TaintSources)-maxFindings:]
 	}

@@ -58,13 +58,25 @@ type Snapshot struct {
 	NoProgressTrace []uint64 `json:"no_progress_trace"`
 }
 
-// TaintSource records what tainted the session.
+// TaintSource records what tainted the session. Kind says how far the
+// content came from: web (fetched from the network), mcp (an MCP server's
+// result), memory, sub_agent, or local (a local tool's output).
 type TaintSource struct {
 	Seq       uint64 `json:"seq"`
 	HookPoint string `json:"hook_point"`
 	Tool      string `json:"tool,omitempty"`
+	Kind      string `json:"kind"`
 	Reason    string `json:"reason"`
 }
+
+// Taint kinds.
+const (
+	TaintWeb      = "web"
+	TaintMCP      = "mcp"
+	TaintMemory   = "memory"
+	TaintSubAgent = "sub_agent"
+	TaintLocal    = "local"
+)
 
 // Finding records sensitive data seen, without the data itself.
 type Finding struct {

@@ -71,7 +71,7 @@ test_strictest_wins_over_order if {
 }
 
 test_taint_blocks_shell_unless_sanitized if {
-	s := object.union(snapshot, {"is_tainted": true, "taint_sources": [{"seq": 1, "reason": "tool result"}]})
+	s := object.union(snapshot, {"is_tainted": true, "taint_sources": [{"seq": 1, "kind": "web", "reason": "tool result"}]})
 	d := policy.decision with input as {"event": event("ls"), "action": shell("", ["ls"], []), "snapshot": s, "manifest": manifest}
 	d.reason_code == "TAINTED_TO_HIGH_RISK"
 	d.decision == "deny"
@@ -81,8 +81,14 @@ test_taint_blocks_shell_unless_sanitized if {
 	d2.decision == "allow"
 }
 
+test_local_taint_does_not_block if {
+	s := object.union(snapshot, {"is_tainted": true, "taint_sources": [{"seq": 1, "kind": "local", "reason": "tool result"}]})
+	d := policy.decision with input as {"event": event("ls"), "action": shell("", ["ls"], []), "snapshot": s, "manifest": manifest}
+	d.decision == "allow"
+}
+
 test_permissive_turns_low_confidence_deny_into_ask if {
-	s := object.union(snapshot, {"is_tainted": true, "taint_sources": [{"seq": 1, "reason": "tool result"}]})
+	s := object.union(snapshot, {"is_tainted": true, "taint_sources": [{"seq": 1, "kind": "web", "reason": "tool result"}]})
 	mp := object.union(manifest, {"sensitivity": "permissive"})
 	d := policy.decision with input as {"event": event("ls"), "action": shell("", ["ls"], []), "snapshot": s, "manifest": mp}
 	d.decision == "ask"

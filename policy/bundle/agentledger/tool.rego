@@ -45,13 +45,13 @@ signals contains sig(1, "FORBIDDEN", "deny", "DENY", "tool_execution", "critical
 	regex.match(f.match, s)
 }
 
-signals contains sig(1, "PROTECTED_PATH", "deny", "DENY", "persistence", "critical", sprintf("%s is agentledger's or the host's own configuration", [p]), [p], 1) if {
+signals contains sig(1.1, "PROTECTED_PATH", "deny", "DENY", "persistence", "critical", sprintf("%s is agentledger's or the host's own configuration", [p]), [p], 1) if {
 	is_tool_call
 	some p in action.write_paths
 	glob_any(protected_globs | {g | some g in m.protected}, p)
 }
 
-signals contains sig(1, "RULE_DENY", "deny", "DENY", "tool_execution", "critical", sprintf("denied by rule %s", [r.rule]), [], 1) if {
+signals contains sig(1.2, "RULE_DENY", "deny", "DENY", "tool_execution", "critical", sprintf("denied by rule %s", [r.rule]), [], 1) if {
 	is_tool_call
 	some r in m.compiled_rules.deny
 	rule_matches(r)
@@ -77,8 +77,13 @@ signals contains sig(2, "PERMISSION_UNDECLARED", "deny", "DENY", "privilege_esca
 
 # 3. Egress: hosts come from the engine's reading of the input.
 
+# Tools that reach the network with what their input names; a URL inside
+# the content of a file write is not egress.
+network_tools := {"web_request", "shell", "browser", "mcp_call", "package_install", "code_exec", "database"}
+
 signals contains sig(3, "EGRESS_DENY", "deny", "DENY", "network_egress", "critical", sprintf("%s is not an allowed network domain", [h]), [h], 1) if {
 	is_tool_call
+	tool in network_tools
 	some h in action.hosts
 	not domain_allowed(h)
 	not h in snap.allowed_artifacts
@@ -106,21 +111,26 @@ signals contains sig(5, "LOOP_DETECTED", "ask", "STEP_UP", "resource_abuse", "wa
 # 6. Taint: untrusted content may not drive high-risk sinks, unless the
 # content was sanitized under the key the call carries.
 
+# Local tool output taints the session for the record; only content from
+# outside (the web, MCP servers, memory, sub-agents) blocks sinks.
+
 sanitized if {
 	k := input.event.sanitizer_key
 	k in snap.sanitized_keys
 }
 
-signals contains sig(6, "TAINTED_TO_HIGH_RISK", "deny", "DENY", "prompt_injection", "critical", sprintf("session is tainted (first by seq %v, %s) and %s is a high-risk sink", [snap.taint_sources[0].seq, snap.taint_sources[0].reason, tool]), [], 0.8) if {
+external_taint := [t | some t in snap.taint_sources; t.kind != "local"]
+
+signals contains sig(6, "TAINTED_TO_HIGH_RISK", "deny", "DENY", "prompt_injection", "critical", sprintf("session is tainted by %s content (seq %v) and %s is a high-risk sink", [external_taint[0].kind, external_taint[0].seq, tool]), [], 0.8) if {
 	is_tool_call
-	snap.is_tainted
+	count(external_taint) > 0
 	tool in high_risk_sinks
 	not sanitized
 }
 
-signals contains sig(6, "TAINTED_TO_HIGH_RISK", "ask", "STEP_UP", "prompt_injection", "warning", sprintf("session is tainted and %s can persist untrusted content", [tool]), [], 0.6) if {
+signals contains sig(6, "TAINTED_TO_HIGH_RISK", "ask", "STEP_UP", "prompt_injection", "warning", sprintf("session is tainted by %s content and %s can persist it", [external_taint[0].kind, tool]), [], 0.6) if {
 	is_tool_call
-	snap.is_tainted
+	count(external_taint) > 0
 	tool in medium_risk_sinks
 	not sanitized
 }
@@ -192,7 +202,7 @@ sends_out if {
 	count(action.urls) > 0
 }
 
-signals contains sig(9, "DATA_EXFILTRATION", "deny", "DENY", "data_exfiltration", "critical", sprintf("session read %v data and this call sends data out", [classes]), action.hosts, 0.9) if {
+signals contains sig(9, "DATA_EXFILTRATION", "deny", "DENY", "data_exfiltration", "critical", sprintf("session read %s data and this call sends data out", [concat(", ", sort(classes))]), action.hosts, 0.9) if {
 	is_tool_call
 	classes := {c | some c in snap.data_classes; c in sensitive_classes}
 	count(classes) > 0

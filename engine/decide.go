@@ -1,0 +1,133 @@
+// Package engine is agentledger's decision pipeline: a hook event is
+// validated, folded into its session's snapshot, evaluated by the policy,
+// and answered with a verdict that is itself folded back into the session.
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/policy"
+	"github.com/agentledger/agentledger/reducer"
+)
+
+// Session is one session's state in the pipeline: its chain head and its
+// snapshot. The zero value is not valid; use NewSession.
+type Session struct {
+	Head     ledger.Head
+	Snapshot reducer.Snapshot
+	Events   int // hook events decided so far
+}
+
+// NewSession returns the state of a session before its first event.
+func NewSession(tenant, session string) *Session {
+	return &Session{Snapshot: reducer.New(tenant, session)}
+}
+
+// Decider folds and judges events. It is safe for concurrent use across
+// sessions; one session's events MUST be decided one at a time.
+type Decider struct {
+	Policy  *policy.Policy
+	Reducer *reducer.Reducer
+	Limits  ledger.Limits
+}
+
+// NewDecider returns a Decider for p, with a reducer that knows p's
+// manifest.
+func NewDecider(p *policy.Policy) *Decider {
+	return &Decider{Policy: p, Reducer: reducer.NewReducer(reducer.Config{Manifest: p.Manifest()})}
+}
+
+// Step is the outcome of deciding one hook event: the sealed event, the
+// snapshot it was judged on, the decision, and the sealed verdict.
+type Step struct {
+	Index        int
+	Event        *aarts.Event
+	Envelope     *ledger.Envelope
+	SnapshotHash string
+	Decision     *policy.Decision
+	Verdict      *ledger.Envelope
+	Record       aarts.VerdictRecord
+}
+
+// Decide judges one hook event of session s and advances s: the event and
+// its verdict are sealed onto s's chain and folded into its snapshot. The
+// event's own timestamp is the envelope time. A bad event returns an
+// *aarts.ValidationError or *ledger.InputError and leaves s unchanged.
+func (d *Decider) Decide(ctx context.Context, s *Session, payload []byte) (*Step, error) {
+	ev, err := aarts.ParseEvent(payload)
+	if err != nil {
+		return nil, err
+	}
+	at, err := time.Parse(time.RFC3339Nano, ev.Timestamp)
+	if err != nil {
+		return nil, &aarts.ValidationError{HookPoint: ev.HookPoint, Field: "timestamp", Msg: err.Error()}
+	}
+	key := s.Snapshot
+	if ev.SessionID != key.SessionID {
+		return nil, &aarts.ValidationError{HookPoint: ev.HookPoint, Field: "session_id", Msg: fmt.Sprintf("%q does not belong to session %q", ev.SessionID, key.SessionID)}
+	}
+	env, err := ledger.Seal(s.Head, ledger.Event{TenantID: key.TenantID, SessionID: key.SessionID, EventType: ev.HookPoint,
+		TsUnixMs: at.UnixMilli(), Payload: payload}, d.Limits)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := d.Reducer.Apply(s.Snapshot, env)
+	if err != nil {
+		return nil, err
+	}
+	dec, err := d.Policy.Evaluate(ctx, policy.Input{Event: ev.Raw, Action: Action(ev), Snapshot: snap.ForPolicy()}, at)
+	if err != nil {
+		return nil, err
+	}
+	step := &Step{Index: s.Events, Event: ev, Envelope: env, SnapshotHash: snap.Hash(), Decision: dec}
+	step.Record = aarts.VerdictRecord{
+		ForSeq: env.Seq(), ForHash: env.Hash(), HookPoint: ev.HookPoint, Verdict: dec.Verdict(),
+		AARMDecision: dec.AARMDecision, ReasonCode: dec.ReasonCode, Constraints: dec.Constraints,
+		PolicyDigest: dec.PolicyDigest, SnapshotHash: step.SnapshotHash,
+	}
+	payloadV, err := json.Marshal(step.Record)
+	if err != nil {
+		return nil, fmt.Errorf("verdict: %w", err)
+	}
+	venv, err := ledger.Seal(env.Head(), ledger.Event{TenantID: key.TenantID, SessionID: key.SessionID, EventType: ledger.EventVerdict,
+		TsUnixMs: at.UnixMilli(), Payload: payloadV}, d.Limits)
+	if err != nil {
+		return nil, fmt.Errorf("verdict: %w", err)
+	}
+	after, err := d.Reducer.Apply(snap, venv)
+	if err != nil {
+		return nil, fmt.Errorf("verdict: %w", err)
+	}
+	step.Verdict = venv
+	s.Head, s.Snapshot = venv.Head(), after
+	s.Events++
+	return step, nil
+}
+
+// Action is the engine's reading of what an event would do: the tool call
+// of PreToolUse and PostToolUse, the server of PreMCPConnect, the URLs of a
+// fetch. Nil for events without an action.
+func Action(ev *aarts.Event) *aarts.Analysis {
+	switch ev.HookPoint {
+	case "PreToolUse", "PostToolUse":
+		a := aarts.AnalyzeTool(ev.NativeTool(), ev.ToolInput, ev.Cwd)
+		return &a
+	case "PreMCPConnect":
+		a := aarts.AnalyzeText(ev.String("server_uri") + " " + ev.String("server_command"))
+		return &a
+	}
+	return nil
+}
+
+// IsInputError reports whether err is the fault of the event rather than
+// of the engine.
+func IsInputError(err error) bool {
+	var ve *aarts.ValidationError
+	return errors.As(err, &ve) || errors.Is(err, ledger.ErrInvalidInput)
+}

@@ -1,0 +1,171 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agentledger/agentledger/manifest"
+	"github.com/agentledger/agentledger/policy"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden fixtures/scenarios/*.verdicts.ndjson")
+
+// expect pins the verdicts each story is about; the golden file pins all
+// the rest, snapshot hashes included.
+type expect struct {
+	session string
+	index   int
+	want    string // decision/aarm/reason_code
+}
+
+var scenarios = []struct {
+	name     string
+	manifest string
+	expect   []expect
+}{
+	{"clean-session", "coding-agent.json", nil},
+	{"prompt-injection-curl-sh", "coding-agent.json", []expect{
+		{"injected-docs", 3, "allow/ALLOW/ALLOW"}, {"injected-docs", 5, "deny/DENY/FORBIDDEN"}, {"injected-docs", 6, "deny/DENY/TAINTED_TO_HIGH_RISK"}}},
+	{"env-exfiltration", "coding-agent.json", []expect{
+		{"config-leak", 3, "deny/DENY/SECRET_ACCESS"}, {"config-leak", 5, "deny/DENY/SECRET_IN_RESULT"},
+		{"config-leak", 6, "deny/DENY/EGRESS_DENY"}, {"config-leak", 7, "deny/DENY/DATA_EXFILTRATION"}}},
+	{"destructive-commands", "coding-agent.json", []expect{
+		{"cleanup-gone-wrong", 3, "allow/ALLOW/ALLOW"}, {"cleanup-gone-wrong", 4, "deny/DENY/FORBIDDEN"},
+		{"cleanup-gone-wrong", 5, "deny/DENY/FORBIDDEN"}, {"cleanup-gone-wrong", 6, "deny/DENY/RULE_DENY"}}},
+	{"path-traversal", "coding-agent.json", []expect{
+		{"traversal-write", 3, "deny/DENY/FS_DENY"}, {"traversal-write", 4, "deny/DENY/FS_DENY"}, {"traversal-write", 5, "allow/ALLOW/ALLOW"}}},
+	{"hallucinated-package", "coding-agent.json", []expect{
+		{"typo-deps", 3, "deny/DENY/PACKAGE_SUSPECT"}, {"typo-deps", 4, "deny/DENY/PACKAGE_SUSPECT"}, {"typo-deps", 5, "allow/ALLOW/ALLOW"}}},
+	{"loop", "coding-agent.json", []expect{
+		{"retry-loop", 5, "allow/ALLOW/ALLOW"}, {"retry-loop", 7, "ask/STEP_UP/LOOP_DETECTED"}, {"retry-loop", 11, "allow/ALLOW/ALLOW"}}},
+	{"budget-exhausted", "strict.json", []expect{
+		{"long-review", 4, "allow/ALLOW/ALLOW"}, {"long-review", 5, "deny/DENY/BUDGET_EXCEEDED"}}},
+	{"taint-then-sanitized", "coding-agent.json", []expect{
+		{"sanitized-build", 5, "deny/DENY/TAINTED_TO_HIGH_RISK"}, {"sanitized-build", 7, "allow/ALLOW/ALLOW"}}},
+	{"subagent-narrowed", "coding-agent.json", []expect{
+		{"parent-delegates", 3, "allow/MODIFY/LEAST_PRIVILEGE"}, {"sub-search-1", 1, "allow/ALLOW/ALLOW"},
+		{"sub-search-1", 2, "deny/DENY/PERMISSION_UNDECLARED"}, {"orphan-sub-9", 0, "ask/DEFER/CONTEXT_PENDING"}}},
+	{"memory-poisoning", "coding-agent.json", []expect{
+		{"memory-write", 3, "allow/ALLOW/ALLOW"}, {"memory-write", 6, "deny/DENY/MEMORY_POISONING"}}},
+	{"mcp-unknown-source", "coding-agent.json", []expect{
+		{"mcp-servers", 1, "allow/ALLOW/ALLOW"}, {"mcp-servers", 2, "deny/DENY/MCP_UNTRUSTED"}}},
+	{"self-protection", "coding-agent.json", []expect{
+		{"hook-tamper", 3, "deny/DENY/PROTECTED_PATH"}, {"hook-tamper", 4, "deny/DENY/RULE_DENY"}}},
+	{"approval-resolution", "coding-agent.json", []expect{
+		{"delete-approval", 3, "ask/STEP_UP/APPROVAL_REQUIRED"}, {"delete-approval", 5, "allow/ALLOW/ALLOW"}}},
+}
+
+func decider(t testing.TB, manifestFile string) *Decider {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("../fixtures/manifests", manifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := manifest.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := policy.Load(context.Background(), "", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewDecider(p)
+}
+
+func evalFile(t testing.TB, d *Decider, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out bytes.Buffer
+	if err := Eval(context.Background(), d, "default", f, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// TestScenarios runs every fixture story through the eval pipeline twice,
+// with fresh policies, and compares with the golden verdicts.
+func TestScenarios(t *testing.T) {
+	if len(scenarios) < 12 {
+		t.Fatalf("%d scenarios, want at least 12", len(scenarios))
+	}
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			in := filepath.Join("../fixtures/scenarios", sc.name+".ndjson")
+			golden := filepath.Join("../fixtures/scenarios", sc.name+".verdicts.ndjson")
+			first := evalFile(t, decider(t, sc.manifest), in)
+			second := evalFile(t, decider(t, sc.manifest), in)
+			if !bytes.Equal(first, second) {
+				t.Fatal("two runs differ")
+			}
+			if *update {
+				if err := os.WriteFile(golden, first, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(first, want) {
+				t.Errorf("verdicts differ from %s:\n%s", golden, diffLines(want, first))
+			}
+			got := map[string]EvalLine{}
+			for _, l := range strings.Split(strings.TrimSpace(string(first)), "\n") {
+				var e EvalLine
+				if err := json.Unmarshal([]byte(l), &e); err != nil {
+					t.Fatal(err)
+				}
+				got[e.SessionID+"#"+itoa(e.Index)] = e
+			}
+			for _, x := range sc.expect {
+				e, ok := got[x.session+"#"+itoa(x.index)]
+				if !ok {
+					t.Errorf("%s #%d: no verdict", x.session, x.index)
+					continue
+				}
+				if g := e.Decision + "/" + e.AARMDecision + "/" + e.ReasonCode; g != x.want {
+					t.Errorf("%s #%d %s: got %s, want %s (%v)", x.session, x.index, e.HookPoint, g, x.want, e.Reasons)
+				}
+			}
+			if sc.name == "clean-session" {
+				for _, e := range got {
+					if e.Decision != "allow" {
+						t.Errorf("clean session: %s #%d %s got %s %s", e.SessionID, e.Index, e.HookPoint, e.Decision, e.ReasonCode)
+					}
+				}
+			}
+		})
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func diffLines(want, got []byte) string {
+	w := strings.Split(string(want), "\n")
+	g := strings.Split(string(got), "\n")
+	var b strings.Builder
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var x, y string
+		if i < len(w) {
+			x = w[i]
+		}
+		if i < len(g) {
+			y = g[i]
+		}
+		if x != y {
+			b.WriteString("- " + x + "\n+ " + y + "\n")
+		}
+	}
+	return b.String()
+}
