@@ -119,7 +119,7 @@ var popular = map[string][]string{
 	"pypi": {"requests", "numpy", "pandas", "urllib3", "boto3", "botocore", "setuptools", "six", "django", "flask",
 		"pyyaml", "cryptography", "jinja2", "pytest", "scipy", "matplotlib", "pillow", "sqlalchemy", "beautifulsoup4",
 		"tensorflow", "torch", "scikit-learn", "python-dateutil", "certifi", "idna", "colorama", "openai", "httpx"},
-	"crates": {"serde", "tokio", "rand", "clap", "regex", "reqwest", "anyhow", "thiserror", "serde_json", "log"},
+	"crates":   {"serde", "tokio", "rand", "clap", "regex", "reqwest", "anyhow", "thiserror", "serde_json", "log"},
 	"rubygems": {"rails", "rake", "bundler", "nokogiri", "rspec", "devise", "puma"},
 }
 

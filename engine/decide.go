@@ -81,7 +81,7 @@ func (d *Decider) Decide(ctx context.Context, s *Session, payload []byte) (*Step
 	if err != nil {
 		return nil, err
 	}
-	dec, err := d.Policy.Evaluate(ctx, policy.Input{Event: ev.Raw, Action: Action(ev), Snapshot: snap.ForPolicy()}, at)
+	dec, err := d.Policy.Evaluate(ctx, policy.Input{Event: ev.Raw, Action: Action(ev), Snapshot: snap.Map()}, at)
 	if err != nil {
 		return nil, err
 	}

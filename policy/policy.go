@@ -72,6 +72,7 @@ type Policy struct {
 	query    rego.PreparedEvalQuery
 	manifest *manifest.Manifest
 	mview    map[string]any
+	mvalue   ast.Value // mview, converted once
 	digest   string
 	modules  map[string]*ast.Module // test files included, for Test
 	data     map[string]any
@@ -144,6 +145,9 @@ func prepare(ctx context.Context, b *bundle.Bundle, m *manifest.Manifest) (*Poli
 	if err != nil {
 		return nil, fmt.Errorf("manifest: %w", err)
 	}
+	if p.mvalue, err = ast.InterfaceToValue(p.mview); err != nil {
+		return nil, fmt.Errorf("manifest: %w", err)
+	}
 	fmt.Fprintf(h, "manifest %d\n", len(mj))
 	h.Write(mj)
 	p.digest = hex.EncodeToString(h.Sum(nil))
@@ -170,11 +174,13 @@ func (p *Policy) Digest() string { return p.digest }
 // Manifest returns the manifest the policy was prepared with.
 func (p *Policy) Manifest() *manifest.Manifest { return p.manifest }
 
-// Input is what one evaluation sees.
+// Input is what one evaluation sees. The policy reads it as
+// input.event, input.action (absent for events without an action),
+// input.snapshot and input.manifest.
 type Input struct {
 	Event    map[string]any  // the hook event as the host sent it
 	Action   *aarts.Analysis // the engine's reading of a tool call, or nil
-	Snapshot map[string]any  // the session snapshot with this event folded in
+	Snapshot map[string]any  // the session snapshot with this event folded in (reducer.Snapshot.Map)
 }
 
 // Decision is a policy's verdict on one event.
@@ -212,11 +218,11 @@ func (d *Decision) Verdict() aarts.Verdict {
 
 // Evaluate runs the policy on in at time at (the envelope's timestamp).
 func (p *Policy) Evaluate(ctx context.Context, in Input, at time.Time) (*Decision, error) {
-	input := map[string]any{"event": in.Event, "snapshot": in.Snapshot, "manifest": p.mview}
-	if in.Action != nil {
-		input["action"] = actionValue(in.Action)
+	input, err := p.inputValue(in)
+	if err != nil {
+		return nil, fmt.Errorf("%w: input: %w", ErrPolicy, err)
 	}
-	rs, err := p.query.Eval(ctx, rego.EvalInput(input), rego.EvalTime(at))
+	rs, err := p.query.Eval(ctx, rego.EvalParsedInput(input), rego.EvalTime(at))
 	if err != nil {
 		return nil, fmt.Errorf("%w: evaluate: %w", ErrPolicy, err)
 	}
@@ -240,14 +246,32 @@ func (p *Policy) Evaluate(ctx context.Context, in Input, at time.Time) (*Decisio
 	return &d, nil
 }
 
-// actionValue turns an Analysis into plain JSON values for OPA.
-func actionValue(a *aarts.Analysis) map[string]any {
-	raw, _ := json.Marshal(a)
-	var v map[string]any
-	_ = json.Unmarshal(raw, &v)
-	return v
+// inputValue builds the OPA input directly as an AST value: the manifest
+// was converted once at Load, the rest is converted here, which spares OPA's
+// JSON round trip of the whole input on every evaluation.
+func (p *Policy) inputValue(in Input) (ast.Value, error) {
+	ev, err := toValue(in.Event)
+	if err != nil {
+		return nil, fmt.Errorf("event: %w", err)
+	}
+	snap, err := toValue(in.Snapshot)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	terms := [][2]*ast.Term{
+		{ast.StringTerm("event"), ast.NewTerm(ev)},
+		{ast.StringTerm("snapshot"), ast.NewTerm(snap)},
+		{ast.StringTerm("manifest"), ast.NewTerm(p.mvalue)},
+	}
+	if in.Action != nil {
+		a, err := toValue(in.Action.Map())
+		if err != nil {
+			return nil, fmt.Errorf("action: %w", err)
+		}
+		terms = append(terms, [2]*ast.Term{ast.StringTerm("action"), ast.NewTerm(a)})
+	}
+	return ast.NewObject(terms...), nil
 }
-
 var aarmDecisions = []string{aarts.AARMAllow, aarts.AARMDeny, aarts.AARMModify, aarts.AARMStepUp, aarts.AARMDefer}
 
 func (d *Decision) check() error {

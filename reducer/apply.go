@@ -33,6 +33,8 @@ const (
 	NoProgressResults = 6
 	// maxFindings bounds DataFindings.
 	maxFindings = 64
+	// maxTaintSources bounds TaintSources.
+	maxTaintSources = 8
 	// maxPending bounds Pending.
 	maxPending = 64
 )
@@ -97,6 +99,7 @@ func (r *Reducer) Apply(s Snapshot, e *ledger.Envelope) (Snapshot, error) {
 // clone copies s deeply enough that appending to n never writes into s.
 func (s Snapshot) clone() Snapshot {
 	n := s
+	n.TaintKinds = slices.Clone(s.TaintKinds)
 	n.TaintSources = slices.Clone(s.TaintSources)
 	n.SanitizedKeys = slices.Clone(s.SanitizedKeys)
 	n.LoopTrace = slices.Clone(s.LoopTrace)
@@ -186,6 +189,7 @@ func (r *Reducer) foldHook(n *Snapshot, e *ledger.Envelope) error {
 		reason := ev.String("reason")
 		if ev.Field("error") == nil && reason != "error" && reason != "crash" {
 			n.IsTainted = false
+			n.TaintKinds = nil
 			n.TaintSources = nil
 		}
 	}
@@ -194,9 +198,10 @@ func (r *Reducer) foldHook(n *Snapshot, e *ledger.Envelope) error {
 
 func (n *Snapshot) taint(seq uint64, hook, tool, kind, reason string) {
 	n.IsTainted = true
+	n.TaintKinds = addSorted(n.TaintKinds, kind)
 	n.TaintSources = append(n.TaintSources, TaintSource{Seq: seq, HookPoint: hook, Tool: tool, Kind: kind, Reason: reason})
-	if len(n.TaintSources) > maxFindings {
-		n.TaintSources = n.TaintSources[len(n.TaintSources)-maxFindings:]
+	if len(n.TaintSources) > maxTaintSources {
+		n.TaintSources = n.TaintSources[len(n.TaintSources)-maxTaintSources:]
 	}
 }
 

@@ -1,6 +1,7 @@
 package reducer
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -255,5 +256,27 @@ func TestPure(t *testing.T) {
 	}
 	if !seen {
 		t.Fatalf("go list did not list the reducer: %s", out)
+	}
+}
+
+func TestMapMatchesJSON(t *testing.T) {
+	s := newSession(t)
+	s.hook("SessionStart", `"parent_session_id":"p","permitted_tools":["file_read"]`)
+	s.tool("Bash", `{"command":"go test"}`)
+	s.result("Bash", `{"command":"go test"}`, `"mail me at a@b.example"`)
+	s.result("WebFetch", `{"url":"https://x.example"}`, `"page"`)
+	last := s.envs[len(s.envs)-1]
+	s.add("Verdict", fmt.Sprintf(`{"for_seq":%d,"for_hash":%q,"hook_point":"PostToolUse","verdict":{"decision":"ask","category":"c","severity":"info","source":"s","artifacts":["x"]},"aarm_decision":"STEP_UP","reason_code":"R","policy_digest":"d","snapshot_hash":"h"}`, last.Seq(), last.Hash()))
+	snap := fold(t, defaultReducer, s.envs)
+	raw, err := json.Marshal(snap.Map())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ledger.Canonicalize(raw, ledger.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(c) != string(snap.Canonical()) {
+		t.Fatalf("Map differs from JSON:\n%s\n%s", c, snap.Canonical())
 	}
 }

@@ -31,7 +31,10 @@ type Snapshot struct {
 	WallTimeMs        int64 `json:"wall_time_ms"`
 	OutputBytes       int64 `json:"output_bytes"`
 
-	IsTainted     bool          `json:"is_tainted"`
+	IsTainted bool `json:"is_tainted"`
+	// TaintKinds is the set of kinds of content that tainted the session;
+	// TaintSources the most recent sources (at most 8).
+	TaintKinds    []string      `json:"taint_kinds"`
 	TaintSources  []TaintSource `json:"taint_sources"`
 	SanitizedKeys []string      `json:"sanitized_keys"`
 
@@ -129,7 +132,7 @@ func (s Snapshot) Canonical() []byte {
 }
 
 func (s *Snapshot) normalize() {
-	for _, l := range []*[]string{&s.SanitizedKeys, &s.DataClasses, &s.EgressDomains, &s.PermittedTools, &s.AllowedArtifacts, &s.DeniedArtifacts} {
+	for _, l := range []*[]string{&s.TaintKinds, &s.SanitizedKeys, &s.DataClasses, &s.EgressDomains, &s.PermittedTools, &s.AllowedArtifacts, &s.DeniedArtifacts} {
 		if *l == nil {
 			*l = []string{}
 		}
@@ -151,11 +154,4 @@ func (s *Snapshot) normalize() {
 	if s.Recent == nil {
 		s.Recent = []Call{}
 	}
-}
-
-// ForPolicy returns the snapshot as plain JSON values for the policy input.
-func (s Snapshot) ForPolicy() map[string]any {
-	var out map[string]any
-	_ = json.Unmarshal(s.Canonical(), &out)
-	return out
 }

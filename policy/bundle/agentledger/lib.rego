@@ -19,15 +19,19 @@ budgets := m.budgets
 
 # A manifest tool entry names the action's tool: a canonical name, or a glob
 # over the host's own tool name.
-tool_listed(entries) if {
-	some e in entries
-	e == tool
-}
+tool_listed(entries) if tool in entries
+
+tool_listed(entries) if native in entries
 
 tool_listed(entries) if {
 	some e in entries
+	is_glob(e)
 	glob.match(e, [], native)
 }
+
+is_glob(s) if contains(s, "*")
+
+is_glob(s) if contains(s, "?")
 
 tool_listed(entries) if {
 	tool == "package_install"
@@ -35,17 +39,9 @@ tool_listed(entries) if {
 	e == "shell"
 }
 
-# Domains: exact names, or *.suffix for any subdomain of suffix.
-domain_allowed(host) if {
-	some d in m.network.domains
-	d == host
-}
-
-domain_allowed(host) if {
-	some d in m.network.domains
-	startswith(d, "*.")
-	endswith(host, substring(d, 1, -1))
-}
+# Domains: exact names, or *.suffix for any subdomain of suffix (compiled
+# into one expression by the engine).
+domain_allowed(host) if regex.match(m.domains_re, host)
 
 # A path is under a root directory.
 under(path, root) if path == root
@@ -64,6 +60,9 @@ glob_any(globs, path) if {
 
 # The texts pattern rules and forbidden patterns are tested against: the
 # whole command line and each simple command, SQL, paths, URLs.
+# all_subjects is subjects evaluated once.
+all_subjects := {s | some s in subjects}
+
 subjects contains s if {
 	s := input.event.tool_input.command
 	is_string(s)
@@ -86,6 +85,39 @@ subjects contains s if some s in action.decoded
 # others * matches any text.
 file_tools := {"file_read", "file_write", "file_edit", "file_delete"}
 
+# any_rule(kind) is true when a rule of kind (deny, allow, ask) matches the
+# action: one compiled expression per tool, then rules on glob tool names.
+any_rule(kind) if {
+	re := m.compiled_rules[concat("", [kind, "_re"])][tool]
+	rule_subject_re(re)
+}
+
+any_rule(kind) if {
+	re := m.compiled_rules[concat("", [kind, "_re"])][native]
+	native != tool
+	rule_subject_re(re)
+}
+
+any_rule(kind) if {
+	some r in m.compiled_rules[kind]
+	is_glob(r.tool)
+	rule_matches(r)
+}
+
+rule_subject_re(re) if {
+	tool in file_tools
+	some p in action.paths
+	regex.match(re, p)
+}
+
+rule_subject_re(re) if {
+	not tool in file_tools
+	some s in all_subjects
+	regex.match(re, s)
+}
+
+rule_subject_re(re) if regex.match(re, "")
+
 rule_matches(r) if {
 	r.tool == tool
 	rule_subject_matches(r)
@@ -93,6 +125,13 @@ rule_matches(r) if {
 
 rule_matches(r) if {
 	r.tool != tool
+	r.tool == native
+	rule_subject_matches(r)
+}
+
+rule_matches(r) if {
+	r.tool != tool
+	is_glob(r.tool)
 	glob.match(r.tool, [], native)
 	rule_subject_matches(r)
 }
@@ -105,7 +144,7 @@ rule_subject_matches(r) if {
 
 rule_subject_matches(r) if {
 	not tool in file_tools
-	some s in subjects
+	some s in all_subjects
 	glob.match(r.glob, [], s)
 }
 

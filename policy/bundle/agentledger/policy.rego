@@ -20,21 +20,25 @@ sig(order, code, decision, aarm, category, severity, reason, artifacts, confiden
 	"severity": severity, "reason": reason, "artifacts": artifacts, "confidence": confidence, "directives": {},
 }
 
+# The signal set, evaluated once: a complete rule is cached for the whole
+# evaluation, a partial set referenced whole is not.
+found := {s | some s in signals}
+
 strictness := {"allow": 0, "ask": 1, "deny": 2}
 
 thresholds := {"strict": 0, "balanced": 0.7, "permissive": 0.9}
 
-top := max({strictness[s.decision] | some s in signals})
+top := max({strictness[s.decision] | some s in found})
 
-first := min({s.order | some s in signals; strictness[s.decision] == top})
+first := min({s.order | some s in found; strictness[s.decision] == top})
 
-winner := [s | some s in signals; strictness[s.decision] == top; s.order == first][0]
+winner := [s | some s in found; strictness[s.decision] == top; s.order == first][0]
 
-reasons := [s.reason | some o in sort({s.order | some s in signals}); some s in signals; s.order == o]
+reasons := [s.reason | some o in sort({s.order | some s in found}); some s in found; s.order == o]
 
-artifacts := sort({a | some s in signals; some a in s.artifacts})
+artifacts := sort({a | some s in found; some a in s.artifacts})
 
-directives := object.union_n([s.directives | some s in signals; s.decision == "allow"])
+directives := object.union_n([s.directives | some s in found; s.decision == "allow"])
 
 downgraded if {
 	winner.decision == "deny"
@@ -58,7 +62,7 @@ default decision := {
 }
 
 decision := d if {
-	count(signals) == 0
+	count(found) == 0
 	d := {
 		"decision": "allow", "aarm_decision": "ALLOW", "reason_code": "ALLOW", "category": "none", "severity": "info",
 		"source": "policy", "confidence": 1, "matched_rule_id": "", "reasons": [], "artifacts": [],
@@ -67,7 +71,7 @@ decision := d if {
 }
 
 decision := d if {
-	count(signals) > 0
+	count(found) > 0
 	not downgraded
 	d := {
 		"decision": winner.decision, "aarm_decision": winner.aarm_decision, "reason_code": winner.reason_code,
@@ -78,7 +82,7 @@ decision := d if {
 }
 
 decision := d if {
-	count(signals) > 0
+	count(found) > 0
 	downgraded
 	d := {
 		"decision": "ask", "aarm_decision": "STEP_UP", "reason_code": winner.reason_code,

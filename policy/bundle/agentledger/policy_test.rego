@@ -8,12 +8,13 @@ manifest := {
 	"name": "t", "sensitivity": "balanced",
 	"tools": ["shell", "file_read", "file_write", "web_request", "delegate"],
 	"network": {"domains": ["github.com", "*.example.com"]},
+	"domains_re": `^(?:github\.com|[^.]+(?:\.[^.]+)*\.example\.com)$`,
 	"exec": {"allowed_binaries": ["git", "go", "ls", "curl"]},
 	"fs": {"read_roots": ["/w"], "write_roots": ["/w"]},
 	"secrets": {"paths": ["**/.env"], "env_vars": ["GITHUB_TOKEN"]},
 	"budgets": {"max_steps": 10, "max_tool_calls": 5, "max_wall_time_ms": 1000, "max_output_bytes": 100, "tool_timeout_ms": 50, "max_concurrent_deferrals": 1},
 	"approval_required": ["file_delete"],
-	"compiled_rules": {"deny": [], "allow": [], "ask": []},
+	"compiled_rules": {"deny": [], "allow": [], "ask": [], "deny_re": {}, "allow_re": {}, "ask_re": {}},
 	"forbidden": [], "mcp": {"allowed_servers": ["github"], "trusted_sources": ["managed"]},
 	"skills": {"trusted_sources": ["managed", "project"]}, "protected": [],
 	"data_labels": {"tools": {}, "paths": {}},
@@ -21,7 +22,7 @@ manifest := {
 
 snapshot := {
 	"seq": 3, "steps_consumed": 1, "tool_calls_consumed": 1, "wall_time_ms": 10, "is_tainted": false,
-	"taint_sources": [], "sanitized_keys": [], "loop_violation": "", "loop_trace": [], "data_classes": [],
+	"taint_kinds": [], "taint_sources": [], "sanitized_keys": [], "loop_violation": "", "loop_trace": [], "data_classes": [],
 	"data_findings": [], "permitted_tools": [], "allowed_artifacts": [], "parent_session_id": "",
 }
 
@@ -71,7 +72,7 @@ test_strictest_wins_over_order if {
 }
 
 test_taint_blocks_shell_unless_sanitized if {
-	s := object.union(snapshot, {"is_tainted": true, "taint_sources": [{"seq": 1, "kind": "web", "reason": "tool result"}]})
+	s := object.union(snapshot, {"is_tainted": true, "taint_kinds": ["web"], "taint_sources": [{"seq": 1, "kind": "web", "reason": "tool result"}]})
 	d := policy.decision with input as {"event": event("ls"), "action": shell("", ["ls"], []), "snapshot": s, "manifest": manifest}
 	d.reason_code == "TAINTED_TO_HIGH_RISK"
 	d.decision == "deny"
@@ -82,13 +83,13 @@ test_taint_blocks_shell_unless_sanitized if {
 }
 
 test_local_taint_does_not_block if {
-	s := object.union(snapshot, {"is_tainted": true, "taint_sources": [{"seq": 1, "kind": "local", "reason": "tool result"}]})
+	s := object.union(snapshot, {"is_tainted": true, "taint_kinds": ["local"], "taint_sources": [{"seq": 1, "kind": "local", "reason": "tool result"}]})
 	d := policy.decision with input as {"event": event("ls"), "action": shell("", ["ls"], []), "snapshot": s, "manifest": manifest}
 	d.decision == "allow"
 }
 
 test_permissive_turns_low_confidence_deny_into_ask if {
-	s := object.union(snapshot, {"is_tainted": true, "taint_sources": [{"seq": 1, "kind": "web", "reason": "tool result"}]})
+	s := object.union(snapshot, {"is_tainted": true, "taint_kinds": ["web"], "taint_sources": [{"seq": 1, "kind": "web", "reason": "tool result"}]})
 	mp := object.union(manifest, {"sensitivity": "permissive"})
 	d := policy.decision with input as {"event": event("ls"), "action": shell("", ["ls"], []), "snapshot": s, "manifest": mp}
 	d.decision == "ask"

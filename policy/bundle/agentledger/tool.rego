@@ -7,10 +7,14 @@ is_tool_call if hook == "PreToolUse"
 
 # 1. Forbidden actions, agentledger's own files, manifest deny rules.
 
+command_lines := {concat(" ", cmd.argv) | some cmd in action.commands}
+
+forbidden_any := concat("|", [p.re | some p in forbidden_command_patterns])
+
 signals contains sig(1, "FORBIDDEN", "deny", "DENY", "tool_execution", "critical", sprintf("forbidden: %s (%s)", [p.reason, c]), [c], 1) if {
 	is_tool_call
-	some cmd in action.commands
-	c := concat(" ", cmd.argv)
+	some c in command_lines
+	regex.match(forbidden_any, c)
 	some p in forbidden_command_patterns
 	regex.match(p.re, c)
 }
@@ -41,7 +45,7 @@ signals contains sig(1, "FORBIDDEN", "deny", "DENY", "tool_execution", "critical
 	is_tool_call
 	some f in m.forbidden
 	f.tool == tool
-	some s in subjects
+	some s in all_subjects
 	regex.match(f.match, s)
 }
 
@@ -53,14 +57,12 @@ signals contains sig(1.1, "PROTECTED_PATH", "deny", "DENY", "persistence", "crit
 
 signals contains sig(1.2, "RULE_DENY", "deny", "DENY", "tool_execution", "critical", sprintf("denied by rule %s", [r.rule]), [], 1) if {
 	is_tool_call
+	any_rule("deny")
 	some r in m.compiled_rules.deny
 	rule_matches(r)
 }
 
-allowed_by_rule if {
-	some r in m.compiled_rules.allow
-	rule_matches(r)
-}
+allowed_by_rule if any_rule("allow")
 
 # 2. The tool must be declared.
 
@@ -119,18 +121,18 @@ sanitized if {
 	k in snap.sanitized_keys
 }
 
-external_taint := [t | some t in snap.taint_sources; t.kind != "local"]
+external_taint := concat(", ", [k | some k in snap.taint_kinds; k != "local"])
 
-signals contains sig(6, "TAINTED_TO_HIGH_RISK", "deny", "DENY", "prompt_injection", "critical", sprintf("session is tainted by %s content (seq %v) and %s is a high-risk sink", [external_taint[0].kind, external_taint[0].seq, tool]), [], 0.8) if {
+signals contains sig(6, "TAINTED_TO_HIGH_RISK", "deny", "DENY", "prompt_injection", "critical", sprintf("session is tainted by %s content and %s is a high-risk sink", [external_taint, tool]), [], 0.8) if {
 	is_tool_call
-	count(external_taint) > 0
+	external_taint != ""
 	tool in high_risk_sinks
 	not sanitized
 }
 
-signals contains sig(6, "TAINTED_TO_HIGH_RISK", "ask", "STEP_UP", "prompt_injection", "warning", sprintf("session is tainted by %s content and %s can persist it", [external_taint[0].kind, tool]), [], 0.6) if {
+signals contains sig(6, "TAINTED_TO_HIGH_RISK", "ask", "STEP_UP", "prompt_injection", "warning", sprintf("session is tainted by %s content and %s can persist it", [external_taint, tool]), [], 0.6) if {
 	is_tool_call
-	count(external_taint) > 0
+	external_taint != ""
 	tool in medium_risk_sinks
 	not sanitized
 }
@@ -169,9 +171,13 @@ signals contains sig(8, "SECRET_ACCESS", "deny", "DENY", "data_exfiltration", "c
 	glob_any(m.secrets.paths, p)
 }
 
+secret_var_re := concat("", [`\$\{?(`, concat("|", m.secrets.env_vars), `)\b`])
+
 signals contains sig(8, "SECRET_ACCESS", "deny", "DENY", "data_exfiltration", "critical", sprintf("command reads secret variable %s", [v]), [v], 1) if {
 	is_tool_call
-	some s in subjects
+	count(m.secrets.env_vars) > 0
+	some s in all_subjects
+	regex.match(secret_var_re, s)
 	some v in m.secrets.env_vars
 	contains(s, concat("", ["$", v]))
 }
@@ -219,9 +225,10 @@ signals contains sig(10, "APPROVAL_REQUIRED", "ask", "STEP_UP", "tool_execution"
 
 signals contains sig(10, "RULE_ASK", "ask", "STEP_UP", "tool_execution", "warning", sprintf("rule %s asks for approval", [r.rule]), [], 1) if {
 	is_tool_call
+	any_rule("ask")
+	not allowed_by_rule
 	some r in m.compiled_rules.ask
 	rule_matches(r)
-	not allowed_by_rule
 }
 
 # 11. Context not yet known (AARM R3): a sub-agent's action before its

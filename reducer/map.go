@@ -1,0 +1,47 @@
+package reducer
+
+// Map returns the snapshot as plain values keyed by its JSON member names,
+// without a JSON round trip; the policy input is built from it. A test
+// holds it equal to the snapshot's JSON form.
+func (s Snapshot) Map() map[string]any {
+	s.normalize()
+	taint := make([]any, len(s.TaintSources))
+	for i, t := range s.TaintSources {
+		m := map[string]any{"seq": t.Seq, "hook_point": t.HookPoint, "kind": t.Kind, "reason": t.Reason}
+		if t.Tool != "" {
+			m["tool"] = t.Tool
+		}
+		taint[i] = m
+	}
+	findings := make([]any, len(s.DataFindings))
+	for i, f := range s.DataFindings {
+		findings[i] = map[string]any{"seq": f.Seq, "class": f.Class, "detector": f.Detector}
+	}
+	pending := make([]any, len(s.Pending))
+	for i, p := range s.Pending {
+		m := map[string]any{"for_seq": p.ForSeq, "hook_point": p.HookPoint, "aarm_decision": p.AARMDecision, "reason_code": p.ReasonCode}
+		if len(p.Artifacts) > 0 {
+			m["artifacts"] = p.Artifacts
+		}
+		pending[i] = m
+	}
+	recent := make([]any, len(s.Recent))
+	for i, c := range s.Recent {
+		m := map[string]any{"seq": c.Seq, "tool": c.Tool, "fingerprint": c.Fingerprint}
+		if c.Result != "" {
+			m["result"] = c.Result
+		}
+		recent[i] = m
+	}
+	return map[string]any{
+		"tenant_id": s.TenantID, "session_id": s.SessionID, "seq": s.Seq, "events": s.Events,
+		"steps_consumed": s.StepsConsumed, "tool_calls_consumed": s.ToolCallsConsumed, "started_ms": s.StartedMs,
+		"last_ms": s.LastMs, "wall_time_ms": s.WallTimeMs, "output_bytes": s.OutputBytes,
+		"is_tainted": s.IsTainted, "taint_kinds": s.TaintKinds, "taint_sources": taint, "sanitized_keys": s.SanitizedKeys,
+		"loop_violation": s.LoopViolation, "loop_trace": s.LoopTrace, "data_classes": s.DataClasses,
+		"data_findings": findings, "original_request": s.OriginalRequest, "egress_domains": s.EgressDomains,
+		"denied_count": s.DeniedCount, "pending": pending, "parent_session_id": s.ParentSessionID,
+		"permitted_tools": s.PermittedTools, "allowed_artifacts": s.AllowedArtifacts, "denied_artifacts": s.DeniedArtifacts,
+		"recent": recent, "no_progress": s.NoProgress, "no_progress_trace": s.NoProgressTrace,
+	}
+}
