@@ -272,6 +272,7 @@ func (p *Policy) inputValue(in Input) (ast.Value, error) {
 	}
 	return ast.NewObject(terms...), nil
 }
+
 var aarmDecisions = []string{aarts.AARMAllow, aarts.AARMDeny, aarts.AARMModify, aarts.AARMStepUp, aarts.AARMDefer}
 
 func (d *Decision) check() error {
