@@ -104,6 +104,27 @@ func TestAnalyzeTool(t *testing.T) {
 	}
 }
 
+func TestFieldsTyped(t *testing.T) {
+	base := `"session_id":"s","timestamp":"2026-11-22T10:00:00Z","host_id":"cursor","aarts_version":"0.1"`
+	e, err := ParseEvent([]byte(`{"hook_point":"PreMCPConnect",` + base + `,"source":"user","server_id":"gh","transport":"stdio","server_command":"npx gh-mcp"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := e.Fields()
+	if c, ok := f.(*PreMCPConnect); !ok || c.ServerID != "gh" || c.ServerCommand != "npx gh-mcp" {
+		t.Fatalf("got %#v", f)
+	}
+	_, err = ParseEvent([]byte(`{"hook_point":"PrePluginLoad",` + base + `,"source":"user","plugin_id":"p","file_paths":"/a","declared_hooks":[]}`))
+	var ve *ValidationError
+	if !errors.As(err, &ve) || ve.Field != "file_paths" {
+		t.Fatalf("mistyped file_paths: got %v", err)
+	}
+	_, err = ParseEvent([]byte(`{"hook_point":"PostInputProcessing",` + base + `,"turn_id":"t","original_value":"a","modified_value":"b","was_modified":true,"modifier_chain":[{"modifier_id":"m","config_source":"project","modified":"yes"}]}`))
+	if !errors.As(err, &ve) || !strings.Contains(ve.Field, "modifier_chain") {
+		t.Fatalf("mistyped modifier: got %v", err)
+	}
+}
+
 func TestEditDistanceOne(t *testing.T) {
 	for _, tt := range []struct {
 		a, b string

@@ -248,6 +248,10 @@ func FromRaw(raw map[string]any) (*Event, error) {
 			return nil, &ValidationError{HookPoint: e.HookPoint, Field: "resolution", Msg: fmt.Sprintf("%q: want one of %s", r, strings.Join(Resolutions, ", "))}
 		}
 	}
+	// The hook's own fields must have their types.
+	if _, err := e.Fields(); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 
