@@ -1,7 +1,9 @@
 package aarts
 
 // Map returns the analysis as plain values keyed by its JSON member names,
-// for the policy input. A test holds it equal to the JSON form.
+// for the policy input, without the artifacts list (the same facts in AARTS
+// §6.4 form, for records). A test holds it equal to the JSON form less
+// artifacts.
 func (a *Analysis) Map() map[string]any {
 	cmds := make([]any, len(a.Commands))
 	for i, c := range a.Commands {
@@ -21,21 +23,10 @@ func (a *Analysis) Map() map[string]any {
 	for i, p := range a.Packages {
 		pkgs[i] = map[string]any{"manager": p.Manager, "name": p.Name, "version": p.Version, "suspect": p.Suspect}
 	}
-	arts := make([]any, len(a.Artifacts))
-	for i, x := range a.Artifacts {
-		m := map[string]any{"type": x.Type, "value": x.Value}
-		if x.Context != "" {
-			m["context"] = x.Context
-		}
-		if x.SourceField != "" {
-			m["source_field"] = x.SourceField
-		}
-		arts[i] = m
-	}
 	out := map[string]any{
 		"tool": a.Tool, "tool_native": a.ToolNative, "commands": cmds, "binaries": a.Binaries, "urls": a.URLs,
 		"hosts": a.Hosts, "paths": a.Paths, "write_paths": a.WritePaths, "packages": pkgs, "sql": a.SQL,
-		"decoded": a.Decoded, "piped_to_shell": a.PipedToShell, "artifacts": arts,
+		"decoded": a.Decoded, "piped_to_shell": a.PipedToShell,
 	}
 	if a.MCPServer != "" {
 		out["mcp_server"] = a.MCPServer

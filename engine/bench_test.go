@@ -88,4 +88,6 @@ func BenchmarkEvaluate(b *testing.B) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "p50_us")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds())/1e3, "p99_us")
+	b.ReportMetric(float64(lat[len(lat)*90/100].Nanoseconds())/1e3, "p90_us")
+	b.ReportMetric(float64(lat[len(lat)*95/100].Nanoseconds())/1e3, "p95_us")
 }

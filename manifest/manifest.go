@@ -416,10 +416,7 @@ func (m *Manifest) ForPolicy() map[string]any {
 		}
 		return out
 	}
-	out["compiled_rules"] = map[string]any{
-		"deny": parse(m.Rules.Deny), "allow": parse(m.Rules.Allow), "ask": parse(m.Rules.Ask),
-		"deny_re": rulesRegexp(m.Rules.Deny), "allow_re": rulesRegexp(m.Rules.Allow), "ask_re": rulesRegexp(m.Rules.Ask),
-	}
+	out["compiled_rules"] = map[string]any{"deny": parse(m.Rules.Deny), "allow": parse(m.Rules.Allow), "ask": parse(m.Rules.Ask)}
 	out["domains_re"] = domainsRegexp(m.Network.Domains)
 	nullToEmpty(out)
 	return out
@@ -427,29 +424,6 @@ func (m *Manifest) ForPolicy() map[string]any {
 
 // fileTools take path patterns: * stays within one path segment.
 var fileTools = map[string]bool{aarts.ToolFileRead: true, aarts.ToolFileWrite: true, aarts.ToolFileEdit: true, aarts.ToolFileDelete: true}
-
-// rulesRegexp compiles the rules of one kind into one anchored regular
-// expression per tool named exactly (canonical or native), so the policy
-// tests a subject once per kind instead of once per rule.
-func rulesRegexp(rules []string) map[string]any {
-	byTool := map[string][]string{}
-	var tools []string
-	for _, r := range rules {
-		p, err := ParseRule(r)
-		if err != nil || strings.ContainsAny(p.Tool, "*?") {
-			continue // glob tool names are matched rule by rule
-		}
-		if _, ok := byTool[p.Tool]; !ok {
-			tools = append(tools, p.Tool)
-		}
-		byTool[p.Tool] = append(byTool[p.Tool], GlobRegexp(p.Glob, fileTools[p.Tool]))
-	}
-	out := map[string]any{}
-	for _, t := range tools {
-		out[t] = "^(?:" + strings.Join(byTool[t], "|") + ")$"
-	}
-	return out
-}
 
 // GlobRegexp translates a rule glob into a regular expression body: **
 // matches anything; * anything but "/" when paths is set, else anything;

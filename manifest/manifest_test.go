@@ -66,3 +66,32 @@ func TestParseRule(t *testing.T) {
 		t.Error("ParseRule(shell) succeeded")
 	}
 }
+
+func TestRuleSetMatch(t *testing.T) {
+	m := &Manifest{Rules: Rules{
+		Deny:  []string{"shell(rm -rf:*)", "file_write(**/.env)", "mcp__github__*(*merge*)"},
+		Allow: []string{"shell(git *)", "file_read(/w/*)"},
+		Ask:   []string{"shell()"},
+	}}
+	rs := m.Compile()
+	tests := []struct {
+		tool, native string
+		subjects     []string
+		paths        []string
+		deny, allow  int
+		ask          int
+	}{
+		{"shell", "Bash", []string{"cd x && rm -rf /tmp/y", "cd x", "rm -rf /tmp/y"}, nil, 1, 0, 1},
+		{"shell", "Bash", []string{"git add src/main.go"}, nil, 0, 1, 1},
+		{"file_write", "Write", nil, []string{"/w/app/.env"}, 1, 0, 0},
+		{"file_read", "Read", nil, []string{"/w/a/b.go"}, 0, 0, 0},
+		{"file_read", "Read", nil, []string{"/w/b.go"}, 0, 1, 0},
+		{"mcp_call", "mcp__github__merge_pull_request", []string{"merge_pull_request"}, nil, 1, 0, 0},
+	}
+	for _, tt := range tests {
+		got := rs.Match(tt.tool, tt.native, tt.subjects, tt.paths)
+		if len(got.Deny) != tt.deny || len(got.Allow) != tt.allow || len(got.Ask) != tt.ask {
+			t.Errorf("%s %v %v: got %+v", tt.native, tt.subjects, tt.paths, got)
+		}
+	}
+}

@@ -6,7 +6,6 @@
 package policy
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"embed"
@@ -15,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -73,6 +73,7 @@ type Policy struct {
 	manifest *manifest.Manifest
 	mview    map[string]any
 	mvalue   ast.Value // mview, converted once
+	rules    *manifest.RuleSet
 	digest   string
 	modules  map[string]*ast.Module // test files included, for Test
 	data     map[string]any
@@ -106,7 +107,7 @@ func prepare(ctx context.Context, b *bundle.Bundle, m *manifest.Manifest) (*Poli
 	if len(b.Modules) == 0 {
 		return nil, fmt.Errorf("%w: no .rego files", ErrPolicy)
 	}
-	p := &Policy{manifest: m, mview: m.ForPolicy(), modules: map[string]*ast.Module{}, data: b.Data}
+	p := &Policy{manifest: m, mview: m.ForPolicy(), rules: m.Compile(), modules: map[string]*ast.Module{}, data: b.Data}
 	opts := []func(*rego.Rego){
 		rego.Query(Query),
 		rego.Capabilities(Capabilities()),
@@ -229,21 +230,47 @@ func (p *Policy) Evaluate(ctx context.Context, in Input, at time.Time) (*Decisio
 	if len(rs) != 1 || len(rs[0].Expressions) != 1 {
 		return nil, fmt.Errorf("%w: %s is undefined", ErrPolicy, Query)
 	}
-	raw, err := json.Marshal(rs[0].Expressions[0].Value)
+	d, err := decisionOf(rs[0].Expressions[0].Value)
 	if err != nil {
-		return nil, fmt.Errorf("%w: decision: %w", ErrPolicy, err)
-	}
-	var d Decision
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&d); err != nil {
-		return nil, fmt.Errorf("%w: %s is not a decision object: %w", ErrPolicy, Query, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrPolicy, Query, err)
 	}
 	if err := d.check(); err != nil {
 		return nil, err
 	}
 	d.PolicyDigest = p.digest
-	return &d, nil
+	return d, nil
+}
+
+// addFacts adds to an action what the manifest says of it, computed here
+// once rather than in Rego: the command lines, the subjects rules and
+// patterns are tested against, the permission rules that match
+// (rules.deny, rules.allow, rules.ask) and the secret variables the call
+// refers to.
+func (p *Policy) addFacts(am map[string]any, a *aarts.Analysis, event map[string]any) {
+	lines := make([]string, 0, len(a.Commands)+1)
+	if ti, ok := event["tool_input"].(map[string]any); ok {
+		if c, ok := ti["command"].(string); ok {
+			lines = append(lines, c)
+		}
+	}
+	for _, c := range a.Commands {
+		lines = append(lines, strings.Join(c.Argv, " "))
+	}
+	subjects := slices.Concat(lines, a.SQL, a.Paths, a.URLs, a.Decoded)
+	m := p.rules.Match(a.Tool, a.ToolNative, subjects, a.Paths)
+	am["command_lines"] = lines
+	am["subjects"] = subjects
+	am["rules"] = map[string]any{"deny": m.Deny, "allow": m.Allow, "ask": m.Ask}
+	refs := []string{}
+	for _, v := range p.manifest.Secrets.EnvVars {
+		for _, s := range subjects {
+			if strings.Contains(s, "$"+v) || strings.Contains(s, "${"+v) {
+				refs = append(refs, v)
+				break
+			}
+		}
+	}
+	am["secret_env_refs"] = refs
 }
 
 // inputValue builds the OPA input directly as an AST value: the manifest
@@ -264,13 +291,101 @@ func (p *Policy) inputValue(in Input) (ast.Value, error) {
 		{ast.StringTerm("manifest"), ast.NewTerm(p.mvalue)},
 	}
 	if in.Action != nil {
-		a, err := toValue(in.Action.Map())
+		am := in.Action.Map()
+		p.addFacts(am, in.Action, in.Event)
+		a, err := toValue(am)
 		if err != nil {
 			return nil, fmt.Errorf("action: %w", err)
 		}
 		terms = append(terms, [2]*ast.Term{ast.StringTerm("action"), ast.NewTerm(a)})
 	}
 	return ast.NewObject(terms...), nil
+}
+
+// decisionOf reads the policy's decision object field by field.
+func decisionOf(v any) (*Decision, error) {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("decision is %T, want an object", v)
+	}
+	d := &Decision{}
+	known := map[string]bool{}
+	str := func(name string, dst *string) error {
+		known[name] = true
+		x, ok := obj[name]
+		if !ok {
+			return nil
+		}
+		s, ok := x.(string)
+		if !ok {
+			return fmt.Errorf("%s is %T, want a string", name, x)
+		}
+		*dst = s
+		return nil
+	}
+	strs := func(name string, dst *[]string) error {
+		known[name] = true
+		x, ok := obj[name]
+		if !ok {
+			return nil
+		}
+		arr, ok := x.([]any)
+		if !ok {
+			return fmt.Errorf("%s is %T, want an array of strings", name, x)
+		}
+		out := make([]string, len(arr))
+		for i, e := range arr {
+			s, ok := e.(string)
+			if !ok {
+				return fmt.Errorf("%s[%d] is %T, want a string", name, i, e)
+			}
+			out[i] = s
+		}
+		*dst = out
+		return nil
+	}
+	object := func(name string, dst *map[string]any) error {
+		known[name] = true
+		x, ok := obj[name]
+		if !ok {
+			return nil
+		}
+		m, ok := x.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s is %T, want an object", name, x)
+		}
+		*dst = m
+		return nil
+	}
+	for _, f := range []error{
+		str("decision", &d.Decision), str("aarm_decision", &d.AARMDecision), str("reason_code", &d.ReasonCode),
+		str("category", &d.Category), str("severity", &d.Severity), str("source", &d.Source),
+		str("matched_rule_id", &d.MatchedRuleID), strs("reasons", &d.Reasons), strs("artifacts", &d.Artifacts),
+		object("constraints", &d.Constraints), object("directives", &d.Directives),
+	} {
+		if f != nil {
+			return nil, f
+		}
+	}
+	known["confidence"] = true
+	switch c := obj["confidence"].(type) {
+	case nil:
+		d.Confidence = 1
+	case json.Number:
+		f, err := c.Float64()
+		if err != nil {
+			return nil, fmt.Errorf("confidence: %w", err)
+		}
+		d.Confidence = f
+	default:
+		return nil, fmt.Errorf("confidence is %T, want a number", c)
+	}
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		if !known[k] {
+			return nil, fmt.Errorf("unknown field %q", k)
+		}
+	}
+	return d, nil
 }
 
 var aarmDecisions = []string{aarts.AARMAllow, aarts.AARMDeny, aarts.AARMModify, aarts.AARMStepUp, aarts.AARMDefer}

@@ -1,8 +1,10 @@
 package reducer
 
-// Map returns the snapshot as plain values keyed by its JSON member names,
-// without a JSON round trip; the policy input is built from it. A test
-// holds it equal to the snapshot's JSON form.
+// Map returns the snapshot as the policy sees it: plain values keyed by
+// its JSON member names, without a JSON round trip, and without the loop
+// detector's working state (recent, no_progress, no_progress_trace), which
+// the policy reads through loop_violation and loop_trace. A test holds it
+// equal to the snapshot's JSON form less those members.
 func (s Snapshot) Map() map[string]any {
 	s.normalize()
 	taint := make([]any, len(s.TaintSources))
@@ -25,14 +27,6 @@ func (s Snapshot) Map() map[string]any {
 		}
 		pending[i] = m
 	}
-	recent := make([]any, len(s.Recent))
-	for i, c := range s.Recent {
-		m := map[string]any{"seq": c.Seq, "tool": c.Tool, "fingerprint": c.Fingerprint}
-		if c.Result != "" {
-			m["result"] = c.Result
-		}
-		recent[i] = m
-	}
 	return map[string]any{
 		"tenant_id": s.TenantID, "session_id": s.SessionID, "seq": s.Seq, "events": s.Events,
 		"steps_consumed": s.StepsConsumed, "tool_calls_consumed": s.ToolCallsConsumed, "started_ms": s.StartedMs,
@@ -42,6 +36,5 @@ func (s Snapshot) Map() map[string]any {
 		"data_findings": findings, "original_request": s.OriginalRequest, "egress_domains": s.EgressDomains,
 		"denied_count": s.DeniedCount, "pending": pending, "parent_session_id": s.ParentSessionID,
 		"permitted_tools": s.PermittedTools, "allowed_artifacts": s.AllowedArtifacts, "denied_artifacts": s.DeniedArtifacts,
-		"recent": recent, "no_progress": s.NoProgress, "no_progress_trace": s.NoProgressTrace,
 	}
 }

@@ -29,10 +29,6 @@ tool_listed(entries) if {
 	glob.match(e, [], native)
 }
 
-is_glob(s) if contains(s, "*")
-
-is_glob(s) if contains(s, "?")
-
 tool_listed(entries) if {
 	tool == "package_install"
 	some e in entries
@@ -58,97 +54,20 @@ glob_any(globs, path) if {
 	glob.match(g, ["/"], path)
 }
 
-# The texts pattern rules and forbidden patterns are tested against: the
-# whole command line and each simple command, SQL, paths, URLs.
-# all_subjects is subjects evaluated once.
-all_subjects := {s | some s in subjects}
+# The texts forbidden patterns are tested against (the engine lists them
+# in input.action.subjects: the command line and each simple command, SQL,
+# paths, URLs, decoded base64), and the permission rules that match the
+# action (input.action.rules.deny, .allow, .ask: the engine matches the
+# manifest's tool(pattern) rules, whose * and ** semantics it defines).
+all_subjects := {s | some s in object.get(action, "subjects", [])}
 
-subjects contains s if {
-	s := input.event.tool_input.command
-	is_string(s)
-}
+rules_matching(kind) := object.get(object.get(action, "rules", {}), kind, [])
 
-subjects contains s if {
-	some c in action.commands
-	s := concat(" ", c.argv)
-}
-
-subjects contains s if some s in action.sql
-
-subjects contains s if some s in action.paths
-
-subjects contains s if some s in action.urls
-
-subjects contains s if some s in action.decoded
-
-# For file tools a rule pattern is a path glob ("/" delimits), for all
-# others * matches any text.
 file_tools := {"file_read", "file_write", "file_edit", "file_delete"}
 
-# any_rule(kind) is true when a rule of kind (deny, allow, ask) matches the
-# action: one compiled expression per tool, then rules on glob tool names.
-any_rule(kind) if {
-	re := m.compiled_rules[concat("", [kind, "_re"])][tool]
-	rule_subject_re(re)
-}
+is_glob(s) if contains(s, "*")
 
-any_rule(kind) if {
-	re := m.compiled_rules[concat("", [kind, "_re"])][native]
-	native != tool
-	rule_subject_re(re)
-}
-
-any_rule(kind) if {
-	some r in m.compiled_rules[kind]
-	is_glob(r.tool)
-	rule_matches(r)
-}
-
-rule_subject_re(re) if {
-	tool in file_tools
-	some p in action.paths
-	regex.match(re, p)
-}
-
-rule_subject_re(re) if {
-	not tool in file_tools
-	some s in all_subjects
-	regex.match(re, s)
-}
-
-rule_subject_re(re) if regex.match(re, "")
-
-rule_matches(r) if {
-	r.tool == tool
-	rule_subject_matches(r)
-}
-
-rule_matches(r) if {
-	r.tool != tool
-	r.tool == native
-	rule_subject_matches(r)
-}
-
-rule_matches(r) if {
-	r.tool != tool
-	is_glob(r.tool)
-	glob.match(r.tool, [], native)
-	rule_subject_matches(r)
-}
-
-rule_subject_matches(r) if {
-	tool in file_tools
-	some p in action.paths
-	glob.match(r.glob, ["/"], p)
-}
-
-rule_subject_matches(r) if {
-	not tool in file_tools
-	some s in all_subjects
-	glob.match(r.glob, [], s)
-}
-
-rule_subject_matches(r) if r.glob == "**"
+is_glob(s) if contains(s, "?")
 
 # Built-in lists.
 

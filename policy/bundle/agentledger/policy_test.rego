@@ -14,7 +14,7 @@ manifest := {
 	"secrets": {"paths": ["**/.env"], "env_vars": ["GITHUB_TOKEN"]},
 	"budgets": {"max_steps": 10, "max_tool_calls": 5, "max_wall_time_ms": 1000, "max_output_bytes": 100, "tool_timeout_ms": 50, "max_concurrent_deferrals": 1},
 	"approval_required": ["file_delete"],
-	"compiled_rules": {"deny": [], "allow": [], "ask": [], "deny_re": {}, "allow_re": {}, "ask_re": {}},
+	"compiled_rules": {"deny": [], "allow": [], "ask": []},
 	"forbidden": [], "mcp": {"allowed_servers": ["github"], "trusted_sources": ["managed"]},
 	"skills": {"trusted_sources": ["managed", "project"]}, "protected": [],
 	"data_labels": {"tools": {}, "paths": {}},
@@ -126,4 +126,13 @@ test_non_tool_hooks_allowed_by_default if {
 	d := policy.decision with input as {"event": {"hook_point": "SessionStart"}, "snapshot": snapshot, "manifest": manifest}
 	d.decision == "allow"
 	d.constraints == {}
+}
+
+test_rule_matches_from_the_engine if {
+	a := object.union(shell("", ["nmap"], []), {"rules": {"deny": [], "allow": ["shell(nmap *)"], "ask": []}})
+	d := policy.decision with input as {"event": event("nmap x"), "action": a, "snapshot": snapshot, "manifest": manifest}
+	d.decision == "allow"
+	a2 := object.union(shell("", ["git"], []), {"rules": {"deny": ["shell(git push -f:*)"], "allow": ["shell(git *)"], "ask": []}})
+	d2 := policy.decision with input as {"event": event("git push -f"), "action": a2, "snapshot": snapshot, "manifest": manifest}
+	d2.reason_code == "RULE_DENY"
 }

@@ -7,7 +7,7 @@ is_tool_call if hook == "PreToolUse"
 
 # 1. Forbidden actions, agentledger's own files, manifest deny rules.
 
-command_lines := {concat(" ", cmd.argv) | some cmd in action.commands}
+command_lines := {c | some c in object.get(action, "command_lines", [])}
 
 forbidden_any := concat("|", [p.re | some p in forbidden_command_patterns])
 
@@ -55,14 +55,12 @@ signals contains sig(1.1, "PROTECTED_PATH", "deny", "DENY", "persistence", "crit
 	glob_any(protected_globs | {g | some g in m.protected}, p)
 }
 
-signals contains sig(1.2, "RULE_DENY", "deny", "DENY", "tool_execution", "critical", sprintf("denied by rule %s", [r.rule]), [], 1) if {
+signals contains sig(1.2, "RULE_DENY", "deny", "DENY", "tool_execution", "critical", sprintf("denied by rule %s", [r]), [], 1) if {
 	is_tool_call
-	any_rule("deny")
-	some r in m.compiled_rules.deny
-	rule_matches(r)
+	some r in rules_matching("deny")
 }
 
-allowed_by_rule if any_rule("allow")
+allowed_by_rule if count(rules_matching("allow")) > 0
 
 # 2. The tool must be declared.
 
@@ -93,14 +91,21 @@ signals contains sig(3, "EGRESS_DENY", "deny", "DENY", "network_egress", "critic
 
 # 4. Budgets.
 
-signals contains sig(4, "BUDGET_EXCEEDED", "deny", "DENY", "resource_abuse", "warning", sprintf("%s %v exceeds the budget of %v", [b.name, b.used, b.limit]), [], 1) if {
-	hook in {"PreToolUse", "PreLLMRequest", "PreSubAgentSpawn"}
-	some b in [
-		{"name": "steps", "used": snap.steps_consumed, "limit": budgets.max_steps},
-		{"name": "tool calls", "used": snap.tool_calls_consumed, "limit": budgets.max_tool_calls},
-		{"name": "wall time (ms)", "used": snap.wall_time_ms, "limit": budgets.max_wall_time_ms},
-	]
-	b.used > b.limit
+budget_hooks := {"PreToolUse", "PreLLMRequest", "PreSubAgentSpawn"}
+
+signals contains sig(4, "BUDGET_EXCEEDED", "deny", "DENY", "resource_abuse", "warning", sprintf("steps %v exceed the budget of %v", [snap.steps_consumed, budgets.max_steps]), [], 1) if {
+	hook in budget_hooks
+	snap.steps_consumed > budgets.max_steps
+}
+
+signals contains sig(4, "BUDGET_EXCEEDED", "deny", "DENY", "resource_abuse", "warning", sprintf("tool calls %v exceed the budget of %v", [snap.tool_calls_consumed, budgets.max_tool_calls]), [], 1) if {
+	hook in budget_hooks
+	snap.tool_calls_consumed > budgets.max_tool_calls
+}
+
+signals contains sig(4, "BUDGET_EXCEEDED", "deny", "DENY", "resource_abuse", "warning", sprintf("wall time (ms) %v exceeds the budget of %v", [snap.wall_time_ms, budgets.max_wall_time_ms]), [], 1) if {
+	hook in budget_hooks
+	snap.wall_time_ms > budgets.max_wall_time_ms
 }
 
 # 5. Loops.
@@ -171,15 +176,9 @@ signals contains sig(8, "SECRET_ACCESS", "deny", "DENY", "data_exfiltration", "c
 	glob_any(m.secrets.paths, p)
 }
 
-secret_var_re := concat("", [`\$\{?(`, concat("|", m.secrets.env_vars), `)\b`])
-
 signals contains sig(8, "SECRET_ACCESS", "deny", "DENY", "data_exfiltration", "critical", sprintf("command reads secret variable %s", [v]), [v], 1) if {
 	is_tool_call
-	count(m.secrets.env_vars) > 0
-	some s in all_subjects
-	regex.match(secret_var_re, s)
-	some v in m.secrets.env_vars
-	contains(s, concat("", ["$", v]))
+	some v in object.get(action, "secret_env_refs", [])
 }
 
 signals contains sig(8, "PACKAGE_SUSPECT", "deny", "DENY", "supply_chain", "critical", sprintf("package %s:%s looks like %s", [p.manager, p.name, p.suspect]), [concat(":", [p.manager, p.name])], 0.75) if {
@@ -223,12 +222,10 @@ signals contains sig(10, "APPROVAL_REQUIRED", "ask", "STEP_UP", "tool_execution"
 	not native in snap.allowed_artifacts
 }
 
-signals contains sig(10, "RULE_ASK", "ask", "STEP_UP", "tool_execution", "warning", sprintf("rule %s asks for approval", [r.rule]), [], 1) if {
+signals contains sig(10, "RULE_ASK", "ask", "STEP_UP", "tool_execution", "warning", sprintf("rule %s asks for approval", [r]), [], 1) if {
 	is_tool_call
-	any_rule("ask")
 	not allowed_by_rule
-	some r in m.compiled_rules.ask
-	rule_matches(r)
+	some r in rules_matching("ask")
 }
 
 # 11. Context not yet known (AARM R3): a sub-agent's action before its
