@@ -277,27 +277,17 @@ func (p *Policy) addFacts(am map[string]any, a *aarts.Analysis, event map[string
 // was converted once at Load, the rest is converted here, which spares OPA's
 // JSON round trip of the whole input on every evaluation.
 func (p *Policy) inputValue(in Input) (ast.Value, error) {
-	ev, err := toValue(in.Event)
-	if err != nil {
-		return nil, fmt.Errorf("event: %w", err)
-	}
-	snap, err := toValue(in.Snapshot)
-	if err != nil {
-		return nil, fmt.Errorf("snapshot: %w", err)
-	}
+	// Event, snapshot and action are lazy objects: OPA converts a member
+	// to its AST form only when a rule reads it, and most rules read few.
 	terms := [][2]*ast.Term{
-		{ast.StringTerm("event"), ast.NewTerm(ev)},
-		{ast.StringTerm("snapshot"), ast.NewTerm(snap)},
+		{ast.StringTerm("event"), ast.NewTerm(ast.LazyObject(in.Event))},
+		{ast.StringTerm("snapshot"), ast.NewTerm(ast.LazyObject(in.Snapshot))},
 		{ast.StringTerm("manifest"), ast.NewTerm(p.mvalue)},
 	}
 	if in.Action != nil {
 		am := in.Action.Map()
 		p.addFacts(am, in.Action, in.Event)
-		a, err := toValue(am)
-		if err != nil {
-			return nil, fmt.Errorf("action: %w", err)
-		}
-		terms = append(terms, [2]*ast.Term{ast.StringTerm("action"), ast.NewTerm(a)})
+		terms = append(terms, [2]*ast.Term{ast.StringTerm("action"), ast.NewTerm(ast.LazyObject(am))})
 	}
 	return ast.NewObject(terms...), nil
 }
