@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/open-policy-agent/opa/v1/bundle"
+	"github.com/open-policy-agent/opa/v1/loader"
+
 	"github.com/agentledger/agentledger/manifest"
 )
 
@@ -65,5 +68,37 @@ func TestDigestCoversPolicyAndManifest(t *testing.T) {
 	c, _ := Load(ctx, "", loadManifest(t, "strict.json"))
 	if a.Digest() != b.Digest() || a.Digest() == c.Digest() || len(a.Digest()) != 64 {
 		t.Fatalf("digests: %s %s %s", a.Digest(), b.Digest(), c.Digest())
+	}
+}
+
+// TestLoadBundleFile loads the default policy packed as an OPA bundle
+// tarball, as users ship policies, and gets the same digest and verdicts.
+func TestLoadBundleFile(t *testing.T) {
+	ctx := context.Background()
+	m := loadManifest(t, "coding-agent.json")
+	b, err := loader.NewFileLoader().WithFS(DefaultBundle()).AsBundle(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "policy.tar.gz")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bundle.NewWriter(f).Write(*b); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	fromFile, err := Load(ctx, path, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	builtin, _ := Load(ctx, "", m)
+	if fromFile.Digest() != builtin.Digest() {
+		t.Errorf("digest of the bundle file %s differs from the built-in %s", fromFile.Digest(), builtin.Digest())
+	}
+	results, err := fromFile.Test(ctx)
+	if err != nil || len(results) == 0 {
+		t.Fatalf("tests in the bundle file: %v %v", results, err)
 	}
 }
