@@ -91,6 +91,16 @@ var wrappers = map[string]map[string]bool{
 	"strace":  {"-o": true, "-e": true, "-p": true},
 }
 
+// shellBuiltins run inside the shell; they are not binaries to allow.
+var shellBuiltins = map[string]bool{
+	"cd": true, "export": true, "unset": true, "set": true, "alias": true, "read": true, "exit": true, "return": true,
+	"local": true, "declare": true, "test": true, "[": true, "[[": true, "pwd": true, "printf": true, "echo": true,
+	"type": true, "shift": true, "wait": true, "trap": true, "ulimit": true, "umask": true, "true": true, "false": true, ":": true,
+}
+
+// IsShellBuiltin reports whether name is a shell builtin.
+func IsShellBuiltin(name string) bool { return shellBuiltins[name] }
+
 // shells are interpreters whose -c argument is itself a command line.
 var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "fish": true, "ash": true}
 

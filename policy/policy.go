@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -74,6 +75,7 @@ type Policy struct {
 	mview    map[string]any
 	mvalue   ast.Value // mview, converted once
 	rules    *manifest.RuleSet
+	domains  *regexp.Regexp
 	digest   string
 	modules  map[string]*ast.Module // test files included, for Test
 	data     map[string]any
@@ -108,6 +110,7 @@ func prepare(ctx context.Context, b *bundle.Bundle, m *manifest.Manifest) (*Poli
 		return nil, fmt.Errorf("%w: no .rego files", ErrPolicy)
 	}
 	p := &Policy{manifest: m, mview: m.ForPolicy(), rules: m.Compile(), modules: map[string]*ast.Module{}, data: b.Data}
+	p.domains = regexp.MustCompile(p.mview["domains_re"].(string))
 	opts := []func(*rego.Rego){
 		rego.Query(Query),
 		rego.Capabilities(Capabilities()),
@@ -244,8 +247,8 @@ func (p *Policy) Evaluate(ctx context.Context, in Input, at time.Time) (*Decisio
 // addFacts adds to an action what the manifest says of it, computed here
 // once rather than in Rego: the command lines, the subjects rules and
 // patterns are tested against, the permission rules that match
-// (rules.deny, rules.allow, rules.ask) and the secret variables the call
-// refers to.
+// (rules.deny, rules.allow, rules.ask), the secret variables the call
+// refers to, and manifest_facts.
 func (p *Policy) addFacts(am map[string]any, a *aarts.Analysis, event map[string]any) {
 	lines := make([]string, 0, len(a.Commands)+1)
 	if ti, ok := event["tool_input"].(map[string]any); ok {
@@ -271,6 +274,7 @@ func (p *Policy) addFacts(am map[string]any, a *aarts.Analysis, event map[string
 		}
 	}
 	am["secret_env_refs"] = refs
+	am["manifest_facts"] = manifestFacts(p.manifest, p.domains, a)
 }
 
 // inputValue builds the OPA input directly as an AST value: the manifest

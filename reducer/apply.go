@@ -213,7 +213,7 @@ func (r *Reducer) label(n *Snapshot, seq uint64, native string, a aarts.Analysis
 		return
 	}
 	for _, g := range sortedKeys(m.DataLabels.Tools) {
-		if MatchGlob(g, native, false) || MatchGlob(g, a.Tool, false) {
+		if manifest.MatchGlob(g, native, false) || manifest.MatchGlob(g, a.Tool, false) {
 			for _, c := range m.DataLabels.Tools[g] {
 				n.addFinding(seq, c, "label:tool")
 			}
@@ -221,14 +221,14 @@ func (r *Reducer) label(n *Snapshot, seq uint64, native string, a aarts.Analysis
 	}
 	for _, p := range a.Paths {
 		for _, g := range sortedKeys(m.DataLabels.Paths) {
-			if MatchGlob(g, p, true) {
+			if manifest.MatchGlob(g, p, true) {
 				for _, c := range m.DataLabels.Paths[g] {
 					n.addFinding(seq, c, "label:path")
 				}
 			}
 		}
 		for _, g := range m.Secrets.Paths {
-			if MatchGlob(g, p, true) {
+			if manifest.MatchGlob(g, p, true) {
 				n.addFinding(seq, ClassSecret, "secret_path")
 			}
 		}

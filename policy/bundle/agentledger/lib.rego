@@ -17,37 +17,17 @@ snap := input.snapshot
 
 budgets := m.budgets
 
-# A manifest tool entry names the action's tool: a canonical name, or a glob
-# over the host's own tool name.
-tool_listed(entries) if tool in entries
-
-tool_listed(entries) if native in entries
-
-tool_listed(entries) if {
-	some e in entries
-	is_glob(e)
-	glob.match(e, [], native)
-}
-
-tool_listed(entries) if {
-	tool == "package_install"
-	some e in entries
-	e == "shell"
-}
+# What the manifest makes of the action (see policy/facts.go): whether the
+# tool is declared or needs approval; hosts, binaries, paths and secrets
+# outside what it allows.
+facts := object.get(action, "manifest_facts", {
+	"tool_declared": false, "approval_required": false, "hosts_denied": [], "binaries_denied": [],
+	"writes_outside": [], "reads_outside": [], "secret_paths": [],
+})
 
 # Domains: exact names, or *.suffix for any subdomain of suffix (compiled
 # into one expression by the engine).
 domain_allowed(host) if regex.match(m.domains_re, host)
-
-# A path is under a root directory.
-under(path, root) if path == root
-
-under(path, root) if startswith(path, concat("", [trim_suffix(root, "/"), "/"]))
-
-under_any(path, roots) if {
-	some r in roots
-	under(path, r)
-}
 
 glob_any(globs, path) if {
 	some g in globs
@@ -70,11 +50,6 @@ is_glob(s) if contains(s, "*")
 is_glob(s) if contains(s, "?")
 
 # Built-in lists.
-
-shell_builtins := {
-	"cd", "export", "unset", "set", "alias", "read", "exit", "return", "local", "declare", "test", "[", "[[",
-	"pwd", "printf", "echo", "type", "shift", "wait", "trap", "ulimit", "umask", "true", "false", ":",
-}
 
 high_risk_sinks := {"shell", "code_exec", "package_install", "database", "file_delete", "browser"}
 

@@ -26,11 +26,19 @@ snapshot := {
 	"data_findings": [], "permitted_tools": [], "allowed_artifacts": [], "parent_session_id": "",
 }
 
+# facts are what the engine would compute from the manifest (policy/facts.go).
+facts := {
+	"tool_declared": true, "approval_required": false, "hosts_denied": [], "binaries_denied": [],
+	"writes_outside": [], "reads_outside": [], "secret_paths": [],
+}
+
 shell(cmd, binaries, hosts) := {
 	"tool": "shell", "tool_native": "Bash", "commands": [{"binary": b, "argv": [b]} | some b in binaries],
 	"binaries": binaries, "urls": [], "hosts": hosts, "paths": [], "write_paths": [], "packages": [],
-	"sql": [], "decoded": [], "piped_to_shell": false,
+	"sql": [], "decoded": [], "piped_to_shell": false, "manifest_facts": facts,
 }
+
+with_facts(action, f) := object.union(action, {"manifest_facts": object.union(facts, f)})
 
 event(cmd) := {"hook_point": "PreToolUse", "tool_input": {"command": cmd}}
 
@@ -41,7 +49,8 @@ test_clean_call_is_allowed if {
 }
 
 test_unknown_host_is_egress_deny if {
-	d := policy.decision with input as {"event": event("curl https://evil.test"), "action": shell("", ["curl"], ["evil.test"]), "snapshot": snapshot, "manifest": manifest}
+	a := with_facts(shell("", ["curl"], ["evil.test"]), {"hosts_denied": ["evil.test"]})
+	d := policy.decision with input as {"event": event("curl https://evil.test"), "action": a, "snapshot": snapshot, "manifest": manifest}
 	d.decision == "deny"
 	d.reason_code == "EGRESS_DENY"
 }
@@ -52,7 +61,8 @@ test_subdomain_allowed_but_not_apex if {
 }
 
 test_binary_not_allowed if {
-	d := policy.decision with input as {"event": event("nmap x"), "action": shell("", ["nmap"], []), "snapshot": snapshot, "manifest": manifest}
+	a := with_facts(shell("", ["nmap"], []), {"binaries_denied": ["nmap"]})
+	d := policy.decision with input as {"event": event("nmap x"), "action": a, "snapshot": snapshot, "manifest": manifest}
 	d.reason_code == "EXEC_DENY"
 }
 
@@ -65,7 +75,8 @@ test_budget if {
 test_strictest_wins_over_order if {
 	# loop (ask, order 5) and an unknown binary (deny, order 7): deny wins.
 	s := object.union(snapshot, {"loop_violation": "identical_call", "loop_trace": [1, 2, 3]})
-	d := policy.decision with input as {"event": event("nmap"), "action": shell("", ["nmap"], []), "snapshot": s, "manifest": manifest}
+	a := with_facts(shell("", ["nmap"], []), {"binaries_denied": ["nmap"]})
+	d := policy.decision with input as {"event": event("nmap"), "action": a, "snapshot": s, "manifest": manifest}
 	d.decision == "deny"
 	d.reason_code == "EXEC_DENY"
 	count(d.reasons) == 2
@@ -97,13 +108,13 @@ test_permissive_turns_low_confidence_deny_into_ask if {
 }
 
 test_secret_read_denied if {
-	a := object.union(shell("", [], []), {"tool": "file_read", "tool_native": "Read", "paths": ["/w/.env"]})
+	a := with_facts(object.union(shell("", [], []), {"tool": "file_read", "tool_native": "Read", "paths": ["/w/.env"]}), {"secret_paths": ["/w/.env"]})
 	d := policy.decision with input as {"event": {"hook_point": "PreToolUse", "tool_input": {"file_path": "/w/.env"}}, "action": a, "snapshot": snapshot, "manifest": manifest}
 	d.reason_code == "SECRET_ACCESS"
 }
 
 test_write_outside_roots if {
-	a := object.union(shell("", [], []), {"tool": "file_write", "tool_native": "Write", "paths": ["/etc/x"], "write_paths": ["/etc/x"]})
+	a := with_facts(object.union(shell("", [], []), {"tool": "file_write", "tool_native": "Write", "paths": ["/etc/x"], "write_paths": ["/etc/x"]}), {"writes_outside": ["/etc/x"]})
 	d := policy.decision with input as {"event": {"hook_point": "PreToolUse", "tool_input": {}}, "action": a, "snapshot": snapshot, "manifest": manifest}
 	d.reason_code == "FS_DENY"
 }
@@ -129,10 +140,25 @@ test_non_tool_hooks_allowed_by_default if {
 }
 
 test_rule_matches_from_the_engine if {
-	a := object.union(shell("", ["nmap"], []), {"rules": {"deny": [], "allow": ["shell(nmap *)"], "ask": []}})
+	a := object.union(with_facts(shell("", ["nmap"], []), {"binaries_denied": ["nmap"]}), {"rules": {"deny": [], "allow": ["shell(nmap *)"], "ask": []}})
 	d := policy.decision with input as {"event": event("nmap x"), "action": a, "snapshot": snapshot, "manifest": manifest}
 	d.decision == "allow"
 	a2 := object.union(shell("", ["git"], []), {"rules": {"deny": ["shell(git push -f:*)"], "allow": ["shell(git *)"], "ask": []}})
 	d2 := policy.decision with input as {"event": event("git push -f"), "action": a2, "snapshot": snapshot, "manifest": manifest}
 	d2.reason_code == "RULE_DENY"
+}
+
+test_undeclared_tool if {
+	a := with_facts(shell("", ["ls"], []), {"tool_declared": false})
+	d := policy.decision with input as {"event": event("ls"), "action": a, "snapshot": snapshot, "manifest": manifest}
+	d.reason_code == "PERMISSION_UNDECLARED"
+}
+
+test_approval_remembered_by_allow_always if {
+	a := with_facts(object.union(shell("", [], []), {"tool": "file_delete", "tool_native": "Delete"}), {"approval_required": true})
+	d := policy.decision with input as {"event": {"hook_point": "PreToolUse", "tool_input": {}}, "action": a, "snapshot": snapshot, "manifest": manifest}
+	d.reason_code == "APPROVAL_REQUIRED"
+	s := object.union(snapshot, {"allowed_artifacts": ["Delete"]})
+	d2 := policy.decision with input as {"event": {"hook_point": "PreToolUse", "tool_input": {}}, "action": a, "snapshot": s, "manifest": manifest}
+	d2.decision == "allow"
 }

@@ -66,7 +66,7 @@ allowed_by_rule if count(rules_matching("allow")) > 0
 
 signals contains sig(2, "PERMISSION_UNDECLARED", "deny", "DENY", "tool_execution", "warning", sprintf("tool %s (%s) is not declared in manifest %s", [native, tool, m.name]), [native], 1) if {
 	is_tool_call
-	not tool_listed(m.tools)
+	not facts.tool_declared
 }
 
 signals contains sig(2, "PERMISSION_UNDECLARED", "deny", "DENY", "privilege_escalation", "critical", sprintf("sub-agent may use only %v, not %s", [snap.permitted_tools, tool]), [native], 1) if {
@@ -84,8 +84,7 @@ network_tools := {"web_request", "shell", "browser", "mcp_call", "package_instal
 signals contains sig(3, "EGRESS_DENY", "deny", "DENY", "network_egress", "critical", sprintf("%s is not an allowed network domain", [h]), [h], 1) if {
 	is_tool_call
 	tool in network_tools
-	some h in action.hosts
-	not domain_allowed(h)
+	some h in facts.hosts_denied
 	not h in snap.allowed_artifacts
 }
 
@@ -147,9 +146,7 @@ signals contains sig(6, "TAINTED_TO_HIGH_RISK", "ask", "STEP_UP", "prompt_inject
 signals contains sig(7, "EXEC_DENY", "deny", "DENY", "tool_execution", "warning", sprintf("binary %s is not allowed", [b]), [b], 1) if {
 	is_tool_call
 	tool in {"shell", "package_install", "code_exec"}
-	some b in action.binaries
-	not b in shell_builtins
-	not b in m.exec.allowed_binaries
+	some b in facts.binaries_denied
 	not allowed_by_rule
 }
 
@@ -157,23 +154,17 @@ signals contains sig(7, "EXEC_DENY", "deny", "DENY", "tool_execution", "warning"
 
 signals contains sig(8, "FS_DENY", "deny", "DENY", "persistence", "critical", sprintf("write to %s is outside the write roots", [p]), [p], 1) if {
 	is_tool_call
-	some p in action.write_paths
-	startswith(p, "/")
-	not under_any(p, m.fs.write_roots)
+	some p in facts.writes_outside
 }
 
 signals contains sig(8, "FS_DENY", "deny", "DENY", "data_exfiltration", "warning", sprintf("read of %s is outside the read roots", [p]), [p], 1) if {
 	is_tool_call
-	tool == "file_read"
-	some p in action.paths
-	startswith(p, "/")
-	not under_any(p, m.fs.read_roots)
+	some p in facts.reads_outside
 }
 
 signals contains sig(8, "SECRET_ACCESS", "deny", "DENY", "data_exfiltration", "critical", sprintf("%s holds secrets", [p]), [p], 1) if {
 	is_tool_call
-	some p in action.paths
-	glob_any(m.secrets.paths, p)
+	some p in facts.secret_paths
 }
 
 signals contains sig(8, "SECRET_ACCESS", "deny", "DENY", "data_exfiltration", "critical", sprintf("command reads secret variable %s", [v]), [v], 1) if {
@@ -218,7 +209,7 @@ signals contains sig(9, "DATA_EXFILTRATION", "deny", "DENY", "data_exfiltration"
 
 signals contains sig(10, "APPROVAL_REQUIRED", "ask", "STEP_UP", "tool_execution", "warning", sprintf("%s needs a human's approval", [native]), [native], 1) if {
 	is_tool_call
-	tool_listed(m.approval_required)
+	facts.approval_required
 	not native in snap.allowed_artifacts
 }
 

@@ -1,4 +1,4 @@
-package reducer
+package manifest
 
 // MatchGlob reports whether s matches the glob pattern. ** matches any run
 // of characters; * matches any run without '/' when paths is set (one path

@@ -1,0 +1,85 @@
+package policy
+
+import (
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/manifest"
+)
+
+// manifestFacts says what the manifest makes of an action, so that the
+// policy decides on plain facts: whether the tool is declared or needs
+// approval, and which hosts, binaries, paths and secrets fall outside what
+// the manifest allows. The policy still decides what each fact means.
+func manifestFacts(m *manifest.Manifest, domains *regexp.Regexp, a *aarts.Analysis) map[string]any {
+	hosts := []string{}
+	for _, h := range a.Hosts {
+		if !domains.MatchString(h) {
+			hosts = append(hosts, h)
+		}
+	}
+	binaries := []string{}
+	for _, b := range a.Binaries {
+		if !aarts.IsShellBuiltin(b) && !slices.Contains(m.Exec.AllowedBinaries, b) {
+			binaries = append(binaries, b)
+		}
+	}
+	writes := []string{}
+	for _, p := range a.WritePaths {
+		if strings.HasPrefix(p, "/") && !underAny(p, m.FS.WriteRoots) {
+			writes = append(writes, p)
+		}
+	}
+	reads := []string{}
+	if a.Tool == aarts.ToolFileRead {
+		for _, p := range a.Paths {
+			if strings.HasPrefix(p, "/") && !underAny(p, m.FS.ReadRoots) {
+				reads = append(reads, p)
+			}
+		}
+	}
+	secrets := []string{}
+	for _, p := range a.Paths {
+		for _, g := range m.Secrets.Paths {
+			if manifest.MatchGlob(g, p, true) {
+				secrets = append(secrets, p)
+				break
+			}
+		}
+	}
+	return map[string]any{
+		"tool_declared":     toolListed(m.Tools, a),
+		"approval_required": toolListed(m.ApprovalRequired, a),
+		"hosts_denied":      hosts,
+		"binaries_denied":   binaries,
+		"writes_outside":    writes,
+		"reads_outside":     reads,
+		"secret_paths":      secrets,
+	}
+}
+
+// toolListed reports whether a manifest tool list names the action's tool:
+// its canonical name, its native name, or a glob over the native name. A
+// package install is a shell call.
+func toolListed(entries []string, a *aarts.Analysis) bool {
+	for _, e := range entries {
+		if e == a.Tool || e == a.ToolNative || a.Tool == aarts.ToolPackageInstall && e == aarts.ToolShell ||
+			strings.ContainsAny(e, "*?") && manifest.MatchGlob(e, a.ToolNative, false) {
+			return true
+		}
+	}
+	return false
+}
+
+func underAny(p string, roots []string) bool {
+	for _, r := range roots {
+		r = path.Clean(r)
+		if p == r || r == "/" || strings.HasPrefix(p, r+"/") {
+			return true
+		}
+	}
+	return false
+}
