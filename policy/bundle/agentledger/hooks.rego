@@ -6,17 +6,17 @@ import rego.v1
 # MCP servers: declared servers from trusted sources, reachable hosts.
 
 signals contains sig(1, "MCP_UNTRUSTED", "deny", "DENY", "supply_chain", "critical", sprintf("MCP server %s is not allowed", [input.event.server_id]), [input.event.server_id], 1) if {
-	hook == "PreMCPConnect"
-	not input.event.server_id in m.mcp.allowed_servers
+	input.event.hook_point == "PreMCPConnect"
+	not input.event.server_id in input.manifest.mcp.allowed_servers
 }
 
 signals contains sig(1, "MCP_UNTRUSTED", "deny", "DENY", "supply_chain", "critical", sprintf("MCP server from %s source is not trusted", [input.event.source]), [input.event.server_id], 1) if {
-	hook == "PreMCPConnect"
-	not input.event.source in m.mcp.trusted_sources
+	input.event.hook_point == "PreMCPConnect"
+	not input.event.source in input.manifest.mcp.trusted_sources
 }
 
 signals contains sig(3, "EGRESS_DENY", "deny", "DENY", "network_egress", "critical", sprintf("%s is not an allowed network domain", [h]), [h], 1) if {
-	hook == "PreMCPConnect"
+	input.event.hook_point == "PreMCPConnect"
 	some h in action.hosts
 	not domain_allowed(h)
 }
@@ -26,12 +26,12 @@ signals contains sig(3, "EGRESS_DENY", "deny", "DENY", "network_egress", "critic
 
 signals contains sig(1, "SKILL_UNTRUSTED", "deny", "DENY", "supply_chain", "critical", sprintf("%s from %s source is not trusted", [hook, input.event.source]), [object.get(input.event, "file_path", object.get(input.event, "plugin_id", ""))], 1) if {
 	hook in {"PreSkillLoad", "PrePluginLoad"}
-	not input.event.source in m.skills.trusted_sources
+	not input.event.source in input.manifest.skills.trusted_sources
 }
 
 signals contains s if {
-	hook == "PreSkillLoad"
-	input.event.source in m.skills.trusted_sources
+	input.event.hook_point == "PreSkillLoad"
+	input.event.source in input.manifest.skills.trusted_sources
 	input.event.source != "managed"
 	count(input.event.declared_hooks) > 0
 	s := object.union(
@@ -44,15 +44,15 @@ signals contains s if {
 # would persist as an instruction.
 
 signals contains sig(1, "MEMORY_POISONING", "deny", "DENY", "persistence", "critical", "memory write carries instructions aimed at the agent", [], 0.8) if {
-	hook == "PreMemoryWrite"
+	input.event.hook_point == "PreMemoryWrite"
 	text := memory_text
 	some p in injection_patterns
 	regex.match(p, text)
 }
 
 signals contains sig(6, "TAINTED_TO_HIGH_RISK", "ask", "STEP_UP", "persistence", "warning", "tainted session writes an instruction to memory", [], 0.6) if {
-	hook == "PreMemoryWrite"
-	snap.is_tainted
+	input.event.hook_point == "PreMemoryWrite"
+	input.snapshot.is_tainted
 	object.get(input.event, "memory_type", "") == "instruction"
 }
 
@@ -66,21 +66,21 @@ requested := {t | some t in object.get(input.event, "requested_tools", [])}
 
 permitted := {t | some t in requested; tool_declared(t)}
 
-tool_declared(t) if t in m.tools
+tool_declared(t) if t in input.manifest.tools
 
 tool_declared(t) if {
-	some e in m.tools
+	some e in input.manifest.tools
 	glob.match(e, [], t)
 }
 
 signals contains sig(2, "PERMISSION_UNDECLARED", "deny", "DENY", "privilege_escalation", "critical", "delegate is not a declared tool", [], 1) if {
-	hook == "PreSubAgentSpawn"
-	not "delegate" in m.tools
+	input.event.hook_point == "PreSubAgentSpawn"
+	not "delegate" in input.manifest.tools
 }
 
 signals contains s if {
-	hook == "PreSubAgentSpawn"
-	"delegate" in m.tools
+	input.event.hook_point == "PreSubAgentSpawn"
+	"delegate" in input.manifest.tools
 	tools := sort(permitted)
 	s := object.union(
 		sig(12, "LEAST_PRIVILEGE", "allow", "MODIFY", "privilege_escalation", "info", sprintf("sub-agent limited to %v", [tools]), [], 1),
@@ -89,8 +89,8 @@ signals contains s if {
 }
 
 signals contains sig(6, "TAINTED_TO_HIGH_RISK", "ask", "STEP_UP", "privilege_escalation", "warning", sprintf("tainted session delegates with %v", [sort(high)]), [], 0.6) if {
-	hook == "PreSubAgentSpawn"
-	snap.is_tainted
+	input.event.hook_point == "PreSubAgentSpawn"
+	input.snapshot.is_tainted
 	high := {t | some t in permitted; t in high_risk_sinks}
 	count(high) > 0
 }
@@ -98,9 +98,9 @@ signals contains sig(6, "TAINTED_TO_HIGH_RISK", "ask", "STEP_UP", "privilege_esc
 # Tool results: a secret in a result is redacted before the model sees it.
 
 signals contains sig(8, "SECRET_IN_RESULT", "deny", "DENY", "data_exfiltration", "critical", sprintf("tool result contains %s", [f.detector]), [f.detector], 1) if {
-	hook == "PostToolUse"
-	some f in snap.data_findings
-	f.seq == snap.seq
+	input.event.hook_point == "PostToolUse"
+	some f in input.snapshot.data_findings
+	f.seq == input.snapshot.seq
 	f.class == "SECRET"
 }
 

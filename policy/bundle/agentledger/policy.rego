@@ -42,10 +42,10 @@ directives := object.union_n([s.directives | some s in found; s.decision == "all
 
 downgraded if {
 	winner.decision == "deny"
-	winner.confidence < thresholds[m.sensitivity]
+	winner.confidence < thresholds[input.manifest.sensitivity]
 }
 
-constraints := {"max_output_bytes": budgets.max_output_bytes, "timeout_ms": budgets.tool_timeout_ms} if {
+constraints := {"max_output_bytes": input.manifest.budgets.max_output_bytes, "timeout_ms": input.manifest.budgets.tool_timeout_ms} if {
 	hook == "PreToolUse"
 } else := {}
 
@@ -88,7 +88,7 @@ decision := d if {
 		"decision": "ask", "aarm_decision": "STEP_UP", "reason_code": winner.reason_code,
 		"category": winner.category, "severity": "warning", "source": source(winner.reason_code),
 		"confidence": winner.confidence, "matched_rule_id": winner.reason_code,
-		"reasons": array.concat(reasons, [sprintf("confidence %v is under the %s threshold: asking instead of denying", [winner.confidence, m.sensitivity])]),
+		"reasons": array.concat(reasons, [sprintf("confidence %v is under the %s threshold: asking instead of denying", [winner.confidence, input.manifest.sensitivity])]),
 		"artifacts": artifacts, "constraints": constraints, "directives": directives,
 	}
 }
