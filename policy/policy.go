@@ -281,19 +281,16 @@ func (p *Policy) addFacts(am map[string]any, a *aarts.Analysis, event map[string
 // was converted once at Load, the rest is converted here, which spares OPA's
 // JSON round trip of the whole input on every evaluation.
 func (p *Policy) inputValue(in Input) (ast.Value, error) {
-	// Event, snapshot and action are lazy objects: OPA converts a member
-	// to its AST form only when a rule reads it, and most rules read few.
-	terms := [][2]*ast.Term{
-		{ast.StringTerm("event"), ast.NewTerm(ast.LazyObject(in.Event))},
-		{ast.StringTerm("snapshot"), ast.NewTerm(ast.LazyObject(in.Snapshot))},
-		{ast.StringTerm("manifest"), ast.NewTerm(p.mvalue)},
-	}
+	// The input is a lazy object: OPA converts a member to its AST form
+	// only when a rule reads it, and most rules read few. (An eager object
+	// would hash, and so convert, everything at once.)
+	input := map[string]any{"event": in.Event, "snapshot": in.Snapshot, "manifest": p.mvalue}
 	if in.Action != nil {
 		am := in.Action.Map()
 		p.addFacts(am, in.Action, in.Event)
-		terms = append(terms, [2]*ast.Term{ast.StringTerm("action"), ast.NewTerm(ast.LazyObject(am))})
+		input["action"] = am
 	}
-	return ast.NewObject(terms...), nil
+	return ast.LazyObject(input), nil
 }
 
 // decisionOf reads the policy's decision object field by field.
