@@ -7,13 +7,7 @@ hook := input.event.hook_point
 
 action := object.get(input, "action", {})
 
-tool := object.get(action, "tool", "")
-
-native := object.get(action, "tool_native", "")
-
 m := input.manifest
-
-snap := input.snapshot
 
 budgets := m.budgets
 
@@ -40,10 +34,6 @@ glob_any(globs, path) if {
 # action (input.action.rules.deny, .allow, .ask: the engine matches the
 # manifest's tool(pattern) rules, whose * and ** semantics it defines).
 all_subjects := {s | some s in object.get(action, "subjects", [])}
-
-rules_matching(kind) := object.get(object.get(action, "rules", {}), kind, [])
-
-file_tools := {"file_read", "file_write", "file_edit", "file_delete"}
 
 is_glob(s) if contains(s, "*")
 

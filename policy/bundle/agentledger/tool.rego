@@ -62,7 +62,7 @@ allowed_by_rule if count(input.action.rules.allow) > 0
 
 # 2. The tool must be declared.
 
-signals contains sig(2, "PERMISSION_UNDECLARED", "deny", "DENY", "tool_execution", "warning", sprintf("tool %s (%s) is not declared in manifest %s", [input.action.tool_native, tool, input.manifest.name]), [input.action.tool_native], 1) if {
+signals contains sig(2, "PERMISSION_UNDECLARED", "deny", "DENY", "tool_execution", "warning", sprintf("tool %s (%s) is not declared in manifest %s", [input.action.tool_native, input.action.tool, input.manifest.name]), [input.action.tool_native], 1) if {
 	input.event.hook_point == "PreToolUse"
 	not input.action.manifest_facts.tool_declared
 }
