@@ -68,11 +68,11 @@ func (d *Decider) Decide(ctx context.Context, s *Session, payload []byte) (*Step
 	if err != nil {
 		return nil, &aarts.ValidationError{HookPoint: ev.HookPoint, Field: "timestamp", Msg: err.Error()}
 	}
-	key := s.Snapshot
-	if ev.SessionID != key.SessionID {
-		return nil, &aarts.ValidationError{HookPoint: ev.HookPoint, Field: "session_id", Msg: fmt.Sprintf("%q does not belong to session %q", ev.SessionID, key.SessionID)}
+	tenant, session := s.Snapshot.TenantID, s.Snapshot.SessionID
+	if ev.SessionID != session {
+		return nil, &aarts.ValidationError{HookPoint: ev.HookPoint, Field: "session_id", Msg: fmt.Sprintf("%q does not belong to session %q", ev.SessionID, session)}
 	}
-	env, err := ledger.Seal(s.Head, ledger.Event{TenantID: key.TenantID, SessionID: key.SessionID, EventType: ev.HookPoint,
+	env, err := ledger.Seal(s.Head, ledger.Event{TenantID: tenant, SessionID: session, EventType: ev.HookPoint,
 		TsUnixMs: at.UnixMilli(), Payload: payload}, d.Limits)
 	if err != nil {
 		return nil, err
@@ -95,7 +95,7 @@ func (d *Decider) Decide(ctx context.Context, s *Session, payload []byte) (*Step
 	if err != nil {
 		return nil, fmt.Errorf("verdict: %w", err)
 	}
-	venv, err := ledger.Seal(env.Head(), ledger.Event{TenantID: key.TenantID, SessionID: key.SessionID, EventType: ledger.EventVerdict,
+	venv, err := ledger.Seal(env.Head(), ledger.Event{TenantID: tenant, SessionID: session, EventType: ledger.EventVerdict,
 		TsUnixMs: at.UnixMilli(), Payload: payloadV}, d.Limits)
 	if err != nil {
 		return nil, fmt.Errorf("verdict: %w", err)
