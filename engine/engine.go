@@ -1,0 +1,133 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/ledger/store"
+)
+
+// Engine is the recorded decision pipeline: every hook event is folded into
+// its session's server-side snapshot, judged, and stored together with its
+// verdict before the verdict is answered. One decision runs at a time per
+// session; sessions run in parallel. A session's state is rebuilt from the
+// ledger the first time this process touches it, and again whenever another
+// writer (another engine process) moved the session on. It is safe for
+// concurrent use.
+type Engine struct {
+	decider *Decider
+	store   *store.Store
+
+	mu       sync.Mutex
+	sessions map[ledger.SessionKey]*entry
+}
+
+type entry struct {
+	mu    sync.Mutex // one decision at a time
+	state *Session   // nil until loaded from the ledger
+}
+
+// maxRebuilds bounds how often one decision re-reads a session that other
+// writers keep moving.
+const maxRebuilds = 16
+
+// New returns an Engine deciding with d and recording in st.
+func New(d *Decider, st *store.Store) *Engine {
+	return &Engine{decider: d, store: st, sessions: map[ledger.SessionKey]*entry{}}
+}
+
+// Decider returns the engine's decider.
+func (e *Engine) Decider() *Decider { return e.decider }
+
+// Decide judges one hook event of tenant and records it with its verdict.
+// The Step returned is what was recorded. A bad event is an input error
+// (IsInputError) and records nothing.
+func (e *Engine) Decide(ctx context.Context, tenant string, payload []byte) (*Step, error) {
+	ev, err := aarts.ParseEvent(payload)
+	if err != nil {
+		return nil, err
+	}
+	if tenant == "" {
+		tenant = ledger.DefaultTenant
+	}
+	key := ledger.SessionKey{Tenant: tenant, Session: ev.SessionID}
+	en := e.entry(key)
+	en.mu.Lock()
+	defer en.mu.Unlock()
+	for attempt := 0; ; attempt++ {
+		if en.state == nil {
+			if en.state, err = e.load(ctx, key); err != nil {
+				return nil, err
+			}
+		}
+		next := *en.state
+		step, err := e.decider.Decide(ctx, &next, payload)
+		if err != nil {
+			return nil, err
+		}
+		err = e.store.AppendSealed(ctx, []*ledger.Envelope{step.Envelope, step.Verdict})
+		if err == nil {
+			*en.state = next
+			return step, nil
+		}
+		en.state = nil // whatever happened, the ledger is the truth
+		if !errors.Is(err, store.ErrConflict) || attempt >= maxRebuilds {
+			return nil, fmt.Errorf("record %s: %w", key, err)
+		}
+	}
+}
+
+func (e *Engine) entry(k ledger.SessionKey) *entry {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	en := e.sessions[k]
+	if en == nil {
+		en = &entry{}
+		e.sessions[k] = en
+	}
+	return en
+}
+
+// load rebuilds a session's state by folding its recorded envelopes.
+func (e *Engine) load(ctx context.Context, k ledger.SessionKey) (*Session, error) {
+	s := NewSession(k.Tenant, k.Session)
+	err := e.store.ReadSession(ctx, k, func(m store.Msg) error {
+		env, err := ledger.Decode(m.Data, e.decider.Limits)
+		if err != nil {
+			return fmt.Errorf("stream seq %d: %w", m.StreamSeq, err)
+		}
+		snap, err := e.decider.Reducer.Apply(s.Snapshot, env)
+		if err != nil {
+			return err
+		}
+		s.Snapshot, s.Head = snap, env.Head()
+		if aarts.IsHookPoint(env.EventType()) {
+			s.Events++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rebuild %s: %w", k, err)
+	}
+	return s, nil
+}
+
+// Snapshot returns a session's current snapshot, rebuilding it from the
+// ledger if this process has not touched the session yet.
+func (e *Engine) Snapshot(ctx context.Context, k ledger.SessionKey) (Session, error) {
+	en := e.entry(k)
+	en.mu.Lock()
+	defer en.mu.Unlock()
+	if en.state == nil {
+		s, err := e.load(ctx, k)
+		if err != nil {
+			return Session{}, err
+		}
+		en.state = s
+	}
+	return *en.state, nil
+}
