@@ -1,14 +1,21 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/policy"
 	"github.com/agentledger/agentledger/reducer"
 )
@@ -90,4 +97,67 @@ func BenchmarkEvaluate(b *testing.B) {
 	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds())/1e3, "p99_us")
 	b.ReportMetric(float64(lat[len(lat)*90/100].Nanoseconds())/1e3, "p90_us")
 	b.ReportMetric(float64(lat[len(lat)*95/100].Nanoseconds())/1e3, "p95_us")
+}
+
+// BenchmarkHookHTTP decides PreToolUse events over real HTTP, each recorded
+// durably (sync always) with its verdict, from 1 and from 16 concurrent
+// sessions.
+func BenchmarkHookHTTP(b *testing.B) {
+	for _, v := range []struct {
+		sessions int
+		noBatch  bool
+	}{{1, false}, {16, false}, {1, true}, {16, true}} {
+		sessions := v.sessions
+		b.Run(fmt.Sprintf("sessions=%d/atomic=%v", sessions, !v.noBatch), func(b *testing.B) {
+			st, err := store.Open(context.Background(), store.Config{DataDir: b.TempDir(), Sync: store.SyncAlways, NoAtomicBatch: v.noBatch})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			srv := httptest.NewServer(Handler(ServerConfig{Engine: New(decider(b, "coding-agent.json"), st), Store: st, Insecure: true}))
+			defer srv.Close()
+			client := srv.Client()
+			client.Transport.(*http.Transport).MaxIdleConnsPerHost = 64
+			var mu sync.Mutex
+			lat := make([]time.Duration, 0, b.N)
+			var next atomic.Int64
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for s := 0; s < sessions; s++ {
+				wg.Add(1)
+				go func(s int) {
+					defer wg.Done()
+					for {
+						i := next.Add(1) - 1
+						if i >= int64(b.N) {
+							return
+						}
+						body := hookEvent(fmt.Sprintf("bench-%d", s), int(i)*2)
+						t0 := time.Now()
+						resp, err := client.Post(srv.URL+"/v1/hooks", "application/json", bytes.NewReader(body))
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+						d := time.Since(t0)
+						if resp.StatusCode != 200 {
+							b.Errorf("status %d", resp.StatusCode)
+							return
+						}
+						mu.Lock()
+						lat = append(lat, d)
+						mu.Unlock()
+					}
+				}(s)
+			}
+			wg.Wait()
+			b.StopTimer()
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50_us")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99_us")
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
+		})
+	}
 }

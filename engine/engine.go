@@ -29,7 +29,11 @@ type Engine struct {
 type entry struct {
 	mu    sync.Mutex // one decision at a time
 	state *Session   // nil until loaded from the ledger
+	owned bool       // no other tenant holds this session id
 }
+
+// ErrForbidden means a session id belongs to another tenant.
+var ErrForbidden = errors.New("session belongs to another tenant")
 
 // maxRebuilds bounds how often one decision re-reads a session that other
 // writers keep moving.
@@ -58,6 +62,9 @@ func (e *Engine) Decide(ctx context.Context, tenant string, payload []byte) (*St
 	en := e.entry(key)
 	en.mu.Lock()
 	defer en.mu.Unlock()
+	if err := e.checkOwner(ctx, key, en); err != nil {
+		return nil, err
+	}
 	for attempt := 0; ; attempt++ {
 		if en.state == nil {
 			if en.state, err = e.load(ctx, key); err != nil {
@@ -79,6 +86,25 @@ func (e *Engine) Decide(ctx context.Context, tenant string, payload []byte) (*St
 			return nil, fmt.Errorf("record %s: %w", key, err)
 		}
 	}
+}
+
+// checkOwner refuses a session id another tenant already holds: one tenant
+// can neither write into nor read another's session.
+func (e *Engine) checkOwner(ctx context.Context, k ledger.SessionKey, en *entry) error {
+	if en.owned {
+		return nil
+	}
+	tenants, err := e.store.Tenants(ctx, k.Session)
+	if err != nil {
+		return err
+	}
+	for _, t := range tenants {
+		if t != k.Tenant {
+			return fmt.Errorf("%w: %q", ErrForbidden, k.Session)
+		}
+	}
+	en.owned = true
+	return nil
 }
 
 func (e *Engine) entry(k ledger.SessionKey) *entry {
@@ -122,6 +148,9 @@ func (e *Engine) Snapshot(ctx context.Context, k ledger.SessionKey) (Session, er
 	en := e.entry(k)
 	en.mu.Lock()
 	defer en.mu.Unlock()
+	if err := e.checkOwner(ctx, k, en); err != nil {
+		return Session{}, err
+	}
 	if en.state == nil {
 		s, err := e.load(ctx, k)
 		if err != nil {

@@ -94,6 +94,8 @@ func (s *Store) subjectCounts(ctx context.Context, f Filter) (map[string]uint64,
 		filter = s.subj.of(ledger.SessionKey{Tenant: f.Tenant, Session: f.Session})
 	case f.Tenant != "":
 		filter = s.subj.tenant(f.Tenant)
+	case f.Session != "":
+		filter = s.subj.session(f.Session)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 4*s.cfg.Timeout)
 	defer cancel()
@@ -102,6 +104,22 @@ func (s *Store) subjectCounts(ctx context.Context, f Filter) (map[string]uint64,
 		return nil, s.wrap("stream info", err)
 	}
 	return info.State.Subjects, nil
+}
+
+// Tenants returns the tenants that hold a session with this id, sorted.
+func (s *Store) Tenants(ctx context.Context, session string) ([]string, error) {
+	counts, err := s.subjectCounts(ctx, Filter{Session: session})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for subj := range counts {
+		if k, err := s.subj.key(subj); err == nil && k.Session == session {
+			out = append(out, k.Tenant)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // Msg is one stored message.

@@ -94,6 +94,11 @@ type Config struct {
 	Limits ledger.Limits
 	// Timeout bounds each request to the server. Default 5s.
 	Timeout time.Duration
+	// NoAtomicBatch stores several envelopes with one publish each instead
+	// of as one atomic batch. On a single-node file stream every atomic
+	// batch gets its own staging file store (a few ms each); this trades
+	// the all-or-nothing guarantee for latency.
+	NoAtomicBatch bool
 	// RetryFor is how long an append keeps retrying while the server is
 	// unreachable (a restart, a leader election) before it gives up.
 	// Default 30s.
@@ -153,6 +158,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		cfg.RetryFor = 30 * time.Second
 	}
 	s := &Store{cfg: cfg, subj: subjects{prefix: strings.ToLower(cfg.Stream)}, heads: make(map[ledger.SessionKey]cachedHead)}
+	s.noBatch.Store(cfg.NoAtomicBatch)
 	var err error
 	if cfg.URL == "" {
 		err = s.startEmbedded(ctx)

@@ -75,6 +75,8 @@ func (s subjects) tenant(t string) string { return s.prefix + "." + t + ".*" }
 
 func (s subjects) all() string { return s.prefix + ".>" }
 
+func (s subjects) session(id string) string { return s.prefix + ".*." + EscapeToken(id) }
+
 func (s subjects) key(subject string) (ledger.SessionKey, error) {
 	rest, ok := strings.CutPrefix(subject, s.prefix+".")
 	if !ok {

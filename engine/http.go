@@ -1,0 +1,293 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/ledger/store"
+)
+
+// ID and Version identify this engine in the AARTS version check.
+const (
+	ID      = "agentledger"
+	Version = "0.1.0"
+)
+
+// Tokens maps bearer tokens to tenants. The file holds SHA-256 digests of
+// tokens, never tokens: {"tokens":[{"sha256":"<64 hex>","tenant":"acme"}]}.
+type Tokens struct {
+	byDigest map[[32]byte]string
+}
+
+type tokensFile struct {
+	Tokens []struct {
+		SHA256 string `json:"sha256"`
+		Tenant string `json:"tenant"`
+	} `json:"tokens"`
+}
+
+// LoadTokens reads a tokens file, naming the entry at fault.
+func LoadTokens(path string) (*Tokens, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var f tokensFile
+	d := json.NewDecoder(strings.NewReader(string(raw)))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&f); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	t := &Tokens{byDigest: map[[32]byte]string{}}
+	for i, e := range f.Tokens {
+		b, err := hex.DecodeString(e.SHA256)
+		if err != nil || len(b) != 32 {
+			return nil, fmt.Errorf("%s: tokens[%d].sha256: want 64 hex digits (sha256 of the token)", path, i)
+		}
+		if _, err := ledger.Seal(ledger.Head{}, ledger.Event{TenantID: e.Tenant, SessionID: "x", EventType: ledger.EventCheckpoint, Payload: []byte("{}")}, ledger.Limits{}); err != nil {
+			return nil, fmt.Errorf("%s: tokens[%d].tenant: %w", path, i, err)
+		}
+		t.byDigest[[32]byte(b)] = e.Tenant
+	}
+	return t, nil
+}
+
+// Tenant returns the tenant of a bearer token.
+func (t *Tokens) Tenant(token string) (string, bool) {
+	if t == nil || token == "" {
+		return "", false
+	}
+	sum := sha256.Sum256([]byte(token))
+	for d, tenant := range t.byDigest {
+		if subtle.ConstantTimeCompare(d[:], sum[:]) == 1 {
+			return tenant, true
+		}
+	}
+	return "", false
+}
+
+// ServerConfig configures the HTTP API.
+type ServerConfig struct {
+	Engine *Engine
+	Store  *store.Store
+	Tokens *Tokens
+	// Insecure lets requests without a token act as the default tenant.
+	// For local experiments only.
+	Insecure bool
+	// Timeout bounds one decision, recording included. Default 5s.
+	Timeout time.Duration
+	// MaxBody bounds a request body. Default 1 MiB plus 4 KiB.
+	MaxBody int64
+}
+
+// Handler returns the engine's HTTP API.
+func Handler(cfg ServerConfig) http.Handler {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = ledger.DefaultMaxBytes + 4096
+	}
+	s := &server{cfg: cfg, metrics: newMetrics()}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/version", s.version)
+	mux.HandleFunc("POST /v1/hooks", s.auth(s.hooks))
+	mux.HandleFunc("GET /v1/sessions/{id}/snapshot", s.auth(s.snapshot))
+	mux.HandleFunc("GET /v1/sessions/{id}/verify", s.auth(s.verify))
+	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.HandleFunc("GET /metrics", s.metrics.serve)
+	return mux
+}
+
+// NewHTTPServer returns an http.Server for h with timeouts that keep slow
+// or stalled clients from holding connections.
+func NewHTTPServer(addr string, h http.Handler) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      20 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
+}
+
+type server struct {
+	cfg     ServerConfig
+	metrics *metrics
+}
+
+type tenantKey struct{}
+
+// auth resolves the bearer token to a tenant.
+func (s *server) auth(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		tenant, ok := s.cfg.Tokens.Tenant(strings.TrimSpace(token))
+		if !ok {
+			if token != "" || !s.cfg.Insecure {
+				writeError(w, http.StatusUnauthorized, "a valid bearer token is required")
+				return
+			}
+			tenant = ledger.DefaultTenant
+		}
+		next(w, r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenant)))
+	}
+}
+
+func tenantOf(r *http.Request) string { return r.Context().Value(tenantKey{}).(string) }
+
+type apiError struct {
+	Error string `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, apiError{Error: msg})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+func (s *server) body(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", s.cfg.MaxBody))
+		} else {
+			writeError(w, http.StatusBadRequest, "reading body: "+err.Error())
+		}
+		return nil, false
+	}
+	return b, true
+}
+
+func (s *server) version(w http.ResponseWriter, r *http.Request) {
+	b, ok := s.body(w, r)
+	if !ok {
+		return
+	}
+	var req struct {
+		AARTSVersion string `json:"aarts_version"`
+	}
+	if err := json.Unmarshal(b, &req); err != nil || req.AARTSVersion == "" {
+		writeError(w, http.StatusBadRequest, `want {"aarts_version": "0.1"}`)
+		return
+	}
+	major, _, _ := strings.Cut(req.AARTSVersion, ".")
+	want, _, _ := strings.Cut(aarts.Version, ".")
+	writeJSON(w, http.StatusOK, map[string]any{
+		"compatible": major == want && req.AARTSVersion <= aarts.Version, "engine_id": ID, "engine_version": Version,
+	})
+}
+
+// HookResponse is the answer to a hook event: the AARTS verdict, with the
+// AARM decision and what the engine recorded.
+type HookResponse struct {
+	aarts.Verdict
+	AARMDecision string         `json:"aarm_decision"`
+	ReasonCode   string         `json:"reason_code"`
+	Constraints  map[string]any `json:"constraints,omitempty"`
+	Seq          uint64         `json:"seq"`
+	EventHash    string         `json:"event_hash"`
+	VerdictHash  string         `json:"verdict_hash"`
+}
+
+// ResponseOf returns the answer for a recorded step.
+func ResponseOf(st *Step) HookResponse {
+	return HookResponse{Verdict: st.Record.Verdict, AARMDecision: st.Record.AARMDecision, ReasonCode: st.Record.ReasonCode,
+		Constraints: st.Record.Constraints, Seq: st.Envelope.Seq(), EventHash: st.Envelope.Hash(), VerdictHash: st.Verdict.Hash()}
+}
+
+func (s *server) hooks(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	b, ok := s.body(w, r)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Timeout)
+	defer cancel()
+	step, err := s.cfg.Engine.Decide(ctx, tenantOf(r), b)
+	if err != nil {
+		if IsInputError(err) {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		if errors.Is(err, ErrForbidden) {
+			writeError(w, http.StatusForbidden, err.Error())
+			return
+		}
+		s.metrics.appendErrors.Add(1)
+		writeError(w, http.StatusServiceUnavailable, "could not decide and record: "+err.Error())
+		return
+	}
+	s.metrics.observe(step.Decision.Decision, time.Since(start))
+	writeJSON(w, http.StatusOK, ResponseOf(step))
+}
+
+func (s *server) snapshot(w http.ResponseWriter, r *http.Request) {
+	k := ledger.SessionKey{Tenant: tenantOf(r), Session: r.PathValue("id")}
+	sess, err := s.cfg.Engine.Snapshot(r.Context(), k)
+	if errors.Is(err, ErrForbidden) {
+		writeError(w, http.StatusForbidden, err.Error())
+		return
+	}
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	if sess.Snapshot.Seq < 0 {
+		writeError(w, http.StatusNotFound, "no session "+k.Session)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Snapshot-Hash", sess.Snapshot.Hash())
+	w.Write(sess.Snapshot.Canonical())
+	w.Write([]byte("\n"))
+}
+
+func (s *server) verify(w http.ResponseWriter, r *http.Request) {
+	k := ledger.SessionKey{Tenant: tenantOf(r), Session: r.PathValue("id")}
+	if _, err := s.cfg.Engine.Snapshot(r.Context(), k); errors.Is(err, ErrForbidden) {
+		writeError(w, http.StatusForbidden, err.Error())
+		return
+	}
+	rep, err := s.cfg.Store.Verify(r.Context(), store.Filter{Tenant: k.Tenant, Session: k.Session}, ledger.Deep, nil)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	if rep.Envelopes == 0 {
+		writeError(w, http.StatusNotFound, "no session "+k.Session)
+		return
+	}
+	writeJSON(w, http.StatusOK, rep)
+}
+
+func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if _, err := s.cfg.Store.Sessions(ctx, store.Filter{Tenant: "healthz-probe"}); err != nil {
+		writeError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
