@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/cmd/internal/cmdline"
 	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/ledger"
@@ -43,6 +45,30 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 				),
 				Action: a.serve,
 			}),
+			{
+				Name:  "hook",
+				Usage: "answer an agent host's hook with a recorded verdict",
+				Subcommands: []*cli.Command{
+					cmdline.WithGlobals(&cli.Command{
+						Name:      "claude-code",
+						Usage:     "read a Claude Code hook input on stdin, print Claude Code's answer",
+						ArgsUsage: " ",
+						Description: "Install in .claude/settings.json:\n" +
+							`  {"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"engine hook claude-code --engine http://127.0.0.1:8080","timeout":10}]}]}}` +
+							"\n(likewise for PostToolUse, UserPromptSubmit, SessionStart, SessionEnd, Stop). Without --engine the\n" +
+							"decision is made and recorded in-process on --data/--nats. Exit 0 with Claude Code's JSON on\n" +
+							"stdout; a malformed input is exit 1 (a non-blocking error Claude Code shows) — never 2,\n" +
+							"which Claude Code reads as a block.",
+						Flags: append(policyFlags()[:2],
+							&cli.StringFlag{Name: "engine", EnvVars: []string{"AGENTLEDGER_ENGINE"}, Usage: "`URL` of a running engine serve"},
+							&cli.StringFlag{Name: "token", EnvVars: []string{"AGENTLEDGER_TOKEN"}, Usage: "bearer `TOKEN` for --engine"},
+							&cli.BoolFlag{Name: "fail-closed", Usage: "when the engine cannot decide, deny (default: let Claude Code's own permissions decide)"},
+							&cli.DurationFlag{Name: "timeout", Value: 5 * time.Second, Usage: "how long to wait for the engine"},
+						),
+						Action: a.hookClaudeCode,
+					}),
+				},
+			},
 			cmdline.WithGlobals(&cli.Command{
 				Name:      "eval",
 				Usage:     "fold and evaluate NDJSON hook events without recording anything",
@@ -134,6 +160,61 @@ func (a *app) serve(c *cli.Context) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return srv.Shutdown(ctx)
+}
+
+// hookClaudeCode is the Claude Code command hook. Its exit codes follow
+// Claude Code's: 0 with the answer on stdout, 1 (non-blocking) with a message
+// on stderr for a malformed input; never 2, which would block.
+func (a *app) hookClaudeCode(c *cli.Context) error {
+	raw, err := io.ReadAll(io.LimitReader(a.stdin, 4<<20))
+	if err != nil {
+		return cmdline.Fault(fmt.Errorf("read stdin: %w", err))
+	}
+	in, err := engine.ParseClaudeCode(raw)
+	if err != nil {
+		return cmdline.Fault(err)
+	}
+	event, ok, err := in.AARTS(time.Now())
+	if err != nil {
+		return cmdline.Fault(err)
+	}
+	if !ok {
+		fmt.Fprintln(a.stdout, "{}")
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
+	defer cancel()
+	resp, err := a.decideRemoteOrLocal(ctx, c, event)
+	if err != nil {
+		fmt.Fprintf(a.stderr, "agentledger: could not decide %s: %v\n", in.HookEventName, err)
+		if !c.Bool("fail-closed") {
+			fmt.Fprintln(a.stdout, "{}") // fail open: Claude Code's own permissions decide
+			return nil
+		}
+		resp = engine.HookResponse{Verdict: aarts.Verdict{Decision: aarts.Deny, Reasons: []string{"the security engine could not decide (fail-closed)"}}, ReasonCode: "ENGINE_FAILURE"}
+	}
+	_, err = a.stdout.Write(engine.ClaudeCodeOutput(in.HookEventName, resp))
+	return err
+}
+
+func (a *app) decideRemoteOrLocal(ctx context.Context, c *cli.Context, event []byte) (engine.HookResponse, error) {
+	if url := c.String("engine"); url != "" {
+		return engine.PostHook(ctx, http.DefaultClient, url, c.String("token"), event)
+	}
+	p, err := loadPolicy(c)
+	if err != nil {
+		return engine.HookResponse{}, err
+	}
+	st, err := cmdline.OpenStore(c)
+	if err != nil {
+		return engine.HookResponse{}, err
+	}
+	defer st.Close()
+	step, err := engine.New(engine.NewDecider(p), st).Decide(ctx, ledger.DefaultTenant, event)
+	if err != nil {
+		return engine.HookResponse{}, err
+	}
+	return engine.ResponseOf(step), nil
 }
 
 func (a *app) eval(c *cli.Context) error {

@@ -277,6 +277,16 @@ func Permute(app *cli.App, args []string) []string {
 	if cmd == nil {
 		return append(out, args[i:]...)
 	}
+	// Descend into subcommands (engine hook claude-code).
+	for i < len(args) {
+		sub := cmd.Command(args[i])
+		if sub == nil {
+			break
+		}
+		cmd = sub
+		out = append(out, args[i])
+		i++
+	}
 	var flags, positional []string
 	for ; i < len(args); i++ {
 		a := args[i]

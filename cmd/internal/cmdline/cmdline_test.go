@@ -38,7 +38,7 @@ func TestPermute(t *testing.T) {
 		Flags: GlobalFlags(),
 		Commands: []*cli.Command{WithGlobals(&cli.Command{Name: "show", Flags: []cli.Flag{
 			&cli.StringFlag{Name: "tenant"}, &cli.BoolFlag{Name: "deep"},
-		}})},
+		}}), {Name: "hook", Subcommands: []*cli.Command{{Name: "claude-code", Flags: []cli.Flag{&cli.StringFlag{Name: "engine"}}}}}},
 	}
 	tests := []struct{ in, want []string }{
 		{[]string{"x", "show", "S", "--tenant", "acme"}, []string{"x", "show", "--tenant", "acme", "S"}},
@@ -46,6 +46,7 @@ func TestPermute(t *testing.T) {
 		{[]string{"x", "show", "S", "--format=json", "--", "--tenant"}, []string{"x", "show", "--format=json", "S", "--", "--tenant"}},
 		{[]string{"x", "show", "-", "--data", "d"}, []string{"x", "show", "--data", "d", "-"}},
 		{[]string{"x", "nosuch", "a", "--b"}, []string{"x", "nosuch", "a", "--b"}},
+		{[]string{"x", "hook", "claude-code", "--engine", "http://e"}, []string{"x", "hook", "claude-code", "--engine", "http://e"}},
 	}
 	for _, tt := range tests {
 		if got := Permute(app, tt.in); !slices.Equal(got, tt.want) {
