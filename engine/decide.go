@@ -53,6 +53,9 @@ type Step struct {
 	Decision     *policy.Decision
 	Verdict      *ledger.Envelope
 	Record       aarts.VerdictRecord
+	// PendingID, for an ask (STEP_UP, DEFER) recorded by an Engine, is the
+	// unguessable id that resolves it.
+	PendingID string
 }
 
 // Decide judges one hook event of session s and advances s: the event and

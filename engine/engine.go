@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/ledger"
@@ -21,10 +22,28 @@ import (
 type Engine struct {
 	decider *Decider
 	store   *store.Store
+	now     func() time.Time
+	pending pendings
 
 	mu       sync.Mutex
 	sessions map[ledger.SessionKey]*entry
 }
+
+// Option configures an Engine.
+type Option func(*Engine)
+
+// WithPendingTimeout sets how long an ask, STEP_UP or DEFER waits for its
+// resolution before it is recorded as a timeout, which is a deny.
+func WithPendingTimeout(d time.Duration) Option {
+	return func(e *Engine) {
+		if d > 0 {
+			e.pending.timeout = d
+		}
+	}
+}
+
+// WithClock sets the clock Resolution records are stamped with.
+func WithClock(now func() time.Time) Option { return func(e *Engine) { e.now = now } }
 
 type entry struct {
 	mu    sync.Mutex // one decision at a time
@@ -40,8 +59,13 @@ var ErrForbidden = errors.New("session belongs to another tenant")
 const maxRebuilds = 16
 
 // New returns an Engine deciding with d and recording in st.
-func New(d *Decider, st *store.Store) *Engine {
-	return &Engine{decider: d, store: st, sessions: map[ledger.SessionKey]*entry{}}
+func New(d *Decider, st *store.Store, opts ...Option) *Engine {
+	e := &Engine{decider: d, store: st, now: time.Now, sessions: map[ledger.SessionKey]*entry{},
+		pending: pendings{timeout: DefaultPendingTimeout, byID: map[string]*pendingItem{}}}
+	for _, o := range opts {
+		o(e)
+	}
+	return e
 }
 
 // Decider returns the engine's decider.
@@ -79,6 +103,9 @@ func (e *Engine) Decide(ctx context.Context, tenant string, payload []byte) (*St
 		err = e.store.AppendSealed(ctx, []*ledger.Envelope{step.Envelope, step.Verdict})
 		if err == nil {
 			*en.state = next
+			if step.Record.Verdict.Decision == aarts.Ask {
+				step.PendingID = e.openPending(key, step.Envelope.Seq(), e.pending.timeout)
+			}
 			return step, nil
 		}
 		en.state = nil // whatever happened, the ledger is the truth
@@ -139,6 +166,7 @@ func (e *Engine) load(ctx context.Context, k ledger.SessionKey) (*Session, error
 	if err != nil {
 		return nil, fmt.Errorf("rebuild %s: %w", k, err)
 	}
+	e.armLoaded(k, s)
 	return s, nil
 }
 

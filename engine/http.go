@@ -104,6 +104,7 @@ func Handler(cfg ServerConfig) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/version", s.version)
 	mux.HandleFunc("POST /v1/hooks", s.auth(s.hooks))
+	mux.HandleFunc("POST /v1/resolutions", s.auth(s.resolutions))
 	mux.HandleFunc("GET /v1/sessions/{id}/snapshot", s.auth(s.snapshot))
 	mux.HandleFunc("GET /v1/sessions/{id}/verify", s.auth(s.verify))
 	mux.HandleFunc("GET /healthz", s.healthz)
@@ -209,12 +210,16 @@ type HookResponse struct {
 	Seq          uint64         `json:"seq"`
 	EventHash    string         `json:"event_hash"`
 	VerdictHash  string         `json:"verdict_hash"`
+	// PendingID resolves an ask through POST /v1/resolutions; unresolved,
+	// it times out to a recorded deny.
+	PendingID string `json:"pending_id,omitempty"`
 }
 
 // ResponseOf returns the answer for a recorded step.
 func ResponseOf(st *Step) HookResponse {
 	return HookResponse{Verdict: st.Record.Verdict, AARMDecision: st.Record.AARMDecision, ReasonCode: st.Record.ReasonCode,
-		Constraints: st.Record.Constraints, Seq: st.Envelope.Seq(), EventHash: st.Envelope.Hash(), VerdictHash: st.Verdict.Hash()}
+		Constraints: st.Record.Constraints, Seq: st.Envelope.Seq(), EventHash: st.Envelope.Hash(), VerdictHash: st.Verdict.Hash(),
+		PendingID: st.PendingID}
 }
 
 func (s *server) hooks(w http.ResponseWriter, r *http.Request) {
@@ -241,6 +246,42 @@ func (s *server) hooks(w http.ResponseWriter, r *http.Request) {
 	}
 	s.metrics.observe(step.Decision.Decision, time.Since(start))
 	writeJSON(w, http.StatusOK, ResponseOf(step))
+}
+
+// ResolutionRequest answers an ask, STEP_UP or DEFER.
+type ResolutionRequest struct {
+	PendingID  string `json:"pending_id"`
+	Resolution string `json:"resolution"`
+	By         string `json:"by,omitempty"`
+}
+
+func (s *server) resolutions(w http.ResponseWriter, r *http.Request) {
+	b, ok := s.body(w, r)
+	if !ok {
+		return
+	}
+	var req ResolutionRequest
+	if err := json.Unmarshal(b, &req); err != nil || req.PendingID == "" {
+		writeError(w, http.StatusBadRequest, `want {"pending_id": "...", "resolution": "approved|denied|allow_always|allow_similar|deny_always|deny_similar"}`)
+		return
+	}
+	if req.Resolution == "timeout" {
+		writeError(w, http.StatusBadRequest, "timeout is the engine's own resolution")
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Timeout)
+	defer cancel()
+	res, err := s.cfg.Engine.Resolve(ctx, tenantOf(r), req.PendingID, req.Resolution, req.By)
+	switch {
+	case err == nil:
+		writeJSON(w, http.StatusOK, res)
+	case IsInputError(err):
+		writeError(w, http.StatusBadRequest, err.Error())
+	case errors.Is(err, ErrNoPending):
+		writeError(w, http.StatusNotFound, err.Error())
+	default:
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+	}
 }
 
 func (s *server) snapshot(w http.ResponseWriter, r *http.Request) {

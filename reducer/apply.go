@@ -318,15 +318,19 @@ func (n *Snapshot) foldAskResolution(ev *aarts.Event) {
 	n.resolve(ev.String("resolution"), reason, artifacts)
 }
 
-// resolve applies a resolution: *_always and *_similar remember the
-// artifacts for the session; approving a loop verdict clears the loop.
+// resolve applies a resolution: a denial or a timeout counts as a denied
+// action; *_always and *_similar remember the artifacts for the session;
+// approving a loop verdict clears the loop.
 func (n *Snapshot) resolve(resolution, reasonCode string, artifacts []string) {
 	switch resolution {
+	case "denied", "timeout":
+		n.DeniedCount++ // the action did not happen
 	case "allow_always", "allow_similar":
 		for _, a := range artifacts {
 			n.AllowedArtifacts = addSorted(n.AllowedArtifacts, a)
 		}
 	case "deny_always", "deny_similar":
+		n.DeniedCount++
 		for _, a := range artifacts {
 			n.DeniedArtifacts = addSorted(n.DeniedArtifacts, a)
 		}

@@ -70,9 +70,35 @@ decision := d if {
 	}
 }
 
+# An ask while the session already has as many open approvals as the
+# manifest bounds (max_concurrent_deferrals) is a deny instead.
+would_ask if {
+	count(found) > 0
+	top == 1
+}
+
+would_ask if downgraded
+
+too_many_pending if {
+	would_ask
+	count(input.snapshot.pending) >= input.manifest.budgets.max_concurrent_deferrals
+}
+
+decision := d if {
+	too_many_pending
+	d := {
+		"decision": "deny", "aarm_decision": "DENY", "reason_code": "DEFERRALS_EXCEEDED",
+		"category": winner.category, "severity": "warning", "source": "policy", "confidence": 1,
+		"matched_rule_id": "DEFERRALS_EXCEEDED",
+		"reasons": array.concat(reasons, [sprintf("%d approvals are already open (max %d)", [count(input.snapshot.pending), input.manifest.budgets.max_concurrent_deferrals])]),
+		"artifacts": artifacts, "constraints": constraints, "directives": {},
+	}
+}
+
 decision := d if {
 	count(found) > 0
 	not downgraded
+	not too_many_pending
 	d := {
 		"decision": winner.decision, "aarm_decision": winner.aarm_decision, "reason_code": winner.reason_code,
 		"category": winner.category, "severity": winner.severity, "source": source(winner.reason_code),
@@ -84,6 +110,7 @@ decision := d if {
 decision := d if {
 	count(found) > 0
 	downgraded
+	not too_many_pending
 	d := {
 		"decision": "ask", "aarm_decision": "STEP_UP", "reason_code": winner.reason_code,
 		"category": winner.category, "severity": "warning", "source": source(winner.reason_code),

@@ -23,7 +23,7 @@ manifest := {
 snapshot := {
 	"seq": 3, "steps_consumed": 1, "tool_calls_consumed": 1, "wall_time_ms": 10, "is_tainted": false,
 	"taint_kinds": [], "taint_sources": [], "sanitized_keys": [], "loop_violation": "", "loop_trace": [], "data_classes": [],
-	"data_findings": [], "permitted_tools": [], "allowed_artifacts": [], "parent_session_id": "",
+	"data_findings": [], "permitted_tools": [], "allowed_artifacts": [], "parent_session_id": "", "pending": [],
 }
 
 # facts are what the engine would compute from the manifest (policy/facts.go).
@@ -161,4 +161,12 @@ test_approval_remembered_by_allow_always if {
 	s := object.union(snapshot, {"allowed_artifacts": ["Delete"]})
 	d2 := policy.decision with input as {"event": {"hook_point": "PreToolUse", "tool_input": {}}, "action": a, "snapshot": s, "manifest": manifest}
 	d2.decision == "allow"
+}
+
+test_too_many_open_approvals_deny if {
+	a := with_facts(object.union(shell("", [], []), {"tool": "file_delete", "tool_native": "Delete"}), {"approval_required": true})
+	s := object.union(snapshot, {"pending": [{"for_seq": 3}]})
+	d := policy.decision with input as {"event": {"hook_point": "PreToolUse", "tool_input": {}}, "action": a, "snapshot": s, "manifest": manifest}
+	d.decision == "deny"
+	d.reason_code == "DEFERRALS_EXCEEDED"
 }
