@@ -42,6 +42,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 					&cli.StringFlag{Name: "tokens", EnvVars: []string{"ENGINE_TOKENS"}, Usage: "bearer tokens `FILE`: {\"tokens\":[{\"sha256\":\"...\",\"tenant\":\"acme\"}]}"},
 					&cli.BoolFlag{Name: "insecure-dev", Usage: "accept requests without a token as tenant default (local experiments only)"},
 					&cli.DurationFlag{Name: "timeout", Value: 5 * time.Second, Usage: "per-request decision timeout"},
+					&cli.DurationFlag{Name: "pending-timeout", Value: engine.DefaultPendingTimeout, Usage: "how long an ask waits for its resolution before it is recorded as a timeout (deny)"},
 				),
 				Action: a.serve,
 			}),
@@ -142,7 +143,7 @@ func (a *app) serve(c *cli.Context) error {
 	}
 	d := engine.NewDecider(p)
 	d.Limits = lim
-	h := engine.Handler(engine.ServerConfig{Engine: engine.New(d, st), Store: st, Tokens: tokens,
+	h := engine.Handler(engine.ServerConfig{Engine: engine.New(d, st, engine.WithPendingTimeout(c.Duration("pending-timeout"))), Store: st, Tokens: tokens,
 		Insecure: c.Bool("insecure-dev"), Timeout: c.Duration("timeout")})
 	srv := engine.NewHTTPServer(c.String("listen"), h)
 	ln, err := net.Listen("tcp", srv.Addr)
