@@ -1,6 +1,9 @@
 package aarts
 
-import "slices"
+import (
+	"encoding/json"
+	"slices"
+)
 
 // AARTS decisions (§6.6).
 const (
@@ -74,6 +77,9 @@ type VerdictRecord struct {
 	Constraints  map[string]any `json:"constraints,omitempty"`
 	PolicyDigest string         `json:"policy_digest"`
 	SnapshotHash string         `json:"snapshot_hash"`
+	// Receipt is the signed statement of this verdict (AARM R5), when the
+	// engine signs; package receipt defines and checks it.
+	Receipt json.RawMessage `json:"receipt,omitempty"`
 }
 
 // ResolutionRecord is the payload of a Resolution envelope: how a pending

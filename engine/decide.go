@@ -13,6 +13,7 @@ import (
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/policy"
+	"github.com/agentledger/agentledger/receipt"
 	"github.com/agentledger/agentledger/reducer"
 )
 
@@ -35,6 +36,8 @@ type Decider struct {
 	Policy  *policy.Policy
 	Reducer *reducer.Reducer
 	Limits  ledger.Limits
+	// Signer, when set, signs a receipt into every verdict.
+	Signer *receipt.Signer
 }
 
 // NewDecider returns a Decider for p, with a reducer that knows p's
@@ -94,6 +97,11 @@ func (d *Decider) Decide(ctx context.Context, s *Session, payload []byte) (*Step
 		AARMDecision: dec.AARMDecision, ReasonCode: dec.ReasonCode, Constraints: dec.Constraints,
 		PolicyDigest: dec.PolicyDigest, SnapshotHash: step.SnapshotHash,
 	}
+	if d.Signer != nil {
+		if step.Record.Receipt, err = d.receipt(ev, env, step, at); err != nil {
+			return nil, fmt.Errorf("receipt: %w", err)
+		}
+	}
 	payloadV, err := json.Marshal(step.Record)
 	if err != nil {
 		return nil, fmt.Errorf("verdict: %w", err)
@@ -133,4 +141,38 @@ func Action(ev *aarts.Event) *aarts.Analysis {
 func IsInputError(err error) bool {
 	var ve *aarts.ValidationError
 	return errors.As(err, &ve) || errors.Is(err, ledger.ErrInvalidInput)
+}
+
+// receipt signs the receipt of a step (AARM R5). Identity comes from the
+// event's identity block (principal, service, agent, scope); what it lacks
+// is flagged (AARM R6).
+func (d *Decider) receipt(ev *aarts.Event, env *ledger.Envelope, step *Step, at time.Time) (json.RawMessage, error) {
+	params := env.Payload()
+	if ev.ToolInput != nil {
+		if raw, err := json.Marshal(ev.ToolInput); err == nil {
+			params = raw
+		}
+	}
+	r := receipt.Receipt{
+		Action:       receipt.Action{HookPoint: ev.HookPoint, ToolNative: ev.NativeTool(), ParamsSHA256: receipt.ParamsDigest(params), TsUnixMs: at.UnixMilli()},
+		Context:      receipt.Context{EventHash: env.Hash(), EventSeq: env.Seq(), SnapshotHash: step.SnapshotHash},
+		Identity:     receipt.Identity{Tenant: env.TenantID(), Session: env.SessionID()},
+		Decision:     receipt.Decision{AARTS: step.Decision.Decision, AARM: step.Decision.AARMDecision, ReasonCode: step.Decision.ReasonCode},
+		PolicyDigest: step.Decision.PolicyDigest,
+	}
+	if a := Action(ev); a != nil {
+		r.Action.Tool = a.Tool
+	}
+	id, _ := ev.Field("identity").(map[string]any)
+	str := func(k string) string { s, _ := id[k].(string); return s }
+	r.Identity.Principal, r.Identity.Service, r.Identity.Agent, r.Identity.Scope = str("principal"), str("service"), str("agent"), str("scope")
+	for _, f := range []struct{ name, v string }{{"principal", r.Identity.Principal}, {"agent", r.Identity.Agent}} {
+		if f.v == "" {
+			r.Identity.Flagged = append(r.Identity.Flagged, "no_"+f.name)
+		}
+	}
+	if err := d.Signer.Sign(&r); err != nil {
+		return nil, err
+	}
+	return json.Marshal(r)
 }

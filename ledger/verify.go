@@ -40,6 +40,7 @@ const (
 	NotCanonical   FaultKind = "not_canonical"   // stored bytes are not the RFC 8785 form (deep mode)
 	ForeignSession FaultKind = "foreign_session" // an envelope of another session inside this one
 	Malformed      FaultKind = "malformed"       // stored bytes are not an envelope at all
+	BadReceipt     FaultKind = "bad_receipt"     // a verdict's signed receipt is missing or does not verify
 )
 
 // ErrIntegrity is the parent of every integrity fault.
@@ -56,12 +57,13 @@ var (
 	ErrNotCanonical   = fmt.Errorf("%w: %s", ErrIntegrity, NotCanonical)
 	ErrForeignSession = fmt.Errorf("%w: %s", ErrIntegrity, ForeignSession)
 	ErrMalformed      = fmt.Errorf("%w: %s", ErrIntegrity, Malformed)
+	ErrBadReceipt     = fmt.Errorf("%w: %s", ErrIntegrity, BadReceipt)
 )
 
 var kindErr = map[FaultKind]error{
 	HashMismatch: ErrHashMismatch, BrokenLink: ErrBrokenLink, SeqGap: ErrSeqGap, SeqReorder: ErrSeqReorder,
 	Duplicate: ErrDuplicate, BadGenesis: ErrBadGenesis, NotCanonical: ErrNotCanonical,
-	ForeignSession: ErrForeignSession, Malformed: ErrMalformed,
+	ForeignSession: ErrForeignSession, Malformed: ErrMalformed, BadReceipt: ErrBadReceipt,
 }
 
 // ChainError is one integrity fault with its evidence.

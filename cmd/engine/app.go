@@ -43,6 +43,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 					&cli.BoolFlag{Name: "insecure-dev", Usage: "accept requests without a token as tenant default (local experiments only)"},
 					&cli.DurationFlag{Name: "timeout", Value: 5 * time.Second, Usage: "per-request decision timeout"},
 					&cli.DurationFlag{Name: "pending-timeout", Value: engine.DefaultPendingTimeout, Usage: "how long an ask waits for its resolution before it is recorded as a timeout (deny)"},
+					&cli.StringFlag{Name: "signing-key", Usage: "Ed25519 PKCS#8 PEM `FILE` that signs receipts (default: generated into DATA/keys on first run)"},
 				),
 				Action: a.serve,
 			}),
@@ -143,6 +144,14 @@ func (a *app) serve(c *cli.Context) error {
 	}
 	d := engine.NewDecider(p)
 	d.Limits = lim
+	signer, pub, err := cmdline.Signer(c.String("signing-key"), cmdline.Resolve(c, cmdline.FlagData))
+	if err != nil {
+		return err
+	}
+	d.Signer = signer
+	if pub != "" {
+		fmt.Fprintf(a.stderr, "engine: receipts are signed; verify them with ledger verify --pubkey %s\n", pub)
+	}
 	h := engine.Handler(engine.ServerConfig{Engine: engine.New(d, st, engine.WithPendingTimeout(c.Duration("pending-timeout"))), Store: st, Tokens: tokens,
 		Insecure: c.Bool("insecure-dev"), Timeout: c.Duration("timeout")})
 	srv := engine.NewHTTPServer(c.String("listen"), h)
@@ -211,7 +220,11 @@ func (a *app) decideRemoteOrLocal(ctx context.Context, c *cli.Context, event []b
 		return engine.HookResponse{}, err
 	}
 	defer st.Close()
-	step, err := engine.New(engine.NewDecider(p), st).Decide(ctx, ledger.DefaultTenant, event)
+	d := engine.NewDecider(p)
+	if d.Signer, _, err = cmdline.Signer("", cmdline.Resolve(c, cmdline.FlagData)); err != nil {
+		return engine.HookResponse{}, err
+	}
+	step, err := engine.New(d, st).Decide(ctx, ledger.DefaultTenant, event)
 	if err != nil {
 		return engine.HookResponse{}, err
 	}

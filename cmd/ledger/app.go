@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/agentledger/agentledger/cmd/internal/cmdline"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
+	"github.com/agentledger/agentledger/receipt"
 )
 
 // app holds the program's streams, so tests run it in process.
@@ -22,6 +24,7 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	now            func() time.Time
+	stdinBuf       []byte // stdin, kept when it must be read twice
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
@@ -65,6 +68,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 				Flags: append(filterFlags(),
 					&cli.StringFlag{Name: "bundle", Usage: "verify this bundle `FILE` instead of the store (- for stdin)"},
 					&cli.BoolFlag{Name: "deep", Usage: "also re-canonicalize every envelope and require its stored bytes to be its RFC 8785 form"},
+					&cli.StringFlag{Name: "pubkey", Usage: "also check every verdict's signed receipt with this Ed25519 public key PEM `FILE`"},
 				),
 				Action: a.verify,
 			}),
@@ -141,6 +145,9 @@ func (a *app) serve(c *cli.Context) error {
 // openInput opens FILE, or stdin for "-" or no argument.
 func (a *app) openInput(name string) (io.Reader, func(), error) {
 	if name == "" || name == "-" {
+		if a.stdinBuf != nil {
+			return bytes.NewReader(a.stdinBuf), func() {}, nil
+		}
 		return a.stdin, func() {}, nil
 	}
 	f, err := os.Open(name)
@@ -270,6 +277,15 @@ func (a *app) verify(c *cli.Context) error {
 		return err
 	}
 	var rep *ledger.Report
+	var st *store.Store
+	if c.String("bundle") == "-" && c.String("pubkey") != "" {
+		// Both passes read the bundle: keep stdin.
+		buf, err := io.ReadAll(a.stdin)
+		if err != nil {
+			return cmdline.Usage(err)
+		}
+		a.stdinBuf = buf
+	}
 	if b := c.String("bundle"); b != "" {
 		in, closeIn, err := a.openInput(b)
 		if err != nil {
@@ -281,17 +297,23 @@ func (a *app) verify(c *cli.Context) error {
 		}
 		rep = filterReport(rep, filterOf(c))
 	} else {
-		s, err := cmdline.OpenStore(c)
-		if err != nil {
+		if st, err = cmdline.OpenStore(c); err != nil {
 			return err
 		}
-		defer s.Close()
+		defer st.Close()
 		p := cmdline.NewProgress(a.stderr, "verify")
-		rep, err = s.Verify(c.Context, filterOf(c), mode, p.Update)
+		rep, err = st.Verify(c.Context, filterOf(c), mode, p.Update)
 		p.Done()
 		if err != nil {
 			return err
 		}
+	}
+	if pk := c.String("pubkey"); pk != "" {
+		faults, err := a.checkReceipts(c, st, pk, lim)
+		if err != nil {
+			return err
+		}
+		rep.Faults = append(rep.Faults, faults...)
 	}
 	if err := cmdline.Render(a.stdout, format, rep, func(w io.Writer) error { return writeReport(w, rep) }); err != nil {
 		return err
@@ -300,6 +322,47 @@ func (a *app) verify(c *cli.Context) error {
 		return cmdline.Fault(fmt.Errorf("%d integrity faults", len(rep.Faults)))
 	}
 	return nil
+}
+
+// checkReceipts verifies the signed receipt of every Verdict in the bundle
+// (st nil) or the store st with the public key in file pk.
+func (a *app) checkReceipts(c *cli.Context, st *store.Store, pk string, lim ledger.Limits) ([]*ledger.ChainError, error) {
+	raw, err := os.ReadFile(pk)
+	if err != nil {
+		return nil, cmdline.Usage(err)
+	}
+	pub, err := receipt.ParsePublicKey(raw)
+	if err != nil {
+		return nil, cmdline.Usage(fmt.Errorf("%s: %w", pk, err))
+	}
+	var faults []*ledger.ChainError
+	check := func(data []byte, line int, streamSeq uint64) {
+		e, err := ledger.Decode(data, lim)
+		if err != nil || e.EventType() != ledger.EventVerdict {
+			return // chain verification reports undecodable envelopes
+		}
+		if err := receipt.CheckVerdict(e.Payload(), pub); err != nil {
+			faults = append(faults, &ledger.ChainError{Kind: ledger.BadReceipt, Tenant: e.TenantID(), Session: e.SessionID(),
+				Seq: e.Seq(), Line: line, StreamSeq: streamSeq, Detail: err.Error()})
+		}
+	}
+	if st == nil {
+		in, closeIn, err := a.openInput(c.String("bundle"))
+		if err != nil {
+			return nil, err
+		}
+		defer closeIn()
+		err = ledger.ReadLines(in, lim, func(line []byte, n int) error {
+			check(line, n, 0)
+			return nil
+		})
+		return faults, err
+	}
+	err = st.ReadAll(c.Context, filterOf(c), func(m store.Msg) error {
+		check(m.Data, 0, m.StreamSeq)
+		return nil
+	})
+	return faults, err
 }
 
 // filterReport keeps the sessions and faults a filter selects.

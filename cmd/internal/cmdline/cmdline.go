@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
+	"github.com/agentledger/agentledger/receipt"
 )
 
 // Exit codes, the same in every agentledger program.
@@ -377,4 +379,43 @@ func (p *Progress) Done() {
 	if p != nil && p.on && !p.last.IsZero() {
 		fmt.Fprintf(p.w, "\r\033[K")
 	}
+}
+
+// Signer loads the receipt signing key from path, or, when path is empty,
+// from (or, on first run, into) dataDir/keys/receipt-ed25519.pem, writing the
+// public key beside it. It returns the signer and the public key's path.
+func Signer(path, dataDir string) (*receipt.Signer, string, error) {
+	pubPath := ""
+	if path == "" {
+		dir := filepath.Join(dataDir, "keys")
+		path = filepath.Join(dir, "receipt-ed25519.pem")
+		pubPath = filepath.Join(dir, "receipt-ed25519.pub.pem")
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return nil, "", fmt.Errorf("signing key: %w", err)
+			}
+			key, err := receipt.GenerateKey()
+			if err != nil {
+				return nil, "", fmt.Errorf("signing key: %w", err)
+			}
+			if err := os.WriteFile(path, key, 0o600); err != nil {
+				return nil, "", fmt.Errorf("signing key: %w", err)
+			}
+		}
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, "", Usage(fmt.Errorf("signing key: %w", err))
+	}
+	k, err := receipt.ParsePrivateKey(raw)
+	if err != nil {
+		return nil, "", Usage(fmt.Errorf("signing key %s: %w", path, err))
+	}
+	s := receipt.NewSigner(k)
+	if pubPath != "" {
+		if err := os.WriteFile(pubPath, s.PublicKeyPEM(), 0o644); err != nil {
+			return nil, "", fmt.Errorf("public key: %w", err)
+		}
+	}
+	return s, pubPath, nil
 }

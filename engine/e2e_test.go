@@ -1,0 +1,122 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/ledger/store"
+	"github.com/agentledger/agentledger/receipt"
+)
+
+// TestEndToEndHTTP: a real HTTP server on embedded JetStream, 50 sessions
+// in parallel plus 8 concurrent requests on one session; every hook event is
+// followed by exactly one Verdict; chains verify; every receipt verifies with
+// the public key and stops verifying after any edit.
+func TestEndToEndHTTP(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	keyPEM, err := receipt.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := receipt.ParsePrivateKey(keyPEM)
+	signer := receipt.NewSigner(key)
+	pub, _ := receipt.ParsePublicKey(signer.PublicKeyPEM())
+	d := decider(t, "coding-agent.json")
+	d.Signer = signer
+	srv := httptest.NewServer(Handler(ServerConfig{Engine: New(d, st), Store: st, Tokens: tokensFor(t, "tok", "acme")}))
+	defer srv.Close()
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	post := func(body []byte) {
+		code, b := call(t, srv, "POST", "/v1/hooks", "tok", body)
+		if code != 200 {
+			errs <- fmt.Errorf("status %d: %s", code, b)
+		}
+	}
+	for s := 0; s < 50; s++ {
+		wg.Add(1)
+		go func(s int) {
+			defer wg.Done()
+			for i := 0; i < 4; i++ {
+				post(hookEvent(fmt.Sprintf("e2e-%02d", s), i))
+			}
+		}(s)
+	}
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 3; i++ {
+				post(hookEvent("e2e-busy", g*10+i*2))
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if n := checkChains(t, st); n != 50*4+8*3 {
+		t.Fatalf("got %d recorded events, want %d", n, 50*4+8*3)
+	}
+	// Every receipt verifies.
+	var verdicts [][]byte
+	err = st.ReadAll(context.Background(), store.Filter{}, func(m store.Msg) error {
+		e, err := ledger.Decode(m.Data, ledger.Limits{})
+		if err != nil {
+			return err
+		}
+		if e.EventType() == ledger.EventVerdict {
+			if err := receipt.CheckVerdict(e.Payload(), pub); err != nil {
+				return fmt.Errorf("%s seq %d: %w", e.SessionID(), e.Seq(), err)
+			}
+			verdicts = append(verdicts, bytes.Clone(e.Payload()))
+		}
+		return nil
+	})
+	if err != nil || len(verdicts) != 50*4+8*3 {
+		t.Fatalf("receipts: %d checked, %v", len(verdicts), err)
+	}
+	// Any edit breaks them: the recorded decision, the receipt's decision,
+	// the event it names, the identity.
+	edits := []struct{ from, to string }{
+		{`"decision":"allow"`, `"decision":"deny"`},
+		{`"aarts":"allow"`, `"aarts":"deny"`},
+		{`"event_seq":`, `"event_seq":1`},
+		{`"tenant":"acme"`, `"tenant":"evil"`},
+		{`"reason_code":"ALLOW"`, `"reason_code":"FORBIDDEN"`},
+	}
+	for _, ed := range edits {
+		edited := strings.Replace(string(verdicts[0]), ed.from, ed.to, 1)
+		if edited == string(verdicts[0]) {
+			t.Fatalf("edit %s did not apply to %s", ed.from, verdicts[0])
+		}
+		if err := receipt.CheckVerdict([]byte(edited), pub); err == nil {
+			t.Errorf("edit %s -> %s still verifies", ed.from, ed.to)
+		}
+	}
+	// Another key does not verify them.
+	otherPEM, _ := receipt.GenerateKey()
+	other, _ := receipt.ParsePrivateKey(otherPEM)
+	otherPub, _ := receipt.ParsePublicKey(receipt.NewSigner(other).PublicKeyPEM())
+	if err := receipt.CheckVerdict(verdicts[0], otherPub); !errors.Is(err, receipt.ErrBadSignature) {
+		t.Errorf("another key: got %v", err)
+	}
+	var rec struct {
+		Receipt receipt.Receipt `json:"receipt"`
+	}
+	json.Unmarshal(verdicts[0], &rec)
+	if rec.Receipt.Identity.Tenant != "acme" || len(rec.Receipt.Identity.Flagged) == 0 || rec.Receipt.Action.ParamsSHA256 == "" {
+		t.Errorf("receipt content: %+v", rec.Receipt)
+	}
+}
