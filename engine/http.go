@@ -193,11 +193,7 @@ func (s *server) version(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, `want {"aarts_version": "0.1"}`)
 		return
 	}
-	major, _, _ := strings.Cut(req.AARTSVersion, ".")
-	want, _, _ := strings.Cut(aarts.Version, ".")
-	writeJSON(w, http.StatusOK, map[string]any{
-		"compatible": major == want && req.AARTSVersion <= aarts.Version, "engine_id": ID, "engine_version": Version,
-	})
+	writeJSON(w, http.StatusOK, versionAnswer(req.AARTSVersion))
 }
 
 // HookResponse is the answer to a hook event: the AARTS verdict, with the

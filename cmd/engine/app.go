@@ -47,6 +47,18 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 				),
 				Action: a.serve,
 			}),
+			cmdline.WithGlobals(&cli.Command{
+				Name:      "stdio",
+				Usage:     "decide and record hook events on stdin/stdout (the AARTS subprocess model)",
+				ArgsUsage: " ",
+				Description: "The first line must be the version check {\"aarts_version\": \"0.1\"}; every line after\n" +
+					"it is a hook event (answered with the verdict) or a resolution {\"pending_id\", \"resolution\"}.",
+				Flags: append(policyFlags(),
+					&cli.DurationFlag{Name: "pending-timeout", Value: engine.DefaultPendingTimeout, Usage: "how long an ask waits for its resolution"},
+					&cli.StringFlag{Name: "signing-key", Usage: "Ed25519 PKCS#8 PEM `FILE` that signs receipts (default: DATA/keys)"},
+				),
+				Action: a.stdio,
+			}),
 			{
 				Name:  "hook",
 				Usage: "answer an agent host's hook with a recorded verdict",
@@ -229,6 +241,38 @@ func (a *app) decideRemoteOrLocal(ctx context.Context, c *cli.Context, event []b
 		return engine.HookResponse{}, err
 	}
 	return engine.ResponseOf(step), nil
+}
+
+func (a *app) stdio(c *cli.Context) error {
+	e, closeStore, err := a.recordingEngine(c)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	return engine.ServeStdio(c.Context, e, c.String("tenant"), a.stdin, a.stdout)
+}
+
+// recordingEngine builds an Engine from the policy, store and signing
+// flags.
+func (a *app) recordingEngine(c *cli.Context) (*engine.Engine, func(), error) {
+	p, err := loadPolicy(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	lim, err := cmdline.Limits(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	d := engine.NewDecider(p)
+	d.Limits = lim
+	if d.Signer, _, err = cmdline.Signer(c.String("signing-key"), cmdline.Resolve(c, cmdline.FlagData)); err != nil {
+		return nil, nil, err
+	}
+	st, err := cmdline.OpenStore(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	return engine.New(d, st, engine.WithPendingTimeout(c.Duration("pending-timeout"))), func() { st.Close() }, nil
 }
 
 func (a *app) eval(c *cli.Context) error {

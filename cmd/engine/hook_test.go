@@ -117,3 +117,22 @@ func TestHookClaudeCodeInProcess(t *testing.T) {
 		t.Fatalf("recorded: %+v %v, want the event and its verdict", infos, err)
 	}
 }
+
+func TestStdio(t *testing.T) {
+	ev := func(sec, cmd string) string {
+		return `{"hook_point":"PreToolUse","session_id":"io","timestamp":"2026-11-22T09:00:` + sec + `Z","host_id":"my-agent","aarts_version":"0.1","turn_id":"t","tool_name":"shell","tool_name_native":"exec","artifacts":[],"tool_input":{"command":"` + cmd + `"}}`
+	}
+	in := strings.Join([]string{`{"aarts_version":"0.1"}`, ev("01", "ls"), `{"hook_point":"bogus"}`, ev("02", "rm -rf /")}, "\n") + "\n"
+	code, out, errs := run(t, in, "stdio", "--data", t.TempDir())
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 4 || !strings.Contains(lines[0], `"compatible":true`) || !strings.Contains(lines[1], `"decision":"allow"`) ||
+		!strings.Contains(lines[2], `"error":"line 3:`) || !strings.Contains(lines[3], `"decision":"deny"`) || !strings.Contains(lines[3], `"seq":2`) {
+		t.Fatalf("stdio answers:\n%s", out)
+	}
+	if code, out, _ := run(t, ev("01", "ls")+"\n", "stdio", "--data", t.TempDir()); code == 0 || !strings.Contains(out, "version check") {
+		t.Fatalf("no version check: exit %d: %s", code, out)
+	}
+}
