@@ -49,6 +49,9 @@ type entry struct {
 	mu    sync.Mutex // one decision at a time
 	state *Session   // nil until loaded from the ledger
 	owned bool       // no other tenant holds this session id
+
+	failMu   sync.Mutex
+	failures []Failure // noted, not yet recorded
 }
 
 // ErrForbidden means a session id belongs to another tenant.
@@ -94,6 +97,12 @@ func (e *Engine) Decide(ctx context.Context, tenant string, payload []byte) (*St
 			if en.state, err = e.load(ctx, key); err != nil {
 				return nil, err
 			}
+		}
+		if err := e.flushFailures(ctx, key, en); err != nil {
+			if errors.Is(err, store.ErrConflict) && attempt < maxRebuilds {
+				continue
+			}
+			return nil, fmt.Errorf("record earlier failures of %s: %w", key, err)
 		}
 		next := *en.state
 		step, err := e.decider.Decide(ctx, &next, payload)

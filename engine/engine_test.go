@@ -57,8 +57,8 @@ func checkChains(t *testing.T, st *store.Store) int {
 			return nil
 		})
 		for i := 0; i < len(envs); i += 2 {
-			for i < len(envs) && envs[i].EventType() == ledger.EventResolution {
-				i++ // resolutions stand on their own
+			for i < len(envs) && (envs[i].EventType() == ledger.EventResolution || envs[i].EventType() == ledger.EventEngineFailure) {
+				i++ // resolutions and failure records stand on their own
 			}
 			if i == len(envs) {
 				break

@@ -90,6 +90,10 @@ type ServerConfig struct {
 	Timeout time.Duration
 	// MaxBody bounds a request body. Default 1 MiB plus 4 KiB.
 	MaxBody int64
+	// FailOpen answers allow when an event cannot be decided and recorded
+	// (a store outage, a timeout); the default answers deny. Either way
+	// the failure is recorded as an EngineFailure once recording works.
+	FailOpen bool
 }
 
 // Handler returns the engine's HTTP API.
@@ -237,7 +241,17 @@ func (s *server) hooks(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.metrics.appendErrors.Add(1)
-		writeError(w, http.StatusServiceUnavailable, "could not decide and record: "+err.Error())
+		answer := aarts.Deny
+		if s.cfg.FailOpen {
+			answer = aarts.Allow
+		}
+		s.cfg.Engine.NoteFailure(tenantOf(r), b, answer, err)
+		writeJSON(w, http.StatusOK, HookResponse{
+			Verdict: aarts.Verdict{Decision: answer, Category: "engine_failure", Severity: "critical", Source: "failure_policy",
+				Reasons: []string{"the engine could not decide and record this event: " + err.Error()}},
+			AARMDecision: map[string]string{aarts.Allow: aarts.AARMAllow, aarts.Deny: aarts.AARMDeny}[answer],
+			ReasonCode:   "ENGINE_FAILURE",
+		})
 		return
 	}
 	s.metrics.observe(step.Decision.Decision, time.Since(start))

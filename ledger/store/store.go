@@ -317,6 +317,10 @@ func (s *Store) connectExternal(ctx context.Context) error {
 		nats.Timeout(s.cfg.Timeout),
 		nats.RetryOnFailedConnect(false),
 		nats.MaxReconnects(-1),
+		// No buffering while reconnecting: a publish the caller was told
+		// failed must not land later, when the caller may have acted on
+		// the failure.
+		nats.ReconnectBufSize(-1),
 	)
 	if err != nil {
 		return fmt.Errorf("connect %s: %w: %w", redactURL(s.cfg.URL), ErrUnavailable, err)
@@ -428,5 +432,5 @@ func isUnavailable(err error) bool {
 		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
 		errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrNoServers) ||
 		errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) ||
-		errors.Is(err, nats.ErrDisconnected)
+		errors.Is(err, nats.ErrDisconnected) || errors.Is(err, nats.ErrReconnectBufExceeded)
 }
