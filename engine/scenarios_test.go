@@ -99,8 +99,20 @@ func TestScenarios(t *testing.T) {
 	if len(scenarios) < 12 {
 		t.Fatalf("%d scenarios, want at least 12", len(scenarios))
 	}
+	// The recordings generator (fixtures/gen) reads the same mapping.
+	raw, err := os.ReadFile("../fixtures/scenarios/manifests.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var manifests map[string]string
+	if err := json.Unmarshal(raw, &manifests); err != nil {
+		t.Fatal(err)
+	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
+			if m := manifests[sc.name]; m != "" && m != sc.manifest || m == "" && manifests["default"] != sc.manifest {
+				t.Fatalf("manifests.json and this table disagree on %s", sc.name)
+			}
 			in := filepath.Join("../fixtures/scenarios", sc.name+".ndjson")
 			golden := filepath.Join("../fixtures/scenarios", sc.name+".verdicts.ndjson")
 			first := evalFile(t, decider(t, sc.manifest), in)
