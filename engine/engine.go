@@ -24,6 +24,7 @@ type Engine struct {
 	store   *store.Store
 	now     func() time.Time
 	pending pendings
+	tel     *Telemetry
 
 	mu       sync.Mutex
 	sessions map[ledger.SessionKey]*entry
@@ -41,6 +42,9 @@ func WithPendingTimeout(d time.Duration) Option {
 		}
 	}
 }
+
+// WithTelemetry emits a redacted span per decision to t.
+func WithTelemetry(t *Telemetry) Option { return func(e *Engine) { e.tel = t } }
 
 // WithClock sets the clock Resolution records are stamped with.
 func WithClock(now func() time.Time) Option { return func(e *Engine) { e.now = now } }
@@ -78,6 +82,16 @@ func (e *Engine) Decider() *Decider { return e.decider }
 // The Step returned is what was recorded. A bad event is an input error
 // (IsInputError) and records nothing.
 func (e *Engine) Decide(ctx context.Context, tenant string, payload []byte) (*Step, error) {
+	start := time.Now()
+	step, err := e.decide(ctx, tenant, payload)
+	if tenant == "" {
+		tenant = ledger.DefaultTenant
+	}
+	e.tel.Decision(tenant, payload, step, start, time.Now(), err)
+	return step, err
+}
+
+func (e *Engine) decide(ctx context.Context, tenant string, payload []byte) (*Step, error) {
 	ev, err := aarts.ParseEvent(payload)
 	if err != nil {
 		return nil, err

@@ -45,6 +45,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 					&cli.DurationFlag{Name: "pending-timeout", Value: engine.DefaultPendingTimeout, Usage: "how long an ask waits for its resolution before it is recorded as a timeout (deny)"},
 					&cli.StringFlag{Name: "signing-key", Usage: "Ed25519 PKCS#8 PEM `FILE` that signs receipts (default: generated into DATA/keys on first run)"},
 					&cli.BoolFlag{Name: "fail-open", Usage: "answer allow when an event cannot be decided and recorded (default: deny); the failure is recorded either way"},
+					&cli.StringFlag{Name: "telemetry", Usage: "append a redacted OpenTelemetry span per decision to `FILE` (NDJSON)"},
 				),
 				Action: a.serve,
 			}),
@@ -165,7 +166,16 @@ func (a *app) serve(c *cli.Context) error {
 	if pub != "" {
 		fmt.Fprintf(a.stderr, "engine: receipts are signed; verify them with ledger verify --pubkey %s\n", pub)
 	}
-	h := engine.Handler(engine.ServerConfig{Engine: engine.New(d, st, engine.WithPendingTimeout(c.Duration("pending-timeout"))), Store: st, Tokens: tokens,
+	opts := []engine.Option{engine.WithPendingTimeout(c.Duration("pending-timeout"))}
+	if f := c.String("telemetry"); f != "" {
+		tf, err := os.OpenFile(f, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			return cmdline.Usage(err)
+		}
+		defer tf.Close()
+		opts = append(opts, engine.WithTelemetry(engine.NewTelemetry(tf)))
+	}
+	h := engine.Handler(engine.ServerConfig{Engine: engine.New(d, st, opts...), Store: st, Tokens: tokens,
 		Insecure: c.Bool("insecure-dev"), Timeout: c.Duration("timeout"), FailOpen: c.Bool("fail-open")})
 	srv := engine.NewHTTPServer(c.String("listen"), h)
 	ln, err := net.Listen("tcp", srv.Addr)
