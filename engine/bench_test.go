@@ -106,10 +106,12 @@ func BenchmarkHookHTTP(b *testing.B) {
 	for _, v := range []struct {
 		sessions int
 		noBatch  bool
-	}{{1, false}, {16, false}, {1, true}, {16, true}} {
+		sync     store.SyncPolicy
+	}{{1, false, store.SyncAlways}, {16, false, store.SyncAlways}, {1, true, store.SyncAlways}, {16, true, store.SyncAlways},
+		{1, true, store.SyncInterval}, {16, true, store.SyncInterval}} {
 		sessions := v.sessions
-		b.Run(fmt.Sprintf("sessions=%d/atomic=%v", sessions, !v.noBatch), func(b *testing.B) {
-			st, err := store.Open(context.Background(), store.Config{DataDir: b.TempDir(), Sync: store.SyncAlways, NoAtomicBatch: v.noBatch})
+		b.Run(fmt.Sprintf("sessions=%d/atomic=%v/sync=%s", sessions, !v.noBatch, v.sync), func(b *testing.B) {
+			st, err := store.Open(context.Background(), store.Config{DataDir: b.TempDir(), Sync: v.sync, NoAtomicBatch: v.noBatch})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -171,6 +171,7 @@ func (e *Engine) entry(k ledger.SessionKey) *entry {
 // load rebuilds a session's state by folding its recorded envelopes.
 func (e *Engine) load(ctx context.Context, k ledger.SessionKey) (*Session, error) {
 	s := NewSession(k.Tenant, k.Session)
+	var last *ledger.Envelope
 	err := e.store.ReadSession(ctx, k, func(m store.Msg) error {
 		env, err := ledger.Decode(m.Data, e.decider.Limits)
 		if err != nil {
@@ -184,10 +185,23 @@ func (e *Engine) load(ctx context.Context, k ledger.SessionKey) (*Session, error
 		if aarts.IsHookPoint(env.EventType()) {
 			s.Events++
 		}
+		last = env
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rebuild %s: %w", k, err)
+	}
+	// A hook event with nothing after it lost its verdict (a crash between
+	// the two publishes, or a stream that cannot batch them atomically):
+	// record that before the session goes on.
+	if last != nil && aarts.IsHookPoint(last.EventType()) {
+		en := e.entry(k)
+		en.failMu.Lock()
+		noted := len(en.failures) > 0
+		en.failMu.Unlock()
+		if !noted {
+			e.NoteFailure(k.Tenant, last.Payload(), "unknown", errors.New("the verdict of this event was not recorded (found on rebuild)"))
+		}
 	}
 	e.armLoaded(k, s)
 	return s, nil

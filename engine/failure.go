@@ -13,7 +13,7 @@ import (
 // engine could not decide and record, what it answered instead, and why.
 type Failure struct {
 	Event    json.RawMessage `json:"event"`
-	Answered string          `json:"answered"` // the decision the host got: allow (fail-open) or deny
+	Answered string          `json:"answered"` // the decision the host got: allow (fail-open), deny, or unknown
 	Error    string          `json:"error"`
 	AtMs     int64           `json:"at_unix_ms"`
 }

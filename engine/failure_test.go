@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,4 +88,34 @@ func TestFailurePolicyAndEngineFailureRecord(t *testing.T) {
 		}
 	}
 	checkChains(t, srv)
+}
+
+// TestRebuildRecordsALostVerdict: a hook event left without its verdict (a
+// crash between two publishes) is followed by an EngineFailure before the
+// session goes on.
+func TestRebuildRecordsALostVerdict(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	env, err := ledger.Seal(ledger.Head{}, ledger.Event{TenantID: "acme", SessionID: "lost", EventType: "PreToolUse",
+		TsUnixMs: 1763802000000, Payload: hookEvent("lost", 0)}, ledger.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AppendSealed(ctx, []*ledger.Envelope{env}); err != nil {
+		t.Fatal(err)
+	}
+	e := New(decider(t, "coding-agent.json"), st)
+	if _, err := e.Decide(ctx, "acme", hookEvent("lost", 2)); err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	st.ReadSession(ctx, ledger.SessionKey{Tenant: "acme", Session: "lost"}, func(m store.Msg) error {
+		e, _ := ledger.Decode(m.Data, ledger.Limits{})
+		types = append(types, e.EventType())
+		return nil
+	})
+	if strings.Join(types, ",") != "PreToolUse,EngineFailure,PreToolUse,Verdict" {
+		t.Fatalf("recorded %v", types)
+	}
 }

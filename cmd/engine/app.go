@@ -16,6 +16,7 @@ import (
 	"github.com/agentledger/agentledger/cmd/internal/cmdline"
 	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/manifest"
 	"github.com/agentledger/agentledger/policy"
 )
@@ -46,6 +47,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 					&cli.StringFlag{Name: "signing-key", Usage: "Ed25519 PKCS#8 PEM `FILE` that signs receipts (default: generated into DATA/keys on first run)"},
 					&cli.BoolFlag{Name: "fail-open", Usage: "answer allow when an event cannot be decided and recorded (default: deny); the failure is recorded either way"},
 					&cli.StringFlag{Name: "telemetry", Usage: "append a redacted OpenTelemetry span per decision to `FILE` (NDJSON)"},
+					&cli.BoolFlag{Name: "no-atomic-batch", Usage: "publish an event and its verdict one after the other instead of as one atomic batch (faster on a single-node file store; a crash between them is recorded as an EngineFailure on rebuild)"},
 				),
 				Action: a.serve,
 			}),
@@ -147,9 +149,14 @@ func (a *app) serve(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	st, err := cmdline.OpenStore(c)
+	cfg, err := cmdline.StoreConfig(c)
 	if err != nil {
 		return err
+	}
+	cfg.NoAtomicBatch = c.Bool("no-atomic-batch")
+	st, err := store.Open(c.Context, cfg)
+	if err != nil {
+		return cmdline.Unavailable(err)
 	}
 	defer st.Close()
 	lim, err := cmdline.Limits(c)
