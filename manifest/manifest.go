@@ -50,6 +50,10 @@ type Manifest struct {
 	// delete, beyond agentledger's own (data directory, keys, policies,
 	// hook configuration).
 	Protected []string `json:"protected"`
+	// RequireIdentity denies tool calls whose event carries no identity
+	// block naming a principal and an agent (AARM R6). Without it, the
+	// missing parts are only flagged in the verdict's receipt.
+	RequireIdentity bool `json:"require_identity,omitempty"`
 }
 
 // Network lists the domains an agent may reach: exact names, or *.suffix

@@ -170,3 +170,14 @@ test_too_many_open_approvals_deny if {
 	d.decision == "deny"
 	d.reason_code == "DEFERRALS_EXCEEDED"
 }
+
+test_identity_required if {
+	m := object.union(manifest, {"require_identity": true})
+	d := policy.decision with input as {"event": event("ls"), "action": shell("", ["ls"], []), "snapshot": snapshot, "manifest": m}
+	d.reason_code == "IDENTITY_MISSING"
+	e := object.union(event("ls"), {"identity": {"principal": "alice@acme", "agent": "claude-code"}})
+	d2 := policy.decision with input as {"event": e, "action": shell("", ["ls"], []), "snapshot": snapshot, "manifest": m}
+	d2.decision == "allow"
+	d3 := policy.decision with input as {"event": event("ls"), "action": shell("", ["ls"], []), "snapshot": snapshot, "manifest": manifest}
+	d3.decision == "allow"
+}

@@ -60,6 +60,19 @@ signals contains sig(1.2, "RULE_DENY", "deny", "DENY", "tool_execution", "critic
 
 allowed_by_rule if count(input.action.rules.allow) > 0
 
+# 1. Identity (AARM R6), when the manifest requires it.
+
+signals contains sig(1.3, "IDENTITY_MISSING", "deny", "DENY", "privilege_escalation", "warning", "the event does not say on whose behalf it acts (identity.principal and identity.agent)", [], 1) if {
+	input.event.hook_point == "PreToolUse"
+	input.manifest.require_identity == true
+	not identified
+}
+
+identified if {
+	input.event.identity.principal != ""
+	input.event.identity.agent != ""
+}
+
 # 2. The tool must be declared.
 
 signals contains sig(2, "PERMISSION_UNDECLARED", "deny", "DENY", "tool_execution", "warning", sprintf("tool %s (%s) is not declared in manifest %s", [input.action.tool_native, input.action.tool, input.manifest.name]), [input.action.tool_native], 1) if {
