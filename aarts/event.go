@@ -137,11 +137,13 @@ func ParseEvent(payload []byte) (*Event, error) {
 	if err := d.Decode(&raw); err != nil {
 		return nil, &ValidationError{Field: "$", Msg: "not a JSON object: " + err.Error()}
 	}
-	return FromRaw(raw)
+	return fromRaw(raw, payload)
 }
 
 // FromRaw validates an already decoded event.
-func FromRaw(raw map[string]any) (*Event, error) {
+func FromRaw(raw map[string]any) (*Event, error) { return fromRaw(raw, nil) }
+
+func fromRaw(raw map[string]any, payload []byte) (*Event, error) {
 	e := &Event{Raw: raw}
 	str := func(name string, dst *string) error {
 		v, ok := raw[name]
@@ -249,7 +251,13 @@ func FromRaw(raw map[string]any) (*Event, error) {
 		}
 	}
 	// The hook's own fields must have their types.
-	if _, err := e.Fields(); err != nil {
+	var err error
+	if payload == nil {
+		_, err = e.Fields()
+	} else {
+		_, err = e.decodeFields(payload)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return e, nil

@@ -147,6 +147,14 @@ type (
 // PreToolInputModification and PostInputProcessing give their extensions.
 // A member of the wrong type is a *ValidationError naming it.
 func (e *Event) Fields() (any, error) {
+	raw, err := json.Marshal(e.Raw)
+	if err != nil {
+		return nil, &ValidationError{HookPoint: e.HookPoint, Field: "$", Msg: err.Error()}
+	}
+	return e.decodeFields(raw)
+}
+
+func (e *Event) decodeFields(raw []byte) (any, error) {
 	var v any
 	switch e.HookPoint {
 	case "SessionStart":
@@ -191,10 +199,6 @@ func (e *Event) Fields() (any, error) {
 		v = &Sanitized{}
 	default:
 		return nil, &ValidationError{Field: "hook_point", Msg: fmt.Sprintf("unknown hook point %q", e.HookPoint)}
-	}
-	raw, err := json.Marshal(e.Raw)
-	if err != nil {
-		return nil, &ValidationError{HookPoint: e.HookPoint, Field: "$", Msg: err.Error()}
 	}
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()

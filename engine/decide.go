@@ -70,6 +70,12 @@ func (d *Decider) Decide(ctx context.Context, s *Session, payload []byte) (*Step
 	if err != nil {
 		return nil, err
 	}
+	return d.DecideEvent(ctx, s, ev, payload)
+}
+
+// DecideEvent is Decide for an event the caller already parsed from
+// payload.
+func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, payload []byte) (*Step, error) {
 	at, err := time.Parse(time.RFC3339Nano, ev.Timestamp)
 	if err != nil {
 		return nil, &aarts.ValidationError{HookPoint: ev.HookPoint, Field: "timestamp", Msg: err.Error()}
@@ -83,7 +89,7 @@ func (d *Decider) Decide(ctx context.Context, s *Session, payload []byte) (*Step
 	if err != nil {
 		return nil, err
 	}
-	snap, err := d.Reducer.Apply(s.Snapshot, env)
+	snap, err := d.Reducer.ApplyEvent(s.Snapshot, env, ev)
 	if err != nil {
 		return nil, err
 	}

@@ -119,7 +119,7 @@ func (e *Engine) decide(ctx context.Context, tenant string, payload []byte) (*St
 			return nil, fmt.Errorf("record earlier failures of %s: %w", key, err)
 		}
 		next := *en.state
-		step, err := e.decider.Decide(ctx, &next, payload)
+		step, err := e.decider.DecideEvent(ctx, &next, ev, payload)
 		if err != nil {
 			return nil, err
 		}

@@ -63,6 +63,17 @@ func Apply(s Snapshot, e *ledger.Envelope) (Snapshot, error) { return defaultRed
 // Apply folds one envelope into s and returns the new snapshot; s is not
 // changed. The envelope must be the next of s's session (seq s.Seq+1).
 func (r *Reducer) Apply(s Snapshot, e *ledger.Envelope) (Snapshot, error) {
+	return r.apply(s, e, nil)
+}
+
+// ApplyEvent is Apply for a hook event envelope whose payload the caller
+// has already parsed into ev (it MUST be e's payload): it spares parsing
+// the event twice.
+func (r *Reducer) ApplyEvent(s Snapshot, e *ledger.Envelope, ev *aarts.Event) (Snapshot, error) {
+	return r.apply(s, e, ev)
+}
+
+func (r *Reducer) apply(s Snapshot, e *ledger.Envelope, ev *aarts.Event) (Snapshot, error) {
 	if s.Seq >= 0 && (e.TenantID() != s.TenantID || e.SessionID() != s.SessionID) {
 		return s, fmt.Errorf("reducer: envelope of %s folded into %s/%s", e.Key(), s.TenantID, s.SessionID)
 	}
@@ -88,7 +99,7 @@ func (r *Reducer) Apply(s Snapshot, e *ledger.Envelope) (Snapshot, error) {
 		err = n.foldResolution(e)
 	case ledger.EventEngineFailure, ledger.EventCheckpoint:
 	default:
-		err = r.foldHook(&n, e)
+		err = r.foldHook(&n, e, ev)
 	}
 	if err != nil {
 		return s, fmt.Errorf("reducer: %s seq %d (%s): %w", e.Key(), e.Seq(), e.EventType(), err)
@@ -115,10 +126,12 @@ func (s Snapshot) clone() Snapshot {
 	return n
 }
 
-func (r *Reducer) foldHook(n *Snapshot, e *ledger.Envelope) error {
-	ev, err := aarts.ParseEvent(e.Payload())
-	if err != nil {
-		return err
+func (r *Reducer) foldHook(n *Snapshot, e *ledger.Envelope, ev *aarts.Event) error {
+	if ev == nil {
+		var err error
+		if ev, err = aarts.ParseEvent(e.Payload()); err != nil {
+			return err
+		}
 	}
 	if ev.HookPoint != e.EventType() {
 		return fmt.Errorf("payload hook_point %q differs from event_type", ev.HookPoint)
