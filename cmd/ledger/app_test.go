@@ -225,15 +225,15 @@ func TestGlobalFlagsBeforeAndAfterAndEnv(t *testing.T) {
 	}
 }
 
-var update = flag.Bool("update", false, "rewrite fixtures/sessions/demo.bundle.ndjson")
+var update = flag.Bool("update", false, "rewrite fixtures/demo/demo.bundle.ndjson")
 
 // TestDemoBundleGolden appends the shipped demo events into an empty store
 // and exports them: the bundle is byte-identical to the committed one on any
 // machine, since every event carries its timestamp.
 func TestDemoBundleGolden(t *testing.T) {
-	const golden = "../../fixtures/sessions/demo.bundle.ndjson"
+	const golden = "../../fixtures/demo/demo.bundle.ndjson"
 	dir := t.TempDir()
-	events, err := os.ReadFile("../../fixtures/sessions/demo.ndjson")
+	events, err := os.ReadFile("../../fixtures/demo/demo.ndjson")
 	if err != nil {
 		t.Fatal(err)
 	}

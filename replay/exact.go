@@ -1,0 +1,282 @@
+// Package replay re-runs recorded sessions and reports what changed.
+//
+// Exact replay takes a session's verified chain and, for every hook event,
+// folds it with the current reducer and judges it with a candidate policy
+// and manifest through the same engine.Decider that decides live traffic,
+// then compares the snapshot hash and the verdict with what was recorded.
+// Replayed verdicts are folded forward; recorded resolutions and engine
+// failures are applied as recorded. Nothing reads the network or the clock.
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+
+	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/engine"
+	"github.com/agentledger/agentledger/ledger"
+)
+
+// ModeExact names exact replay in reports.
+const ModeExact = "exact"
+
+// Exact replays one verified chain (one session, in seq order) with d and
+// returns its report. An envelope that cannot be replayed (a payload the
+// recorder should never have accepted) is reported as the session's fault.
+func Exact(ctx context.Context, d *engine.Decider, chain []*ledger.Envelope) *SessionReport {
+	r := &SessionReport{Mode: ModeExact, Diffs: []Diff{}}
+	if len(chain) == 0 {
+		return r
+	}
+	r.TenantID, r.SessionID = chain[0].TenantID(), chain[0].SessionID()
+	x := &exact{d: d, r: r,
+		replayed: engine.NewSession(r.TenantID, r.SessionID),
+		recorded: engine.NewSession(r.TenantID, r.SessionID)}
+	if err := x.run(ctx, chain); err != nil {
+		r.Fault = err.Error()
+	}
+	r.Identical = r.Fault == "" && len(r.Diffs) == 0
+	r.RecordedPolicies = slices.Sorted(maps.Keys(x.policy))
+	return r
+}
+
+// exact holds two tracks of one session. replayed folds the candidate's
+// verdicts (what would have happened); recorded folds the recorded ones
+// (what did happen). While no verdict has changed they are the same state.
+// Once one has, a later difference that the recorded track does not show
+// follows from the earlier change (caused_by), and one it shows too is a
+// change of its own.
+type exact struct {
+	d        *engine.Decider
+	r        *SessionReport
+	replayed *engine.Session
+	recorded *engine.Session
+	cause    *uint64 // seq of the latest verdict change, once there is one
+	policy   map[string]bool
+}
+
+// pending is a hook event replayed whose recorded verdict is still to come.
+type pending struct {
+	env      *ledger.Envelope
+	step     *engine.Step // on the replayed track
+	baseline *engine.Step // on the recorded track, when the tracks differ
+}
+
+func (x *exact) run(ctx context.Context, chain []*ledger.Envelope) error {
+	var open *pending
+	for _, env := range chain {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		switch {
+		case aarts.IsHookPoint(env.EventType()):
+			if open != nil {
+				x.missingVerdict(open)
+			}
+			p, err := x.hook(ctx, env)
+			if err != nil {
+				return fmt.Errorf("seq %d (%s): %w", env.Seq(), env.EventType(), err)
+			}
+			open = p
+		case env.EventType() == ledger.EventVerdict:
+			var rec aarts.VerdictRecord
+			if err := json.Unmarshal(env.Payload(), &rec); err != nil {
+				return fmt.Errorf("seq %d (Verdict): %w", env.Seq(), err)
+			}
+			if open == nil || rec.ForSeq != open.env.Seq() {
+				return fmt.Errorf("seq %d (Verdict): it answers seq %d, which is not the hook event before it", env.Seq(), rec.ForSeq)
+			}
+			x.compare(open, rec)
+			if err := x.foldRecorded(env); err != nil {
+				return fmt.Errorf("seq %d (Verdict): %w", env.Seq(), err)
+			}
+			open = nil
+		default:
+			if open != nil {
+				x.missingVerdict(open)
+				open = nil
+			}
+			if err := x.foldBoth(env); err != nil {
+				return fmt.Errorf("seq %d (%s): %w", env.Seq(), env.EventType(), err)
+			}
+		}
+	}
+	if open != nil {
+		x.missingVerdict(open)
+	}
+	return nil
+}
+
+// hook decides a recorded hook event on the replayed track, and on the
+// recorded track too when the two have parted.
+func (x *exact) hook(ctx context.Context, env *ledger.Envelope) (*pending, error) {
+	ev, err := aarts.ParseEvent(env.Payload())
+	if err != nil {
+		return nil, err
+	}
+	if err := x.sameSeq(env); err != nil {
+		return nil, err
+	}
+	diverged := x.cause != nil
+	p := &pending{env: env}
+	if p.step, err = x.d.DecideEvent(ctx, x.replayed, ev, env.Payload()); err != nil {
+		return nil, err
+	}
+	x.r.StepsReplayed++
+	if diverged {
+		probe := *x.recorded
+		if p.baseline, err = x.d.DecideEvent(ctx, &probe, ev, env.Payload()); err != nil {
+			return nil, err
+		}
+	}
+	// The recorded track takes the event now and the recorded verdict when
+	// it comes.
+	return p, x.foldRecorded(env)
+}
+
+// sameSeq checks that the replayed chain is where the recorded one is, so
+// that seqs in the report mean the recorded seqs.
+func (x *exact) sameSeq(env *ledger.Envelope) error {
+	if next := x.replayed.Head.Seq + 1; x.replayed.Head.IsEmpty() && env.Seq() != 0 || !x.replayed.Head.IsEmpty() && next != env.Seq() {
+		return fmt.Errorf("replayed chain is at seq %d, recorded envelope is seq %d", x.replayed.Head.Seq, env.Seq())
+	}
+	return nil
+}
+
+// foldBoth applies a recorded envelope that is neither a hook event nor a
+// verdict (a resolution, an engine failure, a sanitizer registration) to
+// both tracks as it was recorded.
+func (x *exact) foldBoth(env *ledger.Envelope) error {
+	if err := x.sameSeq(env); err != nil {
+		return err
+	}
+	if err := x.fold(x.replayed, env); err != nil {
+		return err
+	}
+	return x.foldRecorded(env)
+}
+
+func (x *exact) foldRecorded(env *ledger.Envelope) error { return x.fold(x.recorded, env) }
+
+// fold re-seals env's event onto s's chain and folds it into s's snapshot.
+func (x *exact) fold(s *engine.Session, env *ledger.Envelope) error {
+	e, err := ledger.Seal(s.Head, ledger.Event{TenantID: env.TenantID(), SessionID: env.SessionID(), EventType: env.EventType(),
+		TsUnixMs: env.TsUnixMs(), Payload: env.Payload()}, x.d.Limits)
+	if err != nil {
+		return err
+	}
+	snap, err := x.d.Reducer.Apply(s.Snapshot, e)
+	if err != nil {
+		return err
+	}
+	s.Head, s.Snapshot = e.Head(), snap
+	return nil
+}
+
+// compare sets the replayed verdict of p beside the recorded one, field by
+// field.
+func (x *exact) compare(p *pending, rec aarts.VerdictRecord) {
+	got := p.step.Record
+	x.notePolicy(rec.PolicyDigest)
+	before, after := rec.Verdict.MatchedRuleID, got.Verdict.MatchedRuleID
+	changed := false
+	for _, f := range verdictFields {
+		rv, gv := f.value(rec), f.value(got)
+		if equal(rv, gv) {
+			continue
+		}
+		d := Diff{Seq: p.env.Seq(), HookPoint: rec.HookPoint, Field: f.name, Recorded: rv, Replayed: gv,
+			RuleBefore: before, RuleAfter: after, Tool: toolOf(p.step.Event)}
+		// The recorded track judged by the candidate gives the recorded
+		// value: the difference follows from the earlier change alone.
+		if p.baseline != nil && equal(f.value(p.baseline.Record), rv) {
+			d.CausedBy = x.cause
+		}
+		x.r.Diffs = append(x.r.Diffs, d)
+		changed = true
+	}
+	if rec.SnapshotHash != got.SnapshotHash {
+		d := Diff{Seq: p.env.Seq(), HookPoint: rec.HookPoint, Field: "snapshot_hash", Recorded: rec.SnapshotHash, Replayed: got.SnapshotHash,
+			RuleBefore: before, RuleAfter: after, Tool: toolOf(p.step.Event)}
+		if p.baseline != nil && p.baseline.SnapshotHash == rec.SnapshotHash {
+			d.CausedBy = x.cause
+		}
+		x.r.Diffs = append(x.r.Diffs, d)
+	}
+	if changed {
+		seq := p.env.Seq()
+		x.cause = &seq
+	}
+}
+
+// missingVerdict reports a recorded hook event that has no verdict after
+// it (a crash between the event and its verdict, or a chain not written by
+// the engine): its replayed verdict has nothing to be compared with.
+func (x *exact) missingVerdict(p *pending) {
+	got := p.step.Record
+	x.r.Diffs = append(x.r.Diffs, Diff{Seq: p.env.Seq(), HookPoint: p.env.EventType(), Field: "verdict",
+		Recorded: nil, Replayed: got.Verdict.Decision, RuleAfter: got.Verdict.MatchedRuleID, Tool: toolOf(p.step.Event)})
+	seq := p.env.Seq()
+	x.cause = &seq
+}
+
+func (x *exact) notePolicy(digest string) {
+	if x.policy == nil {
+		x.policy = map[string]bool{}
+	}
+	x.policy[digest] = true
+}
+
+// verdictFields are the parts of a verdict exact replay compares, in the
+// order diffs report them.
+var verdictFields = []struct {
+	name  string
+	value func(aarts.VerdictRecord) any
+}{
+	{"decision", func(v aarts.VerdictRecord) any { return v.Verdict.Decision }},
+	{"aarm_decision", func(v aarts.VerdictRecord) any { return v.AARMDecision }},
+	{"reason_code", func(v aarts.VerdictRecord) any { return v.ReasonCode }},
+	{"matched_rule_id", func(v aarts.VerdictRecord) any { return v.Verdict.MatchedRuleID }},
+	{"constraints", func(v aarts.VerdictRecord) any { return normal(v.Constraints) }},
+	{"directives", func(v aarts.VerdictRecord) any { return normal(v.Verdict.Directives) }},
+}
+
+// normal returns m as it reads back from JSON, so that a recorded value
+// and a freshly computed one compare alike (numbers as float64, empty as
+// absent).
+func normal(m map[string]any) any {
+	if len(m) == 0 {
+		return nil
+	}
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Sprint(m)
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return fmt.Sprint(m)
+	}
+	return v
+}
+
+func equal(a, b any) bool { return reflect.DeepEqual(a, b) }
+
+// toolOf describes a step's tool call for reports: the native tool name
+// and, for a shell call, its command.
+func toolOf(ev *aarts.Event) string {
+	if ev == nil || ev.NativeTool() == "" {
+		return ""
+	}
+	if m, ok := ev.ToolInput.(map[string]any); ok {
+		for _, k := range []string{"command", "file_path", "path", "url", "query"} {
+			if s, ok := m[k].(string); ok && s != "" {
+				return ev.NativeTool() + ": " + s
+			}
+		}
+	}
+	return ev.NativeTool()
+}
