@@ -85,17 +85,56 @@ type Policy struct {
 // embedded default) and prepares it with manifest m. Errors name the file
 // and line.
 func Load(ctx context.Context, path string, m *manifest.Manifest) (*Policy, error) {
-	var b *bundle.Bundle
-	var err error
-	if path == "" {
-		b, err = loader.NewFileLoader().WithFS(DefaultBundle()).WithCapabilities(Capabilities()).AsBundle(".")
-	} else {
-		b, err = loader.NewFileLoader().WithCapabilities(Capabilities()).AsBundle(path)
+	return LoadLayers(ctx, []string{path}, m)
+}
+
+// LoadLayers reads several policy directories or bundle files ("" or
+// "default" is the embedded default bundle) as one policy: their modules
+// are compiled together, so a layer can add rules (signals, helpers) to
+// another's packages. Two layers may not hold the same file path or the
+// same top-level data key.
+func LoadLayers(ctx context.Context, paths []string, m *manifest.Manifest) (*Policy, error) {
+	if len(paths) == 0 {
+		paths = []string{""}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: load %s: %w", ErrPolicy, nameOf(path), err)
+	var merged *bundle.Bundle
+	seen := map[string]string{}
+	for _, path := range paths {
+		if path == "default" {
+			path = ""
+		}
+		var b *bundle.Bundle
+		var err error
+		if path == "" {
+			b, err = loader.NewFileLoader().WithFS(DefaultBundle()).WithCapabilities(Capabilities()).AsBundle(".")
+		} else {
+			b, err = loader.NewFileLoader().WithCapabilities(Capabilities()).AsBundle(path)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: load %s: %w", ErrPolicy, nameOf(path), err)
+		}
+		for _, f := range b.Modules {
+			if other, dup := seen[f.Path]; dup {
+				return nil, fmt.Errorf("%w: %s and %s both hold %s", ErrPolicy, nameOf(other), nameOf(path), f.Path)
+			}
+			seen[f.Path] = path
+		}
+		if merged == nil {
+			merged = b
+			continue
+		}
+		merged.Modules = append(merged.Modules, b.Modules...)
+		for k, v := range b.Data {
+			if _, dup := merged.Data[k]; dup {
+				return nil, fmt.Errorf("%w: %s: data key %q is already set by an earlier layer", ErrPolicy, nameOf(path), k)
+			}
+			if merged.Data == nil {
+				merged.Data = map[string]any{}
+			}
+			merged.Data[k] = v
+		}
 	}
-	return prepare(ctx, b, m)
+	return prepare(ctx, merged, m)
 }
 
 func nameOf(path string) string {

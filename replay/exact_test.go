@@ -3,7 +3,6 @@ package replay
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,43 +16,27 @@ import (
 
 const fixtures = "../fixtures"
 
-// recordedWith returns, for every fixture session, a Decider with the
-// default policy and the manifest the session was recorded under.
-func recordedWith(t testing.TB) DeciderFor {
+// recorded returns the recorded fixture sessions, grouped by the manifest
+// they were recorded under (fixtures/sessions/<manifest>/).
+func recorded(t testing.TB) map[string][]Chain {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(fixtures, "scenarios", "manifests.json"))
-	if err != nil {
-		t.Fatal(err)
+	dirs, err := filepath.Glob(filepath.Join(fixtures, "sessions", "*"))
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no recordings: %v", err)
 	}
-	names := map[string]string{}
-	if err := json.Unmarshal(raw, &names); err != nil {
-		t.Fatal(err)
-	}
-	deciders := map[string]*engine.Decider{}
-	for _, mf := range names {
-		if deciders[mf] == nil {
-			deciders[mf] = decider(t, "", mf)
-		}
-	}
-	// Scenario files name their sessions; map session id → scenario name.
-	bySession := map[string]string{}
-	files, _ := filepath.Glob(filepath.Join(fixtures, "sessions", "*.ndjson"))
-	for _, f := range files {
-		cs, err := readBundleFile(f, ledger.Limits{})
+	out := map[string][]Chain{}
+	for _, dir := range dirs {
+		chains, err := ReadBundles([]string{dir}, ledger.Limits{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, c := range cs {
-			bySession[c.Key.Session] = strings.TrimSuffix(filepath.Base(f), ".ndjson")
-		}
+		out[filepath.Base(dir)+".json"] = chains
 	}
-	return func(k ledger.SessionKey) (*engine.Decider, error) {
-		mf := names[bySession[k.Session]]
-		if mf == "" {
-			mf = names["default"]
-		}
-		return deciders[mf], nil
-	}
+	return out
+}
+
+func constant(d *engine.Decider) DeciderFor {
+	return func(ledger.SessionKey) (*engine.Decider, error) { return d, nil }
 }
 
 func decider(t testing.TB, policyDir, manifestName string) *engine.Decider {
@@ -74,24 +57,24 @@ func decider(t testing.TB, policyDir, manifestName string) *engine.Decider {
 }
 
 func TestReplayRecordedSessionsIsIdentical(t *testing.T) {
-	chains, err := ReadBundles([]string{filepath.Join(fixtures, "sessions")}, ledger.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(chains) < 14 {
-		t.Fatalf("%d fixture sessions, want every scenario", len(chains))
-	}
-	reports, err := RunExact(context.Background(), chains, recordedWith(t), 0)
-	if err != nil {
-		t.Fatal(err)
+	var reports []*SessionReport
+	for mf, chains := range recorded(t) {
+		rs, err := RunExact(context.Background(), chains, constant(decider(t, "", mf)), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reports = append(reports, rs...)
 	}
 	rep := NewReport(reports, "")
+	if len(rep.Sessions) < 14 {
+		t.Fatalf("%d fixture sessions, want every scenario", len(rep.Sessions))
+	}
 	for _, r := range rep.Sessions {
 		if !r.Identical || r.StepsReplayed == 0 {
 			t.Errorf("%s: identical=%v steps=%d fault=%q diffs=%+v", r.SessionID, r.Identical, r.StepsReplayed, r.Fault, r.Diffs)
 		}
 	}
-	if rep.Summary.Identical != len(chains) || rep.Summary.Steps < 100 {
+	if rep.Summary.Identical != len(rep.Sessions) || rep.Summary.Steps < 100 {
 		t.Fatalf("summary %+v", rep.Summary)
 	}
 	if err := rep.ApplyGate(FailOnAny, nil); err != nil || !rep.Gate.Passed {
@@ -100,7 +83,7 @@ func TestReplayRecordedSessionsIsIdentical(t *testing.T) {
 }
 
 func TestReplayRefusesTamperedBundle(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(fixtures, "sessions", "loop.ndjson"))
+	raw, err := os.ReadFile(filepath.Join(fixtures, "sessions", "coding-agent", "loop.ndjson"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +108,7 @@ func TestReplayRefusesTamperedBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reports, err := RunExact(context.Background(), chains, recordedWith(t), 1)
+	reports, err := RunExact(context.Background(), chains, constant(decider(t, "", "coding-agent.json")), 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -56,7 +57,7 @@ func ReadBundle(r io.Reader, name string, lim ledger.Limits) ([]Chain, error) {
 		if fs := faults[k]; len(fs) > 0 {
 			c.Fault = strings.Join(fs, "; ")
 		} else {
-			slices.SortFunc(es, func(a, b *ledger.Envelope) int { return compareSeq(a.Seq(), b.Seq()) })
+			slices.SortFunc(es, func(a, b *ledger.Envelope) int { return cmp.Compare(a.Seq(), b.Seq()) })
 			c.Envelopes = es
 		}
 		out = append(out, c)
@@ -65,16 +66,6 @@ func ReadBundle(r io.Reader, name string, lim ledger.Limits) ([]Chain, error) {
 		out = append(out, Chain{Source: name, Fault: strings.Join(fs, "; ")})
 	}
 	return out, nil
-}
-
-func compareSeq(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // ReadBundles reads bundle files, and every *.ndjson file of a directory

@@ -17,7 +17,6 @@ import (
 	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
-	"github.com/agentledger/agentledger/manifest"
 	"github.com/agentledger/agentledger/policy"
 )
 
@@ -104,7 +103,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 
 func policyFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "policy", Usage: "Rego policy `DIR` or bundle file (default: the built-in policy)"},
+		cmdline.PolicyFlag(),
 		&cli.StringFlag{Name: "manifest", Usage: "capability manifest `FILE` (default: the built-in manifest)"},
 		&cli.StringFlag{Name: "tenant", Value: ledger.DefaultTenant, Usage: "`TENANT` the sessions belong to"},
 	}
@@ -112,21 +111,7 @@ func policyFlags() []cli.Flag {
 
 // loadPolicy loads --manifest and --policy; a bad file is exit 2 naming it.
 func loadPolicy(c *cli.Context) (*policy.Policy, error) {
-	m := policy.DefaultManifest()
-	if f := c.String("manifest"); f != "" {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return nil, cmdline.Usage(err)
-		}
-		if m, err = manifest.Parse(b); err != nil {
-			return nil, cmdline.Usage(fmt.Errorf("%s: %w", f, err))
-		}
-	}
-	p, err := policy.Load(c.Context, c.String("policy"), m)
-	if err != nil {
-		return nil, cmdline.Usage(err)
-	}
-	return p, nil
+	return cmdline.LoadPolicy(c.Context, c.StringSlice("policy"), c.String("manifest"))
 }
 
 func (a *app) serve(c *cli.Context) error {

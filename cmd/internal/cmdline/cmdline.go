@@ -21,6 +21,8 @@ import (
 
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
+	"github.com/agentledger/agentledger/manifest"
+	"github.com/agentledger/agentledger/policy"
 	"github.com/agentledger/agentledger/receipt"
 )
 
@@ -418,4 +420,30 @@ func Signer(path, dataDir string) (*receipt.Signer, string, error) {
 		}
 	}
 	return s, pubPath, nil
+}
+
+// PolicyFlag is the --policy flag of every program that evaluates.
+func PolicyFlag() cli.Flag {
+	return &cli.StringSliceFlag{Name: "policy", Usage: "Rego policy `DIR` or bundle file (default: the built-in policy); repeat it to layer policies, \"default\" naming the built-in one"}
+}
+
+// LoadPolicy loads a capability manifest (manifestPath "" is the built-in
+// one) and the policy layers at paths (none: the built-in policy). A bad
+// file is exit 2, naming it.
+func LoadPolicy(ctx context.Context, paths []string, manifestPath string) (*policy.Policy, error) {
+	m := policy.DefaultManifest()
+	if manifestPath != "" {
+		b, err := os.ReadFile(manifestPath)
+		if err != nil {
+			return nil, Usage(err)
+		}
+		if m, err = manifest.Parse(b); err != nil {
+			return nil, Usage(fmt.Errorf("%s: %w", manifestPath, err))
+		}
+	}
+	p, err := policy.LoadLayers(ctx, paths, m)
+	if err != nil {
+		return nil, Usage(err)
+	}
+	return p, nil
 }

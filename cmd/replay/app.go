@@ -1,0 +1,176 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/agentledger/agentledger/cmd/internal/cmdline"
+	"github.com/agentledger/agentledger/engine"
+	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/ledger/store"
+	"github.com/agentledger/agentledger/replay"
+)
+
+type app struct {
+	stdout, stderr io.Writer
+}
+
+func newApp(stdout, stderr io.Writer) *cli.App {
+	a := &app{stdout: stdout, stderr: stderr}
+	return &cli.App{
+		Name:   "replay",
+		Usage:  "re-run recorded sessions against a candidate policy and report what changed",
+		Writer: stdout,
+		Flags:  cmdline.GlobalFlags(),
+		Commands: []*cli.Command{
+			cmdline.WithGlobals(&cli.Command{
+				Name:      "exact",
+				Usage:     "re-fold and re-judge every recorded step with a candidate policy and manifest (no network, no clock)",
+				ArgsUsage: " ",
+				Description: "Sessions come from --bundle files or directories, else from the ledger (--data/--nats).\n" +
+					"Every chain is verified first; a faulty one is reported and fails the gate. Exit 0: the gate\n" +
+					"passed; 1: it failed or a session is faulty; 2: bad usage or input; 3: store unreachable.",
+				Flags: []cli.Flag{
+					cmdline.PolicyFlag(),
+					&cli.StringFlag{Name: "manifest", Usage: "capability manifest `FILE` (default: the built-in manifest)"},
+					&cli.StringSliceFlag{Name: "bundle", Usage: "NDJSON bundle `FILE` or directory of them (repeatable)"},
+					&cli.StringFlag{Name: "tenant", Usage: "replay only this tenant's sessions"},
+					&cli.StringFlag{Name: "session", Usage: "replay only this session"},
+					&cli.StringFlag{Name: "since", Usage: "replay only sessions active at or after `TIME` (RFC 3339)"},
+					&cli.StringFlag{Name: "until", Usage: "replay only sessions active at or before `TIME` (RFC 3339)"},
+					&cli.StringFlag{Name: "fail-on", Value: replay.FailOnLoosening, Usage: "what fails the gate: any, loosening (a move toward allow), tightening, none"},
+					&cli.StringFlag{Name: "expect", Usage: "`FILE` of accepted differences: [{\"session_id\",\"seq\",\"field\",\"value\"}]"},
+					&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to `FILE` instead of stdout"},
+					&cli.IntFlag{Name: "workers", Usage: "sessions replayed in parallel (default: one per CPU)"},
+				},
+				Action: a.exact,
+			}),
+		},
+	}
+}
+
+func (a *app) exact(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return cmdline.Usage(fmt.Errorf("exact takes no arguments, got %q (sessions come from --bundle or the ledger)", c.Args().First()))
+	}
+	format := cmdline.Resolve(c, cmdline.FlagFormat)
+	if !slices.Contains(replay.Formats, format) {
+		return cmdline.Usage(fmt.Errorf("--format %q: want one of %s", format, strings.Join(replay.Formats, ", ")))
+	}
+	failOn := c.String("fail-on")
+	if err := (&replay.Report{}).ApplyGate(failOn, nil); err != nil {
+		return cmdline.Usage(err)
+	}
+	var expect []replay.Expectation
+	if f := c.String("expect"); f != "" {
+		r, err := os.Open(f)
+		if err != nil {
+			return cmdline.Usage(err)
+		}
+		expect, err = replay.ReadExpectations(r)
+		r.Close()
+		if err != nil {
+			return cmdline.Usage(fmt.Errorf("%s: %w", f, err))
+		}
+	}
+	lim, err := cmdline.Limits(c)
+	if err != nil {
+		return err
+	}
+	p, err := cmdline.LoadPolicy(c.Context, c.StringSlice("policy"), c.String("manifest"))
+	if err != nil {
+		return err
+	}
+	chains, err := a.chains(c, lim)
+	if err != nil {
+		return err
+	}
+	if len(chains) == 0 {
+		return cmdline.Usage(errors.New("no sessions to replay"))
+	}
+	d := engine.NewDecider(p)
+	d.Limits = lim
+	progress := cmdline.NewProgress(a.stderr, "replay")
+	progress.Total = uint64(len(chains))
+	var mu sync.Mutex
+	started := uint64(0)
+	reports, err := replay.RunExact(c.Context, chains, func(ledger.SessionKey) (*engine.Decider, error) {
+		mu.Lock()
+		started++
+		progress.Update(started)
+		mu.Unlock()
+		return d, nil
+	}, c.Int("workers"))
+	progress.Done()
+	if err != nil {
+		return cmdline.Unavailable(err)
+	}
+	rep := replay.NewReport(reports, p.Digest())
+	if err := rep.ApplyGate(failOn, expect); err != nil {
+		return cmdline.Usage(err)
+	}
+	if err := a.write(c.String("output"), format, rep); err != nil {
+		return cmdline.Unavailable(err)
+	}
+	if !rep.Gate.Passed {
+		return cmdline.Fault(fmt.Errorf("gate failed (--fail-on %s): %d reasons, first: %s", failOn, len(rep.Gate.Failures), rep.Gate.Failures[0]))
+	}
+	return nil
+}
+
+// chains reads the sessions to replay from --bundle, else from the store.
+func (a *app) chains(c *cli.Context, lim ledger.Limits) ([]replay.Chain, error) {
+	if bundles := c.StringSlice("bundle"); len(bundles) > 0 {
+		if c.IsSet("tenant") || c.IsSet("session") || c.IsSet("since") || c.IsSet("until") {
+			return nil, cmdline.Usage(errors.New("--tenant, --session, --since and --until select stored sessions; with --bundle every session in the bundles is replayed"))
+		}
+		chains, err := replay.ReadBundles(bundles, lim)
+		if err != nil {
+			return nil, cmdline.Usage(err)
+		}
+		return chains, nil
+	}
+	f := replay.StoreFilter{Filter: store.Filter{Tenant: c.String("tenant"), Session: c.String("session")}}
+	for name, dst := range map[string]*int64{"since": &f.SinceMs, "until": &f.UntilMs} {
+		if v := c.String(name); v != "" {
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				return nil, cmdline.Usage(fmt.Errorf("--%s %q: want an RFC 3339 time such as 2026-11-22T09:00:00Z", name, v))
+			}
+			*dst = t.UnixMilli()
+		}
+	}
+	st, err := cmdline.OpenStore(c)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	chains, err := replay.ReadStore(c.Context, st, f, lim)
+	if err != nil {
+		return nil, cmdline.Unavailable(err)
+	}
+	return chains, nil
+}
+
+func (a *app) write(path, format string, rep *replay.Report) error {
+	if path == "" {
+		return replay.Render(a.stdout, format, rep)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := replay.Render(f, format, rep); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
