@@ -14,6 +14,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"maps"
 	"regexp"
 	"slices"
@@ -113,7 +115,15 @@ func LoadLayers(ctx context.Context, paths []string, m *manifest.Manifest) (*Pol
 		if err != nil {
 			return nil, fmt.Errorf("%w: load %s: %w", ErrPolicy, nameOf(path), err)
 		}
-		for _, f := range b.Modules {
+		for i, f := range b.Modules {
+			// A module is named by its path inside the layer, so that a
+			// policy's digest does not depend on where it was loaded from.
+			if st, err := os.Stat(path); err == nil && st.IsDir() {
+				if rel, err := filepath.Rel(path, f.Path); err == nil {
+					f.Path = "/" + filepath.ToSlash(rel)
+					b.Modules[i].Path = f.Path
+				}
+			}
 			if other, dup := seen[f.Path]; dup {
 				return nil, fmt.Errorf("%w: %s and %s both hold %s", ErrPolicy, nameOf(other), nameOf(path), f.Path)
 			}

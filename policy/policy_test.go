@@ -102,3 +102,23 @@ func TestLoadBundleFile(t *testing.T) {
 		t.Fatalf("tests in the bundle file: %v %v", results, err)
 	}
 }
+
+func TestDigestDoesNotDependOnLoadPath(t *testing.T) {
+	m := loadManifest(t, "coding-agent.json")
+	ctx := context.Background()
+	a, err := LoadLayers(ctx, []string{"default", "../fixtures/policies/strict"}, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs("../fixtures/policies/strict")
+	b, err := LoadLayers(ctx, []string{"", abs}, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Digest() != b.Digest() {
+		t.Fatalf("digest depends on the load path: %s vs %s", a.Digest(), b.Digest())
+	}
+	if _, err := LoadLayers(ctx, []string{"../fixtures/policies/strict", abs}, m); err == nil || !strings.Contains(err.Error(), "/strict.rego") {
+		t.Fatalf("the same module twice: %v", err)
+	}
+}
