@@ -33,9 +33,7 @@ func Exact(ctx context.Context, d *engine.Decider, chain []*ledger.Envelope) *Se
 		return r
 	}
 	r.TenantID, r.SessionID = chain[0].TenantID(), chain[0].SessionID()
-	x := &exact{d: d, r: r,
-		replayed: engine.NewSession(r.TenantID, r.SessionID),
-		recorded: engine.NewSession(r.TenantID, r.SessionID)}
+	x := &exact{d: d, r: r, replayed: engine.NewSession(r.TenantID, r.SessionID)}
 	if err := x.run(ctx, chain); err != nil {
 		r.Fault = err.Error()
 	}
@@ -46,36 +44,47 @@ func Exact(ctx context.Context, d *engine.Decider, chain []*ledger.Envelope) *Se
 
 // exact holds two tracks of one session. replayed folds the candidate's
 // verdicts (what would have happened); recorded folds the recorded ones
-// (what did happen). While no verdict has changed they are the same state.
-// Once one has, a later difference that the recorded track does not show
+// (what did happen). While no verdict has changed they are the same state,
+// so the recorded track is only built (from the replayed one) when the
+// first verdict changes. From then on, a later difference that the recorded track does not show
 // follows from the earlier change (caused_by), and one it shows too is a
 // change of its own.
 type exact struct {
 	d        *engine.Decider
 	r        *SessionReport
 	replayed *engine.Session
-	recorded *engine.Session
-	cause    *uint64 // seq of the latest verdict change, once there is one
+	recorded *engine.Session // nil while the tracks are one
+	cause    *uint64         // seq of the latest verdict change, once there is one
 	policy   map[string]bool
 }
 
 // pending is a hook event replayed whose recorded verdict is still to come.
 type pending struct {
 	env      *ledger.Envelope
-	step     *engine.Step // on the replayed track
-	baseline *engine.Step // on the recorded track, when the tracks differ
+	before   engine.Session // the replayed track before the event
+	step     *engine.Step   // on the replayed track
+	baseline *engine.Step   // on the recorded track, when the tracks differ
 }
 
 func (x *exact) run(ctx context.Context, chain []*ledger.Envelope) error {
 	var open *pending
+	// settle closes a hook event whose verdict never came.
+	settle := func() error {
+		if open == nil {
+			return nil
+		}
+		err := x.missingVerdict(open)
+		open = nil
+		return err
+	}
 	for _, env := range chain {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		switch {
 		case aarts.IsHookPoint(env.EventType()):
-			if open != nil {
-				x.missingVerdict(open)
+			if err := settle(); err != nil {
+				return err
 			}
 			p, err := x.hook(ctx, env)
 			if err != nil {
@@ -90,25 +99,23 @@ func (x *exact) run(ctx context.Context, chain []*ledger.Envelope) error {
 			if open == nil || rec.ForSeq != open.env.Seq() {
 				return fmt.Errorf("seq %d (Verdict): it answers seq %d, which is not the hook event before it", env.Seq(), rec.ForSeq)
 			}
-			x.compare(open, rec)
+			if err := x.compare(open, rec); err != nil {
+				return fmt.Errorf("seq %d (Verdict): %w", env.Seq(), err)
+			}
 			if err := x.foldRecorded(env); err != nil {
 				return fmt.Errorf("seq %d (Verdict): %w", env.Seq(), err)
 			}
 			open = nil
 		default:
-			if open != nil {
-				x.missingVerdict(open)
-				open = nil
+			if err := settle(); err != nil {
+				return err
 			}
 			if err := x.foldBoth(env); err != nil {
 				return fmt.Errorf("seq %d (%s): %w", env.Seq(), env.EventType(), err)
 			}
 		}
 	}
-	if open != nil {
-		x.missingVerdict(open)
-	}
-	return nil
+	return settle()
 }
 
 // hook decides a recorded hook event on the replayed track, and on the
@@ -121,21 +128,32 @@ func (x *exact) hook(ctx context.Context, env *ledger.Envelope) (*pending, error
 	if err := x.sameSeq(env); err != nil {
 		return nil, err
 	}
-	diverged := x.cause != nil
-	p := &pending{env: env}
+	p := &pending{env: env, before: *x.replayed}
 	if p.step, err = x.d.DecideEvent(ctx, x.replayed, ev, env.Payload()); err != nil {
 		return nil, err
 	}
 	x.r.StepsReplayed++
-	if diverged {
-		probe := *x.recorded
-		if p.baseline, err = x.d.DecideEvent(ctx, &probe, ev, env.Payload()); err != nil {
-			return nil, err
-		}
+	if x.recorded == nil {
+		return p, nil
+	}
+	probe := *x.recorded
+	if p.baseline, err = x.d.DecideEvent(ctx, &probe, ev, env.Payload()); err != nil {
+		return nil, err
 	}
 	// The recorded track takes the event now and the recorded verdict when
 	// it comes.
 	return p, x.foldRecorded(env)
+}
+
+// part builds the recorded track when p's verdict is the first to change:
+// until then it was the replayed track, as it stood before p's event.
+func (x *exact) part(p *pending) error {
+	if x.recorded != nil {
+		return nil
+	}
+	s := p.before
+	x.recorded = &s
+	return x.foldRecorded(p.env)
 }
 
 // sameSeq checks that the replayed chain is where the recorded one is, so
@@ -160,7 +178,13 @@ func (x *exact) foldBoth(env *ledger.Envelope) error {
 	return x.foldRecorded(env)
 }
 
-func (x *exact) foldRecorded(env *ledger.Envelope) error { return x.fold(x.recorded, env) }
+// foldRecorded folds env into the recorded track, once it exists.
+func (x *exact) foldRecorded(env *ledger.Envelope) error {
+	if x.recorded == nil {
+		return nil
+	}
+	return x.fold(x.recorded, env)
+}
 
 // fold re-seals env's event onto s's chain and folds it into s's snapshot.
 func (x *exact) fold(s *engine.Session, env *ledger.Envelope) error {
@@ -179,7 +203,7 @@ func (x *exact) fold(s *engine.Session, env *ledger.Envelope) error {
 
 // compare sets the replayed verdict of p beside the recorded one, field by
 // field.
-func (x *exact) compare(p *pending, rec aarts.VerdictRecord) {
+func (x *exact) compare(p *pending, rec aarts.VerdictRecord) error {
 	got := p.step.Record
 	x.notePolicy(rec.PolicyDigest)
 	before, after := rec.Verdict.MatchedRuleID, got.Verdict.MatchedRuleID
@@ -207,21 +231,24 @@ func (x *exact) compare(p *pending, rec aarts.VerdictRecord) {
 		}
 		x.r.Diffs = append(x.r.Diffs, d)
 	}
-	if changed {
-		seq := p.env.Seq()
-		x.cause = &seq
+	if !changed {
+		return nil
 	}
+	seq := p.env.Seq()
+	x.cause = &seq
+	return x.part(p)
 }
 
 // missingVerdict reports a recorded hook event that has no verdict after
 // it (a crash between the event and its verdict, or a chain not written by
 // the engine): its replayed verdict has nothing to be compared with.
-func (x *exact) missingVerdict(p *pending) {
+func (x *exact) missingVerdict(p *pending) error {
 	got := p.step.Record
 	x.r.Diffs = append(x.r.Diffs, Diff{Seq: p.env.Seq(), HookPoint: p.env.EventType(), Field: "verdict",
 		Recorded: nil, Replayed: got.Verdict.Decision, RuleAfter: got.Verdict.MatchedRuleID, Tool: toolOf(p.step.Event)})
 	seq := p.env.Seq()
 	x.cause = &seq
+	return x.part(p)
 }
 
 func (x *exact) notePolicy(digest string) {

@@ -121,7 +121,7 @@ func (a *app) exact(c *cli.Context) error {
 		return cmdline.Unavailable(err)
 	}
 	if !rep.Gate.Passed {
-		return cmdline.Fault(fmt.Errorf("gate failed (--fail-on %s): %d reasons, first: %s", failOn, len(rep.Gate.Failures), rep.Gate.Failures[0]))
+		return cmdline.Fault(fmt.Errorf("gate failed (--fail-on %s); first of %d: %s", failOn, len(rep.Gate.Failures), rep.Gate.Failures[0]))
 	}
 	return nil
 }
