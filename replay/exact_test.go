@@ -12,6 +12,7 @@ import (
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/manifest"
 	"github.com/agentledger/agentledger/policy"
+	"github.com/agentledger/agentledger/reducer"
 )
 
 const fixtures = "../fixtures"
@@ -122,5 +123,89 @@ func TestReplayRefusesTamperedBundle(t *testing.T) {
 	}
 	if rep.ApplyGate(FailOnNone, nil); rep.Gate.Passed {
 		t.Fatal("a faulty session passed the gate")
+	}
+}
+
+// TestReducerChangeIsItsOwnDiff replays with the recorded policy but a
+// reducer that labels one more path: the snapshots differ from the step
+// that reads it on, as snapshot_hash diffs of their own (no caused_by),
+// while no verdict changes.
+func TestReducerChangeIsItsOwnDiff(t *testing.T) {
+	d := decider(t, "", "coding-agent.json")
+	raw, _ := os.ReadFile(filepath.Join(fixtures, "manifests", "coding-agent.json"))
+	m, err := manifest.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.DataLabels.Paths["/workspace/shop/deploy/**"] = []string{"CONFIDENTIAL"}
+	changed := *d
+	changed.Reducer = reducer.NewReducer(reducer.Config{Manifest: m})
+	chains, err := ReadBundles([]string{filepath.Join(fixtures, "sessions", "coding-agent", "env-exfiltration.ndjson")}, ledger.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reports, err := RunExact(context.Background(), chains, constant(&changed), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := reports[0]
+	if r.Identical || len(r.Diffs) == 0 {
+		t.Fatalf("no diff: %+v", r)
+	}
+	for _, df := range r.Diffs {
+		if df.Field != "snapshot_hash" || df.CausedBy != nil {
+			t.Errorf("unexpected diff %+v", df)
+		}
+	}
+}
+
+// TestCausedBy: a verdict changed (the loose manifest lets a recursive
+// delete through) makes later snapshot differences follow from it, and
+// each names the seq they follow from.
+func TestCausedBy(t *testing.T) {
+	chains, err := ReadBundles([]string{filepath.Join(fixtures, "sessions", "coding-agent", "destructive-commands.ndjson")}, ledger.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reports, err := RunExact(context.Background(), chains, constant(decider(t, "", "coding-agent-loose.json")), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := reports[0]
+	var first *Diff
+	follows := 0
+	for i, df := range r.Diffs {
+		if df.Field == "decision" && first == nil {
+			first = &r.Diffs[i]
+		}
+		if df.CausedBy != nil {
+			follows++
+			if first == nil || *df.CausedBy < first.Seq || *df.CausedBy >= df.Seq {
+				t.Errorf("diff %+v names cause %d, first change %+v", df, *df.CausedBy, first)
+			}
+		}
+	}
+	if first == nil || follows == 0 {
+		t.Fatalf("want a changed decision and differences that follow from it: %+v", r.Diffs)
+	}
+}
+
+// TestNoClockNoRandomness: replay's own code never reads the clock or a
+// random source (the reducer and policy are checked in their packages).
+func TestNoClockNoRandomness(t *testing.T) {
+	files, _ := filepath.Glob("*.go")
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, bad := range []string{"time.Now", "time.Since", "math/rand", "crypto/rand", `"net/http"`, `"net"`} {
+			if strings.Contains(string(src), bad) {
+				t.Errorf("%s uses %s", f, bad)
+			}
+		}
 	}
 }
