@@ -54,6 +54,8 @@ var scenarios = []struct {
 		{"sub-search-1", 2, "deny/DENY/PERMISSION_UNDECLARED"}, {"orphan-sub-9", 0, "ask/DEFER/CONTEXT_PENDING"}}},
 	{"memory-poisoning", "coding-agent.json", []expect{
 		{"memory-write", 3, "allow/ALLOW/ALLOW"}, {"memory-write", 6, "deny/DENY/MEMORY_POISONING"}}},
+	{"mcp-model-swap", "coding-agent.json", []expect{
+		{"mcp-fix-total", 4, "allow/ALLOW/ALLOW"}, {"mcp-fix-total", 8, "ask/STEP_UP/TAINTED_TO_HIGH_RISK"}}},
 	{"mcp-unknown-source", "coding-agent.json", []expect{
 		{"mcp-servers", 1, "allow/ALLOW/ALLOW"}, {"mcp-servers", 2, "deny/DENY/MCP_UNTRUSTED"}}},
 	{"self-protection", "coding-agent.json", []expect{
