@@ -16,6 +16,7 @@ import (
 	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
+	"github.com/agentledger/agentledger/policy"
 	"github.com/agentledger/agentledger/replay"
 )
 
@@ -38,23 +39,69 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				Description: "Sessions come from --bundle files or directories, else from the ledger (--data/--nats).\n" +
 					"Every chain is verified first; a faulty one is reported and fails the gate. Exit 0: the gate\n" +
 					"passed; 1: it failed or a session is faulty; 2: bad usage or input; 3: store unreachable.",
-				Flags: []cli.Flag{
-					cmdline.PolicyFlag(),
-					&cli.StringFlag{Name: "manifest", Usage: "capability manifest `FILE` (default: the built-in manifest)"},
-					&cli.StringSliceFlag{Name: "bundle", Usage: "NDJSON bundle `FILE` or directory of them (repeatable)"},
-					&cli.StringFlag{Name: "tenant", Usage: "replay only this tenant's sessions"},
-					&cli.StringFlag{Name: "session", Usage: "replay only this session"},
-					&cli.StringFlag{Name: "since", Usage: "replay only sessions active at or after `TIME` (RFC 3339)"},
-					&cli.StringFlag{Name: "until", Usage: "replay only sessions active at or before `TIME` (RFC 3339)"},
+				Flags: append(sourceFlags(),
 					&cli.StringFlag{Name: "fail-on", Value: replay.FailOnLoosening, Usage: "what fails the gate: any, loosening (a move toward allow), tightening, none"},
 					&cli.StringFlag{Name: "expect", Usage: "`FILE` of accepted differences: [{\"session_id\",\"seq\",\"field\",\"value\"}]"},
-					&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to `FILE` instead of stdout"},
 					&cli.IntFlag{Name: "workers", Usage: "sessions replayed in parallel (default: one per CPU)"},
-				},
+				),
 				Action: a.exact,
+			}),
+			cmdline.WithGlobals(&cli.Command{
+				Name:      "live",
+				Usage:     "re-drive recorded sessions with a candidate model (OpenAI-compatible) and MCP tools, recording the live run",
+				ArgsUsage: " ",
+				Description: "Each recorded PreLLMRequest is sent to --model at --model-url (chat completions, tools included)\n" +
+					"and its planned tool calls and stop reason are compared with the recorded PostLLMResponse;\n" +
+					"the candidate's calls are judged by the policy. Each recorded, allowed MCP tool call runs again\n" +
+					"on the MCP server and its result is compared with the recorded one. The live run is recorded\n" +
+					"in the ledger (--data/--nats) as SESSION~live-<ms>, linked to the original by replay_of.",
+				Flags: append(sourceFlags(),
+					&cli.StringFlag{Name: "model-url", Required: true, Usage: "base `URL` of an OpenAI-compatible server"},
+					&cli.StringFlag{Name: "model", Required: true, Usage: "candidate model `NAME`"},
+					&cli.StringFlag{Name: "api-key-env", Usage: "environment `VAR` holding the model API key"},
+					&cli.StringFlag{Name: "mcp-command", Usage: "MCP server to start, `\"CMD ARGS\"` (split on spaces)"},
+					&cli.StringFlag{Name: "mcp-url", Usage: "Streamable HTTP MCP endpoint `URL`"},
+				),
+				Action: a.live,
 			}),
 		},
 	}
+}
+
+// sourceFlags are the flags both modes share: the candidate, where the
+// sessions come from, and where the report goes.
+func sourceFlags() []cli.Flag {
+	return []cli.Flag{
+		cmdline.PolicyFlag(),
+		&cli.StringFlag{Name: "manifest", Usage: "capability manifest `FILE` (default: the built-in manifest)"},
+		&cli.StringSliceFlag{Name: "bundle", Usage: "NDJSON bundle `FILE` or directory of them (repeatable); default: the ledger"},
+		&cli.StringFlag{Name: "tenant", Usage: "replay only this tenant's sessions"},
+		&cli.StringFlag{Name: "session", Usage: "replay only this session"},
+		&cli.StringFlag{Name: "since", Usage: "replay only sessions active at or after `TIME` (RFC 3339)"},
+		&cli.StringFlag{Name: "until", Usage: "replay only sessions active at or before `TIME` (RFC 3339)"},
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to `FILE` instead of stdout"},
+	}
+}
+
+// candidate loads the input limits, the candidate policy and manifest, and
+// the sessions to replay.
+func (a *app) candidate(c *cli.Context) (ledger.Limits, *policy.Policy, []replay.Chain, error) {
+	lim, err := cmdline.Limits(c)
+	if err != nil {
+		return lim, nil, nil, err
+	}
+	p, err := cmdline.LoadPolicy(c.Context, c.StringSlice("policy"), c.String("manifest"))
+	if err != nil {
+		return lim, nil, nil, err
+	}
+	chains, err := a.chains(c, lim)
+	if err != nil {
+		return lim, nil, nil, err
+	}
+	if len(chains) == 0 {
+		return lim, nil, nil, cmdline.Usage(errors.New("no sessions to replay"))
+	}
+	return lim, p, chains, nil
 }
 
 func (a *app) exact(c *cli.Context) error {
@@ -81,20 +128,9 @@ func (a *app) exact(c *cli.Context) error {
 			return cmdline.Usage(fmt.Errorf("%s: %w", f, err))
 		}
 	}
-	lim, err := cmdline.Limits(c)
+	lim, p, chains, err := a.candidate(c)
 	if err != nil {
 		return err
-	}
-	p, err := cmdline.LoadPolicy(c.Context, c.StringSlice("policy"), c.String("manifest"))
-	if err != nil {
-		return err
-	}
-	chains, err := a.chains(c, lim)
-	if err != nil {
-		return err
-	}
-	if len(chains) == 0 {
-		return cmdline.Usage(errors.New("no sessions to replay"))
 	}
 	d := engine.NewDecider(p)
 	d.Limits = lim

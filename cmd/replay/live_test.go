@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/ledger/store"
+)
+
+// TestLiveCommand runs `replay live` on the recorded MCP session with a
+// model that always plans to read checkout/total.go: it agrees with the
+// recording on the first step only. The live run lands in the ledger as a
+// session that verifies.
+func TestLiveCommand(t *testing.T) {
+	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"choices":[{"message":{"role":"assistant","content":"","tool_calls":[{"id":"a","type":"function",` +
+			`"function":{"name":"mcp__filesystem__read_file","arguments":"{\"path\":\"checkout/total.go\"}"}}]},"finish_reason":"tool_calls"}],` +
+			`"usage":{"prompt_tokens":50,"completion_tokens":5}}`))
+	}))
+	defer model.Close()
+	bin := filepath.Join(t.TempDir(), "mcpserver")
+	if out, err := exec.Command("go", "build", "-o", bin, fx+"/mcpserver").CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	data := t.TempDir()
+	code, out, errs := run(t, "live", "--bundle", sessions+"/mcp-model-swap.ndjson", "--manifest", manifest, "--data", data,
+		"--model-url", model.URL, "--model", "always-read", "--mcp-command", bin, "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	rep := struct {
+		Sessions []struct {
+			LiveSessionID string  `json:"live_session_id"`
+			ModelSteps    int     `json:"model_steps"`
+			AgreeingSteps int     `json:"agreeing_steps"`
+			FirstDiv      *uint64 `json:"first_divergence_seq"`
+		} `json:"sessions"`
+	}{}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Sessions) != 1 || rep.Sessions[0].ModelSteps != 2 || rep.Sessions[0].AgreeingSteps != 1 || rep.Sessions[0].FirstDiv == nil ||
+		!strings.HasPrefix(rep.Sessions[0].LiveSessionID, "mcp-fix-total~live-") {
+		t.Fatalf("report: %s", out)
+	}
+	st, err := store.Open(context.Background(), store.Config{DataDir: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	vr, err := st.Verify(context.Background(), store.Filter{Session: rep.Sessions[0].LiveSessionID}, ledger.Deep, nil)
+	if err != nil || !vr.OK() || vr.Envelopes == 0 {
+		t.Fatalf("the live session does not verify: %v %+v", err, vr)
+	}
+	if code, _, _ := run(t, "live", "--bundle", sessions, "--model-url", model.URL, "--model", "m"); code != 2 {
+		t.Fatalf("no MCP server: exit %d, want 2", code)
+	}
+}
