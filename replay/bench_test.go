@@ -31,7 +31,7 @@ func BenchmarkReplayExact(b *testing.B) {
 			replayed := 0
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				reports, err := RunExact(context.Background(), work, constant(d), workers)
+				reports, err := RunExact(context.Background(), Chains(work), constant(d), workers)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -60,7 +60,7 @@ func decider(t testing.TB, policyDir, manifestName string) *engine.Decider {
 func TestReplayRecordedSessionsIsIdentical(t *testing.T) {
 	var reports []*SessionReport
 	for mf, chains := range recorded(t) {
-		rs, err := RunExact(context.Background(), chains, constant(decider(t, "", mf)), 0)
+		rs, err := RunExact(context.Background(), Chains(chains), constant(decider(t, "", mf)), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func TestReplayRefusesTamperedBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reports, err := RunExact(context.Background(), chains, constant(decider(t, "", "coding-agent.json")), 1)
+	reports, err := RunExact(context.Background(), Chains(chains), constant(decider(t, "", "coding-agent.json")), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestReducerChangeIsItsOwnDiff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reports, err := RunExact(context.Background(), chains, constant(&changed), 1)
+	reports, err := RunExact(context.Background(), Chains(chains), constant(&changed), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestCausedBy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reports, err := RunExact(context.Background(), chains, constant(decider(t, "", "coding-agent-loose.json")), 1)
+	reports, err := RunExact(context.Background(), Chains(chains), constant(decider(t, "", "coding-agent-loose.json")), 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -68,9 +69,24 @@ func ReadBundle(r io.Reader, name string, lim ledger.Limits) ([]Chain, error) {
 	return out, nil
 }
 
-// ReadBundles reads bundle files, and every *.ndjson file of a directory
-// (not recursively, in name order).
-func ReadBundles(paths []string, lim ledger.Limits) ([]Chain, error) {
+// Source yields the chains to replay one at a time, so that a run holds
+// only the chains being replayed, not all of them. An error ends it.
+type Source = iter.Seq2[Chain, error]
+
+// Chains is a Source over chains already in memory.
+func Chains(cs []Chain) Source {
+	return func(yield func(Chain, error) bool) {
+		for _, c := range cs {
+			if !yield(c, nil) {
+				return
+			}
+		}
+	}
+}
+
+// bundleFiles resolves bundle paths: files as given, and every *.ndjson
+// file of a directory (not recursively, in name order).
+func bundleFiles(paths []string) ([]string, error) {
 	var files []string
 	for _, p := range paths {
 		st, err := os.Stat(p)
@@ -91,13 +107,45 @@ func ReadBundles(paths []string, lim ledger.Limits) ([]Chain, error) {
 		slices.Sort(m)
 		files = append(files, m...)
 	}
+	return files, nil
+}
+
+// BundleSource reads bundle files (and the *.ndjson files of directories)
+// one file at a time. Paths are resolved now: a missing one is an error
+// here, not in the middle of a run.
+func BundleSource(paths []string, lim ledger.Limits) (Source, error) {
+	files, err := bundleFiles(paths)
+	if err != nil {
+		return nil, err
+	}
+	return func(yield func(Chain, error) bool) {
+		for _, f := range files {
+			cs, err := readBundleFile(f, lim)
+			if err != nil {
+				yield(Chain{}, err)
+				return
+			}
+			for _, c := range cs {
+				if !yield(c, nil) {
+					return
+				}
+			}
+		}
+	}, nil
+}
+
+// ReadBundles reads every chain of bundle files and directories at once.
+func ReadBundles(paths []string, lim ledger.Limits) ([]Chain, error) {
+	src, err := BundleSource(paths, lim)
+	if err != nil {
+		return nil, err
+	}
 	var out []Chain
-	for _, f := range files {
-		cs, err := readBundleFile(f, lim)
+	for c, err := range src {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, cs...)
+		out = append(out, c)
 	}
 	return out, nil
 }
@@ -116,47 +164,47 @@ func readBundleFile(path string, lim ledger.Limits) ([]Chain, error) {
 // manifest it was recorded under.
 type DeciderFor func(ledger.SessionKey) (*engine.Decider, error)
 
-// RunExact replays every chain on up to workers goroutines (0: one per
-// CPU) and returns their reports in a deterministic order. A chain with a
-// fault is reported as faulty and not replayed.
-func RunExact(ctx context.Context, chains []Chain, deciderFor DeciderFor, workers int) ([]*SessionReport, error) {
+// RunExact replays every chain src yields on up to workers goroutines
+// (0: one per CPU) and returns their reports; NewReport orders them. A
+// chain with a fault is reported as faulty and not replayed. Only the
+// chains being replayed are held in memory.
+func RunExact(ctx context.Context, src Source, deciderFor DeciderFor, workers int) ([]*SessionReport, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	reports := make([]*SessionReport, len(chains))
 	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-		next = make(chan int)
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		reports []*SessionReport
+		errs    []error
+		next    = make(chan Chain)
 	)
-	for w := 0; w < min(workers, max(len(chains), 1)); w++ {
+	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range next {
-				c := chains[i]
-				if c.Fault != "" {
-					reports[i] = &SessionReport{TenantID: c.Key.Tenant, SessionID: c.Key.Session, Mode: ModeExact, Diffs: []Diff{}, Fault: c.Fault, Source: c.Source}
-					continue
-				}
-				d, err := deciderFor(c.Key)
+			for c := range next {
+				r, err := replayOne(ctx, c, deciderFor)
+				mu.Lock()
 				if err != nil {
-					mu.Lock()
-					errs = append(errs, fmt.Errorf("%s: %w", c.Key, err))
-					mu.Unlock()
-					continue
+					errs = append(errs, err)
+				} else {
+					reports = append(reports, r)
 				}
-				r := Exact(ctx, d, c.Envelopes)
-				r.Source = c.Source
-				reports[i] = r
+				mu.Unlock()
 			}
 		}()
 	}
 feed:
-	for i := range chains {
+	for c, err := range src {
+		if err != nil {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+			break
+		}
 		select {
-		case next <- i:
+		case next <- c:
 		case <-ctx.Done():
 			break feed
 		}
@@ -170,4 +218,17 @@ feed:
 		return nil, err
 	}
 	return reports, nil
+}
+
+func replayOne(ctx context.Context, c Chain, deciderFor DeciderFor) (*SessionReport, error) {
+	if c.Fault != "" {
+		return &SessionReport{TenantID: c.Key.Tenant, SessionID: c.Key.Session, Mode: ModeExact, Diffs: []Diff{}, Fault: c.Fault, Source: c.Source}, nil
+	}
+	d, err := deciderFor(c.Key)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Key, err)
+	}
+	r := Exact(ctx, d, c.Envelopes)
+	r.Source = c.Source
+	return r, nil
 }

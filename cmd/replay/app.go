@@ -84,24 +84,28 @@ func sourceFlags() []cli.Flag {
 }
 
 // candidate loads the input limits, the candidate policy and manifest, and
-// the sessions to replay.
-func (a *app) candidate(c *cli.Context) (ledger.Limits, *policy.Policy, []replay.Chain, error) {
+// the source of the sessions to replay. When the sessions come from the
+// ledger, the open store is returned too; the caller closes it.
+func (a *app) candidate(c *cli.Context) (ledger.Limits, *policy.Policy, replay.Source, *store.Store, error) {
 	lim, err := cmdline.Limits(c)
 	if err != nil {
-		return lim, nil, nil, err
+		return lim, nil, nil, nil, err
 	}
 	p, err := cmdline.LoadPolicy(c.Context, c.StringSlice("policy"), c.String("manifest"))
 	if err != nil {
-		return lim, nil, nil, err
+		return lim, nil, nil, nil, err
 	}
-	chains, err := a.chains(c, lim)
-	if err != nil {
-		return lim, nil, nil, err
+	src, st, err := a.source(c, lim)
+	return lim, p, src, st, err
+}
+
+// sourceErr classifies an error met while reading sessions: a bad bundle
+// is bad input (exit 2), a store that fails is unavailable (exit 3).
+func sourceErr(st *store.Store, err error) error {
+	if st == nil {
+		return cmdline.Usage(err)
 	}
-	if len(chains) == 0 {
-		return lim, nil, nil, cmdline.Usage(errors.New("no sessions to replay"))
-	}
-	return lim, p, chains, nil
+	return cmdline.Unavailable(err)
 }
 
 func (a *app) exact(c *cli.Context) error {
@@ -128,17 +132,20 @@ func (a *app) exact(c *cli.Context) error {
 			return cmdline.Usage(fmt.Errorf("%s: %w", f, err))
 		}
 	}
-	lim, p, chains, err := a.candidate(c)
+	lim, p, src, st, err := a.candidate(c)
 	if err != nil {
 		return err
+	}
+	if st != nil {
+		defer st.Close()
 	}
 	d := engine.NewDecider(p)
 	d.Limits = lim
 	progress := cmdline.NewProgress(a.stderr, "replay")
-	progress.Total = uint64(len(chains))
+	progress.Unit = "sessions"
 	var mu sync.Mutex
 	started := uint64(0)
-	reports, err := replay.RunExact(c.Context, chains, func(ledger.SessionKey) (*engine.Decider, error) {
+	reports, err := replay.RunExact(c.Context, src, func(ledger.SessionKey) (*engine.Decider, error) {
 		mu.Lock()
 		started++
 		progress.Update(started)
@@ -147,7 +154,10 @@ func (a *app) exact(c *cli.Context) error {
 	}, c.Int("workers"))
 	progress.Done()
 	if err != nil {
-		return cmdline.Unavailable(err)
+		return sourceErr(st, err)
+	}
+	if len(reports) == 0 {
+		return cmdline.Usage(errors.New("no sessions to replay"))
 	}
 	rep := replay.NewReport(reports, p.Digest())
 	if err := rep.ApplyGate(failOn, expect); err != nil {
@@ -162,38 +172,34 @@ func (a *app) exact(c *cli.Context) error {
 	return nil
 }
 
-// chains reads the sessions to replay from --bundle, else from the store.
-func (a *app) chains(c *cli.Context, lim ledger.Limits) ([]replay.Chain, error) {
+// source names the sessions to replay: --bundle, else the ledger (whose
+// open store it returns).
+func (a *app) source(c *cli.Context, lim ledger.Limits) (replay.Source, *store.Store, error) {
 	if bundles := c.StringSlice("bundle"); len(bundles) > 0 {
 		if c.IsSet("tenant") || c.IsSet("session") || c.IsSet("since") || c.IsSet("until") {
-			return nil, cmdline.Usage(errors.New("--tenant, --session, --since and --until select stored sessions; with --bundle every session in the bundles is replayed"))
+			return nil, nil, cmdline.Usage(errors.New("--tenant, --session, --since and --until select stored sessions; with --bundle every session in the bundles is replayed"))
 		}
-		chains, err := replay.ReadBundles(bundles, lim)
+		src, err := replay.BundleSource(bundles, lim)
 		if err != nil {
-			return nil, cmdline.Usage(err)
+			return nil, nil, cmdline.Usage(err)
 		}
-		return chains, nil
+		return src, nil, nil
 	}
 	f := replay.StoreFilter{Filter: store.Filter{Tenant: c.String("tenant"), Session: c.String("session")}}
 	for name, dst := range map[string]*int64{"since": &f.SinceMs, "until": &f.UntilMs} {
 		if v := c.String(name); v != "" {
 			t, err := time.Parse(time.RFC3339Nano, v)
 			if err != nil {
-				return nil, cmdline.Usage(fmt.Errorf("--%s %q: want an RFC 3339 time such as 2026-11-22T09:00:00Z", name, v))
+				return nil, nil, cmdline.Usage(fmt.Errorf("--%s %q: want an RFC 3339 time such as 2026-11-22T09:00:00Z", name, v))
 			}
 			*dst = t.UnixMilli()
 		}
 	}
 	st, err := cmdline.OpenStore(c)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer st.Close()
-	chains, err := replay.ReadStore(c.Context, st, f, lim)
-	if err != nil {
-		return nil, cmdline.Unavailable(err)
-	}
-	return chains, nil
+	return replay.StoreSource(c.Context, st, f, lim), st, nil
 }
 
 func (a *app) write(path, format string, rep *replay.Report) error {

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/agentledger/agentledger/cmd/internal/cmdline"
+	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/replay"
 )
 
@@ -218,5 +220,43 @@ func TestUsageErrors(t *testing.T) {
 		if code, _, errs := run(t, args...); code != 2 || errs == "" {
 			t.Errorf("%v: exit %d, want 2 with a message: %s", args, code, errs)
 		}
+	}
+}
+
+// TestExactFromTheLedger imports the recordings into an embedded store and
+// replays them from there, with the store filters.
+func TestExactFromTheLedger(t *testing.T) {
+	data := t.TempDir()
+	st, err := store.Open(context.Background(), store.Config{DataDir: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(sessions + "/*.ndjson")
+	n := 0
+	for _, f := range files {
+		raw, _ := os.ReadFile(f)
+		chains, rep, err := ledger.LoadBundle(bytes.NewReader(raw), ledger.Limits{})
+		if err != nil || !rep.OK() {
+			t.Fatal(err, rep.Err())
+		}
+		n += len(chains)
+		if _, err := st.Import(context.Background(), chains, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	code, out, errs := run(t, "exact", "--data", data, "--manifest", manifest, "--fail-on", "any", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if rep := decode(t, out); n < 16 || rep.Summary.Sessions != n || rep.Summary.Identical != rep.Summary.Sessions {
+		t.Fatalf("from the ledger: %+v", rep.Summary)
+	}
+	code, out, _ = run(t, "exact", "--data", data, "--manifest", manifest, "--session", "retry-loop", "--format", "json")
+	if rep := decode(t, out); code != 0 || rep.Summary.Sessions != 1 || rep.Sessions[0].SessionID != "retry-loop" {
+		t.Fatalf("--session: exit %d %+v", code, rep.Summary)
+	}
+	if code, _, errs = run(t, "exact", "--data", data, "--since", "2030-01-01T00:00:00Z"); code != 2 || !strings.Contains(errs, "no sessions") {
+		t.Fatalf("--since after every session: exit %d %s", code, errs)
 	}
 }

@@ -45,7 +45,7 @@ func (a *app) live(c *cli.Context) error {
 	if (c.String("mcp-command") == "") == (c.String("mcp-url") == "") {
 		return cmdline.Usage(errors.New("give one of --mcp-command or --mcp-url"))
 	}
-	lim, p, chains, err := a.candidate(c)
+	lim, p, src, st, err := a.candidate(c)
 	if err != nil {
 		return err
 	}
@@ -60,19 +60,28 @@ func (a *app) live(c *cli.Context) error {
 		return cmdline.Unavailable(err)
 	}
 	defer tools.Close()
-	st, err := cmdline.OpenStore(c)
-	if err != nil {
-		return err
+	// The live run is recorded in the ledger, the one the sessions came
+	// from or the one --data/--nats names.
+	rec := st
+	if rec == nil {
+		if rec, err = cmdline.OpenStore(c); err != nil {
+			return err
+		}
 	}
-	defer st.Close()
+	defer rec.Close()
 	d := engine.NewDecider(p)
 	d.Limits = lim
-	eng := engine.New(d, st)
+	eng := engine.New(d, rec)
 	model := &live.Model{BaseURL: c.String("model-url"), Name: c.String("model"), APIKey: key}
 	var out liveRun
 	out.Sessions, out.Faults = []*live.Report{}, []string{}
 	stamp := time.Now().UnixMilli()
-	for _, ch := range chains {
+	sessions := 0
+	for ch, err := range src {
+		if err != nil {
+			return sourceErr(st, err)
+		}
+		sessions++
 		if ch.Fault != "" {
 			out.Faults = append(out.Faults, fmt.Sprintf("%s: %s", ch.Key, ch.Fault))
 			continue
@@ -85,7 +94,10 @@ func (a *app) live(c *cli.Context) error {
 		out.Sessions = append(out.Sessions, r)
 	}
 	s := &out.Summary
-	s.Sessions, s.Faulty = len(chains), len(out.Faults)
+	if sessions == 0 {
+		return cmdline.Usage(errors.New("no sessions to replay"))
+	}
+	s.Sessions, s.Faulty = sessions, len(out.Faults)
 	for _, r := range out.Sessions {
 		s.ModelSteps += r.ModelSteps
 		s.AgreeingSteps += r.AgreeingSteps

@@ -5,6 +5,7 @@
 package cmdline
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -350,6 +351,8 @@ type Progress struct {
 	last  time.Time
 	// Total, when known, turns the counter into a bar.
 	Total uint64
+	// Unit names what is counted; "envelopes" when empty.
+	Unit string
 }
 
 // NewProgress returns a Progress on w that draws only when w is a terminal.
@@ -368,7 +371,7 @@ func (p *Progress) Update(done uint64) {
 	}
 	p.last = time.Now()
 	if p.Total == 0 {
-		fmt.Fprintf(p.w, "\r%s: %d envelopes", p.label, done)
+		fmt.Fprintf(p.w, "\r%s: %d %s", p.label, done, cmp.Or(p.Unit, "envelopes"))
 		return
 	}
 	const width = 30
