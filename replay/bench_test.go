@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // BenchmarkReplayExact replays the coding-agent fixture sessions, repeated
 // to at least 100,000 steps, on one worker and on one per CPU, reporting
-// steps per second. The chains are read once; each replay builds its own
-// state, so memory does not grow with the number of sessions replayed.
+// steps per second and the peak live heap. The sessions stream from a
+// Source, as from a store, so the peak does not grow with their number:
+// the x4 run replays four times as many sessions.
 func BenchmarkReplayExact(b *testing.B) {
 	chains := recorded(b)["coding-agent.json"]
 	d := decider(b, "", "coding-agent.json")
@@ -22,16 +25,42 @@ func BenchmarkReplayExact(b *testing.B) {
 			}
 		}
 	}
-	var work []Chain
-	for len(work) == 0 || steps*len(work)/len(chains) < 100_000 {
-		work = append(work, chains...)
-	}
-	for _, workers := range []int{1, runtime.GOMAXPROCS(0)} {
-		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+	rounds := (100_000 + steps - 1) / steps
+	for _, v := range []struct{ workers, scale int }{{1, 1}, {runtime.GOMAXPROCS(0), 1}, {runtime.GOMAXPROCS(0), 4}} {
+		b.Run(fmt.Sprintf("workers=%d/x%d", v.workers, v.scale), func(b *testing.B) {
+			n := rounds * v.scale
+			// A source that hands out the chains n times without holding
+			// n copies.
+			src := func(yield func(Chain, error) bool) {
+				for r := 0; r < n; r++ {
+					for _, c := range chains {
+						if !yield(c, nil) {
+							return
+						}
+					}
+				}
+			}
+			var peak atomic.Uint64
+			stop := make(chan struct{})
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				var ms runtime.MemStats
+				for {
+					runtime.ReadMemStats(&ms)
+					if ms.HeapInuse > peak.Load() {
+						peak.Store(ms.HeapInuse)
+					}
+					select {
+					case <-stop:
+						return
+					case <-time.After(50 * time.Millisecond):
+					}
+				}
+			}()
 			replayed := 0
-			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				reports, err := RunExact(context.Background(), Chains(work), constant(d), workers)
+				reports, err := RunExact(context.Background(), src, constant(d), v.workers)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -42,7 +71,12 @@ func BenchmarkReplayExact(b *testing.B) {
 					replayed += r.StepsReplayed
 				}
 			}
+			b.StopTimer()
+			close(stop)
+			<-done
 			b.ReportMetric(float64(replayed)/b.Elapsed().Seconds(), "steps_per_s")
+			b.ReportMetric(float64(peak.Load())/(1<<20), "peak_heap_MB")
+			b.ReportMetric(float64(n*len(chains)), "sessions")
 		})
 	}
 }
