@@ -1,6 +1,7 @@
 package live
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -101,5 +102,37 @@ func TestModelSpeaksChatCompletions(t *testing.T) {
 	m.Name = "missing"
 	if _, err := m.Complete(context.Background(), nil, nil); err == nil || !strings.Contains(err.Error(), "HTTP 404: model missing not found") {
 		t.Fatalf("error answer: %v", err)
+	}
+}
+
+// TestToolsOverStreamableHTTP runs the fixture server on Streamable HTTP
+// and connects with --mcp-url's transport.
+func TestToolsOverStreamableHTTP(t *testing.T) {
+	cmd := exec.Command(fixtureServer(t), "-http", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, url, ok := strings.Cut(strings.TrimSpace(line), "listening on ")
+	if !ok {
+		t.Fatalf("no URL in %q", line)
+	}
+	ctx := context.Background()
+	tools, err := ConnectMCP(ctx, "", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tools.Close()
+	r, err := tools.Call(ctx, "list_dir", map[string]any{"path": "checkout"})
+	if err != nil || r.IsError || r.Text != "checkout/total.go\ncheckout/total_test.go" {
+		t.Fatalf("list_dir over HTTP: %+v %v", r, err)
 	}
 }
