@@ -10,6 +10,7 @@ require (
 	github.com/nats-io/nuid v1.0.1
 	github.com/open-policy-agent/opa v1.22.2
 	github.com/urfave/cli/v2 v2.27.7
+	golang.org/x/mod v0.41.0
 	golang.org/x/term v0.47.0
 )
 

@@ -1,0 +1,241 @@
+// Package checkpoint writes and checks signed checkpoints of a ledger: a
+// C2SP signed note (Ed25519) that commits to every session's last seq and
+// head hash, with an RFC 6962 Merkle root over those heads.
+//
+// A hash chain alone cannot show that its tail was cut off or that a whole
+// suffix was rewritten with freshly computed hashes; a checkpoint taken
+// before can. Checking a ledger against a checkpoint finds every session
+// that is now shorter than the checkpoint says (truncated) and every
+// session whose envelope at the checkpointed seq has another hash
+// (rewritten or forked).
+package checkpoint
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/mod/sumdb/note"
+
+	"github.com/agentledger/agentledger/ledger"
+)
+
+// KeyName names agentledger's checkpoint keys in signed notes.
+const KeyName = "agentledger"
+
+// Head is one session's state in a checkpoint.
+type Head struct {
+	Tenant  string
+	Session string
+	Seq     uint64
+	Hash    string
+}
+
+func (h Head) key() ledger.SessionKey { return ledger.SessionKey{Tenant: h.Tenant, Session: h.Session} }
+
+// Checkpoint is the state of a ledger at one moment: its origin (the
+// stream), every session's head in (tenant, session) order, and the Merkle
+// root over them.
+type Checkpoint struct {
+	Origin string
+	Heads  []Head
+	Root   [32]byte
+}
+
+// New returns the checkpoint of heads (in any order) for origin.
+func New(origin string, heads []Head) *Checkpoint {
+	hs := slices.Clone(heads)
+	slices.SortFunc(hs, func(a, b Head) int { return cmp.Or(cmp.Compare(a.Tenant, b.Tenant), cmp.Compare(a.Session, b.Session)) })
+	return &Checkpoint{Origin: origin, Heads: hs, Root: Root(hs)}
+}
+
+// leaf is the bytes a session's head contributes to the tree.
+func leaf(h Head) []byte {
+	return fmt.Appendf(nil, "%s\x00%s\x00%d\x00%s", h.Tenant, h.Session, h.Seq, h.Hash)
+}
+
+// Root is the RFC 6962 Merkle tree hash over heads' leaves, in order.
+func Root(heads []Head) [32]byte {
+	hashes := make([][32]byte, len(heads))
+	for i, h := range heads {
+		hashes[i] = sha256.Sum256(append([]byte{0}, leaf(h)...))
+	}
+	return treeHash(hashes)
+}
+
+func treeHash(leaves [][32]byte) [32]byte {
+	switch len(leaves) {
+	case 0:
+		return sha256.Sum256(nil)
+	case 1:
+		return leaves[0]
+	}
+	k := 1
+	for k*2 < len(leaves) {
+		k *= 2
+	}
+	l, r := treeHash(leaves[:k]), treeHash(leaves[k:])
+	return sha256.Sum256(append(append([]byte{1}, l[:]...), r[:]...))
+}
+
+// Text is the checkpoint's note body: the origin, the number of sessions
+// and the root (the C2SP checkpoint header), then one line per session:
+// tenant and session (URL path-escaped), last seq, head hash.
+func (c *Checkpoint) Text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n%d\n%s\n", c.Origin, len(c.Heads), base64.StdEncoding.EncodeToString(c.Root[:]))
+	for _, h := range c.Heads {
+		fmt.Fprintf(&b, "%s %s %d %s\n", url.PathEscape(h.Tenant), url.PathEscape(h.Session), h.Seq, h.Hash)
+	}
+	return b.String()
+}
+
+// Sign returns the checkpoint as a signed note.
+func (c *Checkpoint) Sign(key ed25519.PrivateKey) ([]byte, error) {
+	s, err := signer(key)
+	if err != nil {
+		return nil, err
+	}
+	return note.Sign(&note.Note{Text: c.Text()}, s)
+}
+
+// signer turns an Ed25519 key into a note signer named KeyName.
+func signer(key ed25519.PrivateKey) (note.Signer, error) {
+	vkey, err := note.NewEd25519VerifierKey(KeyName, key.Public().(ed25519.PublicKey))
+	if err != nil {
+		return nil, err
+	}
+	parts := strings.SplitN(vkey, "+", 3) // name, hash, key
+	skey := "PRIVATE+KEY+" + KeyName + "+" + parts[1] + "+" + base64.StdEncoding.EncodeToString(append([]byte{1}, key.Seed()...))
+	return note.NewSigner(skey)
+}
+
+// ErrSignature is returned when a checkpoint's signature does not verify
+// with the given key.
+var ErrSignature = errors.New("checkpoint signature does not verify")
+
+// Open verifies a signed checkpoint with pub and parses it. The root is
+// recomputed from the listed heads and must match.
+func Open(msg []byte, pub ed25519.PublicKey) (*Checkpoint, error) {
+	vkey, err := note.NewEd25519VerifierKey(KeyName, pub)
+	if err != nil {
+		return nil, err
+	}
+	v, err := note.NewVerifier(vkey)
+	if err != nil {
+		return nil, err
+	}
+	n, err := note.Open(msg, note.VerifierList(v))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSignature, err)
+	}
+	return parse(n.Text)
+}
+
+func parse(text string) (*Checkpoint, error) {
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	if len(lines) < 3 {
+		return nil, errors.New("checkpoint: want origin, size and root lines")
+	}
+	c := &Checkpoint{Origin: lines[0]}
+	n, err := strconv.Atoi(lines[1])
+	if err != nil || n != len(lines)-3 {
+		return nil, fmt.Errorf("checkpoint: size line %q does not match its %d session lines", lines[1], len(lines)-3)
+	}
+	root, err := base64.StdEncoding.DecodeString(lines[2])
+	if err != nil || len(root) != 32 {
+		return nil, fmt.Errorf("checkpoint: root line %q is not a base64 SHA-256", lines[2])
+	}
+	for i, l := range lines[3:] {
+		f := strings.Fields(l)
+		if len(f) != 4 {
+			return nil, fmt.Errorf("checkpoint line %d: want tenant, session, seq, head", i+4)
+		}
+		t, err1 := url.PathUnescape(f[0])
+		s, err2 := url.PathUnescape(f[1])
+		seq, err3 := strconv.ParseUint(f[2], 10, 64)
+		if err := errors.Join(err1, err2, err3); err != nil {
+			return nil, fmt.Errorf("checkpoint line %d: %w", i+4, err)
+		}
+		c.Heads = append(c.Heads, Head{Tenant: t, Session: s, Seq: seq, Hash: f[3]})
+	}
+	if c.Root = Root(c.Heads); !bytes.Equal(c.Root[:], root) {
+		return nil, errors.New("checkpoint: the root does not match the listed sessions")
+	}
+	return c, nil
+}
+
+// Fault kinds a checkpoint finds.
+const (
+	// Truncated: the session is shorter than the checkpoint says, or gone.
+	Truncated ledger.FaultKind = "truncated"
+	// Rewritten: the envelope at the checkpointed seq has another hash
+	// (the suffix was rewritten, or the chain forked).
+	Rewritten ledger.FaultKind = "rewritten"
+)
+
+// HashAt returns the hash of a session's envelope at seq as the ledger
+// holds it now, and whether the session reaches seq at all.
+type HashAt func(k ledger.SessionKey, seq uint64) (hash string, ok bool, err error)
+
+// Check compares the ledger (through hashAt) with c and returns a fault
+// for every session that is shorter than c says or differs at its
+// checkpointed seq. Sessions created after c are not its business.
+func (c *Checkpoint) Check(hashAt HashAt) ([]*ledger.ChainError, error) {
+	var faults []*ledger.ChainError
+	for _, h := range c.Heads {
+		got, ok, err := hashAt(h.key(), h.Seq)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", h.key(), err)
+		}
+		switch {
+		case !ok:
+			faults = append(faults, &ledger.ChainError{Kind: Truncated, Tenant: h.Tenant, Session: h.Session, Seq: h.Seq,
+				Want: h.Hash, Detail: fmt.Sprintf("the checkpoint has the session up to seq %d; the ledger ends before it", h.Seq)})
+		case got != h.Hash:
+			faults = append(faults, &ledger.ChainError{Kind: Rewritten, Tenant: h.Tenant, Session: h.Session, Seq: h.Seq,
+				Want: h.Hash, Got: got, Detail: "the envelope at the checkpointed seq has another hash"})
+		}
+	}
+	return faults, nil
+}
+
+// Heads returns the head of each chain (each one session's envelopes in
+// seq order).
+func Heads(chains [][]*ledger.Envelope) []Head {
+	var hs []Head
+	for _, c := range chains {
+		if len(c) == 0 {
+			continue
+		}
+		last := c[len(c)-1]
+		hs = append(hs, Head{Tenant: last.TenantID(), Session: last.SessionID(), Seq: last.Seq(), Hash: last.Hash()})
+	}
+	return hs
+}
+
+// InChains answers HashAt from chains in memory (a loaded bundle).
+func InChains(chains [][]*ledger.Envelope) HashAt {
+	idx := map[ledger.SessionKey][]*ledger.Envelope{}
+	for _, c := range chains {
+		if len(c) > 0 {
+			idx[c[0].Key()] = c
+		}
+	}
+	return func(k ledger.SessionKey, seq uint64) (string, bool, error) {
+		c := idx[k]
+		i, found := slices.BinarySearchFunc(c, seq, func(e *ledger.Envelope, s uint64) int { return cmp.Compare(e.Seq(), s) })
+		if !found {
+			return "", false, nil
+		}
+		return c[i].Hash(), true, nil
+	}
+}
