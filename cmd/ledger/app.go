@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/agentledger/agentledger/cmd/internal/cmdline"
 	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/ledger/checkpoint"
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/receipt"
 )
@@ -69,8 +71,23 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 					&cli.StringFlag{Name: "bundle", Usage: "verify this bundle `FILE` instead of the store (- for stdin)"},
 					&cli.BoolFlag{Name: "deep", Usage: "also re-canonicalize every envelope and require its stored bytes to be its RFC 8785 form"},
 					&cli.StringFlag{Name: "pubkey", Usage: "also check every verdict's signed receipt with this Ed25519 public key PEM `FILE`"},
+					&cli.StringFlag{Name: "checkpoint", Usage: "also check the ledger against this signed checkpoint `FILE` (needs --pubkey): finds truncated and rewritten sessions"},
 				),
 				Action: a.verify,
+			}),
+			cmdline.WithGlobals(&cli.Command{
+				Name:      "checkpoint",
+				Usage:     "write a signed checkpoint of every session's head (C2SP signed note, Ed25519)",
+				ArgsUsage: " ",
+				Description: "A later `ledger verify --checkpoint FILE --pubkey KEY.pub.pem` finds every session that is\n" +
+					"shorter than the checkpoint says or differs at its checkpointed seq — the truncations and\n" +
+					"rewritten suffixes a hash chain alone cannot show. The key defaults to the engine's receipt key\n" +
+					"(DATA/keys/receipt-ed25519.pem, generated on first use, public key beside it).",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "key", Usage: "Ed25519 PKCS#8 PEM `FILE` to sign with"},
+					&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
+				},
+				Action: a.checkpoint,
 			}),
 			cmdline.WithGlobals(&cli.Command{
 				Name:      "export",
@@ -278,6 +295,9 @@ func (a *app) verify(c *cli.Context) error {
 	}
 	var rep *ledger.Report
 	var st *store.Store
+	if c.String("checkpoint") != "" && c.String("pubkey") == "" {
+		return cmdline.Usage(errors.New("--checkpoint needs --pubkey, the public key that signed it"))
+	}
 	if c.String("bundle") == "-" && c.String("pubkey") != "" {
 		// Both passes read the bundle: keep stdin.
 		buf, err := io.ReadAll(a.stdin)
@@ -315,6 +335,13 @@ func (a *app) verify(c *cli.Context) error {
 		}
 		rep.Faults = append(rep.Faults, faults...)
 	}
+	if cp := c.String("checkpoint"); cp != "" {
+		faults, err := a.checkCheckpoint(c, st, cp, lim)
+		if err != nil {
+			return err
+		}
+		rep.Faults = append(rep.Faults, faults...)
+	}
 	if err := cmdline.Render(a.stdout, format, rep, func(w io.Writer) error { return writeReport(w, rep) }); err != nil {
 		return err
 	}
@@ -324,16 +351,82 @@ func (a *app) verify(c *cli.Context) error {
 	return nil
 }
 
-// checkReceipts verifies the signed receipt of every Verdict in the bundle
-// (st nil) or the store st with the public key in file pk.
-func (a *app) checkReceipts(c *cli.Context, st *store.Store, pk string, lim ledger.Limits) ([]*ledger.ChainError, error) {
-	raw, err := os.ReadFile(pk)
+// checkCheckpoint checks the bundle (st nil) or the store st against the
+// signed checkpoint in file cp.
+func (a *app) checkCheckpoint(c *cli.Context, st *store.Store, cp string, lim ledger.Limits) ([]*ledger.ChainError, error) {
+	pub, err := readPubkey(c.String("pubkey"))
+	if err != nil {
+		return nil, err
+	}
+	msg, err := os.ReadFile(cp)
 	if err != nil {
 		return nil, cmdline.Usage(err)
 	}
-	pub, err := receipt.ParsePublicKey(raw)
+	ck, err := checkpoint.Open(msg, pub)
+	if errors.Is(err, checkpoint.ErrSignature) {
+		return nil, cmdline.Fault(fmt.Errorf("%s: %w", cp, err))
+	}
 	if err != nil {
-		return nil, cmdline.Usage(fmt.Errorf("%s: %w", pk, err))
+		return nil, cmdline.Usage(fmt.Errorf("%s: %w", cp, err))
+	}
+	var hashAt checkpoint.HashAt
+	if st == nil {
+		in, closeIn, err := a.openInput(c.String("bundle"))
+		if err != nil {
+			return nil, err
+		}
+		defer closeIn()
+		if hashAt, err = checkpoint.InBundle(in, lim); err != nil {
+			return nil, cmdline.Usage(err)
+		}
+	} else {
+		hashAt = func(k ledger.SessionKey, seq uint64) (string, bool, error) { return st.HashAt(c.Context, k, seq) }
+	}
+	return ck.Check(hashAt)
+}
+
+func (a *app) checkpoint(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	key, _, err := cmdline.SigningKey(c.String("key"), cmdline.Resolve(c, cmdline.FlagData))
+	if err != nil {
+		return err
+	}
+	st, err := cmdline.OpenStore(c)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	infos, err := st.Sessions(c.Context, store.Filter{})
+	if err != nil {
+		return err
+	}
+	heads := make([]checkpoint.Head, len(infos))
+	for i, in := range infos {
+		heads[i] = checkpoint.Head{Tenant: in.Tenant, Session: in.Session, Seq: in.HeadSeq, Hash: in.HeadHash}
+	}
+	signed, err := checkpoint.New("agentledger/"+st.StreamName(), heads).Sign(key)
+	if err != nil {
+		return err
+	}
+	if out := c.String("output"); out != "" {
+		if err := os.WriteFile(out, signed, 0o644); err != nil {
+			return cmdline.Usage(err)
+		}
+		fmt.Fprintf(a.stderr, "checkpoint of %d sessions written to %s\n", len(heads), out)
+		return nil
+	}
+	_, err = a.stdout.Write(signed)
+	return err
+}
+
+// checkReceipts verifies the signed receipt of every Verdict in the bundle
+// (st nil) or the store st with the public key in file pk.
+func (a *app) checkReceipts(c *cli.Context, st *store.Store, pk string, lim ledger.Limits) ([]*ledger.ChainError, error) {
+	pub, err := readPubkey(pk)
+	if err != nil {
+		return nil, err
 	}
 	var faults []*ledger.ChainError
 	check := func(data []byte, line int, streamSeq uint64) {
@@ -621,4 +714,17 @@ func (a *app) tail(c *cli.Context) error {
 		return err
 	}
 	return s.Tail(c.Context, filterOf(c), 0, func(m store.Msg) error { return a.printEnvelope(format, lim, m) })
+}
+
+// readPubkey reads an Ed25519 public key PEM file.
+func readPubkey(path string) (ed25519.PublicKey, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, cmdline.Usage(err)
+	}
+	pub, err := receipt.ParsePublicKey(raw)
+	if err != nil {
+		return nil, cmdline.Usage(fmt.Errorf("%s: %w", path, err))
+	}
+	return pub, nil
 }

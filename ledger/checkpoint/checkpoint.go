@@ -18,6 +18,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"slices"
 	"strconv"
@@ -238,4 +239,32 @@ func InChains(chains [][]*ledger.Envelope) HashAt {
 		}
 		return c[i].Hash(), true, nil
 	}
+}
+
+// InBundle answers HashAt from a bundle's envelopes, read whole. Lines
+// that are not envelopes are skipped (verification reports them).
+func InBundle(r io.Reader, lim ledger.Limits) (HashAt, error) {
+	byKey := map[ledger.SessionKey]map[uint64]string{}
+	err := ledger.ReadLines(r, lim, func(line []byte, _ int) error {
+		e, err := ledger.Decode(bytes.Clone(line), lim)
+		if err != nil {
+			return nil
+		}
+		m := byKey[e.Key()]
+		if m == nil {
+			m = map[uint64]string{}
+			byKey[e.Key()] = m
+		}
+		if _, dup := m[e.Seq()]; !dup {
+			m[e.Seq()] = e.Hash()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return func(k ledger.SessionKey, seq uint64) (string, bool, error) {
+		h, ok := byKey[k][seq]
+		return h, ok, nil
+	}, nil
 }

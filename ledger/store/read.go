@@ -312,3 +312,26 @@ func (s *Store) Tail(ctx context.Context, f Filter, from uint64, fn func(Msg) er
 		}
 	}
 }
+
+// HashAt returns the hash of a session's stored envelope at seq, and
+// whether the session holds one. It reads the session from its start.
+func (s *Store) HashAt(ctx context.Context, k ledger.SessionKey, seq uint64) (string, bool, error) {
+	var hash string
+	found := false
+	errStop := errors.New("stop")
+	err := s.ReadSession(ctx, k, func(m Msg) error {
+		e, err := ledger.Decode(m.Data, s.cfg.Limits)
+		if err != nil {
+			return nil // a malformed envelope is verify's to report
+		}
+		if e.Seq() == seq && e.Key() == k {
+			hash, found = e.Hash(), true
+			return errStop
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return "", false, err
+	}
+	return hash, found, nil
+}

@@ -7,6 +7,7 @@ package cmdline
 import (
 	"cmp"
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -390,6 +391,17 @@ func (p *Progress) Done() {
 // from (or, on first run, into) dataDir/keys/receipt-ed25519.pem, writing the
 // public key beside it. It returns the signer and the public key's path.
 func Signer(path, dataDir string) (*receipt.Signer, string, error) {
+	k, pubPath, err := SigningKey(path, dataDir)
+	if err != nil {
+		return nil, "", err
+	}
+	return receipt.NewSigner(k), pubPath, nil
+}
+
+// SigningKey loads the Ed25519 key that signs receipts and checkpoints, as
+// Signer does (generating it into dataDir/keys on first use when path is
+// empty).
+func SigningKey(path, dataDir string) (ed25519.PrivateKey, string, error) {
 	pubPath := ""
 	if path == "" {
 		dir := filepath.Join(dataDir, "keys")
@@ -416,13 +428,12 @@ func Signer(path, dataDir string) (*receipt.Signer, string, error) {
 	if err != nil {
 		return nil, "", Usage(fmt.Errorf("signing key %s: %w", path, err))
 	}
-	s := receipt.NewSigner(k)
 	if pubPath != "" {
-		if err := os.WriteFile(pubPath, s.PublicKeyPEM(), 0o644); err != nil {
+		if err := os.WriteFile(pubPath, receipt.NewSigner(k).PublicKeyPEM(), 0o644); err != nil {
 			return nil, "", fmt.Errorf("public key: %w", err)
 		}
 	}
-	return s, pubPath, nil
+	return k, pubPath, nil
 }
 
 // PolicyFlag is the --policy flag of every program that evaluates.

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentledger/agentledger/ledger"
+)
+
+// TestCheckpointCatchesWhatChainsCannot: a truncated tail and a suffix
+// rewritten with valid hashes both verify as chains; against a checkpoint
+// taken before, each is a fault naming the session. A checkpoint whose
+// bytes were edited fails its signature.
+func TestCheckpointCatchesWhatChainsCannot(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "d")
+	events, err := os.ReadFile("../../fixtures/demo/demo.ndjson")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := run(t, string(events), "--data", data, "append"); code != 0 {
+		t.Fatal(errs)
+	}
+	cp := filepath.Join(dir, "cp.note")
+	if code, _, errs := run(t, "", "--data", data, "checkpoint", "-o", cp); code != 0 {
+		t.Fatal(errs)
+	}
+	pub := filepath.Join(data, "keys", "receipt-ed25519.pub.pem")
+	if code, out, errs := run(t, "", "--data", data, "verify", "--checkpoint", cp, "--pubkey", pub); code != 0 {
+		t.Fatalf("intact store: exit %d %s %s", code, out, errs)
+	}
+	bundle := filepath.Join(dir, "b.ndjson")
+	if code, _, errs := run(t, "", "--data", data, "export", "-o", bundle); code != 0 {
+		t.Fatal(errs)
+	}
+	raw, _ := os.ReadFile(bundle)
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	// The last line of the first session, and the session it belongs to.
+	last := 0
+	first, err := ledger.Decode([]byte(lines[0]), ledger.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range lines {
+		if e, _ := ledger.Decode([]byte(l), ledger.Limits{}); e != nil && e.Key() == first.Key() {
+			last = i
+		}
+	}
+	prev, _ := ledger.Decode([]byte(lines[last-1]), ledger.Limits{})
+	forged, err := ledger.Seal(prev.Head(), ledger.Event{TenantID: prev.TenantID(), SessionID: prev.SessionID(), EventType: "SessionEnd",
+		TsUnixMs: prev.TsUnixMs() + 1, Payload: []byte(`{"reason":"nothing to see"}`)}, ledger.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		lines []string
+		kind  string
+	}{
+		{"truncated", append(append([]string{}, lines[:last]...), lines[last+1:]...), "truncated"},
+		{"rewritten", append(append(append([]string{}, lines[:last]...), string(bytes.TrimSpace(forged.Bytes()))), lines[last+1:]...), "rewritten"},
+	} {
+		path := filepath.Join(dir, c.name+".ndjson")
+		os.WriteFile(path, []byte(strings.Join(c.lines, "\n")+"\n"), 0o644)
+		if code, out, _ := run(t, "", "verify", "--deep", "--bundle", path); code != 0 {
+			t.Fatalf("%s: the chains alone should verify: exit %d %s", c.name, code, out)
+		}
+		code, out, _ := run(t, "", "verify", "--deep", "--bundle", path, "--checkpoint", cp, "--pubkey", pub)
+		if code != 1 || !strings.Contains(out, c.kind) || !strings.Contains(out, first.SessionID()) {
+			t.Fatalf("%s: exit %d:\n%s", c.name, code, out)
+		}
+	}
+	note, _ := os.ReadFile(cp)
+	edited := filepath.Join(dir, "edited.note")
+	os.WriteFile(edited, bytes.Replace(note, []byte(first.SessionID()), []byte(first.SessionID()+"x"), 1), 0o644)
+	if code, _, errs := run(t, "", "verify", "--bundle", bundle, "--checkpoint", edited, "--pubkey", pub); code != 1 || !strings.Contains(errs, "signature") {
+		t.Fatalf("edited checkpoint: exit %d %s", code, errs)
+	}
+	if code, _, _ := run(t, "", "verify", "--bundle", bundle, "--checkpoint", cp); code != 2 {
+		t.Fatal("--checkpoint without --pubkey should be a usage error")
+	}
+}
