@@ -25,6 +25,8 @@ type Engine struct {
 	now     func() time.Time
 	pending pendings
 	tel     *Telemetry
+	// checkpoints, when set, is triggered after every SessionEnd.
+	checkpoints *Checkpointer
 
 	mu       sync.Mutex
 	sessions map[ledger.SessionKey]*entry
@@ -128,6 +130,9 @@ func (e *Engine) decide(ctx context.Context, tenant string, payload []byte) (*St
 			*en.state = next
 			if step.Record.Verdict.Decision == aarts.Ask {
 				step.PendingID = e.openPending(key, step.Envelope.Seq(), e.pending.timeout)
+			}
+			if ev.HookPoint == "SessionEnd" && e.checkpoints != nil {
+				e.checkpoints.Trigger()
 			}
 			return step, nil
 		}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -18,6 +19,7 @@ import (
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/policy"
+	"github.com/agentledger/agentledger/receipt"
 )
 
 type app struct {
@@ -46,6 +48,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 					&cli.StringFlag{Name: "signing-key", Usage: "Ed25519 PKCS#8 PEM `FILE` that signs receipts (default: generated into DATA/keys on first run)"},
 					&cli.BoolFlag{Name: "fail-open", Usage: "answer allow when an event cannot be decided and recorded (default: deny); the failure is recorded either way"},
 					&cli.StringFlag{Name: "telemetry", Usage: "append a redacted OpenTelemetry span per decision to `FILE` (NDJSON)"},
+					&cli.DurationFlag{Name: "checkpoint-every", Value: 10 * time.Minute, Usage: "take a signed checkpoint of the ledger this often (0: only after SessionEnd; negative: never)"},
+					&cli.StringFlag{Name: "checkpoint-dir", Usage: "where checkpoint files go (default DATA/checkpoints); keep a copy where the ledger's operators cannot rewrite it"},
 					&cli.BoolFlag{Name: "no-atomic-batch", Usage: "publish an event and its verdict one after the other instead of as one atomic batch (faster on a single-node file store; a crash between them is recorded as an EngineFailure on rebuild)"},
 				),
 				Action: a.serve,
@@ -150,11 +154,11 @@ func (a *app) serve(c *cli.Context) error {
 	}
 	d := engine.NewDecider(p)
 	d.Limits = lim
-	signer, pub, err := cmdline.Signer(c.String("signing-key"), cmdline.Resolve(c, cmdline.FlagData))
+	key, pub, err := cmdline.SigningKey(c.String("signing-key"), cmdline.Resolve(c, cmdline.FlagData))
 	if err != nil {
 		return err
 	}
-	d.Signer = signer
+	d.Signer = receipt.NewSigner(key)
 	if pub != "" {
 		fmt.Fprintf(a.stderr, "engine: receipts are signed; verify them with ledger verify --pubkey %s\n", pub)
 	}
@@ -166,6 +170,16 @@ func (a *app) serve(c *cli.Context) error {
 		}
 		defer tf.Close()
 		opts = append(opts, engine.WithTelemetry(engine.NewTelemetry(tf)))
+	}
+	if every := c.Duration("checkpoint-every"); every >= 0 {
+		dir := c.String("checkpoint-dir")
+		if dir == "" {
+			dir = filepath.Join(cmdline.Resolve(c, cmdline.FlagData), "checkpoints")
+		}
+		cp := engine.NewCheckpointer(st, key, dir)
+		opts = append(opts, engine.WithCheckpoints(cp))
+		go cp.Run(c.Context, every, func(err error) { fmt.Fprintf(a.stderr, "engine: %v\n", err) })
+		fmt.Fprintf(a.stderr, "engine: signed checkpoints go to %s (every %s and after each SessionEnd)\n", dir, every)
 	}
 	h := engine.Handler(engine.ServerConfig{Engine: engine.New(d, st, opts...), Store: st, Tokens: tokens,
 		Insecure: c.Bool("insecure-dev"), Timeout: c.Duration("timeout"), FailOpen: c.Bool("fail-open")})

@@ -1,0 +1,111 @@
+package engine
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/ledger/checkpoint"
+	"github.com/agentledger/agentledger/ledger/store"
+)
+
+// CheckpointSession is where the engine records the checkpoints it takes,
+// so that they are chained and signed in the ledger as well as kept as
+// files outside it.
+var CheckpointSession = ledger.SessionKey{Tenant: "agentledger", Session: "checkpoints"}
+
+// Checkpointer takes signed checkpoints of the whole ledger: every session's
+// head, signed with the engine's key. Each is written as a file (the copy
+// an auditor keeps outside the stream) and recorded as a Checkpoint
+// envelope in CheckpointSession.
+type Checkpointer struct {
+	st   *store.Store
+	key  ed25519.PrivateKey
+	dir  string
+	now  func() time.Time
+	kick chan struct{}
+}
+
+// NewCheckpointer returns a Checkpointer writing into dir.
+func NewCheckpointer(st *store.Store, key ed25519.PrivateKey, dir string) *Checkpointer {
+	return &Checkpointer{st: st, key: key, dir: dir, now: time.Now, kick: make(chan struct{}, 1)}
+}
+
+// Trigger asks for a checkpoint soon (SessionEnd does); triggers that come
+// while one is pending are one.
+func (c *Checkpointer) Trigger() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Run takes a checkpoint every interval (0: only when triggered) and on
+// every trigger, until ctx ends. Failures are passed to report and retried
+// at the next tick or trigger.
+func (c *Checkpointer) Run(ctx context.Context, every time.Duration, report func(error)) {
+	var tick <-chan time.Time
+	if every > 0 {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick:
+		case <-c.kick:
+		}
+		if _, err := c.Write(ctx); err != nil && report != nil {
+			report(err)
+		}
+	}
+}
+
+// Write takes one checkpoint now and returns the file it wrote.
+func (c *Checkpointer) Write(ctx context.Context) (string, error) {
+	infos, err := c.st.Sessions(ctx, store.Filter{})
+	if err != nil {
+		return "", fmt.Errorf("checkpoint: %w", err)
+	}
+	heads := make([]checkpoint.Head, len(infos))
+	for i, in := range infos {
+		heads[i] = checkpoint.Head{Tenant: in.Tenant, Session: in.Session, Seq: in.HeadSeq, Hash: in.HeadHash}
+	}
+	cp := checkpoint.New("agentledger/"+c.st.StreamName(), heads)
+	signed, err := cp.Sign(c.key)
+	if err != nil {
+		return "", fmt.Errorf("checkpoint: %w", err)
+	}
+	at := c.now()
+	if err := os.MkdirAll(c.dir, 0o755); err != nil {
+		return "", fmt.Errorf("checkpoint: %w", err)
+	}
+	path := filepath.Join(c.dir, fmt.Sprintf("checkpoint-%d.note", at.UnixMilli()))
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, signed, 0o644); err != nil {
+		return "", fmt.Errorf("checkpoint: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return "", fmt.Errorf("checkpoint: %w", err)
+	}
+	payload, err := json.Marshal(map[string]any{"note": string(signed), "sessions": len(heads), "file": filepath.Base(path)})
+	if err != nil {
+		return "", err
+	}
+	if _, err := c.st.Append(ctx, ledger.Event{TenantID: CheckpointSession.Tenant, SessionID: CheckpointSession.Session,
+		EventType: ledger.EventCheckpoint, TsUnixMs: at.UnixMilli(), Payload: payload}); err != nil {
+		return path, fmt.Errorf("record checkpoint: %w", err)
+	}
+	return path, nil
+}
+
+// WithCheckpoints makes the engine trigger c after every recorded
+// SessionEnd.
+func WithCheckpoints(c *Checkpointer) Option { return func(e *Engine) { e.checkpoints = c } }
