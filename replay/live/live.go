@@ -184,7 +184,10 @@ func (x *run) record(ctx context.Context, e *ledger.Envelope, raw map[string]any
 	return err
 }
 
-func (x *run) decide(ctx context.Context, e *ledger.Envelope, raw map[string]any) (*engine.Step, error) {
+// decide records raw in the live session and, when the recording has a
+// counterpart (rec, the recorded envelope of the same event; nil when the
+// live event has none), notes a verdict that differs from the recorded one.
+func (x *run) decide(ctx context.Context, rec *ledger.Envelope, raw map[string]any) (*engine.Step, error) {
 	ev := make(map[string]any, len(raw))
 	for k, v := range raw {
 		ev[k] = v
@@ -199,9 +202,12 @@ func (x *run) decide(ctx context.Context, e *ledger.Envelope, raw map[string]any
 	if err != nil {
 		return nil, fmt.Errorf("record live event: %w", err)
 	}
-	if rec, ok := x.verdicts[e.Seq()]; ok && rec.Verdict.Decision != step.Record.Verdict.Decision {
-		x.r.VerdictChanges = append(x.r.VerdictChanges, VerdictChange{Seq: e.Seq(), Hook: rec.HookPoint,
-			Recorded: rec.Verdict.Decision, Live: step.Record.Verdict.Decision, Rule: step.Record.Verdict.MatchedRuleID})
+	if rec == nil {
+		return step, nil
+	}
+	if v, ok := x.verdicts[rec.Seq()]; ok && v.Verdict.Decision != step.Record.Verdict.Decision {
+		x.r.VerdictChanges = append(x.r.VerdictChanges, VerdictChange{Seq: rec.Seq(), Hook: v.HookPoint,
+			Recorded: v.Verdict.Decision, Live: step.Record.Verdict.Decision, Rule: step.Record.Verdict.MatchedRuleID})
 	}
 	return step, nil
 }
@@ -300,7 +306,7 @@ func (x *run) model(ctx context.Context, e *ledger.Envelope, ev *aarts.Event, re
 	if ev.Cwd != "" {
 		resp["cwd"] = ev.Cwd
 	}
-	if _, err := x.decide(ctx, e, resp); err != nil {
+	if _, err := x.decide(ctx, recorded, resp); err != nil {
 		return err
 	}
 	x.r.ModelSteps++
@@ -323,6 +329,7 @@ func (x *run) tool(ctx context.Context, e *ledger.Envelope, ev *aarts.Event, res
 		return err
 	}
 	var post *aarts.Event
+	var postEnv *ledger.Envelope
 	for _, n := range rest {
 		if n.EventType() == "PreToolUse" {
 			break
@@ -331,6 +338,7 @@ func (x *run) tool(ctx context.Context, e *ledger.Envelope, ev *aarts.Event, res
 			if post, err = aarts.ParseEvent(n.Payload()); err != nil {
 				return fmt.Errorf("seq %d: %w", n.Seq(), err)
 			}
+			postEnv = n
 			break
 		}
 	}
@@ -338,7 +346,7 @@ func (x *run) tool(ctx context.Context, e *ledger.Envelope, ev *aarts.Event, res
 	name := mcpTool(ev.NativeTool())
 	if x.cfg.Tools == nil || name == "" || !recorded || rec.Verdict.Decision != aarts.Allow || step.Record.Verdict.Decision != aarts.Allow {
 		if post != nil {
-			return x.record(ctx, e, post.Raw)
+			return x.record(ctx, postEnv, post.Raw)
 		}
 		return nil
 	}
@@ -359,7 +367,9 @@ func (x *run) tool(ctx context.Context, e *ledger.Envelope, ev *aarts.Event, res
 	}
 	d.Same = post != nil && d.Recorded == d.Live
 	x.r.ToolResults = append(x.r.ToolResults, d)
-	_, err = x.decide(ctx, e, out)
+	// A PostToolUse the recording lacks is recorded live with no
+	// counterpart to compare with.
+	_, err = x.decide(ctx, postEnv, out)
 	return err
 }
 

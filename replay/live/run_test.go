@@ -114,8 +114,36 @@ func TestLiveReplayAgainstScriptedModelAndFixtureMCP(t *testing.T) {
 	if len(r.ToolResults) != 1 || r.ToolResults[0].Tool != "mcp__filesystem__read_file" || !r.ToolResults[0].Same {
 		t.Fatalf("tool results: %+v", r.ToolResults)
 	}
+	// The live run decided every recorded event as recorded (same policy,
+	// same events): no verdict change may be reported.
+	if len(r.VerdictChanges) != 0 {
+		t.Fatalf("verdict changes where there are none: %+v", r.VerdictChanges)
+	}
 	if r.Candidate.PromptTokens != 240 || r.Recorded.LatencyMs <= 0 {
 		t.Fatalf("costs: %+v %+v", r.Candidate, r.Recorded)
+	}
+	// A stricter manifest live: the recorded read_file (allowed then) is
+	// refused now — reported as a verdict change at its recorded seq, and
+	// not executed.
+	sraw, _ := os.ReadFile("../../fixtures/manifests/strict.json")
+	sm, err := manifest.Parse(sraw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := policy.Load(ctx, "", sm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sd := engine.NewDecider(sp)
+	model.mu.Lock()
+	model.requests, model.answers = nil, append(model.answers, model.answers...)
+	model.mu.Unlock()
+	strict, err := Run(ctx, Config{Model: cfg.Model, Tools: tools, Engine: engine.New(sd, st), Decider: sd, SessionID: "mcp-fix-total~live-strict", Now: cfg.Now}, chains[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(strict.VerdictChanges) == 0 || strict.VerdictChanges[0].Seq != r.ToolResults[0].Seq || strict.VerdictChanges[0].Recorded != "allow" || len(strict.ToolResults) != 0 {
+		t.Fatalf("stricter live run: changes %+v, tool results %+v", strict.VerdictChanges, strict.ToolResults)
 	}
 	// The live run is a recorded session of its own that verifies and
 	// names the original.
