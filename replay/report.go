@@ -159,6 +159,15 @@ const (
 	FailOnNone       = "none"
 )
 
+// CheckFailOn reports whether failOn is a gate setting.
+func CheckFailOn(failOn string) error {
+	switch failOn {
+	case FailOnAny, FailOnLoosening, FailOnTightening, FailOnNone:
+		return nil
+	}
+	return fmt.Errorf("--fail-on %q: want any, loosening, tightening or none", failOn)
+}
+
 // Expectation is one accepted difference: this session's step at seq may
 // change field to value.
 type Expectation struct {
@@ -221,10 +230,8 @@ func normalValue(v any) any {
 // failOn. Faulty sessions and expectations that did not happen always fail
 // it; other differences fail it as failOn says.
 func (rep *Report) ApplyGate(failOn string, expect []Expectation) error {
-	switch failOn {
-	case FailOnAny, FailOnLoosening, FailOnTightening, FailOnNone:
-	default:
-		return fmt.Errorf("--fail-on %q: want any, loosening, tightening or none", failOn)
+	if err := CheckFailOn(failOn); err != nil {
+		return err
 	}
 	g := GateResult{FailOn: failOn, Failures: []string{}, Unmet: []Expectation{}}
 	met := make([]bool, len(expect))

@@ -117,7 +117,7 @@ func (a *app) exact(c *cli.Context) error {
 		return cmdline.Usage(fmt.Errorf("--format %q: want one of %s", format, strings.Join(replay.Formats, ", ")))
 	}
 	failOn := c.String("fail-on")
-	if err := (&replay.Report{}).ApplyGate(failOn, nil); err != nil {
+	if err := replay.CheckFailOn(failOn); err != nil {
 		return cmdline.Usage(err)
 	}
 	var expect []replay.Expectation
