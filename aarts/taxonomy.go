@@ -104,10 +104,24 @@ func CanonicalFor(native string, a *Analysis) string {
 // MCPServer returns the server of an MCP tool name such as
 // mcp__github__create_issue, or "".
 func MCPServer(native string) string {
+	server, _ := splitMCP(native)
+	return server
+}
+
+// MCPTool returns the tool of an MCP tool name such as
+// mcp__github__create_issue (create_issue), or "" when native names no
+// MCP tool.
+func MCPTool(native string) string {
+	_, tool := splitMCP(native)
+	return tool
+}
+
+// splitMCP splits mcp__<server>__<tool> into server and tool.
+func splitMCP(native string) (server, tool string) {
 	rest, ok := strings.CutPrefix(native, "mcp__")
 	if !ok {
-		return ""
+		return "", ""
 	}
-	server, _, _ := strings.Cut(rest, "__")
-	return server
+	server, tool, _ = strings.Cut(rest, "__")
+	return server, tool
 }

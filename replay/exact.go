@@ -279,15 +279,7 @@ func normal(m map[string]any) any {
 	if len(m) == 0 {
 		return nil
 	}
-	raw, err := json.Marshal(m)
-	if err != nil {
-		return fmt.Sprint(m)
-	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return fmt.Sprint(m)
-	}
-	return v
+	return normalValue(m)
 }
 
 func equal(a, b any) bool { return reflect.DeepEqual(a, b) }

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
+	"maps"
 	"time"
 
 	"github.com/agentledger/agentledger/aarts"
@@ -188,10 +188,7 @@ func (x *run) record(ctx context.Context, e *ledger.Envelope, raw map[string]any
 // counterpart (rec, the recorded envelope of the same event; nil when the
 // live event has none), notes a verdict that differs from the recorded one.
 func (x *run) decide(ctx context.Context, rec *ledger.Envelope, raw map[string]any) (*engine.Step, error) {
-	ev := make(map[string]any, len(raw))
-	for k, v := range raw {
-		ev[k] = v
-	}
+	ev := maps.Clone(raw)
 	ev["session_id"] = x.cfg.SessionID
 	ev["timestamp"] = x.cfg.Now().UTC().Format("2006-01-02T15:04:05.000Z")
 	payload, err := json.Marshal(ev)
@@ -215,7 +212,9 @@ func (x *run) decide(ctx context.Context, rec *ledger.Envelope, raw map[string]a
 // model sends a recorded request to the candidate and compares its answer
 // with the recorded one (the next PostLLMResponse before another request).
 func (x *run) model(ctx context.Context, e *ledger.Envelope, ev *aarts.Event, rest []*ledger.Envelope) error {
-	if err := x.record(ctx, e, withModel(ev.Raw, x.cfg.Model.Name)); err != nil {
+	req := maps.Clone(ev.Raw)
+	req["model_id"] = x.cfg.Model.Name
+	if err := x.record(ctx, e, req); err != nil {
 		return err
 	}
 	messages, err := messagesOf(ev.Raw["full_prompt"])
@@ -343,7 +342,7 @@ func (x *run) tool(ctx context.Context, e *ledger.Envelope, ev *aarts.Event, res
 		}
 	}
 	rec, recorded := x.verdicts[e.Seq()]
-	name := mcpTool(ev.NativeTool())
+	name := aarts.MCPTool(ev.NativeTool())
 	if x.cfg.Tools == nil || name == "" || !recorded || rec.Verdict.Decision != aarts.Allow || step.Record.Verdict.Decision != aarts.Allow {
 		if post != nil {
 			return x.record(ctx, postEnv, post.Raw)
@@ -356,10 +355,7 @@ func (x *run) tool(ctx context.Context, e *ledger.Envelope, ev *aarts.Event, res
 		return err
 	}
 	d := ToolDiff{Seq: e.Seq(), Tool: ev.NativeTool(), Live: res.Text, IsError: res.IsError}
-	out := map[string]any{}
-	for k, v := range ev.Raw {
-		out[k] = v
-	}
+	out := maps.Clone(ev.Raw)
 	out["hook_point"] = "PostToolUse"
 	out["tool_result"] = res.Text
 	if post != nil {
@@ -373,35 +369,12 @@ func (x *run) tool(ctx context.Context, e *ledger.Envelope, ev *aarts.Event, res
 	return err
 }
 
-// mcpTool returns the MCP tool name of a host's native tool name
-// (mcp__<server>__<tool>), or "" for a tool that is not an MCP call.
-func mcpTool(native string) string {
-	rest, ok := strings.CutPrefix(native, "mcp__")
-	if !ok {
-		return ""
-	}
-	_, tool, ok := strings.Cut(rest, "__")
-	if !ok {
-		return ""
-	}
-	return tool
-}
-
 func textOf(v any) string {
 	if s, ok := v.(string); ok {
 		return s
 	}
 	raw, _ := json.Marshal(v)
 	return string(raw)
-}
-
-func withModel(raw map[string]any, model string) map[string]any {
-	out := make(map[string]any, len(raw))
-	for k, v := range raw {
-		out[k] = v
-	}
-	out["model_id"] = model
-	return out
 }
 
 // messagesOf reads a recorded full_prompt: a string (one user message) or
