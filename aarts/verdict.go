@@ -45,6 +45,10 @@ func Strictness(decision string) int {
 	return 0
 }
 
+// HostAnswerNone is the host answer that gives no permission decision, so
+// that the host's own permission flow decides.
+const HostAnswerNone = "none"
+
 // Resolutions a user may give an ask (§6.6), and the engine's own timeout.
 var Resolutions = []string{"approved", "denied", "allow_always", "allow_similar", "deny_always", "deny_similar", "timeout"}
 
@@ -77,6 +81,11 @@ type VerdictRecord struct {
 	Constraints  map[string]any `json:"constraints,omitempty"`
 	PolicyDigest string         `json:"policy_digest"`
 	SnapshotHash string         `json:"snapshot_hash"`
+	// HostAnswer, for an event of a host that has a permission flow of its
+	// own, is what the host was answered: the decision, or "none" for an
+	// allow that rests on no explicit allow (no permission decision is
+	// given, so the host's own guard still applies).
+	HostAnswer string `json:"host_answer,omitempty"`
 	// Receipt is the signed statement of this verdict (AARM R5), when the
 	// engine signs; package receipt defines and checks it.
 	Receipt json.RawMessage `json:"receipt,omitempty"`

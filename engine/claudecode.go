@@ -2,16 +2,43 @@ package engine
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"time"
 
 	"github.com/agentledger/agentledger/aarts"
 )
+
+// Host is a host adapter: it maps the host's native hook input to the
+// AARTS event the engine decides on, and renders the answer in the host's
+// native shape.
+type Host struct {
+	Name string
+	// Map maps one native input, received at at. Mapped.Event is nil for
+	// a host event AARTS has no hook point for (nothing to judge).
+	Map func(native []byte, at time.Time, autoApprove bool) (Mapped, error)
+	// Render is the host's answer to its event named event ("" when the
+	// name could not be read) for r.
+	Render func(event string, r HookResponse) json.RawMessage
+	// Blocking reports whether the host waits for the answer to its event
+	// and can block it. An unknown event counts as blocking.
+	Blocking func(event string) bool
+}
+
+// Mapped is a host input mapped to AARTS.
+type Mapped struct {
+	Native string // the host's event name
+	Event  []byte // the AARTS hook event; nil when there is nothing to judge
+}
+
+// Hosts are the host adapters, by name.
+var Hosts = map[string]*Host{
+	"claude-code": {Name: "claude-code", Map: mapClaudeCode, Render: renderClaudeCode, Blocking: claudeCodeBlocking},
+}
+
+// HostNamed returns the adapter of a host, or nil.
+func HostNamed(name string) *Host { return Hosts[name] }
 
 // ClaudeCodeInput is what Claude Code writes on a command hook's stdin.
 type ClaudeCodeInput struct {
@@ -55,6 +82,38 @@ func ParseClaudeCode(stdin []byte) (*ClaudeCodeInput, error) {
 		}
 	}
 	return &in, nil
+}
+
+func mapClaudeCode(native []byte, at time.Time, autoApprove bool) (Mapped, error) {
+	in, err := ParseClaudeCode(native)
+	if err != nil {
+		return Mapped{}, err
+	}
+	ev, ok, err := in.AARTS(at)
+	if err != nil || !ok {
+		return Mapped{Native: in.HookEventName}, err
+	}
+	if autoApprove {
+		var m map[string]any
+		if err := json.Unmarshal(ev, &m); err != nil {
+			return Mapped{}, err
+		}
+		m["auto_approve"] = true
+		if ev, err = json.Marshal(m); err != nil {
+			return Mapped{}, err
+		}
+	}
+	return Mapped{Native: in.HookEventName, Event: ev}, nil
+}
+
+// claudeCodeBlocking: the Claude Code events whose answer can stop
+// something (a tool call, a tool result reaching Claude, a prompt).
+func claudeCodeBlocking(event string) bool {
+	switch event {
+	case "SessionStart", "SessionEnd", "Stop", "SubagentStop", "PreCompact", "Notification":
+		return false
+	}
+	return true
 }
 
 // AARTS maps a Claude Code hook input to the AARTS hook event the engine
@@ -117,10 +176,15 @@ func (in *ClaudeCodeInput) AARTS(now time.Time) (event []byte, ok bool, err erro
 	return raw, true, err
 }
 
-// ClaudeCodeOutput renders a verdict as Claude Code expects it on stdout
-// for the hook event: PreToolUse gets a permission decision; PostToolUse and
-// UserPromptSubmit a block with its reason when denied; the rest nothing.
-func ClaudeCodeOutput(event string, r HookResponse) []byte {
+// renderClaudeCode renders an answer as Claude Code expects it on stdout
+// for the hook event. PreToolUse gets permissionDecision "allow" only when
+// the recorded host answer is an explicit allow; any other allow (no
+// explicit allow rule, a fail-open failure) gives no decision, so Claude
+// Code's own permission flow still applies. A deny or ask maps as it is.
+// PostToolUse and UserPromptSubmit get a block with its reason when denied;
+// an event whose name could not be read, a block that every blocking event
+// honours.
+func renderClaudeCode(event string, r HookResponse) json.RawMessage {
 	reason := strings.Join(r.Reasons, "; ")
 	if reason == "" {
 		reason = "agentledger: " + r.ReasonCode
@@ -130,8 +194,12 @@ func ClaudeCodeOutput(event string, r HookResponse) []byte {
 	var out any = map[string]any{}
 	switch event {
 	case "PreToolUse":
+		decision := r.Decision
+		if decision == aarts.Allow && r.HostAnswer != aarts.Allow {
+			break // no decision: Claude Code's own permission flow applies
+		}
 		out = map[string]any{"hookSpecificOutput": map[string]any{
-			"hookEventName": "PreToolUse", "permissionDecision": r.Decision, "permissionDecisionReason": reason,
+			"hookEventName": "PreToolUse", "permissionDecision": decision, "permissionDecisionReason": reason,
 		}}
 	case "PostToolUse":
 		if r.Decision != aarts.Allow { // no prompt here: ask is deny (AARTS §6.6)
@@ -143,38 +211,25 @@ func ClaudeCodeOutput(event string, r HookResponse) []byte {
 		if r.Decision != aarts.Allow {
 			out = map[string]any{"decision": "block", "reason": reason}
 		}
+	default:
+		if r.Decision != aarts.Allow && claudeCodeBlocking(event) {
+			out = map[string]any{"decision": "block", "reason": reason}
+		}
 	}
 	b, _ := json.Marshal(out)
-	return append(b, '\n')
+	return b
 }
 
-// PostHook sends one hook event to a running engine and returns its answer.
-func PostHook(ctx context.Context, client *http.Client, baseURL, token string, event []byte) (HookResponse, error) {
-	var r HookResponse
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(baseURL, "/")+"/v1/hooks", bytes.NewReader(event))
-	if err != nil {
-		return r, err
+// HostOutput is the line a hook of host prints for r: the host output the
+// engine rendered, or, when r has none (no engine could be reached), r
+// rendered for the host event named in input (as far as it can be read).
+func HostOutput(host string, input []byte, r HookResponse) []byte {
+	out := r.HostOutput
+	if h := HostNamed(host); len(out) == 0 && h != nil {
+		out = h.Render(probeInput(input).HostEvent, r)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	if len(out) == 0 {
+		out = []byte("{}")
 	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return r, fmt.Errorf("engine %s: %w", baseURL, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return r, fmt.Errorf("engine %s: %w", baseURL, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		var e apiError
-		_ = json.Unmarshal(body, &e)
-		return r, fmt.Errorf("engine %s: %s: %s", baseURL, resp.Status, e.Error)
-	}
-	if err := json.Unmarshal(body, &r); err != nil {
-		return r, fmt.Errorf("engine %s: bad answer: %w", baseURL, err)
-	}
-	return r, nil
+	return append(bytes.Clone(out), '\n')
 }

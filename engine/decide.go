@@ -23,6 +23,19 @@ type Session struct {
 	Head     ledger.Head
 	Snapshot reducer.Snapshot
 	Events   int // hook events decided so far
+	// recorded holds the ids of the EngineFailure and Rejected records in
+	// the session, so that a spooled record is never appended twice.
+	recorded map[string]bool
+}
+
+func (s *Session) markRecorded(id string) {
+	if id == "" {
+		return
+	}
+	if s.recorded == nil {
+		s.recorded = map[string]bool{}
+	}
+	s.recorded[id] = true
 }
 
 // NewSession returns the state of a session before its first event.
@@ -63,23 +76,28 @@ type Step struct {
 
 // Decide judges one hook event of session s and advances s: the event and
 // its verdict are sealed onto s's chain and folded into its snapshot. The
-// event's own timestamp is the envelope time. A bad event returns an
-// *aarts.ValidationError or *ledger.InputError and leaves s unchanged.
+// event's own timestamp is the envelope time (what offline evaluation
+// wants; a recording engine stamps its own clock with DecideEvent). A bad
+// event returns an *aarts.ValidationError or *ledger.InputError and leaves
+// s unchanged.
 func (d *Decider) Decide(ctx context.Context, s *Session, payload []byte) (*Step, error) {
 	ev, err := aarts.ParseEvent(payload)
 	if err != nil {
 		return nil, err
 	}
-	return d.DecideEvent(ctx, s, ev, payload)
-}
-
-// DecideEvent is Decide for an event the caller already parsed from
-// payload.
-func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, payload []byte) (*Step, error) {
 	at, err := time.Parse(time.RFC3339Nano, ev.Timestamp)
 	if err != nil {
 		return nil, &aarts.ValidationError{HookPoint: ev.HookPoint, Field: "timestamp", Msg: err.Error()}
 	}
+	return d.DecideEvent(ctx, s, ev, payload, at)
+}
+
+// DecideEvent is Decide for an event the caller already parsed from
+// payload, stamped at: the envelope time of the event and its verdict and
+// the time the policy is evaluated at. A recording engine passes its own
+// receive time; exact replay passes the recorded envelope time.
+func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, payload []byte, at time.Time) (*Step, error) {
+	var err error
 	tenant, session := s.Snapshot.TenantID, s.Snapshot.SessionID
 	if ev.SessionID != session {
 		return nil, &aarts.ValidationError{HookPoint: ev.HookPoint, Field: "session_id", Msg: fmt.Sprintf("%q does not belong to session %q", ev.SessionID, session)}
@@ -101,7 +119,7 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 	step.Record = aarts.VerdictRecord{
 		ForSeq: env.Seq(), ForHash: env.Hash(), HookPoint: ev.HookPoint, Verdict: dec.Verdict(),
 		AARMDecision: dec.AARMDecision, ReasonCode: dec.ReasonCode, Constraints: dec.Constraints,
-		PolicyDigest: dec.PolicyDigest, SnapshotHash: step.SnapshotHash,
+		PolicyDigest: dec.PolicyDigest, SnapshotHash: step.SnapshotHash, HostAnswer: HostAnswer(ev, dec),
 	}
 	if d.Signer != nil {
 		if step.Record.Receipt, err = d.receipt(ev, env, step, at); err != nil {
@@ -140,6 +158,28 @@ func Action(ev *aarts.Event) *aarts.Analysis {
 		return &a
 	}
 	return nil
+}
+
+// guardedHosts are the hosts with a permission flow of their own, which an
+// adapter must never switch off: their users are prompted for what the host
+// itself finds worth asking about.
+var guardedHosts = map[string]bool{"claude-code": true, "cursor": true, "copilot": true, "gemini-cli": true}
+
+// HostAnswer is what a host is answered for a decision on ev. For a host
+// with its own permission flow, an allow that rests on no explicit allow
+// (dec.Explicit) is answered with no decision (aarts.HostAnswerNone), so the
+// host's own guard still applies: agentledger never leaves the user less
+// protected than the host alone would. The event's auto_approve extension
+// (an adapter's documented opt-in) answers every allow as an allow. Events
+// of other hosts get "" (the decision is the answer).
+func HostAnswer(ev *aarts.Event, dec *policy.Decision) string {
+	if !guardedHosts[ev.HostID] {
+		return ""
+	}
+	if dec.Decision != aarts.Allow || dec.Explicit || ev.Field("auto_approve") == true {
+		return dec.Decision
+	}
+	return aarts.HostAnswerNone
 }
 
 // IsInputError reports whether err is the fault of the event rather than

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -27,6 +28,12 @@ type Engine struct {
 	tel     *Telemetry
 	// checkpoints, when set, is triggered after every SessionEnd.
 	checkpoints *Checkpointer
+	// failOpen answers allow when an event cannot be decided and recorded.
+	failOpen bool
+	// spoolDir, when set, holds failure and rejection records until they
+	// are in the ledger.
+	spoolDir string
+	warn     func(error)
 
 	mu       sync.Mutex
 	sessions map[ledger.SessionKey]*entry
@@ -45,31 +52,40 @@ func WithPendingTimeout(d time.Duration) Option {
 	}
 }
 
+// WithFailOpen makes the failure policy answer allow, instead of deny, when
+// a valid event cannot be decided and recorded (the engine's store is
+// unavailable, a decision times out). It never applies to input the engine
+// rejects: that is always denied at a blocking hook point. Either way the
+// failure is recorded.
+func WithFailOpen(failOpen bool) Option { return func(e *Engine) { e.failOpen = failOpen } }
+
+// WithSpool keeps every EngineFailure and Rejected record in dir, written
+// and synced before the answer it records is returned, until it is in the
+// ledger; Drain appends what a crashed process left there.
+func WithSpool(dir string) Option { return func(e *Engine) { e.spoolDir = dir } }
+
+// WithWarnings reports problems that do not change an answer (a record that
+// could not be spooled or appended yet) to warn.
+func WithWarnings(warn func(error)) Option { return func(e *Engine) { e.warn = warn } }
+
 // WithTelemetry emits a redacted span per decision to t.
 func WithTelemetry(t *Telemetry) Option { return func(e *Engine) { e.tel = t } }
 
-// WithClock sets the clock Resolution records are stamped with.
+// WithClock sets the engine's clock, which stamps every envelope it
+// records (hook events, verdicts, resolutions, failures).
 func WithClock(now func() time.Time) Option { return func(e *Engine) { e.now = now } }
 
 type entry struct {
 	mu    sync.Mutex // one decision at a time
 	state *Session   // nil until loaded from the ledger
-	owned bool       // no other tenant holds this session id
 
 	failMu   sync.Mutex
-	failures []Failure // noted, not yet recorded
+	failures []spooled // owed to the ledger, not yet recorded
 }
-
-// ErrForbidden means a session id belongs to another tenant.
-var ErrForbidden = errors.New("session belongs to another tenant")
-
-// maxRebuilds bounds how often one decision re-reads a session that other
-// writers keep moving.
-const maxRebuilds = 16
 
 // New returns an Engine deciding with d and recording in st.
 func New(d *Decider, st *store.Store, opts ...Option) *Engine {
-	e := &Engine{decider: d, store: st, now: time.Now, sessions: map[ledger.SessionKey]*entry{},
+	e := &Engine{decider: d, store: st, now: time.Now, sessions: map[ledger.SessionKey]*entry{}, warn: func(error) {},
 		pending: pendings{timeout: DefaultPendingTimeout, byID: map[string]*pendingItem{}}}
 	for _, o := range opts {
 		o(e)
@@ -98,6 +114,13 @@ func (e *Engine) decide(ctx context.Context, tenant string, payload []byte) (*St
 	if err != nil {
 		return nil, err
 	}
+	return e.decideEvent(ctx, tenant, ev, payload)
+}
+
+// decideEvent records ev with its verdict. A conflict with another writer
+// of the session (another engine process) is not a failure: the session is
+// re-read and the decision retried, with backoff, until ctx ends.
+func (e *Engine) decideEvent(ctx context.Context, tenant string, ev *aarts.Event, payload []byte) (*Step, error) {
 	if tenant == "" {
 		tenant = ledger.DefaultTenant
 	}
@@ -105,23 +128,25 @@ func (e *Engine) decide(ctx context.Context, tenant string, payload []byte) (*St
 	en := e.entry(key)
 	en.mu.Lock()
 	defer en.mu.Unlock()
-	if err := e.checkOwner(ctx, key, en); err != nil {
-		return nil, err
-	}
+	var err error
 	for attempt := 0; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("record %s: %w", key, err)
+		}
 		if en.state == nil {
 			if en.state, err = e.load(ctx, key); err != nil {
 				return nil, err
 			}
 		}
 		if err := e.flushFailures(ctx, key, en); err != nil {
-			if errors.Is(err, store.ErrConflict) && attempt < maxRebuilds {
+			if errors.Is(err, store.ErrConflict) {
+				backoff(ctx, attempt)
 				continue
 			}
 			return nil, fmt.Errorf("record earlier failures of %s: %w", key, err)
 		}
 		next := *en.state
-		step, err := e.decider.DecideEvent(ctx, &next, ev, payload)
+		step, err := e.decider.DecideEvent(ctx, &next, ev, payload, e.stamp(en.state))
 		if err != nil {
 			return nil, err
 		}
@@ -137,29 +162,37 @@ func (e *Engine) decide(ctx context.Context, tenant string, payload []byte) (*St
 			return step, nil
 		}
 		en.state = nil // whatever happened, the ledger is the truth
-		if !errors.Is(err, store.ErrConflict) || attempt >= maxRebuilds {
+		if !errors.Is(err, store.ErrConflict) {
 			return nil, fmt.Errorf("record %s: %w", key, err)
 		}
+		backoff(ctx, attempt)
 	}
 }
 
-// checkOwner refuses a session id another tenant already holds: one tenant
-// can neither write into nor read another's session.
-func (e *Engine) checkOwner(ctx context.Context, k ledger.SessionKey, en *entry) error {
-	if en.owned {
-		return nil
+// stamp is the envelope time of the next envelope of a session: the
+// engine's clock, never earlier than the session's last envelope, so that a
+// session's times never run backwards whatever its clients or the machine's
+// clock do.
+func (e *Engine) stamp(s *Session) time.Time {
+	now := e.now()
+	if s != nil && s.Snapshot.LastMs > now.UnixMilli() {
+		return time.UnixMilli(s.Snapshot.LastMs)
 	}
-	tenants, err := e.store.Tenants(ctx, k.Session)
-	if err != nil {
-		return err
+	return now
+}
+
+// backoff waits before the next attempt at a contended session: a
+// randomized, growing pause (at most 50 ms) so that writers racing for one
+// session's head spread out instead of colliding again.
+func backoff(ctx context.Context, attempt int) {
+	d := time.Duration(1+rand.IntN(1<<min(attempt, 5))) * time.Millisecond
+	d = min(d, 50*time.Millisecond)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
 	}
-	for _, t := range tenants {
-		if t != k.Tenant {
-			return fmt.Errorf("%w: %q", ErrForbidden, k.Session)
-		}
-	}
-	en.owned = true
-	return nil
 }
 
 func (e *Engine) entry(k ledger.SessionKey) *entry {
@@ -190,6 +223,7 @@ func (e *Engine) load(ctx context.Context, k ledger.SessionKey) (*Session, error
 		if aarts.IsHookPoint(env.EventType()) {
 			s.Events++
 		}
+		s.markRecorded(recordID(env))
 		last = env
 		return nil
 	})
@@ -205,7 +239,7 @@ func (e *Engine) load(ctx context.Context, k ledger.SessionKey) (*Session, error
 		noted := len(en.failures) > 0
 		en.failMu.Unlock()
 		if !noted {
-			e.NoteFailure(k.Tenant, last.Payload(), "unknown", errors.New("the verdict of this event was not recorded (found on rebuild)"))
+			e.noteFailure(k, last.Payload(), "unknown", errors.New("the verdict of this event was not recorded (found on rebuild)"))
 		}
 	}
 	e.armLoaded(k, s)
@@ -218,9 +252,6 @@ func (e *Engine) Snapshot(ctx context.Context, k ledger.SessionKey) (Session, er
 	en := e.entry(k)
 	en.mu.Lock()
 	defer en.mu.Unlock()
-	if err := e.checkOwner(ctx, k, en); err != nil {
-		return Session{}, err
-	}
 	if en.state == nil {
 		s, err := e.load(ctx, k)
 		if err != nil {

@@ -1,9 +1,15 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
@@ -12,40 +18,118 @@ import (
 // Failure is the payload of an EngineFailure envelope: a hook event the
 // engine could not decide and record, what it answered instead, and why.
 type Failure struct {
+	// ID makes recording the failure idempotent (it is spooled first).
+	ID       string          `json:"id"`
 	Event    json.RawMessage `json:"event"`
 	Answered string          `json:"answered"` // the decision the host got: allow (fail-open), deny, or unknown
 	Error    string          `json:"error"`
 	AtMs     int64           `json:"at_unix_ms"`
 }
 
-// NoteFailure remembers that an event of tenant could not be decided and
-// recorded, and what the host was answered. The failure is recorded as an
-// EngineFailure envelope in the session before its next decision (or by
-// FlushFailures), once recording works again.
-func (e *Engine) NoteFailure(tenant string, payload []byte, answered string, cause error) {
-	var probe struct {
-		SessionID string `json:"session_id"`
-	}
-	if json.Unmarshal(payload, &probe) != nil || probe.SessionID == "" {
-		return // not an event of any session: nothing to attach it to
-	}
-	if tenant == "" {
-		tenant = ledger.DefaultTenant
-	}
-	k := ledger.SessionKey{Tenant: tenant, Session: probe.SessionID}
+// spooled is a record the engine owes the ledger: an EngineFailure or a
+// Rejected envelope not yet appended. With a spool directory it is on disk
+// (written and synced) before the answer it records is returned, so that a
+// crash cannot erase an answer the host already acted on.
+type spooled struct {
+	ID        string          `json:"id"`
+	Tenant    string          `json:"tenant"`
+	Session   string          `json:"session"`
+	EventType string          `json:"event_type"`
+	AtMs      int64           `json:"at_unix_ms"`
+	Payload   json.RawMessage `json:"payload"`
+}
+
+func (r spooled) key() ledger.SessionKey {
+	return ledger.SessionKey{Tenant: r.Tenant, Session: r.Session}
+}
+
+// noteFailure records that an event of session k could not be decided and
+// recorded, and what the host was answered: spooled now, appended as an
+// EngineFailure envelope before the session's next event, by Flush, or by
+// Drain at the engine's next start.
+func (e *Engine) noteFailure(k ledger.SessionKey, payload []byte, answered string, cause error) {
 	ev := json.RawMessage(payload)
 	if c, err := ledger.Canonicalize(payload, e.decider.Limits); err == nil {
 		ev = c
 	} else {
 		ev, _ = json.Marshal(string(payload)) // keep even an unparsable event, as a string
 	}
+	f := Failure{ID: newPendingID(), Event: ev, Answered: answered, Error: cause.Error(), AtMs: e.now().UnixMilli()}
+	raw, err := json.Marshal(f)
+	if err != nil {
+		return
+	}
+	e.queue(k, spooled{ID: f.ID, Tenant: k.Tenant, Session: k.Session, EventType: ledger.EventEngineFailure, AtMs: f.AtMs, Payload: raw})
+}
+
+// queue spools r (durably, when the engine has a spool directory) and
+// queues it for its session.
+func (e *Engine) queue(k ledger.SessionKey, r spooled) {
+	if e.spoolDir != "" {
+		if err := writeSpool(e.spoolDir, r); err != nil {
+			e.warn(fmt.Errorf("spool %s record for %s: %w", r.EventType, k, err))
+		}
+	}
 	en := e.entry(k)
 	en.failMu.Lock()
-	en.failures = append(en.failures, Failure{Event: ev, Answered: answered, Error: cause.Error(), AtMs: e.now().UnixMilli()})
+	en.failures = append(en.failures, r)
 	en.failMu.Unlock()
 }
 
-// flushFailures records the noted failures of a session. The caller holds
+// Flush appends the records a session owes the ledger.
+func (e *Engine) Flush(ctx context.Context, k ledger.SessionKey) error {
+	en := e.entry(k)
+	en.mu.Lock()
+	defer en.mu.Unlock()
+	for attempt := 0; ; attempt++ {
+		if en.state == nil {
+			s, err := e.load(ctx, k)
+			if err != nil {
+				return err
+			}
+			en.state = s
+		}
+		err := e.flushFailures(ctx, k, en)
+		if !errors.Is(err, store.ErrConflict) || ctx.Err() != nil {
+			return err
+		}
+		backoff(ctx, attempt)
+	}
+}
+
+// Drain appends every record left in the spool directory (by this process
+// or by one that crashed), session by session. Records already in the
+// ledger (a crash between append and removal) are not appended twice.
+func (e *Engine) Drain(ctx context.Context) error {
+	if e.spoolDir == "" {
+		return nil
+	}
+	recs, err := readSpool(e.spoolDir)
+	if err != nil {
+		return err
+	}
+	var keys []ledger.SessionKey
+	for _, r := range recs {
+		en := e.entry(r.key())
+		en.failMu.Lock()
+		if !slices.ContainsFunc(en.failures, func(x spooled) bool { return x.ID == r.ID }) {
+			en.failures = append(en.failures, r)
+		}
+		en.failMu.Unlock()
+		if !slices.Contains(keys, r.key()) {
+			keys = append(keys, r.key())
+		}
+	}
+	var errs []error
+	for _, k := range keys {
+		if err := e.Flush(ctx, k); err != nil {
+			errs = append(errs, fmt.Errorf("drain spool of %s: %w", k, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// flushFailures records the queued records of a session. The caller holds
 // the session lock and a loaded state.
 func (e *Engine) flushFailures(ctx context.Context, k ledger.SessionKey, en *entry) error {
 	en.failMu.Lock()
@@ -53,9 +137,12 @@ func (e *Engine) flushFailures(ctx context.Context, k ledger.SessionKey, en *ent
 	en.failures = nil
 	en.failMu.Unlock()
 	for i, f := range pending {
-		raw, _ := json.Marshal(f)
-		env, err := ledger.Seal(en.state.Head, ledger.Event{TenantID: k.Tenant, SessionID: k.Session, EventType: ledger.EventEngineFailure,
-			TsUnixMs: f.AtMs, Payload: raw}, e.decider.Limits)
+		if en.state.recorded[f.ID] {
+			e.unspool(f.ID)
+			continue
+		}
+		env, err := ledger.Seal(en.state.Head, ledger.Event{TenantID: k.Tenant, SessionID: k.Session, EventType: f.EventType,
+			TsUnixMs: max(f.AtMs, en.state.Snapshot.LastMs), Payload: f.Payload}, e.decider.Limits)
 		if err == nil {
 			err = e.store.AppendSealed(ctx, []*ledger.Envelope{env})
 		}
@@ -73,6 +160,91 @@ func (e *Engine) flushFailures(ctx context.Context, k ledger.SessionKey, en *ent
 			return err
 		}
 		en.state.Head, en.state.Snapshot = env.Head(), snap
+		en.state.markRecorded(f.ID)
+		e.unspool(f.ID)
 	}
 	return nil
+}
+
+// recordID reads the id of an EngineFailure or Rejected payload.
+func recordID(env *ledger.Envelope) string {
+	if t := env.EventType(); t != ledger.EventEngineFailure && t != ledger.EventRejected {
+		return ""
+	}
+	var p struct {
+		ID string `json:"id"`
+	}
+	_ = json.Unmarshal(env.Payload(), &p)
+	return p.ID
+}
+
+func (e *Engine) unspool(id string) {
+	if e.spoolDir != "" {
+		_ = os.Remove(filepath.Join(e.spoolDir, id+".json"))
+	}
+}
+
+// writeSpool writes r to dir as one file, synced, with the directory entry
+// synced too.
+func writeSpool(dir string, r spooled) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	raw, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, r.ID+".tmp")
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err = f.Write(raw); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(dir, r.ID+".json"))
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// readSpool reads every record in dir, oldest first (by name order within
+// equal times, which is deterministic).
+func readSpool(dir string) ([]spooled, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("spool: %w", err)
+	}
+	var out []spooled
+	for _, de := range ents {
+		if !strings.HasSuffix(de.Name(), ".json") {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join(dir, de.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("spool: %w", err)
+		}
+		var r spooled
+		if err := json.Unmarshal(raw, &r); err != nil || r.ID == "" || r.Session == "" {
+			return nil, fmt.Errorf("spool: %s is not a spooled record", de.Name())
+		}
+		out = append(out, r)
+	}
+	slices.SortStableFunc(out, func(a, b spooled) int { return cmp.Compare(a.AtMs, b.AtMs) })
+	return out, nil
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -11,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -83,17 +85,17 @@ type ServerConfig struct {
 	Engine *Engine
 	Store  *store.Store
 	Tokens *Tokens
-	// Insecure lets requests without a token act as the default tenant.
-	// For local experiments only.
+	// Insecure lets requests without a token act as Tenant. For local
+	// experiments, and for a Unix socket whose file permissions are the
+	// authentication.
 	Insecure bool
+	// Tenant of requests without a token under Insecure. Default
+	// "default".
+	Tenant string
 	// Timeout bounds one decision, recording included. Default 5s.
 	Timeout time.Duration
 	// MaxBody bounds a request body. Default 1 MiB plus 4 KiB.
 	MaxBody int64
-	// FailOpen answers allow when an event cannot be decided and recorded
-	// (a store outage, a timeout); the default answers deny. Either way
-	// the failure is recorded as an EngineFailure once recording works.
-	FailOpen bool
 }
 
 // Handler returns the engine's HTTP API.
@@ -108,6 +110,7 @@ func Handler(cfg ServerConfig) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/version", s.version)
 	mux.HandleFunc("POST /v1/hooks", s.auth(s.hooks))
+	mux.HandleFunc("POST /v1/hooks/{host}", s.auth(s.hooks))
 	mux.HandleFunc("POST /v1/resolutions", s.auth(s.resolutions))
 	mux.HandleFunc("GET /v1/sessions/{id}/snapshot", s.auth(s.snapshot))
 	mux.HandleFunc("GET /v1/sessions/{id}/verify", s.auth(s.verify))
@@ -147,7 +150,7 @@ func (s *server) auth(next http.HandlerFunc) http.HandlerFunc {
 				writeError(w, http.StatusUnauthorized, "a valid bearer token is required")
 				return
 			}
-			tenant = ledger.DefaultTenant
+			tenant = cmp.Or(s.cfg.Tenant, ledger.DefaultTenant)
 		}
 		next(w, r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenant)))
 	}
@@ -213,49 +216,88 @@ type HookResponse struct {
 	// PendingID resolves an ask through POST /v1/resolutions; unresolved,
 	// it times out to a recorded deny.
 	PendingID string `json:"pending_id,omitempty"`
+	// HostAnswer is what a host with its own permission flow is answered
+	// (see aarts.VerdictRecord.HostAnswer).
+	HostAnswer string `json:"host_answer,omitempty"`
+	// HostOutput, for input that came through a host adapter, is the
+	// host's native answer.
+	HostOutput json.RawMessage `json:"host_output,omitempty"`
 }
 
 // ResponseOf returns the answer for a recorded step.
 func ResponseOf(st *Step) HookResponse {
 	return HookResponse{Verdict: st.Record.Verdict, AARMDecision: st.Record.AARMDecision, ReasonCode: st.Record.ReasonCode,
 		Constraints: st.Record.Constraints, Seq: st.Envelope.Seq(), EventHash: st.Envelope.Hash(), VerdictHash: st.Verdict.Hash(),
-		PendingID: st.PendingID}
+		PendingID: st.PendingID, HostAnswer: st.Record.HostAnswer}
 }
 
+// hookBodyCap bounds how much of an oversized hook body is read (and
+// hashed) before the connection is given up on; the rejection then records
+// the length and hash of what was read, marked truncated.
+const hookBodyCap = 16 << 20
+
+// hooks answers an AARTS hook event (POST /v1/hooks) or a host's native
+// hook input (POST /v1/hooks/{host}). Every input gets an answer: the
+// engine's one failure policy decides what to answer input it cannot take.
 func (s *server) hooks(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	b, ok := s.body(w, r)
-	if !ok {
+	req := Request{Tenant: tenantOf(r), Host: r.PathValue("host"), AutoApprove: r.Header.Get(HeaderAutoApprove) == "1"}
+	var err error
+	if req.Body, req.Size, req.SHA256, req.Truncated, err = ReadBounded(r.Body, s.cfg.MaxBody, hookBodyCap); err != nil {
+		writeError(w, http.StatusBadRequest, "reading body: "+err.Error())
 		return
+	}
+	if n, err := strconv.ParseInt(r.Header.Get(HeaderInputSize), 10, 64); err == nil && n > req.Size {
+		// An adapter that read more of the host's input than it sent.
+		req.Size, req.SHA256 = n, r.Header.Get(HeaderInputSHA256)
+		req.Truncated = r.Header.Get(HeaderInputTruncated) == "1"
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Timeout)
 	defer cancel()
-	step, err := s.cfg.Engine.Decide(ctx, tenantOf(r), b)
-	if err != nil {
-		if IsInputError(err) {
-			writeError(w, http.StatusBadRequest, err.Error())
-			return
-		}
-		if errors.Is(err, ErrForbidden) {
-			writeError(w, http.StatusForbidden, err.Error())
-			return
-		}
+	resp := s.cfg.Engine.Answer(ctx, req)
+	switch resp.ReasonCode {
+	case ReasonEngineFailure:
 		s.metrics.appendErrors.Add(1)
-		answer := aarts.Deny
-		if s.cfg.FailOpen {
-			answer = aarts.Allow
-		}
-		s.cfg.Engine.NoteFailure(tenantOf(r), b, answer, err)
-		writeJSON(w, http.StatusOK, HookResponse{
-			Verdict: aarts.Verdict{Decision: answer, Category: "engine_failure", Severity: "critical", Source: "failure_policy",
-				Reasons: []string{"the engine could not decide and record this event: " + err.Error()}},
-			AARMDecision: map[string]string{aarts.Allow: aarts.AARMAllow, aarts.Deny: aarts.AARMDeny}[answer],
-			ReasonCode:   "ENGINE_FAILURE",
-		})
-		return
+	case ReasonInputRejected:
+		s.metrics.observe("rejected", time.Since(start))
+	default:
+		s.metrics.observe(resp.Decision, time.Since(start))
 	}
-	s.metrics.observe(step.Decision.Decision, time.Since(start))
-	writeJSON(w, http.StatusOK, ResponseOf(step))
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// Headers of the hook API.
+const (
+	// HeaderAutoApprove "1" is a host adapter's opt-in to answer every
+	// allow with the host's own allow.
+	HeaderAutoApprove = "X-Agentledger-Auto-Approve"
+	// HeaderInputSize and HeaderInputSHA256 carry the length and SHA-256
+	// of a host's whole input when an adapter sends only its start (the
+	// input is over the engine's limit and will be rejected).
+	HeaderInputSize      = "X-Agentledger-Input-Size"
+	HeaderInputSHA256    = "X-Agentledger-Input-Sha256"
+	HeaderInputTruncated = "X-Agentledger-Input-Truncated"
+)
+
+// ReadBounded reads r, keeping at most keep+1 bytes; past that it reads on
+// (hashing, not keeping) up to limit bytes in all. It returns what it kept,
+// the length read, and, when it kept less than it read, the hex SHA-256 of
+// everything read; truncated is true when r held more than limit bytes
+// (size and sum then cover the first limit bytes).
+func ReadBounded(r io.Reader, keep, limit int64) (kept []byte, size int64, sum string, truncated bool, err error) {
+	kept, err = io.ReadAll(io.LimitReader(r, keep+1))
+	if err != nil || int64(len(kept)) <= keep {
+		return kept, int64(len(kept)), "", false, err
+	}
+	h := sha256.New()
+	h.Write(kept)
+	n, err := io.Copy(h, io.LimitReader(r, limit-int64(len(kept))))
+	if err == nil {
+		var one [1]byte
+		m, _ := r.Read(one[:])
+		truncated = m > 0
+	}
+	return kept, int64(len(kept)) + n, hex.EncodeToString(h.Sum(nil)), truncated, err
 }
 
 // ResolutionRequest answers an ask, STEP_UP or DEFER.
@@ -297,10 +339,6 @@ func (s *server) resolutions(w http.ResponseWriter, r *http.Request) {
 func (s *server) snapshot(w http.ResponseWriter, r *http.Request) {
 	k := ledger.SessionKey{Tenant: tenantOf(r), Session: r.PathValue("id")}
 	sess, err := s.cfg.Engine.Snapshot(r.Context(), k)
-	if errors.Is(err, ErrForbidden) {
-		writeError(w, http.StatusForbidden, err.Error())
-		return
-	}
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, err.Error())
 		return
@@ -317,10 +355,6 @@ func (s *server) snapshot(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) verify(w http.ResponseWriter, r *http.Request) {
 	k := ledger.SessionKey{Tenant: tenantOf(r), Session: r.PathValue("id")}
-	if _, err := s.cfg.Engine.Snapshot(r.Context(), k); errors.Is(err, ErrForbidden) {
-		writeError(w, http.StatusForbidden, err.Error())
-		return
-	}
 	rep, err := s.cfg.Store.Verify(r.Context(), store.Filter{Tenant: k.Tenant, Session: k.Session}, ledger.Deep, nil)
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, err.Error())

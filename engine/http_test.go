@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -13,6 +14,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/ledger/store"
 )
 
 func tokensFor(t *testing.T, pairs ...string) *Tokens {
@@ -37,13 +41,19 @@ func tokensFor(t *testing.T, pairs ...string) *Tokens {
 
 func newTestServer(t *testing.T) *httptest.Server {
 	t.Helper()
+	srv, _ := newTestServerStore(t)
+	return srv
+}
+
+func newTestServerStore(t *testing.T) (*httptest.Server, *store.Store) {
+	t.Helper()
 	st := openStore(t, t.TempDir())
 	t.Cleanup(func() { st.Close() })
 	h := Handler(ServerConfig{Engine: New(decider(t, "coding-agent.json"), st), Store: st,
 		Tokens: tokensFor(t, "token-acme", "acme", "token-beta", "beta")})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return srv
+	return srv, st
 }
 
 func call(t *testing.T, srv *httptest.Server, method, path, token string, body []byte) (int, []byte) {
@@ -80,8 +90,10 @@ func TestHTTPHooksAndTenants(t *testing.T) {
 	if code != 200 || json.Unmarshal(body, &resp) != nil || resp.Decision != "deny" || resp.ReasonCode != "FORBIDDEN" || resp.Seq != 2 {
 		t.Fatalf("deny: %d %s", code, body)
 	}
-	// A bad event records nothing.
-	if code, body := call(t, srv, "POST", "/v1/hooks", "token-acme", []byte(`{"hook_point":"PreToolUse","session_id":"s1"}`)); code != 400 || !strings.Contains(string(body), "timestamp") {
+	// A bad event is denied and its rejection recorded; the snapshot's
+	// counts do not move.
+	code, body = call(t, srv, "POST", "/v1/hooks", "token-acme", []byte(`{"hook_point":"PreToolUse","session_id":"s1"}`))
+	if code != 200 || json.Unmarshal(body, &resp) != nil || resp.Decision != "deny" || resp.ReasonCode != ReasonInputRejected || !strings.Contains(strings.Join(resp.Reasons, " "), "timestamp") {
 		t.Fatalf("bad event: %d %s", code, body)
 	}
 	code, body = call(t, srv, "GET", "/v1/sessions/s1/snapshot", "token-acme", nil)
@@ -89,20 +101,34 @@ func TestHTTPHooksAndTenants(t *testing.T) {
 		t.Fatalf("snapshot: %d %s", code, body)
 	}
 	code, body = call(t, srv, "GET", "/v1/sessions/s1/verify", "token-acme", nil)
-	if code != 200 || !strings.Contains(string(body), `"envelopes":4`) || !strings.Contains(string(body), `"faults":[]`) {
+	if code != 200 || !strings.Contains(string(body), `"envelopes":5`) || !strings.Contains(string(body), `"faults":[]`) {
 		t.Fatalf("verify: %d %s", code, body)
 	}
-	// Another tenant can neither read nor write the session.
-	for _, c := range []struct{ method, path string }{{"GET", "/v1/sessions/s1/snapshot"}, {"GET", "/v1/sessions/s1/verify"}, {"POST", "/v1/hooks"}} {
-		if code, body := call(t, srv, c.method, c.path, "token-beta", hookEvent("s1", 4)); code != 403 {
-			t.Errorf("%s %s as beta: got %d %s, want 403", c.method, c.path, code, body)
+	// Another tenant's session of the same id is another session: it does
+	// not exist for beta until beta writes it (no existence leak), and then
+	// it is beta's own chain.
+	for _, path := range []string{"/v1/sessions/s1/snapshot", "/v1/sessions/s1/verify"} {
+		if code, body := call(t, srv, "GET", path, "token-beta", nil); code != 404 {
+			t.Errorf("GET %s as beta before beta wrote it: got %d %s, want 404", path, code, body)
 		}
+	}
+	code, body = call(t, srv, "POST", "/v1/hooks", "token-beta", hookEvent("s1", 4))
+	if code != 200 || json.Unmarshal(body, &resp) != nil || resp.Seq != 0 || resp.Decision != "allow" {
+		t.Fatalf("beta's first event of s1: %d %s, want seq 0 of beta's own chain", code, body)
+	}
+	code, body = call(t, srv, "GET", "/v1/sessions/s1/snapshot", "token-beta", nil)
+	if code != 200 || !strings.Contains(string(body), `"tool_calls_consumed":1`) || !strings.Contains(string(body), `"tenant_id":"beta"`) {
+		t.Fatalf("beta's snapshot: %d %s", code, body)
+	}
+	code, body = call(t, srv, "GET", "/v1/sessions/s1/snapshot", "token-acme", nil)
+	if code != 200 || !strings.Contains(string(body), `"tool_calls_consumed":2`) {
+		t.Fatalf("acme's snapshot after beta wrote s1: %d %s", code, body)
 	}
 	if code, _ := call(t, srv, "GET", "/v1/sessions/nope/snapshot", "token-acme", nil); code != 404 {
 		t.Errorf("unknown session: got %d, want 404", code)
 	}
 	code, body = call(t, srv, "GET", "/metrics", "", nil)
-	if code != 200 || !strings.Contains(string(body), `agentledger_decisions_total{decision="deny"} 1`) || !strings.Contains(string(body), "agentledger_decision_seconds_count 2") {
+	if code != 200 || !strings.Contains(string(body), `agentledger_decisions_total{decision="deny"} 1`) || !strings.Contains(string(body), "agentledger_decision_seconds_count 4") {
 		t.Fatalf("metrics: %d %s", code, body)
 	}
 	if code, _ := call(t, srv, "GET", "/healthz", "", nil); code != 200 {
@@ -110,10 +136,37 @@ func TestHTTPHooksAndTenants(t *testing.T) {
 	}
 }
 
+// TestHTTPBodyLimit: a body over the limit is denied, not waved through,
+// and its rejection (length, SHA-256 of the whole body) is recorded in the
+// tenant's rejected session, since no session id can be read from it.
 func TestHTTPBodyLimit(t *testing.T) {
-	srv := newTestServer(t)
+	srv, st := newTestServerStore(t)
 	big := []byte(fmt.Sprintf(`{"x":"%s"}`, strings.Repeat("a", 2<<20)))
-	if code, _ := call(t, srv, "POST", "/v1/hooks", "token-acme", big); code != 413 {
-		t.Fatalf("2 MiB body: got %d, want 413", code)
+	code, body := call(t, srv, "POST", "/v1/hooks", "token-acme", big)
+	var resp HookResponse
+	if code != 200 || json.Unmarshal(body, &resp) != nil || resp.Decision != "deny" || resp.ReasonCode != ReasonInputRejected {
+		t.Fatalf("2 MiB body: got %d %s, want a deny", code, body)
+	}
+	sum := sha256.Sum256(big)
+	code, body = call(t, srv, "GET", "/v1/sessions/"+RejectedSession+"/verify", "token-acme", nil)
+	if code != 200 || !strings.Contains(string(body), `"envelopes":1`) {
+		t.Fatalf("rejected session: %d %s", code, body)
+	}
+	var seen bool
+	err := st.ReadSession(context.Background(), ledger.SessionKey{Tenant: "acme", Session: RejectedSession}, func(m store.Msg) error {
+		e, err := ledger.Decode(m.Data, ledger.Limits{})
+		if err != nil {
+			return err
+		}
+		var rej Rejection
+		if err := json.Unmarshal(e.Payload(), &rej); err != nil {
+			return err
+		}
+		seen = e.EventType() == ledger.EventRejected && rej.SHA256 == hex.EncodeToString(sum[:]) && rej.Length == int64(len(big)) &&
+			strings.Contains(rej.Defect, "over the limit") && rej.Answered == "deny" && strings.HasPrefix(rej.Excerpt, `{"x":"`)
+		return nil
+	})
+	if err != nil || !seen {
+		t.Fatalf("no rejection record with the body's SHA-256 and length (%v)", err)
 	}
 }

@@ -126,7 +126,7 @@ func (e *Engine) recordResolution(ctx context.Context, k ledger.SessionKey, forS
 		}
 		rec, _ := json.Marshal(aarts.ResolutionRecord{ForSeq: forSeq, Resolution: resolution, By: by, Scope: "session"})
 		env, err := ledger.Seal(en.state.Head, ledger.Event{TenantID: k.Tenant, SessionID: k.Session, EventType: ledger.EventResolution,
-			TsUnixMs: e.now().UnixMilli(), Payload: rec}, e.decider.Limits)
+			TsUnixMs: e.stamp(en.state).UnixMilli(), Payload: rec}, e.decider.Limits)
 		if err != nil {
 			return nil, err
 		}
@@ -140,9 +140,10 @@ func (e *Engine) recordResolution(ctx context.Context, k ledger.SessionKey, forS
 			return &Resolution{ForSeq: forSeq, Resolution: resolution, Seq: env.Seq(), Hash: env.Hash()}, nil
 		}
 		en.state = nil
-		if !errors.Is(err, store.ErrConflict) || attempt >= maxRebuilds {
+		if !errors.Is(err, store.ErrConflict) || ctx.Err() != nil {
 			return nil, fmt.Errorf("record resolution %s: %w", k, err)
 		}
+		backoff(ctx, attempt)
 	}
 }
 

@@ -2,15 +2,18 @@ package engine
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"strings"
 
 	"github.com/agentledger/agentledger/aarts"
-	"github.com/agentledger/agentledger/ledger"
 )
 
 // ServeStdio speaks the AARTS subprocess model on in and out: the first
@@ -20,14 +23,20 @@ import (
 // answered with the Resolution. A line that cannot be decided gets
 // {"error": "..."} and the session goes on. It returns at the end of in.
 func ServeStdio(ctx context.Context, e *Engine, tenant string, in io.Reader, out io.Writer) error {
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64<<10), ledger.DefaultMaxBytes+4096)
+	lr := newLineReader(in, int64(e.decider.Limits.Bytes()))
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
 	first := true
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
+	for n := 1; ; n++ {
+		line, size, sum, err := lr.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 && size == int64(len(line)) {
 			continue
 		}
 		if first {
@@ -35,7 +44,7 @@ func ServeStdio(ctx context.Context, e *Engine, tenant string, in io.Reader, out
 				AARTSVersion string `json:"aarts_version"`
 				HookPoint    string `json:"hook_point"`
 			}
-			if err := json.Unmarshal([]byte(line), &v); err != nil || v.AARTSVersion == "" || v.HookPoint != "" {
+			if err := json.Unmarshal(line, &v); err != nil || v.AARTSVersion == "" || v.HookPoint != "" {
 				_ = enc.Encode(apiError{Error: fmt.Sprintf(`line %d: the first line must be the version check {"aarts_version": %q}`, n, aarts.Version)})
 				return errors.New("stdio: no version check")
 			}
@@ -50,25 +59,72 @@ func ServeStdio(ctx context.Context, e *Engine, tenant string, in io.Reader, out
 			Resolution string `json:"resolution"`
 			By         string `json:"by"`
 		}
-		_ = json.Unmarshal([]byte(line), &probe)
+		_ = json.Unmarshal(line, &probe)
 		var answer any
-		if probe.PendingID != "" {
+		if probe.PendingID != "" && size == int64(len(line)) {
 			r, err := e.Resolve(ctx, tenant, probe.PendingID, probe.Resolution, probe.By)
 			if err != nil {
 				answer = apiError{Error: fmt.Sprintf("line %d: %v", n, err)}
 			} else {
 				answer = r
 			}
-		} else if step, err := e.Decide(ctx, tenant, []byte(line)); err != nil {
-			answer = apiError{Error: fmt.Sprintf("line %d: %v", n, err)}
 		} else {
-			answer = ResponseOf(step)
+			answer = e.Answer(ctx, Request{Tenant: tenant, Body: line, Size: size, SHA256: sum})
 		}
 		if err := enc.Encode(answer); err != nil {
 			return err
 		}
 	}
-	return sc.Err()
+}
+
+// lineReader reads newline-delimited input, keeping at most keep+1 bytes
+// of a line: a longer line is read to its end (hashed, not kept), so one
+// oversized line is rejected on its own and the stream goes on.
+type lineReader struct {
+	r    *bufio.Reader
+	keep int64
+}
+
+func newLineReader(r io.Reader, keep int64) *lineReader {
+	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), keep: keep}
+}
+
+// next returns the next line (without its newline) or its first keep+1
+// bytes, the line's length, and when the line was cut, the hex SHA-256 of
+// the whole line.
+func (l *lineReader) next() (line []byte, size int64, sum string, err error) {
+	var h hash.Hash
+	for {
+		frag, err := l.r.ReadSlice('\n')
+		if err != nil && err != bufio.ErrBufferFull && !(err == io.EOF && len(frag) > 0) {
+			if err == io.EOF && size > 0 {
+				break
+			}
+			return nil, 0, "", err
+		}
+		last := err == nil || err == io.EOF
+		if last && len(frag) > 0 && frag[len(frag)-1] == '\n' {
+			frag = frag[:len(frag)-1]
+		}
+		size += int64(len(frag))
+		if room := l.keep + 1 - int64(len(line)); room > 0 {
+			line = append(line, frag[:min(int64(len(frag)), room)]...)
+		}
+		if h == nil && size > l.keep {
+			h = sha256.New()
+			h.Write(line[:min(int64(len(line)), size-int64(len(frag)))])
+			h.Write(frag)
+		} else if h != nil {
+			h.Write(frag)
+		}
+		if last {
+			break
+		}
+	}
+	if h != nil {
+		sum = hex.EncodeToString(h.Sum(nil))
+	}
+	return line, size, sum, nil
 }
 
 // versionAnswer answers an AARTS version check.

@@ -21,7 +21,7 @@ import (
 // it returns. ReadLines stops at the first error fn returns and returns it.
 func ReadLines(r io.Reader, lim Limits, fn func(line []byte, n int) error) error {
 	br := bufio.NewReaderSize(r, 64<<10)
-	max := lim.bytes()
+	max := lim.Bytes()
 	var long []byte
 	for n := 1; ; n++ {
 		line, err := br.ReadSlice('\n')

@@ -38,7 +38,8 @@ func (l Limits) depth() int {
 	return l.MaxDepth
 }
 
-func (l Limits) bytes() int {
+// Bytes is the size limit in force: MaxBytes, or DefaultMaxBytes.
+func (l Limits) Bytes() int {
 	if l.MaxBytes <= 0 {
 		return DefaultMaxBytes
 	}
@@ -111,8 +112,8 @@ func Canonicalize(data []byte, lim Limits) ([]byte, error) {
 
 // AppendCanonical is Canonicalize appending to dst.
 func AppendCanonical(dst, data []byte, lim Limits) ([]byte, error) {
-	if len(data) > lim.bytes() {
-		return dst, &InputError{Offset: -1, Msg: fmt.Sprintf("input is %d bytes, over the %d-byte limit", len(data), lim.bytes())}
+	if len(data) > lim.Bytes() {
+		return dst, &InputError{Offset: -1, Msg: fmt.Sprintf("input is %d bytes, over the %d-byte limit", len(data), lim.Bytes())}
 	}
 	p := parser{in: data, out: dst, maxDepth: lim.depth()}
 	base := len(dst)

@@ -153,8 +153,8 @@ func Seal(head Head, ev Event, lim Limits) (*Envelope, error) {
 		eventType: ev.EventType, prevHash: head.Hash,
 	}
 	e.raw = e.encode(payload)
-	if len(e.raw) > lim.bytes() {
-		return nil, &InputError{Offset: -1, Msg: fmt.Sprintf("sealed envelope is %d bytes, over the %d-byte limit", len(e.raw), lim.bytes())}
+	if len(e.raw) > lim.Bytes() {
+		return nil, &InputError{Offset: -1, Msg: fmt.Sprintf("sealed envelope is %d bytes, over the %d-byte limit", len(e.raw), lim.Bytes())}
 	}
 	return e, nil
 }

@@ -25,12 +25,17 @@ const (
 	EventResolution    = "Resolution"
 	EventEngineFailure = "EngineFailure"
 	EventCheckpoint    = "Checkpoint"
+	// EventRejected records input the engine could not accept (not I-JSON,
+	// over a limit, not a valid AARTS event): what was wrong, the SHA-256
+	// and length of the raw bytes and a safe excerpt, and what the host was
+	// answered. The input itself is not stored.
+	EventRejected = "Rejected"
 )
 
 // EventTypes is every event type an envelope may carry: the AARTS hook
 // points, the Sanitized extension and the engine's own records. One vocabulary only: other products'
 // event names are mapped onto these when imported, never stored as they are.
-var EventTypes = append(slices.Clone(HookPoints), EventSanitized, EventVerdict, EventResolution, EventEngineFailure, EventCheckpoint)
+var EventTypes = append(slices.Clone(HookPoints), EventSanitized, EventVerdict, EventResolution, EventEngineFailure, EventCheckpoint, EventRejected)
 
 var eventTypeSet = func() map[string]bool {
 	m := make(map[string]bool, len(EventTypes))

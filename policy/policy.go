@@ -250,7 +250,12 @@ type Decision struct {
 	Artifacts     []string       `json:"artifacts"`
 	Constraints   map[string]any `json:"constraints"`
 	Directives    map[string]any `json:"directives"`
-	PolicyDigest  string         `json:"policy_digest"`
+	// Explicit is true when an allow rests on an explicit allow (a
+	// manifest allow rule, an allow_always resolution) rather than on the
+	// absence of any signal. Host adapters give the host's own "allow"
+	// (which skips the host's permission prompt) only for explicit allows.
+	Explicit     bool   `json:"explicit,omitempty"`
+	PolicyDigest string `json:"policy_digest"`
 }
 
 // Verdict returns the AARTS verdict of d.
@@ -406,6 +411,14 @@ func decisionOf(v any) (*Decision, error) {
 		if f != nil {
 			return nil, f
 		}
+	}
+	known["explicit"] = true
+	switch x := obj["explicit"].(type) {
+	case nil:
+	case bool:
+		d.Explicit = x
+	default:
+		return nil, fmt.Errorf("explicit is %T, want a boolean", x)
 	}
 	known["confidence"] = true
 	switch c := obj["confidence"].(type) {

@@ -15,6 +15,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"time"
 
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/engine"
@@ -129,7 +130,7 @@ func (x *exact) hook(ctx context.Context, env *ledger.Envelope) (*pending, error
 		return nil, err
 	}
 	p := &pending{env: env, before: *x.replayed}
-	if p.step, err = x.d.DecideEvent(ctx, x.replayed, ev, env.Payload()); err != nil {
+	if p.step, err = x.d.DecideEvent(ctx, x.replayed, ev, env.Payload(), time.UnixMilli(env.TsUnixMs())); err != nil {
 		return nil, err
 	}
 	x.r.StepsReplayed++
@@ -137,7 +138,7 @@ func (x *exact) hook(ctx context.Context, env *ledger.Envelope) (*pending, error
 		return p, nil
 	}
 	probe := *x.recorded
-	if p.baseline, err = x.d.DecideEvent(ctx, &probe, ev, env.Payload()); err != nil {
+	if p.baseline, err = x.d.DecideEvent(ctx, &probe, ev, env.Payload(), time.UnixMilli(env.TsUnixMs())); err != nil {
 		return nil, err
 	}
 	// The recorded track takes the event now and the recorded verdict when

@@ -3,4 +3,4 @@
 package store
 
 // lockDir is a no-op where flock is not available.
-func lockDir(string) (func(), error) { return func() {}, nil }
+func lockDir(string) (func(), func(Holder), error) { return func() {}, func(Holder) {}, nil }

@@ -113,6 +113,8 @@ type Store struct {
 	subj   subjects
 	srv    *server.Server // nil when external
 	unlock func()
+	// announce writes who holds the data directory into its lock file.
+	announce func(Holder)
 	nc     *nats.Conn
 	js     jetstream.JetStream
 	stream jetstream.Stream
@@ -197,6 +199,17 @@ func (s *Store) ClientURL() string {
 	return s.srv.ClientURL()
 }
 
+// Announce says, in the data directory's lock file, which program holds it
+// and what it serves (an engine's socket), so that another process that
+// finds the directory taken can say how to reach it. The embedded server's
+// client URL is filled in. A no-op for an external server.
+func (s *Store) Announce(program, socket string) {
+	if s.announce == nil {
+		return
+	}
+	s.announce(Holder{PID: os.Getpid(), Program: program, NATSURL: s.ClientURL(), Socket: socket})
+}
+
 // StreamName returns the stream's name.
 func (s *Store) StreamName() string { return s.cfg.Stream }
 
@@ -233,11 +246,11 @@ func (s *Store) startEmbedded(ctx context.Context) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
-	unlock, err := lockDir(dir)
+	unlock, announce, err := lockDir(dir)
 	if err != nil {
 		return err
 	}
-	s.unlock = unlock
+	s.unlock, s.announce = unlock, announce
 	pw := make([]byte, 24)
 	if _, err := rand.Read(pw); err != nil {
 		return fmt.Errorf("admin password: %w", err)
@@ -301,7 +314,20 @@ func (s *Store) startEmbedded(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("connect embedded server: %w: %w", ErrUnavailable, err)
 	}
+	s.Announce(programName(), "")
 	return s.attach(ctx, nc)
+}
+
+// programName names this process for a lock file: its program and
+// command, e.g. "ledger append".
+func programName() string {
+	name := filepath.Base(os.Args[0])
+	for _, a := range os.Args[1:] {
+		if !strings.HasPrefix(a, "-") {
+			return name + " " + a
+		}
+	}
+	return name
 }
 
 func maxBytes(l ledger.Limits) int {

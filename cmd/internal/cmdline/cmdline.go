@@ -461,3 +461,32 @@ func LoadPolicy(ctx context.Context, paths []string, manifestPath string) (*poli
 	}
 	return p, nil
 }
+
+// UserDataDir is the per-user data directory the hooks use when neither
+// --data nor LEDGER_DATA says otherwise: $XDG_DATA_HOME/agentledger, else
+// ~/.local/share/agentledger. It lies outside every project, so an agent
+// working in a project never finds the ledger or its keys there.
+func UserDataDir() (string, error) {
+	if d := os.Getenv("XDG_DATA_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "agentledger"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", Usage(fmt.Errorf("no --data given and no home directory for the default: %w", err))
+	}
+	return filepath.Join(home, ".local", "share", "agentledger"), nil
+}
+
+// HookDataDir is the data directory of a hook: --data or LEDGER_DATA when
+// set, else UserDataDir.
+func HookDataDir(c *cli.Context) (string, error) {
+	for _, ctx := range c.Lineage() {
+		if ctx.IsSet(FlagData) {
+			return filepath.Abs(ctx.String(FlagData))
+		}
+	}
+	if v := os.Getenv(envOf[FlagData]); v != "" {
+		return filepath.Abs(v)
+	}
+	return UserDataDir()
+}

@@ -65,10 +65,31 @@ decision := d if {
 	count(found) == 0
 	d := {
 		"decision": "allow", "aarm_decision": "ALLOW", "reason_code": "ALLOW", "category": "none", "severity": "info",
-		"source": "policy", "confidence": 1, "matched_rule_id": "", "reasons": [], "artifacts": [],
-		"constraints": constraints, "directives": {},
+		"source": "policy", "confidence": 1, "matched_rule_id": explicit_rule, "reasons": [], "artifacts": [],
+		"constraints": constraints, "directives": {}, "explicit": explicit_rule != "",
 	}
 }
+
+# An allow that rests on an explicit allow: a manifest allow rule matched the
+# call, or the user answered an earlier ask about it with allow_always. Only
+# such an allow may skip the host's own permission prompt; adapters answer
+# any other allow with no decision, so the host's own guard still applies.
+default explicit_rule := ""
+
+explicit_rule := "RULE_ALLOW" if {
+	hook == "PreToolUse"
+	allowed_by_rule
+} else := "ALLOW_ALWAYS" if {
+	hook == "PreToolUse"
+	some a in input.snapshot.allowed_artifacts
+	a in action_artifacts
+}
+
+action_artifacts contains input.action.tool_native
+
+action_artifacts contains c if some c in command_lines
+
+action_artifacts contains h if some h in object.get(action, "hosts", [])
 
 # An ask while the session already has as many open approvals as the
 # manifest bounds (max_concurrent_deferrals) is a deny instead.

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/agentledger/agentledger/cmd/internal/cmdline"
+	"github.com/agentledger/agentledger/engine"
+	"github.com/agentledger/agentledger/ledger/store"
+	"github.com/agentledger/agentledger/receipt"
+)
+
+func (a *app) serve(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return cmdline.Usage(fmt.Errorf("serve takes no arguments, got %q", c.Args().First()))
+	}
+	listen := c.String("listen")
+	var tokens *engine.Tokens
+	if f := c.String("tokens"); f != "" {
+		var err error
+		if tokens, err = engine.LoadTokens(f); err != nil {
+			return cmdline.Usage(err)
+		}
+	} else if listen != "" && !c.Bool("insecure-dev") {
+		return cmdline.Usage(errors.New("serve needs --tokens FILE (or --insecure-dev for a local experiment, or --listen \"\" to serve the Unix socket only)"))
+	}
+	if listen != "" && c.Bool("insecure-dev") {
+		fmt.Fprintln(a.stderr, "engine: WARNING: --insecure-dev: requests without a token act as tenant default")
+	}
+	p, err := loadPolicy(c)
+	if err != nil {
+		return err
+	}
+	cfg, err := cmdline.StoreConfig(c)
+	if err != nil {
+		return err
+	}
+	dataDir := cmdline.Resolve(c, cmdline.FlagData)
+	socket := c.String("socket")
+	switch {
+	case socket == "none":
+		socket = ""
+	case socket == "" && cfg.URL == "":
+		socket = engine.SocketPath(dataDir)
+	}
+	if listen == "" && socket == "" {
+		return cmdline.Usage(errors.New("serve needs --listen or a socket (--socket PATH)"))
+	}
+	cfg.NoAtomicBatch = c.Bool("no-atomic-batch")
+	st, err := store.Open(c.Context, cfg)
+	if err != nil {
+		return cmdline.Unavailable(err)
+	}
+	defer st.Close()
+	lim, err := cmdline.Limits(c)
+	if err != nil {
+		return err
+	}
+	d := engine.NewDecider(p)
+	d.Limits = lim
+	key, pub, err := cmdline.SigningKey(c.String("signing-key"), dataDir)
+	if err != nil {
+		return err
+	}
+	d.Signer = receipt.NewSigner(key)
+	if pub != "" {
+		fmt.Fprintf(a.stderr, "engine: receipts are signed; verify them with ledger verify --pubkey %s\n", pub)
+	}
+	warn := func(err error) { fmt.Fprintf(a.stderr, "engine: %v\n", err) }
+	opts := []engine.Option{engine.WithPendingTimeout(c.Duration("pending-timeout")), engine.WithFailOpen(c.Bool("fail-open")),
+		engine.WithSpool(filepath.Join(dataDir, "spool")), engine.WithWarnings(warn)}
+	if f := c.String("telemetry"); f != "" {
+		tf, err := os.OpenFile(f, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			return cmdline.Usage(err)
+		}
+		defer tf.Close()
+		opts = append(opts, engine.WithTelemetry(engine.NewTelemetry(tf)))
+	}
+	if every := c.Duration("checkpoint-every"); every >= 0 {
+		dir := c.String("checkpoint-dir")
+		if dir == "" {
+			dir = filepath.Join(dataDir, "checkpoints")
+		}
+		cp := engine.NewCheckpointer(st, key, dir)
+		opts = append(opts, engine.WithCheckpoints(cp))
+		go cp.Run(c.Context, every, warn)
+		fmt.Fprintf(a.stderr, "engine: signed checkpoints go to %s (every %s and after each SessionEnd)\n", dir, every)
+	}
+	eng := engine.New(d, st, opts...)
+	// Records a crashed engine owed the ledger go in before anything else.
+	drainCtx, cancel := context.WithTimeout(c.Context, 30*time.Second)
+	if err := eng.Drain(drainCtx); err != nil {
+		warn(err)
+	}
+	cancel()
+
+	var servers []*http.Server
+	errc := make(chan error, 2)
+	serveOn := func(ln net.Listener, h http.Handler) {
+		srv := engine.NewHTTPServer("", h)
+		servers = append(servers, srv)
+		go func() { errc <- srv.Serve(ln) }()
+	}
+	timeout := c.Duration("timeout")
+	if listen != "" {
+		ln, err := net.Listen("tcp", listen)
+		if err != nil {
+			return cmdline.Usage(err)
+		}
+		serveOn(ln, engine.Handler(engine.ServerConfig{Engine: eng, Store: st, Tokens: tokens, Insecure: c.Bool("insecure-dev"), Timeout: timeout}))
+		fmt.Fprintf(a.stderr, "engine: serving http://%s (policy %s, manifest %s)\n", ln.Addr(), p.Digest()[:12], p.Manifest().Name)
+	}
+	if socket != "" {
+		ln, err := engine.ListenUnix(socket)
+		if err != nil {
+			return cmdline.Usage(err)
+		}
+		defer os.Remove(socket)
+		if idle := c.Duration("idle-exit"); idle > 0 {
+			ln = engine.NewIdleListener(ln, idle)
+		}
+		// The socket is this user's only (0600 in a 0700 directory): its
+		// requests act as --tenant without a token.
+		serveOn(ln, engine.Handler(engine.ServerConfig{Engine: eng, Store: st, Insecure: true, Tenant: c.String("tenant"), Timeout: timeout}))
+		fmt.Fprintf(a.stderr, "engine: serving hooks on %s (tenant %s)\n", socket, c.String("tenant"))
+	}
+	st.Announce("engine serve", socket)
+	select {
+	case err := <-errc:
+		if errors.Is(err, net.ErrClosed) { // the idle listener closed
+			err = nil
+		}
+		shutdown(servers)
+		return err
+	case <-c.Context.Done():
+	}
+	shutdown(servers)
+	return nil
+}
+
+func shutdown(servers []*http.Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, s := range servers {
+		_ = s.Shutdown(ctx)
+	}
+}

@@ -1,0 +1,335 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/ledger"
+)
+
+// Request is one hook input as a transport received it. Every transport
+// (HTTP, stdio, the host adapters, in-process callers) hands its input to
+// Engine.Answer, which applies the one failure policy of the engine.
+type Request struct {
+	// Tenant the input belongs to; "" is the default tenant.
+	Tenant string
+	// Host names the adapter whose native input Body is (see Hosts); ""
+	// means Body is an AARTS hook event.
+	Host string
+	// Body is the input, or its first bytes when Size says it was longer.
+	Body []byte
+	// Size is the length of the whole input when the transport read only
+	// a prefix of it into Body; 0 means len(Body).
+	Size int64
+	// SHA256 is the hex SHA-256 of the whole input when Body is a prefix
+	// (the transport hashed what it discarded); "" means the engine hashes
+	// Body.
+	SHA256 string
+	// Truncated says the input went on past what the transport would read
+	// at all: Size and SHA256 cover its first Size bytes.
+	Truncated bool
+	// AutoApprove is the adapter's documented opt-in to answer every allow
+	// with the host's own allow, which skips the host's permission prompt.
+	AutoApprove bool
+}
+
+// Reason codes of answers that are not a policy's verdict.
+const (
+	// ReasonInputRejected: the engine could not accept the input (not
+	// I-JSON, over a size or depth limit, not a valid event). The
+	// rejection is recorded; a blocking hook point is answered deny.
+	ReasonInputRejected = "INPUT_REJECTED"
+	// ReasonEngineFailure: the engine could not decide and record a valid
+	// event. The failure policy answers (deny, or allow under fail-open)
+	// and the failure is recorded, durably before the answer is returned.
+	ReasonEngineFailure = "ENGINE_FAILURE"
+)
+
+// RejectedSession is the session, one per tenant, that holds rejections of
+// input in which no session id could be read.
+const RejectedSession = "rejected"
+
+// Rejection is the payload of a Rejected envelope.
+type Rejection struct {
+	// ID makes recording the rejection idempotent (it is spooled first).
+	ID string `json:"id"`
+	// Defect says what was wrong with the input, and where.
+	Defect string `json:"defect"`
+	// Host is the adapter the input came through ("" for AARTS input).
+	Host string `json:"host,omitempty"`
+	// HookPoint is the hook point (or the host's event name) as far as it
+	// could be read from the input.
+	HookPoint string `json:"hook_point,omitempty"`
+	// SessionID is the session id as far as it could be read, when the
+	// rejection is recorded in the tenant's rejected session instead.
+	SessionID string `json:"session_id,omitempty"`
+	SHA256    string `json:"sha256"`
+	Length    int64  `json:"length"`
+	// Truncated: the input went on past what the transport reads at all;
+	// SHA256 and Length cover its first Length bytes.
+	Truncated bool `json:"truncated,omitempty"`
+	// Excerpt is the start of the input, as valid UTF-8, with recognizable
+	// secrets redacted.
+	Excerpt  string `json:"excerpt"`
+	Answered string `json:"answered"`
+}
+
+// excerptBytes bounds a rejection's excerpt.
+const excerptBytes = 256
+
+// Answer decides one hook input and says what to answer the host. It never
+// fails: input the engine cannot accept is answered deny at a blocking hook
+// point (allow at a notification) and recorded as a Rejected envelope; an
+// event the engine cannot decide and record is answered by the failure
+// policy and recorded as an EngineFailure, durably before Answer returns.
+// For a host adapter's input the answer carries the host's native output.
+func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
+	start := time.Now()
+	if req.Tenant == "" {
+		req.Tenant = ledger.DefaultTenant
+	}
+	var host *Host
+	if req.Host != "" {
+		if host = HostNamed(req.Host); host == nil {
+			return e.reject(ctx, req, nil, fmt.Errorf("unknown host %q", req.Host))
+		}
+	}
+	if req.Size > int64(len(req.Body)) || len(req.Body) > e.decider.Limits.Bytes() {
+		size := max(req.Size, int64(len(req.Body)))
+		return e.reject(ctx, req, host, fmt.Errorf("input is %d bytes, over the limit of %d", size, e.decider.Limits.Bytes()))
+	}
+	payload := req.Body
+	var native string
+	if host != nil {
+		// The host's input must itself be I-JSON: a defect the host's JSON
+		// decoder would paper over (a duplicate key, a lone surrogate) is
+		// a defect of the input, not something to map around.
+		if _, err := ledger.Canonicalize(req.Body, e.decider.Limits); err != nil {
+			return e.reject(ctx, req, host, err)
+		}
+		m, err := host.Map(req.Body, e.now(), req.AutoApprove)
+		if err != nil {
+			return e.reject(ctx, req, host, err)
+		}
+		native = m.Native
+		if m.Event == nil {
+			return HookResponse{Verdict: aarts.Verdict{Decision: aarts.Allow}, ReasonCode: "NOT_JUDGED", HostOutput: host.Render(native, HookResponse{Verdict: aarts.Verdict{Decision: aarts.Allow}})}
+		}
+		payload = m.Event
+	}
+	ev, err := aarts.ParseEvent(payload)
+	if err == nil {
+		// Validate and canonicalize once here, so that what fails below is
+		// the engine's fault, never the input's.
+		if _, err = ledger.Canonicalize(payload, e.decider.Limits); err == nil {
+			err = sessionIDValid(req.Tenant, ev.SessionID)
+		}
+	}
+	if err != nil {
+		return e.reject(ctx, req, host, err)
+	}
+	step, err := e.decideEvent(ctx, req.Tenant, ev, payload)
+	e.tel.Decision(req.Tenant, payload, step, start, time.Now(), err)
+	var r HookResponse
+	switch {
+	case err == nil:
+		r = ResponseOf(step)
+	case IsInputError(err):
+		return e.reject(ctx, req, host, err)
+	default:
+		r = e.fail(req.Tenant, ev, payload, err)
+	}
+	if host != nil {
+		r.HostOutput = host.Render(native, r)
+	}
+	return r
+}
+
+// sessionIDValid checks that an envelope can carry the session id.
+func sessionIDValid(tenant, session string) error {
+	_, err := ledger.Seal(ledger.Head{}, ledger.Event{TenantID: tenant, SessionID: session, EventType: ledger.EventCheckpoint, Payload: []byte("{}")}, ledger.Limits{})
+	return err
+}
+
+// fail applies the failure policy to an event that could not be decided
+// and recorded: the answer is deny, or allow under fail-open, and the
+// failure is recorded durably before the answer is returned.
+func (e *Engine) fail(tenant string, ev *aarts.Event, payload []byte, cause error) HookResponse {
+	answer := aarts.Deny
+	if e.failOpen {
+		answer = aarts.Allow
+	}
+	if !blocking(ev.HookPoint) {
+		answer = aarts.Allow
+	}
+	e.noteFailure(ledger.SessionKey{Tenant: tenant, Session: ev.SessionID}, payload, answer, cause)
+	return HookResponse{
+		Verdict: aarts.Verdict{Decision: answer, Category: "engine_failure", Severity: "critical", Source: "failure_policy",
+			Reasons: []string{"the engine could not decide and record this event: " + cause.Error()}},
+		AARMDecision: aarmOf(answer), ReasonCode: ReasonEngineFailure,
+	}
+}
+
+// FailureResponse is the answer of the failure policy when no engine
+// could be reached at all (an adapter whose engine is down): deny, or allow
+// when failOpen.
+func FailureResponse(failOpen bool, cause error) HookResponse {
+	answer := aarts.Deny
+	if failOpen {
+		answer = aarts.Allow
+	}
+	return HookResponse{
+		Verdict: aarts.Verdict{Decision: answer, Category: "engine_failure", Severity: "critical", Source: "failure_policy",
+			Reasons: []string{"the security engine could not be reached: " + cause.Error()}},
+		AARMDecision: aarmOf(answer), ReasonCode: ReasonEngineFailure,
+	}
+}
+
+func aarmOf(decision string) string {
+	if decision == aarts.Allow {
+		return aarts.AARMAllow
+	}
+	return aarts.AARMDeny
+}
+
+// blocking reports whether the host waits for the verdict of a hook point
+// (AARTS §6.3: Required and Recommended) rather than only notifying.
+// Unknown hook points count as blocking: bad input is never waved through.
+func blocking(hookPoint string) bool {
+	return hookPoint != "SessionEnd" && hookPoint != "PostAskResolution"
+}
+
+// reject records input the engine cannot accept and answers it: deny at a
+// blocking hook point, allow at a notification (the host does not wait;
+// the record is what matters). --fail-open never changes this answer.
+func (e *Engine) reject(ctx context.Context, req Request, host *Host, defect error) HookResponse {
+	probe := probeInput(req.Body)
+	rej := Rejection{Defect: defect.Error(), SHA256: req.SHA256, Length: max(req.Size, int64(len(req.Body))),
+		Excerpt: excerpt(req.Body), HookPoint: probe.HookPoint, Truncated: req.Truncated}
+	if rej.SHA256 == "" {
+		sum := sha256.Sum256(req.Body)
+		rej.SHA256 = hex.EncodeToString(sum[:])
+	}
+	isBlocking := blocking(probe.HookPoint)
+	if host != nil {
+		rej.Host = host.Name
+		rej.HookPoint = probe.HostEvent
+		isBlocking = host.Blocking(probe.HostEvent)
+	}
+	rej.Answered = aarts.Allow
+	if isBlocking {
+		rej.Answered = aarts.Deny
+	}
+	key := ledger.SessionKey{Tenant: req.Tenant, Session: probe.SessionID}
+	if probe.SessionID == "" || sessionIDValid(req.Tenant, probe.SessionID) != nil {
+		rej.SessionID = RejectedSessionNote(probe.SessionID)
+		key.Session = RejectedSession
+	}
+	e.recordRejection(ctx, key, &rej)
+	r := HookResponse{
+		Verdict: aarts.Verdict{Decision: rej.Answered, Category: "input_validation", Severity: "critical", Source: "input_validation",
+			Reasons: []string{"agentledger rejected this input: " + rej.Defect}},
+		AARMDecision: aarmOf(rej.Answered), ReasonCode: ReasonInputRejected,
+	}
+	if host != nil {
+		r.HostOutput = host.Render(probe.HostEvent, r)
+	}
+	return r
+}
+
+// RejectedSessionNote is how a session id that could not be used is kept
+// in a rejection: cut to 128 bytes of valid UTF-8.
+func RejectedSessionNote(id string) string {
+	id = strings.ToValidUTF8(id, "\uFFFD")
+	if len(id) > 128 {
+		id = strings.ToValidUTF8(id[:128], "")
+	}
+	return id
+}
+
+// probed is what could be read from input that was not accepted.
+type probed struct {
+	SessionID string
+	HookPoint string // an AARTS event's hook_point
+	HostEvent string // a host's native event name (hook_event_name)
+}
+
+// probeInput reads the top-level session id and event name from input that
+// may be broken: truncated, not I-JSON, or not JSON past some point. It
+// reads tokens up to the first error and keeps the first value of each key
+// (a duplicate cannot move the record to another session).
+func probeInput(b []byte) probed {
+	var p probed
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return p
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return p
+		}
+		k, _ := t.(string)
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return p
+		}
+		s, isString := v.(string)
+		if !isString || seen[k] {
+			continue
+		}
+		switch k {
+		case "session_id", "conversation_id", "sessionId":
+			if p.SessionID == "" {
+				p.SessionID = s
+			}
+		case "hook_point":
+			p.HookPoint = s
+		case "hook_event_name":
+			p.HostEvent = s
+		}
+		seen[k] = true
+	}
+	return p
+}
+
+// excerpt is the start of b as valid UTF-8 with recognizable secrets
+// redacted.
+func excerpt(b []byte) string {
+	if len(b) > excerptBytes {
+		b = b[:excerptBytes]
+		for len(b) > 0 && !utf8.Valid(b) && len(b) > excerptBytes-4 {
+			b = b[:len(b)-1]
+		}
+	}
+	return RedactString(strings.ToValidUTF8(string(b), "\uFFFD"))
+}
+
+// recordRejection records a rejection in its session: spooled durably
+// first, then appended at once (a rejection is rare, and its record is the
+// point). If the store cannot take it now, the spool keeps it until the
+// session's next event or the engine's next start.
+func (e *Engine) recordRejection(ctx context.Context, k ledger.SessionKey, rej *Rejection) {
+	rej.ID = newPendingID()
+	raw, err := json.Marshal(rej)
+	if err != nil {
+		return
+	}
+	e.queue(k, spooled{ID: rej.ID, Tenant: k.Tenant, Session: k.Session, EventType: ledger.EventRejected, AtMs: e.now().UnixMilli(), Payload: raw})
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	if err := e.Flush(ctx, k); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		e.warn(fmt.Errorf("record rejection in %s (kept in the spool): %w", k, err))
+	}
+}
