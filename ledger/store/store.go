@@ -115,9 +115,9 @@ type Store struct {
 	unlock func()
 	// announce writes who holds the data directory into its lock file.
 	announce func(Holder)
-	nc     *nats.Conn
-	js     jetstream.JetStream
-	stream jetstream.Stream
+	nc       *nats.Conn
+	js       jetstream.JetStream
+	stream   jetstream.Stream
 
 	locks   [64]sync.Mutex // serialize appends per session within this process
 	mu      sync.Mutex
