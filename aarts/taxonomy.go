@@ -1,6 +1,9 @@
 package aarts
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Canonical tool names of the AARTS standard tool taxonomy (AARTS §7).
 const (
@@ -19,20 +22,53 @@ const (
 	ToolOther          = "other"
 )
 
-// CanonicalTools lists the taxonomy's names.
+// agentledger's extensions of the taxonomy: host tools that act on the
+// agent's own workflow, not on the machine or the network. AARTS files them
+// under "other"; the engine reads them as what they are, so that a manifest
+// can declare them and a policy can tell them from an unknown tool. Events
+// carry the standard name (StandardTool); the engine's analysis uses these.
+const (
+	// ToolPlanning: plans and todo lists (TodoWrite, EnterPlanMode,
+	// ExitPlanMode).
+	ToolPlanning = "planning"
+	// ToolAskUser: a question to the user (AskUserQuestion).
+	ToolAskUser = "ask_user"
+	// ToolShellControl: the output or end of a background shell the agent
+	// started (BashOutput, KillShell); the command itself was judged when
+	// it started.
+	ToolShellControl = "shell_control"
+	// ToolMCPResource: listing and reading an MCP server's resources
+	// (ListMcpResourcesTool, ReadMcpResourceTool); their content taints
+	// the session like any MCP content.
+	ToolMCPResource = "mcp_resource"
+	// ToolSkill: a skill or slash command the user installed (Skill,
+	// SlashCommand); what it then does is judged call by call.
+	ToolSkill = "skill"
+)
+
+// CanonicalTools lists the taxonomy's names: AARTS §7's, then
+// agentledger's extensions.
 var CanonicalTools = []string{
 	ToolShell, ToolFileWrite, ToolFileEdit, ToolFileRead, ToolFileDelete, ToolWebRequest, ToolMCPCall,
 	ToolCodeExec, ToolPackageInstall, ToolBrowser, ToolDatabase, ToolDelegate, ToolOther,
+	ToolPlanning, ToolAskUser, ToolShellControl, ToolMCPResource, ToolSkill,
 }
 
+// standardTools is how many of CanonicalTools AARTS §7 defines.
+const standardTools = 13
+
 // IsCanonicalTool reports whether name is a taxonomy name.
-func IsCanonicalTool(name string) bool {
-	for _, t := range CanonicalTools {
-		if t == name {
-			return true
-		}
+func IsCanonicalTool(name string) bool { return slices.Contains(CanonicalTools, name) }
+
+// StandardTool is Canonical restricted to AARTS §7: agentledger's
+// extensions are "other" (with the native name beside it in the event), as
+// the standard requires of what an adapter sends.
+func StandardTool(native string) string {
+	t := Canonical(native)
+	if !slices.Contains(CanonicalTools[:standardTools], t) {
+		return ToolOther
 	}
-	return false
+	return t
 }
 
 // nativeTools maps host tool names, lowercased, to canonical names. Hosts
@@ -69,6 +105,14 @@ var nativeTools = map[string]string{
 	"browser_screenshot": ToolBrowser, "click": ToolBrowser, "type": ToolBrowser, "screenshot": ToolBrowser, "computer": ToolBrowser,
 	// database
 	"sql_query": ToolDatabase, "db_exec": ToolDatabase, "query": ToolDatabase, "sql": ToolDatabase, "execute_sql": ToolDatabase,
+	// agentledger's extensions: the agent's own workflow
+	"todowrite": ToolPlanning, "todoread": ToolPlanning, "enterplanmode": ToolPlanning, "exitplanmode": ToolPlanning,
+	"update_plan": ToolPlanning, "write_todos": ToolPlanning,
+	"askuserquestion": ToolAskUser, "ask_user": ToolAskUser, "ask_followup_question": ToolAskUser,
+	"bashoutput": ToolShellControl, "killshell": ToolShellControl, "killbash": ToolShellControl,
+	"listmcpresourcestool": ToolMCPResource, "readmcpresourcetool": ToolMCPResource,
+	"skill": ToolSkill, "slashcommand": ToolSkill,
+	"notebookread": ToolFileRead,
 	// delegation
 	"task": ToolDelegate, "agent": ToolDelegate, "spawn_agent": ToolDelegate, "delegate": ToolDelegate, "subagent": ToolDelegate,
 }

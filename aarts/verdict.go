@@ -86,6 +86,10 @@ type VerdictRecord struct {
 	// allow that rests on no explicit allow (no permission decision is
 	// given, so the host's own guard still applies).
 	HostAnswer string `json:"host_answer,omitempty"`
+	// TurnID, for an ask the host resolves itself (HostAnswer "ask"), is
+	// the asked call's turn (Claude Code's tool_use_id): the host's later
+	// report of that call tells how the ask was resolved.
+	TurnID string `json:"turn_id,omitempty"`
 	// Receipt is the signed statement of this verdict (AARM R5), when the
 	// engine signs; package receipt defines and checks it.
 	Receipt json.RawMessage `json:"receipt,omitempty"`
@@ -99,4 +103,9 @@ type ResolutionRecord struct {
 	Artifacts  []string `json:"artifacts,omitempty"`
 	Scope      string   `json:"scope,omitempty"` // session or tenant
 	By         string   `json:"by,omitempty"`
+	// Source says who resolved it: "engine" (through the engine's
+	// resolution API, or its timeout) when empty, or "host" for an ask the
+	// host resolved in its own prompt, inferred from what the host reported
+	// next (the asked call ran: approved).
+	Source string `json:"source,omitempty"`
 }

@@ -124,7 +124,7 @@ func claudeCodeBlocking(event string) bool {
 func (in *ClaudeCodeInput) AARTS(now time.Time) (event []byte, ok bool, err error) {
 	e := map[string]any{
 		"session_id": in.SessionID, "timestamp": now.UTC().Format(time.RFC3339Nano), "host_id": "claude-code",
-		"aarts_version": aarts.Version, "cwd": in.Cwd,
+		"aarts_version": aarts.Version, "cwd": in.Cwd, "adapter": "claude-code",
 	}
 	turn := in.ToolUseID
 	if turn == "" {
@@ -132,7 +132,7 @@ func (in *ClaudeCodeInput) AARTS(now time.Time) (event []byte, ok bool, err erro
 	}
 	tool := func() {
 		e["turn_id"] = turn
-		e["tool_name"] = aarts.Canonical(in.ToolName)
+		e["tool_name"] = aarts.StandardTool(in.ToolName)
 		e["tool_name_native"] = in.ToolName
 		e["tool_input"] = in.ToolInput
 		e["artifacts"] = []any{}

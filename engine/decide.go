@@ -121,6 +121,9 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 		AARMDecision: dec.AARMDecision, ReasonCode: dec.ReasonCode, Constraints: dec.Constraints,
 		PolicyDigest: dec.PolicyDigest, SnapshotHash: step.SnapshotHash, HostAnswer: HostAnswer(ev, dec),
 	}
+	if step.Record.HostAnswer == aarts.Ask {
+		step.Record.TurnID = ev.TurnID
+	}
 	if d.Signer != nil {
 		if step.Record.Receipt, err = d.receipt(ev, env, step, at); err != nil {
 			return nil, fmt.Errorf("receipt: %w", err)
@@ -165,15 +168,17 @@ func Action(ev *aarts.Event) *aarts.Analysis {
 // itself finds worth asking about.
 var guardedHosts = map[string]bool{"claude-code": true, "cursor": true, "copilot": true, "gemini-cli": true}
 
-// HostAnswer is what a host is answered for a decision on ev. For a host
-// with its own permission flow, an allow that rests on no explicit allow
-// (dec.Explicit) is answered with no decision (aarts.HostAnswerNone), so the
-// host's own guard still applies: agentledger never leaves the user less
-// protected than the host alone would. The event's auto_approve extension
-// (an adapter's documented opt-in) answers every allow as an allow. Events
-// of other hosts get "" (the decision is the answer).
+// HostAnswer is what a host is answered for a decision on ev, when ev came
+// through the adapter of a host with its own permission flow (the event's
+// "adapter" extension, set by the adapter's mapping and so recorded). An
+// allow that rests on no explicit allow (dec.Explicit) is answered with no
+// decision (aarts.HostAnswerNone), so the host's own guard still applies:
+// agentledger never leaves the user less protected than the host alone
+// would. The event's auto_approve extension (the adapter's documented
+// opt-in) answers every allow as an allow. An ask is the host's to resolve
+// in its own prompt. Other events get "": the decision is the answer.
 func HostAnswer(ev *aarts.Event, dec *policy.Decision) string {
-	if !guardedHosts[ev.HostID] {
+	if !guardedHosts[ev.String("adapter")] {
 		return ""
 	}
 	if dec.Decision != aarts.Allow || dec.Explicit || ev.Field("auto_approve") == true {

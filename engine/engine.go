@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -145,6 +146,13 @@ func (e *Engine) decideEvent(ctx context.Context, tenant string, ev *aarts.Event
 			}
 			return nil, fmt.Errorf("record earlier failures of %s: %w", key, err)
 		}
+		if err := e.closeHostAsk(ctx, key, en, ev); err != nil {
+			if errors.Is(err, store.ErrConflict) {
+				backoff(ctx, attempt)
+				continue
+			}
+			return nil, fmt.Errorf("record the host's resolution in %s: %w", key, err)
+		}
 		next := *en.state
 		step, err := e.decider.DecideEvent(ctx, &next, ev, payload, e.stamp(en.state))
 		if err != nil {
@@ -153,7 +161,7 @@ func (e *Engine) decideEvent(ctx context.Context, tenant string, ev *aarts.Event
 		err = e.store.AppendSealed(ctx, []*ledger.Envelope{step.Envelope, step.Verdict})
 		if err == nil {
 			*en.state = next
-			if step.Record.Verdict.Decision == aarts.Ask {
+			if step.Record.Verdict.Decision == aarts.Ask && step.Record.HostAnswer == "" {
 				step.PendingID = e.openPending(key, step.Envelope.Seq(), e.pending.timeout)
 			}
 			if ev.HookPoint == "SessionEnd" && e.checkpoints != nil {
@@ -167,6 +175,51 @@ func (e *Engine) decideEvent(ctx context.Context, tenant string, ev *aarts.Event
 		}
 		backoff(ctx, attempt)
 	}
+}
+
+// closeHostAsk records how the host resolved an ask it prompted for itself,
+// when ev is the host's report of the asked call: a PostToolUse of the
+// asked turn means the user approved it (the call ran). The Resolution is
+// recorded before ev, with source "host".
+func (e *Engine) closeHostAsk(ctx context.Context, k ledger.SessionKey, en *entry, ev *aarts.Event) error {
+	if ev.HookPoint != "PostToolUse" || ev.TurnID == "" {
+		return nil
+	}
+	for _, a := range en.state.Snapshot.HostAsks {
+		if a.TurnID != ev.TurnID {
+			continue
+		}
+		rec, err := json.Marshal(aarts.ResolutionRecord{ForSeq: a.ForSeq, Resolution: "approved", By: "host", Scope: "session", Source: "host"})
+		if err != nil {
+			return err
+		}
+		_, err = e.appendOne(ctx, k, en, ledger.EventResolution, rec, e.stamp(en.state).UnixMilli())
+		return err
+	}
+	return nil
+}
+
+// appendOne seals one engine record onto a session's chain, appends it and
+// folds it into the session's state. When the append fails the state is
+// dropped, to be re-read from the ledger (store.ErrConflict: another writer
+// moved the session). The caller holds the
+// session lock and a loaded state.
+func (e *Engine) appendOne(ctx context.Context, k ledger.SessionKey, en *entry, eventType string, payload []byte, atMs int64) (*ledger.Envelope, error) {
+	env, err := ledger.Seal(en.state.Head, ledger.Event{TenantID: k.Tenant, SessionID: k.Session, EventType: eventType,
+		TsUnixMs: max(atMs, en.state.Snapshot.LastMs), Payload: payload}, e.decider.Limits)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := e.decider.Reducer.Apply(en.state.Snapshot, env)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.store.AppendSealed(ctx, []*ledger.Envelope{env}); err != nil {
+		en.state = nil // whatever happened, the ledger is the truth
+		return nil, err
+	}
+	en.state.Head, en.state.Snapshot = env.Head(), snap
+	return env, nil
 }
 
 // stamp is the envelope time of the next envelope of a session: the

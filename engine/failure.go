@@ -141,25 +141,12 @@ func (e *Engine) flushFailures(ctx context.Context, k ledger.SessionKey, en *ent
 			e.unspool(f.ID)
 			continue
 		}
-		env, err := ledger.Seal(en.state.Head, ledger.Event{TenantID: k.Tenant, SessionID: k.Session, EventType: f.EventType,
-			TsUnixMs: max(f.AtMs, en.state.Snapshot.LastMs), Payload: f.Payload}, e.decider.Limits)
-		if err == nil {
-			err = e.store.AppendSealed(ctx, []*ledger.Envelope{env})
-		}
-		if err != nil {
+		if _, err := e.appendOne(ctx, k, en, f.EventType, f.Payload, f.AtMs); err != nil {
 			en.failMu.Lock()
 			en.failures = append(pending[i:], en.failures...)
 			en.failMu.Unlock()
-			if errors.Is(err, store.ErrConflict) {
-				en.state = nil
-			}
 			return err
 		}
-		snap, err := e.decider.Reducer.Apply(en.state.Snapshot, env)
-		if err != nil {
-			return err
-		}
-		en.state.Head, en.state.Snapshot = env.Head(), snap
 		en.state.markRecorded(f.ID)
 		e.unspool(f.ID)
 	}

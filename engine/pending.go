@@ -125,21 +125,10 @@ func (e *Engine) recordResolution(ctx context.Context, k ledger.SessionKey, forS
 			return nil, ErrNoPending // resolved by another engine meanwhile
 		}
 		rec, _ := json.Marshal(aarts.ResolutionRecord{ForSeq: forSeq, Resolution: resolution, By: by, Scope: "session"})
-		env, err := ledger.Seal(en.state.Head, ledger.Event{TenantID: k.Tenant, SessionID: k.Session, EventType: ledger.EventResolution,
-			TsUnixMs: e.stamp(en.state).UnixMilli(), Payload: rec}, e.decider.Limits)
-		if err != nil {
-			return nil, err
-		}
-		snap, err := e.decider.Reducer.Apply(en.state.Snapshot, env)
-		if err != nil {
-			return nil, err
-		}
-		err = e.store.AppendSealed(ctx, []*ledger.Envelope{env})
+		env, err := e.appendOne(ctx, k, en, ledger.EventResolution, rec, e.stamp(en.state).UnixMilli())
 		if err == nil {
-			en.state.Head, en.state.Snapshot = env.Head(), snap
 			return &Resolution{ForSeq: forSeq, Resolution: resolution, Seq: env.Seq(), Hash: env.Hash()}, nil
 		}
-		en.state = nil
 		if !errors.Is(err, store.ErrConflict) || ctx.Err() != nil {
 			return nil, fmt.Errorf("record resolution %s: %w", k, err)
 		}

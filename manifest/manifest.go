@@ -88,7 +88,8 @@ type DataLabels struct {
 	Paths map[string][]string `json:"paths"`
 }
 
-// Budgets bound a session. Zero means the default.
+// Budgets bound a session. Steps, tool calls and wall time are opt-in: zero
+// sets no limit. For the others zero means the default.
 type Budgets struct {
 	MaxSteps               int   `json:"max_steps"`
 	MaxToolCalls           int   `json:"max_tool_calls"`
@@ -98,10 +99,12 @@ type Budgets struct {
 	MaxConcurrentDeferrals int   `json:"max_concurrent_deferrals"`
 }
 
-// Default budgets.
+// Default budgets: no limit on steps, tool calls or wall time (a normal
+// day of work must never hit a limit nobody set); 1 MiB of tool output and a
+// 2-minute tool timeout returned as constraints; 2 approvals the engine
+// waits on at once (asks the host resolves itself do not count).
 var DefaultBudgets = Budgets{
-	MaxSteps: 200, MaxToolCalls: 100, MaxWallTimeMs: 3_600_000, MaxOutputBytes: 1 << 20, ToolTimeoutMs: 120_000,
-	MaxConcurrentDeferrals: 2,
+	MaxOutputBytes: 1 << 20, ToolTimeoutMs: 120_000, MaxConcurrentDeferrals: 2,
 }
 
 // Rules are permission rules in tool(pattern) form, evaluated deny, then

@@ -118,6 +118,7 @@ func (s Snapshot) clone() Snapshot {
 	n.DataFindings = slices.Clone(s.DataFindings)
 	n.EgressDomains = slices.Clone(s.EgressDomains)
 	n.Pending = slices.Clone(s.Pending)
+	n.HostAsks = slices.Clone(s.HostAsks)
 	n.PermittedTools = slices.Clone(s.PermittedTools)
 	n.AllowedArtifacts = slices.Clone(s.AllowedArtifacts)
 	n.DeniedArtifacts = slices.Clone(s.DeniedArtifacts)
@@ -283,8 +284,17 @@ func (n *Snapshot) foldVerdict(e *ledger.Envelope) error {
 		n.DeniedCount++
 	}
 	if v.Verdict.Decision == aarts.Ask || v.AARMDecision == aarts.AARMStepUp || v.AARMDecision == aarts.AARMDefer {
-		n.Pending = append(n.Pending, Pending{ForSeq: v.ForSeq, HookPoint: v.HookPoint, AARMDecision: v.AARMDecision,
-			ReasonCode: v.ReasonCode, Artifacts: v.Verdict.Artifacts})
+		p := Pending{ForSeq: v.ForSeq, HookPoint: v.HookPoint, AARMDecision: v.AARMDecision,
+			ReasonCode: v.ReasonCode, Artifacts: v.Verdict.Artifacts}
+		if v.HostAnswer == aarts.Ask {
+			p.TurnID = v.TurnID
+			n.HostAsks = append(n.HostAsks, p)
+			if len(n.HostAsks) > maxPending {
+				n.HostAsks = n.HostAsks[len(n.HostAsks)-maxPending:]
+			}
+			return nil
+		}
+		n.Pending = append(n.Pending, p)
 		if len(n.Pending) > maxPending {
 			n.Pending = n.Pending[len(n.Pending)-maxPending:]
 		}
@@ -300,11 +310,15 @@ func (n *Snapshot) foldResolution(e *ledger.Envelope) error {
 	if !aarts.IsResolution(r.Resolution) {
 		return fmt.Errorf("resolution %q: want one of %s", r.Resolution, strings.Join(aarts.Resolutions, ", "))
 	}
-	i := slices.IndexFunc(n.Pending, func(p Pending) bool { return p.ForSeq == r.ForSeq })
+	open := &n.Pending
+	if r.Source == "host" {
+		open = &n.HostAsks
+	}
+	i := slices.IndexFunc(*open, func(p Pending) bool { return p.ForSeq == r.ForSeq })
 	var p Pending
 	if i >= 0 {
-		p = n.Pending[i]
-		n.Pending = slices.Delete(n.Pending, i, i+1)
+		p = (*open)[i]
+		*open = slices.Delete(*open, i, i+1)
 	}
 	artifacts := r.Artifacts
 	if len(artifacts) == 0 {

@@ -48,6 +48,11 @@ type Snapshot struct {
 	EgressDomains   []string  `json:"egress_domains"`
 	DeniedCount     int       `json:"denied_count"`
 	Pending         []Pending `json:"pending"`
+	// HostAsks are asks the host resolves in its own prompt (Claude
+	// Code's permission dialog): they do not wait on the engine, never time
+	// out and do not count as pending; each is closed by a Resolution the
+	// engine infers from the host's next report of the call.
+	HostAsks []Pending `json:"host_asks,omitempty"`
 
 	ParentSessionID  string   `json:"parent_session_id"`
 	PermittedTools   []string `json:"permitted_tools"`
@@ -95,6 +100,8 @@ type Pending struct {
 	AARMDecision string   `json:"aarm_decision"`
 	ReasonCode   string   `json:"reason_code"`
 	Artifacts    []string `json:"artifacts,omitempty"`
+	// TurnID is the asked call's turn, for a host ask.
+	TurnID string `json:"turn_id,omitempty"`
 }
 
 // Call is one tool call in the loop detector's window.

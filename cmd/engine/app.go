@@ -22,10 +22,11 @@ type app struct {
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
 	return &cli.App{
-		Name:   "engine",
-		Usage:  "decide AARTS hook events with an OPA policy and a capability manifest",
-		Writer: stdout,
-		Flags:  cmdline.GlobalFlags(),
+		Name:    "engine",
+		Usage:   "decide AARTS hook events with an OPA policy and a capability manifest",
+		Writer:  stdout,
+		Version: cmdline.Version(),
+		Flags:   cmdline.GlobalFlags(),
 		Commands: []*cli.Command{
 			cmdline.WithGlobals(&cli.Command{
 				Name:      "serve",

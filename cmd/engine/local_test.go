@@ -30,7 +30,7 @@ func hookCmd(bin, data, stdin string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-func runHook(t *testing.T, bin, data, stdin string, args ...string) string {
+func runHook(t testing.TB, bin, data, stdin string, args ...string) string {
 	t.Helper()
 	cmd := hookCmd(bin, data, stdin, args...)
 	var out, errb bytes.Buffer
@@ -43,7 +43,7 @@ func runHook(t *testing.T, bin, data, stdin string, args ...string) string {
 
 // stopLocalEngine stops the engine that holds data (the one a hook
 // started) and waits until the directory is free.
-func stopLocalEngine(t *testing.T, data string) {
+func stopLocalEngine(t testing.TB, data string) {
 	t.Helper()
 	pid := store.ReadHolder(data).PID
 	if pid == 0 {

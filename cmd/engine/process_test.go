@@ -25,7 +25,7 @@ var built struct {
 	out  []byte
 }
 
-func buildEngine(t *testing.T) string {
+func buildEngine(t testing.TB) string {
 	t.Helper()
 	built.once.Do(func() {
 		dir, err := os.MkdirTemp("", "agentledger-engine-bin-")

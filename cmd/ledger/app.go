@@ -41,6 +41,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Name:            "ledger",
 		Usage:           "hash-chained audit envelopes on NATS JetStream",
 		Writer:          stdout,
+		Version:         cmdline.Version(),
 		Flags:           cmdline.GlobalFlags(),
 		Reader:          stdin,
 		HideHelpCommand: false,

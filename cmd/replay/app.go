@@ -27,10 +27,11 @@ type app struct {
 func newApp(stdout, stderr io.Writer) *cli.App {
 	a := &app{stdout: stdout, stderr: stderr}
 	return &cli.App{
-		Name:   "replay",
-		Usage:  "re-run recorded sessions against a candidate policy and report what changed",
-		Writer: stdout,
-		Flags:  cmdline.GlobalFlags(),
+		Name:    "replay",
+		Usage:   "re-run recorded sessions against a candidate policy and report what changed",
+		Writer:  stdout,
+		Version: cmdline.Version(),
+		Flags:   cmdline.GlobalFlags(),
 		Commands: []*cli.Command{
 			cmdline.WithGlobals(&cli.Command{
 				Name:      "exact",

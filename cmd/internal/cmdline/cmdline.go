@@ -14,6 +14,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -489,4 +491,32 @@ func HookDataDir(c *cli.Context) (string, error) {
 		return filepath.Abs(v)
 	}
 	return UserDataDir()
+}
+
+// Version is what --version prints: agentledger's version, the commit it
+// was built from (with "-dirty" for uncommitted changes) and the Go
+// version, as the build recorded them.
+func Version() string {
+	version, commit, dirty, goVersion := "devel", "unknown", false, runtime.Version()
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v := bi.Main.Version; v != "" && v != "(devel)" {
+			version = v
+		}
+		goVersion = bi.GoVersion
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				commit = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+	}
+	if len(commit) > 12 {
+		commit = commit[:12]
+	}
+	if dirty {
+		commit += "-dirty"
+	}
+	return fmt.Sprintf("%s (commit %s, %s)", version, commit, goVersion)
 }

@@ -103,18 +103,22 @@ signals contains sig(3, "EGRESS_DENY", "deny", "DENY", "network_egress", "critic
 
 budget_hooks := {"PreToolUse", "PreLLMRequest", "PreSubAgentSpawn"}
 
-signals contains sig(4, "BUDGET_EXCEEDED", "deny", "DENY", "resource_abuse", "warning", sprintf("steps %v exceed the budget of %v", [input.snapshot.steps_consumed, input.manifest.budgets.max_steps]), [], 1) if {
+# Budgets are opt-in: 0 (the default) sets no limit.
+signals contains sig(4, "BUDGET_EXCEEDED", "deny", "DENY", "resource_abuse", "warning", sprintf("steps %d exceed the budget of %d", [input.snapshot.steps_consumed, input.manifest.budgets.max_steps]), [], 1) if {
 	hook in budget_hooks
+	input.manifest.budgets.max_steps > 0
 	input.snapshot.steps_consumed > input.manifest.budgets.max_steps
 }
 
-signals contains sig(4, "BUDGET_EXCEEDED", "deny", "DENY", "resource_abuse", "warning", sprintf("tool calls %v exceed the budget of %v", [input.snapshot.tool_calls_consumed, input.manifest.budgets.max_tool_calls]), [], 1) if {
+signals contains sig(4, "BUDGET_EXCEEDED", "deny", "DENY", "resource_abuse", "warning", sprintf("tool calls %d exceed the budget of %d", [input.snapshot.tool_calls_consumed, input.manifest.budgets.max_tool_calls]), [], 1) if {
 	hook in budget_hooks
+	input.manifest.budgets.max_tool_calls > 0
 	input.snapshot.tool_calls_consumed > input.manifest.budgets.max_tool_calls
 }
 
-signals contains sig(4, "BUDGET_EXCEEDED", "deny", "DENY", "resource_abuse", "warning", sprintf("wall time (ms) %v exceeds the budget of %v", [input.snapshot.wall_time_ms, input.manifest.budgets.max_wall_time_ms]), [], 1) if {
+signals contains sig(4, "BUDGET_EXCEEDED", "deny", "DENY", "resource_abuse", "warning", sprintf("wall time %d ms exceeds the budget of %d ms", [input.snapshot.wall_time_ms, input.manifest.budgets.max_wall_time_ms]), [], 1) if {
 	hook in budget_hooks
+	input.manifest.budgets.max_wall_time_ms > 0
 	input.snapshot.wall_time_ms > input.manifest.budgets.max_wall_time_ms
 }
 
