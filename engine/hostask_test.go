@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -140,5 +143,124 @@ func TestEngineClock(t *testing.T) {
 	}
 	if want := now.Add(time.Hour).Add(time.Second).UnixMilli(); last != want {
 		t.Fatalf("last ts %d, want %d (the previous envelope's, since the clock stepped back)", last, want)
+	}
+}
+
+// TestContendedSessionNeverFails: two engines (two store clients of one
+// JetStream server, as two engine processes would be) answer 400 benign
+// requests each on one session, concurrently. Contention for the session's
+// head is retried, never answered as ENGINE_FAILURE, and every event is
+// recorded with its verdict.
+func TestContendedSessionNeverFails(t *testing.T) {
+	ctx := context.Background()
+	srv, err := store.Open(ctx, store.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0", Sync: store.SyncInterval})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	p, err := policy.Load(ctx, "", policy.DefaultManifest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const perEngine, workers = 400, 4
+	var failures, answered atomic.Int64
+	var wg sync.WaitGroup
+	for en := range 2 {
+		c, err := store.Open(ctx, store.Config{URL: srv.ClientURL()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		e := New(NewDecider(p), c)
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := w; i < perEngine; i += workers {
+					body := fmt.Sprintf(`{"hook_point":"PreToolUse","session_id":"contended","timestamp":"2026-11-23T10:00:00Z","host_id":"my-agent","aarts_version":"0.1","turn_id":"e%d-%d","tool_name":"shell","tool_name_native":"exec","artifacts":[],"tool_input":{"command":"ls -la src/e%d/f%d"}}`, en, i, en, i)
+					rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+					r := e.Answer(rctx, Request{Body: []byte(body)})
+					cancel()
+					answered.Add(1)
+					if r.ReasonCode == ReasonEngineFailure || r.ReasonCode == ReasonInputRejected {
+						failures.Add(1)
+						t.Errorf("engine %d request %d: %s %v", en, i, r.ReasonCode, r.Reasons)
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	if failures.Load() != 0 || answered.Load() != 2*perEngine {
+		t.Fatalf("%d of %d answers were failures", failures.Load(), answered.Load())
+	}
+	envs := readSession(t, srv, ledger.SessionKey{Tenant: ledger.DefaultTenant, Session: "contended"})
+	if len(envs) != 4*perEngine {
+		t.Fatalf("%d envelopes, want %d (each event and its verdict)", len(envs), 4*perEngine)
+	}
+	for i := 0; i < len(envs); i += 2 {
+		if envs[i].EventType() != "PreToolUse" || envs[i+1].EventType() != ledger.EventVerdict {
+			t.Fatalf("seq %d: %s then %s, want an event and its verdict", i, envs[i].EventType(), envs[i+1].EventType())
+		}
+	}
+	if n := checkChains(t, srv); n != 2*perEngine {
+		t.Fatalf("%d events in verified chains, want %d", n, 2*perEngine)
+	}
+}
+
+// TestLongClaudeCodeSession is a working day's session through the Claude
+// Code adapter with the built-in manifest: 300 tool calls over two hours
+// of engine time, using the host's own workflow tools. None of those is
+// denied, and no budget stops the session.
+func TestLongClaudeCodeSession(t *testing.T) {
+	now := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
+	e, _ := defaultEngine(t, WithClock(func() time.Time { return now }))
+	ctx := context.Background()
+	calls := []struct{ tool, input string }{
+		{"TodoWrite", `{"todos":[{"content":"fix the checkout total","status":"in_progress","activeForm":"Fixing the checkout total"}]}`},
+		{"Read", `{"file_path":"/workspace/shop/checkout/total.go"}`},
+		{"Grep", `{"pattern":"discount","path":"/workspace/shop"}`},
+		{"Edit", `{"file_path":"/workspace/shop/checkout/total.go","old_string":"a","new_string":"b"}`},
+		{"Bash", `{"command":"go test ./checkout/...","run_in_background":true}`},
+		{"BashOutput", `{"bash_id":"bash_1"}`},
+		{"AskUserQuestion", `{"questions":[{"question":"Keep the old rounding?","header":"Rounding","options":[{"label":"Yes","description":"keep"},{"label":"No","description":"drop"}],"multiSelect":false}]}`},
+		{"ExitPlanMode", `{"plan":"1. fix total 2. add test"}`},
+		{"EnterPlanMode", `{}`},
+		{"Write", `{"file_path":"/workspace/shop/checkout/total_test.go","content":"package checkout\n"}`},
+		{"KillShell", `{"shell_id":"bash_1"}`},
+		{"Skill", `{"command":"pdf"}`},
+		{"SlashCommand", `{"command":"/review"}`},
+		{"ListMcpResourcesTool", `{}`},
+		{"ReadMcpResourceTool", `{"server":"docs","uri":"docs://checkout"}`},
+		{"NotebookRead", `{"notebook_path":"/workspace/shop/analysis.ipynb"}`},
+		{"Glob", `{"pattern":"**/*.go"}`},
+		{"Bash", `{"command":"git status"}`},
+	}
+	workflow := map[string]bool{"TodoWrite": true, "ExitPlanMode": true, "EnterPlanMode": true, "AskUserQuestion": true, "BashOutput": true,
+		"KillShell": true, "Skill": true, "SlashCommand": true, "ListMcpResourcesTool": true, "ReadMcpResourceTool": true, "NotebookRead": true}
+	const s, n = "long-day", 300
+	e.Answer(ctx, Request{Host: "claude-code", Body: ccHook(s, "SessionStart", `,"source":"startup","model":"claude-sonnet-4-5"`)})
+	for i := range n {
+		now = now.Add(2 * time.Hour / n)
+		c := calls[i%len(calls)]
+		input := strings.Replace(c.input, "total", fmt.Sprintf("total%d", i), 1)
+		r := e.Answer(ctx, Request{Host: "claude-code", Body: ccHook(s, "PreToolUse",
+			fmt.Sprintf(`,"tool_name":%q,"tool_input":%s,"tool_use_id":"toolu_%d"`, c.tool, input, i))})
+		if r.ReasonCode == "BUDGET_EXCEEDED" || r.ReasonCode == ReasonEngineFailure || r.ReasonCode == ReasonInputRejected ||
+			workflow[c.tool] && r.Decision != aarts.Allow {
+			t.Fatalf("call %d (%s): %s %s %v", i, c.tool, r.Decision, r.ReasonCode, r.Reasons)
+		}
+		post := e.Answer(ctx, Request{Host: "claude-code", Body: ccHook(s, "PostToolUse",
+			fmt.Sprintf(`,"tool_name":%q,"tool_input":%s,"tool_response":{"ok":true},"tool_use_id":"toolu_%d"`, c.tool, input, i))})
+		if post.Decision != aarts.Allow {
+			t.Fatalf("call %d (%s) result: %s %s %v", i, c.tool, post.Decision, post.ReasonCode, post.Reasons)
+		}
+	}
+	snap, err := e.Snapshot(ctx, ledger.SessionKey{Tenant: ledger.DefaultTenant, Session: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Snapshot.ToolCallsConsumed != n || snap.Snapshot.WallTimeMs < (2*time.Hour).Milliseconds() {
+		t.Fatalf("tool calls %d, wall time %d ms: want %d calls over two hours", snap.Snapshot.ToolCallsConsumed, snap.Snapshot.WallTimeMs, n)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -138,5 +140,96 @@ func TestEngineCrashSurvival(t *testing.T) {
 	t.Logf("5 kills: %d decisions answered with a record, %d not found as answered, %d stored twice", len(answers), lost, twice)
 	if len(answers) == 0 || lost != 0 || twice != 0 {
 		t.Fatalf("%d answered decisions, %d lost, %d stored twice", len(answers), lost, twice)
+	}
+}
+
+// TestEngineFailureSurvivesKill: while the ledger's server is down, engine
+// serve answers ENGINE_FAILURE (deny); each such answer is written to the
+// engine's spool before it is returned, so a SIGKILL right after cannot
+// erase it: after both restart, every failure answered is in the ledger.
+func TestEngineFailureSurvivesKill(t *testing.T) {
+	bin := buildEngine(t)
+	ctx := context.Background()
+	ledgerData, engineData := t.TempDir(), t.TempDir()
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	natsAddr := l.Addr().String()
+	l.Close()
+	srv, err := store.Open(ctx, store.Config{DataDir: ledgerData, Listen: natsAddr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _ = net.Listen("tcp", "127.0.0.1:0")
+	addr := l.Addr().String()
+	l.Close()
+	start := func() *exec.Cmd {
+		cmd := exec.Command(bin, "serve", "--nats", "nats://"+natsAddr, "--data", engineData, "--listen", addr, "--insecure-dev", "--timeout", "1s")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if resp, err := http.Post("http://"+addr+"/v1/version", "application/json", strings.NewReader(`{"aarts_version":"0.1"}`)); err == nil {
+				resp.Body.Close()
+				return cmd
+			}
+		}
+		t.Fatal("engine serve did not come up")
+		return nil
+	}
+	post := func(i int) map[string]any {
+		ev := fmt.Sprintf(`{"hook_point":"PreToolUse","session_id":"down","timestamp":"2026-11-23T10:00:00Z","host_id":"my-agent","aarts_version":"0.1","turn_id":"t%d","tool_name":"shell","tool_name_native":"exec","artifacts":[],"tool_input":{"command":"ls dir-%d"}}`, i, i)
+		resp, err := http.Post("http://"+addr+"/v1/hooks", "application/json", strings.NewReader(ev))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		json.NewDecoder(resp.Body).Decode(&m)
+		return m
+	}
+	cmd := start()
+	if r := post(0); r["decision"] != "allow" {
+		t.Fatalf("first event: %v", r)
+	}
+	srv.Close() // the ledger goes down
+	var failed []int
+	for i := 1; i <= 3; i++ {
+		r := post(i)
+		if r["reason_code"] != "ENGINE_FAILURE" || r["decision"] != "deny" {
+			t.Fatalf("event %d with the ledger down: %v, want a deny ENGINE_FAILURE", i, r)
+		}
+		failed = append(failed, i)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+
+	if srv, err = store.Open(ctx, store.Config{DataDir: ledgerData, Listen: natsAddr}); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	cmd = start() // drains its spool at start
+	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+	found := map[string]bool{}
+	err = srv.ReadSession(ctx, ledger.SessionKey{Tenant: ledger.DefaultTenant, Session: "down"}, func(m store.Msg) error {
+		e, err := ledger.Decode(m.Data, ledger.Limits{})
+		if err == nil && e.EventType() == ledger.EventEngineFailure {
+			var f struct {
+				Event    map[string]any `json:"event"`
+				Answered string         `json:"answered"`
+			}
+			json.Unmarshal(e.Payload(), &f)
+			found[fmt.Sprint(f.Event["turn_id"])+"/"+f.Answered] = true
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range failed {
+		if !found[fmt.Sprintf("t%d/deny", i)] {
+			t.Errorf("the ENGINE_FAILURE answered for event %d is not in the ledger after the restart (found %v)", i, found)
+		}
+	}
+	if rep, err := srv.Verify(ctx, store.Filter{}, ledger.Deep, nil); err != nil || !rep.OK() {
+		t.Fatalf("verify: %v %v", err, rep.Err())
 	}
 }
