@@ -58,6 +58,8 @@ type Analysis struct {
 	Decoded      []string   `json:"decoded"`
 	PipedToShell bool       `json:"piped_to_shell"`
 	Artifacts    []Artifact `json:"artifacts"`
+	// Cwd is the working directory relative paths were read against.
+	Cwd string `json:"-"`
 }
 
 // AnalyzeTool reads a tool call: native is the host's tool name, input the
@@ -65,7 +67,7 @@ type Analysis struct {
 // cwd the working directory relative paths resolve against ("" leaves them
 // relative).
 func AnalyzeTool(native string, input any, cwd string) Analysis {
-	a := Analysis{ToolNative: native, MCPServer: MCPServer(native)}
+	a := Analysis{ToolNative: native, MCPServer: MCPServer(native), Cwd: cwd}
 	base := Canonical(native)
 	var shellLines []string
 	walkStrings(input, "", func(field, s string) {

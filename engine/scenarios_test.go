@@ -59,7 +59,7 @@ var scenarios = []struct {
 	{"mcp-unknown-source", "coding-agent.json", []expect{
 		{"mcp-servers", 1, "allow/ALLOW/ALLOW"}, {"mcp-servers", 2, "deny/DENY/MCP_UNTRUSTED"}}},
 	{"self-protection", "coding-agent.json", []expect{
-		{"hook-tamper", 3, "deny/DENY/PROTECTED_PATH"}, {"hook-tamper", 4, "deny/DENY/RULE_DENY"}}},
+		{"hook-tamper", 3, "deny/DENY/PROTECTED_PATH"}, {"hook-tamper", 4, "deny/DENY/PROTECTED_PATH"}}},
 	{"approval-resolution", "coding-agent.json", []expect{
 		{"delete-approval", 3, "ask/STEP_UP/APPROVAL_REQUIRED"}, {"delete-approval", 5, "allow/ALLOW/ALLOW"}}},
 }

@@ -50,6 +50,15 @@ type Manifest struct {
 	// delete, beyond agentledger's own (data directory, keys, policies,
 	// hook configuration).
 	Protected []string `json:"protected"`
+	// ProtectedData lists directories (absolute paths or globs) no tool
+	// may touch at all: read, list, write, move or delete. agentledger's
+	// own data, keys and checkpoints are built in (**/ledger-data,
+	// **/.agentledger, **/.local/share/agentledger); the engine adds the
+	// directories it runs with.
+	ProtectedData []string `json:"protected_data,omitempty"`
+	// Home is the user's home directory, by which ~ and $HOME in a command
+	// are read. The engine sets it to its own user's.
+	Home string `json:"home,omitempty"`
 	// RequireIdentity denies tool calls whose event carries no identity
 	// block naming a principal and an agent (AARM R6). Without it, the
 	// missing parts are only flagged in the verdict's receipt.
@@ -234,7 +243,10 @@ func (m *Manifest) Validate() error {
 			}
 		}
 	}
-	for _, f := range []named{{"secrets.paths", m.Secrets.Paths}, {"protected", m.Protected}} {
+	if m.Home != "" && (!strings.HasPrefix(m.Home, "/") || path.Clean(m.Home) != m.Home) {
+		return &Error{Field: "home", Msg: fmt.Sprintf("%q: want a clean absolute directory", m.Home)}
+	}
+	for _, f := range []named{{"secrets.paths", m.Secrets.Paths}, {"protected", m.Protected}, {"protected_data", m.ProtectedData}} {
 		field, globs := f.name, f.list
 		for i, g := range globs {
 			if err := checkGlob(g); err != nil {

@@ -79,6 +79,7 @@ type Policy struct {
 	rules    *manifest.RuleSet
 	domains  *regexp.Regexp
 	digest   string
+	guard    *guard
 	modules  map[string]*ast.Module // test files included, for Test
 	data     map[string]any
 }
@@ -158,7 +159,7 @@ func prepare(ctx context.Context, b *bundle.Bundle, m *manifest.Manifest) (*Poli
 	if len(b.Modules) == 0 {
 		return nil, fmt.Errorf("%w: no .rego files", ErrPolicy)
 	}
-	p := &Policy{manifest: m, mview: m.ForPolicy(), rules: m.Compile(), modules: map[string]*ast.Module{}, data: b.Data}
+	p := &Policy{manifest: m, mview: m.ForPolicy(), rules: m.Compile(), guard: newGuard(m), modules: map[string]*ast.Module{}, data: b.Data}
 	p.domains = regexp.MustCompile(p.mview["domains_re"].(string))
 	opts := []func(*rego.Rego){
 		rego.Query(Query),
@@ -329,6 +330,7 @@ func (p *Policy) addFacts(am map[string]any, a *aarts.Analysis, event map[string
 	}
 	am["secret_env_refs"] = refs
 	am["manifest_facts"] = manifestFacts(p.manifest, p.domains, a)
+	am["protected_hits"] = orEmpty(p.guard.hits(a))
 }
 
 // inputValue builds the OPA input directly as an AST value: the manifest

@@ -105,6 +105,19 @@ func loadPolicy(c *cli.Context) (*policy.Policy, error) {
 	return cmdline.LoadPolicy(c.Context, c.StringSlice("policy"), c.String("manifest"))
 }
 
+// loadEnginePolicy is loadPolicy for an engine that records: the
+// directories and files it runs on are protected from every tool.
+func loadEnginePolicy(c *cli.Context) (*policy.Policy, error) {
+	data := cmdline.Resolve(c, cmdline.FlagData)
+	keep := []string{data}
+	for _, f := range []string{"checkpoint-dir", "signing-key"} {
+		if c.IsSet(f) {
+			keep = append(keep, c.String(f))
+		}
+	}
+	return cmdline.LoadPolicy(c.Context, c.StringSlice("policy"), c.String("manifest"), cmdline.Protect(keep...))
+}
+
 func (a *app) stdio(c *cli.Context) error {
 	e, closeStore, err := a.recordingEngine(c)
 	if err != nil {
@@ -117,7 +130,7 @@ func (a *app) stdio(c *cli.Context) error {
 // recordingEngine builds an Engine from the policy, store and signing
 // flags.
 func (a *app) recordingEngine(c *cli.Context) (*engine.Engine, func(), error) {
-	p, err := loadPolicy(c)
+	p, err := loadEnginePolicy(c)
 	if err != nil {
 		return nil, nil, err
 	}

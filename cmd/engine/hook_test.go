@@ -74,8 +74,8 @@ var hostGuardCases = []struct {
 	args        []string
 	want        string
 }{
-	{"no signal: host decides", ccPre("Bash", `{"command":"find / -delete"}`), nil, ""},
-	{"no signal, inline code: host decides", ccPre("Bash", `{"command":"python3 -c \"import shutil; shutil.rmtree('/')\""}`), nil, ""},
+	{"no signal: host decides", ccPre("Bash", `{"command":"make release"}`), nil, ""},
+	{"no signal, a script: host decides", ccPre("Bash", `{"command":"npm run deploy"}`), nil, ""},
 	{"plain read: host decides", ccPre("Read", `{"file_path":"/workspace/shop/main.go"}`), nil, ""},
 	{"explicit allow rule", ccPre("Bash", `{"command":"go test ./...","description":"run tests"}`), nil, "allow"},
 	{"auto-approve opt-in", ccPre("Bash", `{"command":"ls -la"}`), []string{"--auto-approve"}, "allow"},

@@ -35,7 +35,7 @@ func (a *app) serve(c *cli.Context) error {
 	if listen != "" && c.Bool("insecure-dev") {
 		fmt.Fprintln(a.stderr, "engine: WARNING: --insecure-dev: requests without a token act as tenant default")
 	}
-	p, err := loadPolicy(c)
+	p, err := loadEnginePolicy(c)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -446,7 +447,7 @@ func PolicyFlag() cli.Flag {
 // LoadPolicy loads a capability manifest (manifestPath "" is the built-in
 // one) and the policy layers at paths (none: the built-in policy). A bad
 // file is exit 2, naming it.
-func LoadPolicy(ctx context.Context, paths []string, manifestPath string) (*policy.Policy, error) {
+func LoadPolicy(ctx context.Context, paths []string, manifestPath string, adjust ...func(*manifest.Manifest)) (*policy.Policy, error) {
 	m := policy.DefaultManifest()
 	if manifestPath != "" {
 		b, err := os.ReadFile(manifestPath)
@@ -456,6 +457,9 @@ func LoadPolicy(ctx context.Context, paths []string, manifestPath string) (*poli
 		if m, err = manifest.Parse(b); err != nil {
 			return nil, Usage(fmt.Errorf("%s: %w", manifestPath, err))
 		}
+	}
+	for _, f := range adjust {
+		f(m)
 	}
 	p, err := policy.LoadLayers(ctx, paths, m)
 	if err != nil {
@@ -519,4 +523,24 @@ func Version() string {
 		commit += "-dirty"
 	}
 	return fmt.Sprintf("%s (commit %s, %s)", version, commit, goVersion)
+}
+
+// Protect returns the manifest adjustment of an engine that runs on the
+// given directories and files (its data directory, checkpoint directory,
+// signing key): they become protected data no tool may touch, and ~ in
+// commands is read as this user's home directory.
+func Protect(paths ...string) func(*manifest.Manifest) {
+	return func(m *manifest.Manifest) {
+		if home, err := os.UserHomeDir(); err == nil && m.Home == "" && filepath.IsAbs(home) {
+			m.Home = filepath.Clean(home)
+		}
+		for _, p := range paths {
+			if p == "" {
+				continue
+			}
+			if abs, err := filepath.Abs(p); err == nil && !slices.Contains(m.ProtectedData, abs) {
+				m.ProtectedData = append(m.ProtectedData, abs)
+			}
+		}
+	}
 }

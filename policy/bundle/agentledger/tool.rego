@@ -53,6 +53,11 @@ signals contains sig(1.1, "PROTECTED_PATH", "deny", "DENY", "persistence", "crit
 	glob_any(protected_globs | {g | some g in input.manifest.protected}, p)
 }
 
+signals contains sig(1.1, "PROTECTED_PATH", "deny", "DENY", "persistence", "critical", h, [h], 1) if {
+	input.event.hook_point == "PreToolUse"
+	some h in object.get(action, "protected_hits", [])
+}
+
 signals contains sig(1.2, "RULE_DENY", "deny", "DENY", "tool_execution", "critical", sprintf("denied by rule %s", [r]), [], 1) if {
 	input.event.hook_point == "PreToolUse"
 	some r in input.action.rules.deny

@@ -1,0 +1,225 @@
+package policy
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/manifest"
+)
+
+// agentledger protects itself (AARTS §10.2): its data (ledger, signing
+// keys, checkpoints, spool) may not be touched by any tool at all, and the
+// hosts' hook configuration may not be written, whatever the path form (~,
+// $HOME, relative, a parent directory, a glob) and whatever the tool
+// (file tools, or any shell command that is not read-only).
+
+// dataGlobs are agentledger's data directories wherever they are.
+var dataGlobs = []string{"**/ledger-data", "**/.agentledger", "**/.local/share/agentledger"}
+
+// hostConfigGlobs are the hosts' hook configurations in any project or
+// home directory.
+var hostConfigGlobs = []string{
+	"**/.claude/settings.json", "**/.claude/settings.local.json", "**/.claude/hooks",
+	"**/.cursor/hooks.json", "**/.github/hooks", "**/.gemini/settings.json",
+	"**/.codex/config.toml", "**/.codex/hooks.json",
+}
+
+// homeConfigDirs are the hosts' per-user directories, protected whole
+// (their settings, hooks and plugins live there).
+var homeConfigDirs = []string{".claude", ".cursor", ".gemini", ".codex"}
+
+// guard is what the self-protection checks: roots no tool may touch, and
+// roots no tool may write.
+type guard struct {
+	home         string
+	data, config []string // absolute directories or files, or globs
+}
+
+func newGuard(m *manifest.Manifest) *guard {
+	g := &guard{home: m.Home, data: slices.Concat(dataGlobs, m.ProtectedData), config: slices.Clone(hostConfigGlobs)}
+	if m.Home != "" {
+		for _, d := range homeConfigDirs {
+			g.config = append(g.config, path.Join(m.Home, d))
+		}
+	}
+	return g
+}
+
+// hits returns why an action touches what agentledger protects, one
+// reason per path; none for an action that does not.
+func (g *guard) hits(a *aarts.Analysis) []string {
+	var out []string
+	add := func(format string, args ...any) {
+		if r := fmt.Sprintf(format, args...); !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	switch a.Tool {
+	case aarts.ToolShell, aarts.ToolCodeExec, aarts.ToolPackageInstall:
+		for _, c := range a.Commands {
+			g.shellHits(c, a.Cwd, add)
+		}
+	default:
+		writes := a.Tool == aarts.ToolFileWrite || a.Tool == aarts.ToolFileEdit || a.Tool == aarts.ToolFileDelete
+		for _, p := range a.Paths {
+			p = g.expand(p, a.Cwd)
+			if r, ok := g.under(p, g.data); ok {
+				add("%s is agentledger's own data (%s): no tool may touch it", p, r)
+			} else if r, ok := g.under(p, g.config); ok && writes {
+				add("%s is an agent host's hook configuration (%s): no tool may change it", p, r)
+			}
+		}
+	}
+	return out
+}
+
+func (g *guard) shellHits(c aarts.Command, cwd string, add func(string, ...any)) {
+	readOnly, destructive := readOnly(c), destructive(c)
+	check := func(arg string, write bool) {
+		p := g.expand(arg, cwd)
+		if r, ok := g.under(p, g.data); ok {
+			add("%s touches %s, agentledger's own data (%s)", c.Binary, p, r)
+			return
+		}
+		if r, ok := g.under(p, g.config); ok && (write || !readOnly) {
+			add("%s would change %s, an agent host's hook configuration (%s)", c.Binary, p, r)
+			return
+		}
+		if destructive {
+			if r, ok := g.above(p); ok {
+				add("%s would remove or move %s, which holds %s", c.Binary, p, r)
+			}
+		}
+	}
+	for i, arg := range c.Argv {
+		if i == 0 {
+			continue
+		}
+		if k, v, ok := strings.Cut(arg, "="); ok && strings.HasPrefix(k, "-") {
+			arg = v // --file=PATH
+		} else if strings.HasPrefix(arg, "-") {
+			continue
+		}
+		check(arg, false)
+	}
+	for _, r := range c.Redirects {
+		check(r, true)
+	}
+}
+
+// expand reads a path as the shell would: ~ and $HOME are the home
+// directory (kept as written when it is not known), a relative path is
+// under cwd.
+func (g *guard) expand(p, cwd string) string {
+	p = strings.Trim(p, `"'`)
+	for _, h := range []string{"${HOME}", "$HOME", "~"} {
+		if rest, ok := strings.CutPrefix(p, h); ok && (rest == "" || rest[0] == '/') {
+			if g.home == "" {
+				return path.Clean("~" + rest)
+			}
+			return path.Clean(g.home + rest)
+		}
+	}
+	if !strings.HasPrefix(p, "/") && cwd != "" && !strings.HasPrefix(p, "~") {
+		p = cwd + "/" + p
+	}
+	return path.Clean(p)
+}
+
+// under reports whether p is one of roots or inside one (or, for a path
+// with glob characters, may name one).
+func (g *guard) under(p string, roots []string) (string, bool) {
+	for _, r := range roots {
+		glob := strings.ContainsAny(r, "*?[")
+		for q := p; ; q = path.Dir(q) {
+			if glob && (manifest.MatchGlob(r, q, true) || !strings.HasPrefix(q, "/") && manifest.MatchGlob(r, "/"+q, true)) || !glob && q == r {
+				return r, true
+			}
+			if strings.ContainsAny(q, "*?[") && !glob {
+				if ok, _ := path.Match(q, r); ok {
+					return r, true
+				}
+			}
+			if q == "/" || q == "." || q == "~" || !strings.Contains(q, "/") {
+				break
+			}
+		}
+	}
+	return "", false
+}
+
+// above reports whether p is a parent of a protected directory that has a
+// known place (an absolute root), or a glob that takes one in: removing or
+// moving p takes the protected directory with it.
+func (g *guard) above(p string) (string, bool) {
+	for _, r := range slices.Concat(g.data, g.config) {
+		if strings.ContainsAny(r, "*?[") || !strings.HasPrefix(r, "/") {
+			continue
+		}
+		if p == "/" || strings.HasPrefix(r, p+"/") {
+			return r, true
+		}
+		if strings.ContainsAny(p, "*?[") {
+			for q := r; q != "/"; q = path.Dir(q) {
+				if ok, _ := path.Match(p, q); ok {
+					return r, true
+				}
+			}
+		}
+	}
+	return "", false
+}
+
+// readOnlyBinaries only read the files they name.
+var readOnlyBinaries = map[string]bool{
+	"cat": true, "less": true, "more": true, "head": true, "tail": true, "grep": true, "egrep": true, "fgrep": true, "rg": true,
+	"ls": true, "stat": true, "file": true, "wc": true, "diff": true, "cmp": true, "md5sum": true, "sha256sum": true, "sha1sum": true,
+	"du": true, "tree": true, "bat": true, "jq": true, "echo": true, "printf": true, "test": true, "[": true, "realpath": true,
+	"readlink": true, "basename": true, "dirname": true, "cd": true, "pwd": true,
+}
+
+var readOnlyGit = map[string]bool{"status": true, "diff": true, "log": true, "show": true, "blame": true, "ls-files": true}
+
+// readOnly reports whether c only reads the files it names.
+func readOnly(c aarts.Command) bool {
+	args := c.Argv[1:]
+	switch c.Binary {
+	case "sed":
+		return !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "-i") || strings.HasPrefix(a, "--in-place") })
+	case "find":
+		return !slices.ContainsFunc(args, func(a string) bool {
+			return a == "-delete" || strings.HasPrefix(a, "-exec") || a == "-ok" || a == "-okdir" || strings.HasPrefix(a, "-fprint")
+		})
+	case "git":
+		for _, a := range args {
+			if !strings.HasPrefix(a, "-") {
+				return readOnlyGit[a]
+			}
+		}
+		return false
+	}
+	return readOnlyBinaries[c.Binary]
+}
+
+// destructive reports whether c removes or moves what it names.
+func destructive(c aarts.Command) bool {
+	switch c.Binary {
+	case "rm", "rmdir", "mv", "shred", "unlink", "chmod", "chown", "chattr", "truncate":
+		return true
+	case "find":
+		return !readOnly(c)
+	case "rsync":
+		return slices.ContainsFunc(c.Argv, func(a string) bool { return strings.HasPrefix(a, "--delete") || a == "--remove-source-files" })
+	}
+	return false
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
