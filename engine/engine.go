@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -263,10 +265,21 @@ func (e *Engine) entry(k ledger.SessionKey) *entry {
 func (e *Engine) load(ctx context.Context, k ledger.SessionKey) (*Session, error) {
 	s := NewSession(k.Tenant, k.Session)
 	var last *ledger.Envelope
+	var foreign []Rejection
 	err := e.store.ReadSession(ctx, k, func(m store.Msg) error {
 		env, err := ledger.Decode(m.Data, e.decider.Limits)
+		if err == nil && !store.Extends(s.Head, env, k) {
+			err = fmt.Errorf("an envelope of %s seq %d that does not extend the chain at seq %d", env.Key(), env.Seq(), s.Head.Seq)
+		}
 		if err != nil {
-			return fmt.Errorf("stream seq %d: %w", m.StreamSeq, err)
+			// Someone with rights to the stream wrote here. Nothing is
+			// rewritten: the chain goes on from its last envelope (as the
+			// store appends), and the foreign message is put on record.
+			sum := sha256.Sum256(m.Data)
+			foreign = append(foreign, Rejection{ID: fmt.Sprintf("foreign-%d", m.StreamSeq),
+				Defect: fmt.Sprintf("foreign message at stream seq %d on this session's subject (%v): not part of the chain, which goes on after it", m.StreamSeq, err),
+				SHA256: hex.EncodeToString(sum[:]), Length: int64(len(m.Data)), Excerpt: excerpt(m.Data), Answered: aarts.HostAnswerNone})
+			return nil
 		}
 		snap, err := e.decider.Reducer.Apply(s.Snapshot, env)
 		if err != nil {
@@ -282,6 +295,12 @@ func (e *Engine) load(ctx context.Context, k ledger.SessionKey) (*Session, error
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rebuild %s: %w", k, err)
+	}
+	for _, f := range foreign {
+		if !s.recorded[f.ID] {
+			raw, _ := json.Marshal(f)
+			e.queueOnce(k, spooled{ID: f.ID, Tenant: k.Tenant, Session: k.Session, EventType: ledger.EventRejected, AtMs: e.now().UnixMilli(), Payload: raw})
+		}
 	}
 	// A hook event with nothing after it lost its verdict (a crash between
 	// the two publishes, or a stream that cannot batch them atomically):

@@ -76,6 +76,18 @@ func (e *Engine) queue(k ledger.SessionKey, r spooled) {
 	en.failMu.Unlock()
 }
 
+// queueOnce queues r for its session unless a record with its id is
+// already queued (not spooled: it is derived from the ledger, and found
+// again on every rebuild until it is recorded).
+func (e *Engine) queueOnce(k ledger.SessionKey, r spooled) {
+	en := e.entry(k)
+	en.failMu.Lock()
+	defer en.failMu.Unlock()
+	if !slices.ContainsFunc(en.failures, func(x spooled) bool { return x.ID == r.ID }) {
+		en.failures = append(en.failures, r)
+	}
+}
+
 // Flush appends the records a session owes the ledger.
 func (e *Engine) Flush(ctx context.Context, k ledger.SessionKey) error {
 	en := e.entry(k)

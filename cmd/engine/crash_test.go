@@ -158,11 +158,12 @@ func TestEngineFailureSurvivesKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	natsURL := srv.ClientURL() // with the writer's credentials
 	l, _ = net.Listen("tcp", "127.0.0.1:0")
 	addr := l.Addr().String()
 	l.Close()
 	start := func() *exec.Cmd {
-		cmd := exec.Command(bin, "serve", "--nats", "nats://"+natsAddr, "--data", engineData, "--listen", addr, "--insecure-dev", "--timeout", "1s")
+		cmd := exec.Command(bin, "serve", "--nats", natsURL, "--data", engineData, "--listen", addr, "--insecure-dev", "--timeout", "1s")
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}

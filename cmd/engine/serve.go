@@ -56,6 +56,13 @@ func (a *app) serve(c *cli.Context) error {
 	}
 	cfg.NoAtomicBatch = c.Bool("no-atomic-batch")
 	st, err := store.Open(c.Context, cfg)
+	var locked *store.LockedError
+	if errors.As(err, &locked) && locked.Holder.NATSURL != "" {
+		// `ledger serve` holds the data directory: record through it.
+		fmt.Fprintf(a.stderr, "engine: %s holds %s; recording through it at %s\n", locked.Holder.Program, dataDir, locked.Holder.NATSURL)
+		cfg.URL = locked.Holder.NATSURL
+		st, err = store.Open(c.Context, cfg)
+	}
 	if err != nil {
 		return cmdline.Unavailable(err)
 	}

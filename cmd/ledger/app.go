@@ -154,8 +154,9 @@ func (a *app) serve(c *cli.Context) error {
 		return cmdline.Unavailable(err)
 	}
 	defer s.Close()
-	fmt.Fprintf(a.stderr, "ledger: serving stream %s from %s on %s (sync %s); interrupt to stop\n",
-		s.StreamName(), cfg.DataDir, s.ClientURL(), cfg.Sync)
+	fmt.Fprintf(a.stderr, "ledger: serving stream %s from %s on %s (sync %s); clients need the writer secret in %s (give --data %s, or put it in the URL); interrupt to stop\n",
+		s.StreamName(), cfg.DataDir, store.RedactURL(s.ClientURL()), cfg.Sync, filepath.Join(cfg.DataDir, store.WriterSecretFile), cfg.DataDir)
+	s.Announce("ledger serve", "")
 	<-c.Context.Done()
 	return nil
 }

@@ -71,8 +71,9 @@ func TestCrashSurvival(t *testing.T) {
 	bin := buildLedger(t)
 	for _, mode := range []string{"always", "interval"} {
 		t.Run("sync="+mode, func(t *testing.T) {
+			data := filepath.Join(t.TempDir(), "data")
 			srv := &server{t: t, bin: bin, addr: fmt.Sprintf("127.0.0.1:%d", freePort(t)),
-				args: []string{"--data", filepath.Join(t.TempDir(), "data"), "--sync", mode, "--sync-interval", "1s"}}
+				args: []string{"--data", data, "--sync", mode, "--sync-interval", "1s"}}
 			srv.start()
 			defer srv.kill()
 			url := "nats://" + srv.addr
@@ -87,7 +88,7 @@ func TestCrashSurvival(t *testing.T) {
 				wg.Add(1)
 				go func(w int) {
 					defer wg.Done()
-					st, err := store.Open(context.Background(), store.Config{URL: url, RetryFor: time.Minute, Timeout: 2 * time.Second})
+					st, err := store.Open(context.Background(), store.Config{URL: url, DataDir: data, RetryFor: time.Minute, Timeout: 2 * time.Second})
 					if err != nil {
 						t.Error(err)
 						return
@@ -124,7 +125,7 @@ func TestCrashSurvival(t *testing.T) {
 			if len(acks) <= before {
 				t.Fatalf("appends did not resume after the last restart (%d acknowledged before, %d after)", before, len(acks))
 			}
-			st, err := store.Open(context.Background(), store.Config{URL: url})
+			st, err := store.Open(context.Background(), store.Config{URL: url, DataDir: data})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -78,7 +78,8 @@ func startServe(t *testing.T, bin, data string) string {
 func TestSeparateProcessesOneChain(t *testing.T) {
 	bin := buildLedger(t)
 	dir := t.TempDir()
-	url := startServe(t, bin, filepath.Join(dir, "data"))
+	data := filepath.Join(dir, "data")
+	url := startServe(t, bin, data)
 	const procs, each = 4, 500
 	var wg sync.WaitGroup
 	outs := make([][]byte, procs)
@@ -93,7 +94,7 @@ func TestSeparateProcessesOneChain(t *testing.T) {
 		wg.Add(1)
 		go func(p int) {
 			defer wg.Done()
-			cmd := exec.Command(bin, "append", "--nats", url, "--format", "json", in)
+			cmd := exec.Command(bin, "append", "--nats", url, "--data", data, "--format", "json", in)
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			outs[p], errs[p] = cmd.Output()
@@ -125,7 +126,7 @@ func TestSeparateProcessesOneChain(t *testing.T) {
 			seen[a.Seq] = true
 		}
 	}
-	out, err := exec.Command(bin, "verify", "--nats", url, "--deep", "--format", "json").Output()
+	out, err := exec.Command(bin, "verify", "--nats", url, "--data", data, "--deep", "--format", "json").Output()
 	if err != nil {
 		t.Fatalf("verify: %v: %s", err, out)
 	}

@@ -307,15 +307,42 @@ func (s *Store) readHead(ctx context.Context, k ledger.SessionKey) (cachedHead, 
 		return cachedHead{}, s.wrap("read head of "+k.String(), err)
 	}
 	env, err := ledger.Decode(m.Data, s.cfg.Limits)
-	if err != nil {
-		return cachedHead{}, fmt.Errorf("head of %s at stream seq %d: %w", k, m.Sequence, err)
+	if err == nil && env.Key() == k {
+		return cachedHead{head: env.Head(), streamSeq: m.Sequence}, nil
 	}
+	// The last message on the subject is not an envelope of this session:
+	// someone with rights to the stream published it. Nothing is rewritten;
+	// the chain goes on from its last envelope, after the foreign message
+	// (ledger verify names it).
+	h, err := s.ChainHead(ctx, k)
+	return cachedHead{head: h, streamSeq: m.Sequence}, err
+}
+
+// ChainHead reads a session's chain from its start and returns the head of
+// the chain it holds: the last envelope that extends the chain from seq 0.
+// Messages on the session's subject that do not (not an envelope, another
+// session's, or not linked) are foreign and skipped.
+func (s *Store) ChainHead(ctx context.Context, k ledger.SessionKey) (ledger.Head, error) {
+	var h ledger.Head
+	err := s.ReadSession(ctx, k, func(m Msg) error {
+		if env, err := ledger.Decode(m.Data, s.cfg.Limits); err == nil && Extends(h, env, k) {
+			h = env.Head()
+		}
+		return nil
+	})
+	return h, err
+}
+
+// Extends reports whether env is the next envelope of session k's chain
+// after head h.
+func Extends(h ledger.Head, env *ledger.Envelope, k ledger.SessionKey) bool {
 	if env.Key() != k {
-		return cachedHead{}, fmt.Errorf("head of %s at stream seq %d: %w", k, m.Sequence,
-			&ledger.ChainError{Kind: ledger.ForeignSession, Tenant: k.Tenant, Session: k.Session, Seq: env.Seq(), StreamSeq: m.Sequence,
-				Want: k.String(), Got: env.Key().String(), Detail: "the last envelope on this session's subject names another session"})
+		return false
 	}
-	return cachedHead{head: env.Head(), streamSeq: m.Sequence}, nil
+	if h.IsEmpty() {
+		return env.Seq() == 0 && env.PrevHash() == ""
+	}
+	return env.Seq() == h.Seq+1 && env.PrevHash() == h.Hash
 }
 
 // AppendSealed stores envelopes that were sealed elsewhere, consecutive and

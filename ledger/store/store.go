@@ -123,6 +123,8 @@ type Store struct {
 	mu      sync.Mutex
 	heads   map[ledger.SessionKey]cachedHead
 	noBatch atomic.Bool // the server refused an atomic batch
+	// writerPass is the embedded server's writer password.
+	writerPass string
 }
 
 type cachedHead struct {
@@ -191,13 +193,74 @@ func (s *Store) Close() error {
 }
 
 // ClientURL is the URL other processes use to reach the embedded server
-// started with Listen; "" otherwise.
+// started with Listen, with the writer's credentials in it; "" otherwise.
+// It is a secret: print RedactURL(ClientURL()).
 func (s *Store) ClientURL() string {
 	if s.srv == nil || s.cfg.Listen == "" {
 		return ""
 	}
-	return s.srv.ClientURL()
+	u := s.srv.ClientURL()
+	if scheme, rest, ok := strings.Cut(u, "://"); ok {
+		return scheme + "://" + LedgerUser + ":" + s.writerPass + "@" + rest
+	}
+	return u
 }
+
+// WriterSecretFile is where a data directory keeps the embedded server's
+// writer password.
+const WriterSecretFile = "keys/nats-writer.secret"
+
+// WriterSecret reads the writer password of the embedded server on dir,
+// generating it (0600, in a 0700 keys directory) when create is set and it
+// does not exist yet.
+func WriterSecret(dir string, create bool) (string, error) {
+	p := filepath.Join(dir, WriterSecretFile)
+	raw, err := os.ReadFile(p)
+	if err == nil {
+		if s := strings.TrimSpace(string(raw)); len(s) >= 32 {
+			return s, nil
+		}
+		return "", fmt.Errorf("%s: not a writer secret", p)
+	}
+	if !errors.Is(err, os.ErrNotExist) || !create {
+		return "", fmt.Errorf("writer secret: %w", err)
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("writer secret: %w", err)
+	}
+	secret := hex.EncodeToString(b)
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return "", fmt.Errorf("writer secret: %w", err)
+	}
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("writer secret: %w", err)
+	}
+	_, err = f.WriteString(secret + "\n")
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("writer secret: %w", err)
+	}
+	return secret, nil
+}
+
+// withoutUser drops the user and password from a URL.
+func withoutUser(u string) string {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if at := strings.LastIndex(rest, "@"); ok && at >= 0 {
+		return scheme + "://" + rest[at+1:]
+	}
+	return u
+}
+
+// RedactURL drops any password from a NATS URL, for printing.
+func RedactURL(u string) string { return redactURL(u) }
 
 // Announce says, in the data directory's lock file, which program holds it
 // and what it serves (an engine's socket), so that another process that
@@ -207,7 +270,7 @@ func (s *Store) Announce(program, socket string) {
 	if s.announce == nil {
 		return
 	}
-	s.announce(Holder{PID: os.Getpid(), Program: program, NATSURL: s.ClientURL(), Socket: socket})
+	s.announce(Holder{PID: os.Getpid(), Program: program, NATSURL: withoutUser(s.ClientURL()), Socket: socket})
 }
 
 // StreamName returns the stream's name.
@@ -228,11 +291,13 @@ var denied = []string{
 	"$JS.API.ACCOUNT.PURGE.>",
 }
 
-// LedgerUser and AdminUser are the embedded server's users. Clients that
-// present no credentials are LedgerUser, which cannot delete, purge or
-// reconfigure the stream. AdminUser has a random password that lives only in
-// the process that started the server, which uses it once to create the
-// stream.
+// LedgerUser and AdminUser are the embedded server's users; it accepts no
+// connection without credentials. LedgerUser is agentledger's writer: it may
+// append, but not delete, purge or reconfigure the stream; its password is
+// generated into DATA/keys/nats-writer.secret (0600) on first use, where
+// local clients read it (WriterSecret), and remote ones are given it. AdminUser
+// has a random password that lives only in the process that started the
+// server, which uses it once to create the stream.
 const (
 	LedgerUser = "ledger"
 	AdminUser  = "admin"
@@ -256,6 +321,11 @@ func (s *Store) startEmbedded(ctx context.Context) error {
 		return fmt.Errorf("admin password: %w", err)
 	}
 	adminPass := hex.EncodeToString(pw)
+	writerPass, err := WriterSecret(dir, true)
+	if err != nil {
+		return err
+	}
+	s.writerPass = writerPass
 	opts := &server.Options{
 		ServerName:   "agentledger",
 		JetStream:    true,
@@ -267,11 +337,10 @@ func (s *Store) startEmbedded(ctx context.Context) error {
 		MaxPayload:   int32(2*maxBytes(s.cfg.Limits) + 4096),
 		Users: []*server.User{
 			{Username: AdminUser, Password: adminPass},
-			{Username: LedgerUser, Password: "", Permissions: &server.Permissions{
+			{Username: LedgerUser, Password: writerPass, Permissions: &server.Permissions{
 				Publish: &server.SubjectPermission{Allow: []string{">"}, Deny: denied},
 			}},
 		},
-		NoAuthUser: LedgerUser,
 	}
 	if s.cfg.Listen == "" {
 		opts.DontListen = true
@@ -310,7 +379,7 @@ func (s *Store) startEmbedded(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	nc, err := nats.Connect("", nats.InProcessServer(srv), nats.Name("agentledger"))
+	nc, err := nats.Connect("", nats.InProcessServer(srv), nats.Name("agentledger"), nats.UserInfo(LedgerUser, writerPass))
 	if err != nil {
 		return fmt.Errorf("connect embedded server: %w: %w", ErrUnavailable, err)
 	}
@@ -338,7 +407,15 @@ func maxBytes(l ledger.Limits) int {
 }
 
 func (s *Store) connectExternal(ctx context.Context) error {
-	nc, err := nats.Connect(s.cfg.URL,
+	opts := []nats.Option{}
+	if !strings.Contains(s.cfg.URL, "@") {
+		// A local agentledger server: its writer secret is in the data
+		// directory it runs on, which local clients name with --data.
+		if secret, err := WriterSecret(s.cfg.DataDir, false); err == nil {
+			opts = append(opts, nats.UserInfo(LedgerUser, secret))
+		}
+	}
+	nc, err := nats.Connect(s.cfg.URL, append(opts,
 		nats.Name("agentledger"),
 		nats.Timeout(s.cfg.Timeout),
 		nats.RetryOnFailedConnect(false),
@@ -347,7 +424,7 @@ func (s *Store) connectExternal(ctx context.Context) error {
 		// failed must not land later, when the caller may have acted on
 		// the failure.
 		nats.ReconnectBufSize(-1),
-	)
+	)...)
 	if err != nil {
 		return fmt.Errorf("connect %s: %w: %w", redactURL(s.cfg.URL), ErrUnavailable, err)
 	}
