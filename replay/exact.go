@@ -249,7 +249,17 @@ func (x *exact) missingVerdict(p *pending) error {
 		Recorded: nil, Replayed: got.Verdict.Decision, RuleAfter: got.Verdict.MatchedRuleID, Tool: toolOf(p.step.Event)})
 	seq := p.env.Seq()
 	x.cause = &seq
-	return x.part(p)
+	if err := x.part(p); err != nil {
+		return err
+	}
+	// The chain goes on as recorded, without the verdict the candidate
+	// gave: the replayed track takes the event alone.
+	s := p.before
+	if err := x.fold(&s, p.env); err != nil {
+		return err
+	}
+	*x.replayed = s
+	return nil
 }
 
 func (x *exact) notePolicy(digest string) {

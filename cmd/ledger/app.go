@@ -228,7 +228,7 @@ func (a *app) append(c *cli.Context) error {
 		return err
 	}
 	defer s.Close()
-	envs, err := s.AppendAll(c.Context, events)
+	envs, already, err := s.AppendAllCounted(c.Context, events)
 	sessions := map[ledger.SessionKey]bool{}
 	for _, e := range envs {
 		if e == nil {
@@ -245,7 +245,14 @@ func (a *app) append(c *cli.Context) error {
 		return err
 	}
 	if format == "text" {
-		fmt.Fprintf(a.stdout, "appended %d envelopes to %d sessions\n", len(events), len(sessions))
+		switch {
+		case already == len(events):
+			fmt.Fprintf(a.stdout, "all %d events are stored already, as they are (%d sessions); nothing appended\n", len(events), len(sessions))
+		case already > 0:
+			fmt.Fprintf(a.stdout, "appended %d envelopes to %d sessions (%d events were stored already)\n", len(events)-already, len(sessions), already)
+		default:
+			fmt.Fprintf(a.stdout, "appended %d envelopes to %d sessions\n", len(events), len(sessions))
+		}
 	}
 	return nil
 }

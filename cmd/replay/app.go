@@ -33,7 +33,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Version: cmdline.Version(),
 		Flags:   cmdline.GlobalFlags(),
 		Commands: []*cli.Command{
-			cmdline.WithGlobals(&cli.Command{
+			cmdline.FormatUsage(cmdline.WithGlobals(&cli.Command{
 				Name:      "exact",
 				Usage:     "re-fold and re-judge every recorded step with a candidate policy and manifest (no network, no clock)",
 				ArgsUsage: " ",
@@ -46,8 +46,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 					&cli.IntFlag{Name: "workers", Usage: "sessions replayed in parallel (default: one per CPU)"},
 				),
 				Action: a.exact,
-			}),
-			cmdline.WithGlobals(&cli.Command{
+			}), replay.Formats),
+			cmdline.FormatUsage(cmdline.WithGlobals(&cli.Command{
 				Name:      "live",
 				Usage:     "re-drive recorded sessions with a candidate model (OpenAI-compatible) and MCP tools, recording the live run",
 				ArgsUsage: " ",
@@ -64,7 +64,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 					&cli.StringFlag{Name: "mcp-url", Usage: "Streamable HTTP MCP endpoint `URL`"},
 				),
 				Action: a.live,
-			}),
+			}), replay.Formats),
 		},
 	}
 }

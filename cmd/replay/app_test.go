@@ -260,3 +260,20 @@ func TestExactFromTheLedger(t *testing.T) {
 		t.Fatalf("--since after every session: exit %d %s", code, errs)
 	}
 }
+
+// TestDemoReplays: README's demo (hook events recorded without verdicts,
+// as `ledger append` stores them) replays: each event is judged and
+// reported as having no recorded verdict, and no session is faulty.
+func TestDemoReplays(t *testing.T) {
+	code, out, errs := run(t, "exact", "--bundle", "../../fixtures/demo/demo.bundle.ndjson", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	rep := decode(t, out)
+	if rep.Summary.Sessions != 2 || rep.Summary.Faulty != 0 || rep.Summary.Steps != 16 {
+		t.Fatalf("summary: %+v", rep.Summary)
+	}
+	if code, out, _ := run(t, "exact", "--help"); code != 0 || !strings.Contains(out, "text, json, markdown, junit, github") {
+		t.Fatalf("--help does not list every format: %s", out)
+	}
+}

@@ -31,7 +31,7 @@ func (s *Store) Append(ctx context.Context, ev ledger.Event) (*ledger.Envelope, 
 	key := ledger.SessionKey{Tenant: ev.TenantID, Session: ev.SessionID}
 	unlock := s.lockSession(key)
 	defer unlock()
-	envs, err := s.commit(ctx, key, []ledger.Event{ev})
+	envs, err := s.commit(ctx, key, []ledger.Event{ev}, new(int))
 	if err != nil {
 		return nil, err
 	}
@@ -45,6 +45,14 @@ func (s *Store) Append(ctx context.Context, ev ledger.Event) (*ledger.Envelope, 
 // lands whole or not at all; a failure part way through leaves the sessions
 // before it complete and reports how far it got.
 func (s *Store) AppendAll(ctx context.Context, evs []ledger.Event) ([]*ledger.Envelope, error) {
+	envs, _, err := s.AppendAllCounted(ctx, evs)
+	return envs, err
+}
+
+// AppendAllCounted is AppendAll that also says how many of the events were
+// stored already, exactly as sealed now (a re-append of an input that is
+// on record: those are not stored twice).
+func (s *Store) AppendAllCounted(ctx context.Context, evs []ledger.Event) ([]*ledger.Envelope, int, error) {
 	order := make([]ledger.SessionKey, 0, 1)
 	bySession := make(map[ledger.SessionKey][]int)
 	for i := range evs {
@@ -52,7 +60,7 @@ func (s *Store) AppendAll(ctx context.Context, evs []ledger.Event) ([]*ledger.En
 			evs[i].TenantID = ledger.DefaultTenant
 		}
 		if _, err := ledger.Seal(ledger.Head{}, evs[i], s.cfg.Limits); err != nil {
-			return nil, fmt.Errorf("event %d: %w", i, err)
+			return nil, 0, fmt.Errorf("event %d: %w", i, err)
 		}
 		k := ledger.SessionKey{Tenant: evs[i].TenantID, Session: evs[i].SessionID}
 		if _, ok := bySession[k]; !ok {
@@ -61,7 +69,7 @@ func (s *Store) AppendAll(ctx context.Context, evs []ledger.Event) ([]*ledger.En
 		bySession[k] = append(bySession[k], i)
 	}
 	out := make([]*ledger.Envelope, len(evs))
-	done := 0
+	done, already := 0, 0
 	for _, k := range order {
 		idx := bySession[k]
 		group := make([]ledger.Event, len(idx))
@@ -69,17 +77,17 @@ func (s *Store) AppendAll(ctx context.Context, evs []ledger.Event) ([]*ledger.En
 			group[j] = evs[i]
 		}
 		unlock := s.lockSession(k)
-		envs, err := s.commit(ctx, k, group)
+		envs, err := s.commit(ctx, k, group, &already)
 		unlock()
 		for j, e := range envs {
 			out[idx[j]] = e
 		}
 		done += len(envs)
 		if err != nil {
-			return out, fmt.Errorf("stored %d of %d events: %w", done, len(evs), err)
+			return out, already, fmt.Errorf("stored %d of %d events: %w", done, len(evs), err)
 		}
 	}
-	return out, nil
+	return out, already, nil
 }
 
 // commit stores evs, one session's events in order, on the session's chain.
@@ -90,7 +98,7 @@ func (s *Store) AppendAll(ctx context.Context, evs []ledger.Event) ([]*ledger.En
 // of its own envelopes the head shows landed counts as stored, and the rest
 // is re-sealed on the new head and retried. It returns what it stored, also
 // on error.
-func (s *Store) commit(ctx context.Context, key ledger.SessionKey, evs []ledger.Event) ([]*ledger.Envelope, error) {
+func (s *Store) commit(ctx context.Context, key ledger.SessionKey, evs []ledger.Event, already *int) ([]*ledger.Envelope, error) {
 	h, _ := s.cachedHead(key)
 	start := time.Now()
 	out := make([]*ledger.Envelope, 0, len(evs))
@@ -122,6 +130,9 @@ func (s *Store) commit(ctx context.Context, key ledger.SessionKey, evs []ledger.
 		}
 		if n := landed(envs, fresh.head); n > 0 {
 			out, evs = append(out, envs[:n]...), evs[n:]
+			if errors.Is(err, errAlreadyStored) {
+				*already += n
+			}
 		} else if errors.Is(err, ErrConflict) && attempt > 2 {
 			backoff(ctx, attempt)
 		}

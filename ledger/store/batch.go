@@ -81,6 +81,10 @@ func (s *Store) publishBatch(ctx context.Context, key ledger.SessionKey, envs []
 			switch {
 			case isConflict(ack.Error):
 				return 0, fmt.Errorf("%w: %w", ErrConflict, ack.Error)
+			case ack.Error.ErrorCode == jsErrBatchDuplicateID:
+				// Envelopes of the batch are stored already (a re-append
+				// of the same input): the caller reads the head back.
+				return 0, fmt.Errorf("%w: %w: %w", ErrConflict, errAlreadyStored, ack.Error)
 			case ack.Error.ErrorCode == jsErrAtomicPublishDisabled:
 				return 0, fmt.Errorf("%w: %w", errBatchUnsupported, ack.Error)
 			}
@@ -97,6 +101,13 @@ func (s *Store) publishBatch(ctx context.Context, key ledger.SessionKey, envs []
 // jsErrAtomicPublishDisabled is the server's error code for a batch sent to
 // a stream without allow_atomic.
 const jsErrAtomicPublishDisabled = 10174
+
+// jsErrBatchDuplicateID is the server's error code for a batch holding a
+// message id the stream has stored within its duplicate window.
+const jsErrBatchDuplicateID = 10201
+
+// errAlreadyStored marks a publish of envelopes the stream already holds.
+var errAlreadyStored = errors.New("already stored")
 
 // chunks splits envs into batches within maxBatch and maxBatchBytes.
 func chunks(envs []*ledger.Envelope) [][]*ledger.Envelope {

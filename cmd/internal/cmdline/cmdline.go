@@ -544,3 +544,13 @@ func Protect(paths ...string) func(*manifest.Manifest) {
 		}
 	}
 }
+
+// FormatUsage sets what cmd's --format flag says it accepts.
+func FormatUsage(cmd *cli.Command, formats []string) *cli.Command {
+	for _, f := range cmd.Flags {
+		if sf, ok := f.(*cli.StringFlag); ok && sf.Name == FlagFormat {
+			sf.Usage = fmt.Sprintf("output format: %s (env %s, default %q)", strings.Join(formats, ", "), envOf[FlagFormat], defaults[FlagFormat])
+		}
+	}
+	return cmd
+}
