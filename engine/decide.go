@@ -26,6 +26,9 @@ type Session struct {
 	// recorded holds the ids of the EngineFailure and Rejected records in
 	// the session, so that a spooled record is never appended twice.
 	recorded map[string]bool
+	// streamSeq is the stream sequence of the last message of the session
+	// this state has read or written: a catch-up reads from after it.
+	streamSeq uint64
 }
 
 func (s *Session) markRecorded(id string) {

@@ -160,8 +160,9 @@ func (e *Engine) decideEvent(ctx context.Context, tenant string, ev *aarts.Event
 		if err != nil {
 			return nil, err
 		}
-		err = e.store.AppendSealed(ctx, []*ledger.Envelope{step.Envelope, step.Verdict})
+		seq, err := e.store.AppendSealed(ctx, []*ledger.Envelope{step.Envelope, step.Verdict})
 		if err == nil {
+			next.streamSeq = seq
 			*en.state = next
 			if step.Record.Verdict.Decision == aarts.Ask && step.Record.HostAnswer == "" {
 				step.PendingID = e.openPending(key, step.Envelope.Seq(), e.pending.timeout)
@@ -171,7 +172,7 @@ func (e *Engine) decideEvent(ctx context.Context, tenant string, ev *aarts.Event
 			}
 			return step, nil
 		}
-		en.state = nil // whatever happened, the ledger is the truth
+		e.afterFailedAppend(ctx, key, en, err)
 		if !errors.Is(err, store.ErrConflict) {
 			return nil, fmt.Errorf("record %s: %w", key, err)
 		}
@@ -216,12 +217,26 @@ func (e *Engine) appendOne(ctx context.Context, k ledger.SessionKey, en *entry, 
 	if err != nil {
 		return nil, err
 	}
-	if err := e.store.AppendSealed(ctx, []*ledger.Envelope{env}); err != nil {
-		en.state = nil // whatever happened, the ledger is the truth
+	seq, err := e.store.AppendSealed(ctx, []*ledger.Envelope{env})
+	if err != nil {
+		e.afterFailedAppend(ctx, k, en, err)
 		return nil, err
 	}
-	en.state.Head, en.state.Snapshot = env.Head(), snap
+	en.state.Head, en.state.Snapshot, en.state.streamSeq = env.Head(), snap, seq
 	return env, nil
+}
+
+// afterFailedAppend brings a session's state in line with the ledger after
+// an append failed: after a conflict (another writer moved the session on)
+// it reads only what was appended since; otherwise, or when that fails, it
+// drops the state, to be rebuilt from the ledger.
+func (e *Engine) afterFailedAppend(ctx context.Context, k ledger.SessionKey, en *entry, err error) {
+	if errors.Is(err, store.ErrConflict) && en.state != nil && ctx.Err() == nil {
+		if e.catchUp(ctx, k, en.state) == nil {
+			return
+		}
+	}
+	en.state = nil // the ledger is the truth
 }
 
 // stamp is the envelope time of the next envelope of a session: the
@@ -264,9 +279,20 @@ func (e *Engine) entry(k ledger.SessionKey) *entry {
 // load rebuilds a session's state by folding its recorded envelopes.
 func (e *Engine) load(ctx context.Context, k ledger.SessionKey) (*Session, error) {
 	s := NewSession(k.Tenant, k.Session)
+	if err := e.catchUp(ctx, k, s); err != nil {
+		return nil, fmt.Errorf("rebuild %s: %w", k, err)
+	}
+	return s, nil
+}
+
+// catchUp folds into s what the ledger holds of the session after the
+// last message s has seen. Messages that are not envelopes extending the
+// chain are foreign: they are put on record, and the chain goes on after
+// them.
+func (e *Engine) catchUp(ctx context.Context, k ledger.SessionKey, s *Session) error {
 	var last *ledger.Envelope
 	var foreign []Rejection
-	err := e.store.ReadSession(ctx, k, func(m store.Msg) error {
+	err := e.store.ReadSessionFrom(ctx, k, s.streamSeq+1, func(m store.Msg) error {
 		env, err := ledger.Decode(m.Data, e.decider.Limits)
 		if err == nil && !store.Extends(s.Head, env, k) {
 			err = fmt.Errorf("an envelope of %s seq %d that does not extend the chain at seq %d", env.Key(), env.Seq(), s.Head.Seq)
@@ -279,13 +305,14 @@ func (e *Engine) load(ctx context.Context, k ledger.SessionKey) (*Session, error
 			foreign = append(foreign, Rejection{ID: fmt.Sprintf("foreign-%d", m.StreamSeq),
 				Defect: fmt.Sprintf("foreign message at stream seq %d on this session's subject (%v): not part of the chain, which goes on after it", m.StreamSeq, err),
 				SHA256: hex.EncodeToString(sum[:]), Length: int64(len(m.Data)), Excerpt: excerpt(m.Data), Answered: aarts.HostAnswerNone})
+			s.streamSeq = m.StreamSeq
 			return nil
 		}
 		snap, err := e.decider.Reducer.Apply(s.Snapshot, env)
 		if err != nil {
 			return err
 		}
-		s.Snapshot, s.Head = snap, env.Head()
+		s.Snapshot, s.Head, s.streamSeq = snap, env.Head(), m.StreamSeq
 		if aarts.IsHookPoint(env.EventType()) {
 			s.Events++
 		}
@@ -294,7 +321,7 @@ func (e *Engine) load(ctx context.Context, k ledger.SessionKey) (*Session, error
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("rebuild %s: %w", k, err)
+		return err
 	}
 	for _, f := range foreign {
 		if !s.recorded[f.ID] {
@@ -315,7 +342,7 @@ func (e *Engine) load(ctx context.Context, k ledger.SessionKey) (*Session, error
 		}
 	}
 	e.armLoaded(k, s)
-	return s, nil
+	return nil
 }
 
 // Snapshot returns a session's current snapshot, rebuilding it from the

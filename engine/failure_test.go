@@ -102,7 +102,7 @@ func TestRebuildRecordsALostVerdict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.AppendSealed(ctx, []*ledger.Envelope{env}); err != nil {
+	if _, err := st.AppendSealed(ctx, []*ledger.Envelope{env}); err != nil {
 		t.Fatal(err)
 	}
 	e := New(decider(t, "coding-agent.json"), st)

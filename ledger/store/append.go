@@ -360,15 +360,16 @@ func Extends(h ledger.Head, env *ledger.Envelope, k ledger.SessionKey) bool {
 // of one session, whose first links to the session's current head. They
 // land together (one atomic batch) or not at all. When the session has moved
 // on since the caller sealed them, AppendSealed returns ErrConflict and
-// stores nothing: the caller re-reads the session and decides again.
-func (s *Store) AppendSealed(ctx context.Context, envs []*ledger.Envelope) error {
+// stores nothing: the caller re-reads the session and decides again. It
+// returns the stream sequence of the last envelope stored.
+func (s *Store) AppendSealed(ctx context.Context, envs []*ledger.Envelope) (uint64, error) {
 	if len(envs) == 0 {
-		return nil
+		return 0, nil
 	}
 	key := envs[0].Key()
 	for i, e := range envs {
 		if e.Key() != key || i > 0 && (e.Seq() != envs[i-1].Seq()+1 || e.PrevHash() != envs[i-1].Hash()) {
-			return fmt.Errorf("append sealed %s: envelope %d does not follow the one before", key, i)
+			return 0, fmt.Errorf("append sealed %s: envelope %d does not follow the one before", key, i)
 		}
 	}
 	unlock := s.lockSession(key)
@@ -377,27 +378,27 @@ func (s *Store) AppendSealed(ctx context.Context, envs []*ledger.Envelope) error
 	if !ok || h.head.Hash != envs[0].PrevHash() {
 		var err error
 		if h, err = s.head(ctx, key, true); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if h.head.Hash != envs[0].PrevHash() || h.head.IsEmpty() && envs[0].Seq() != 0 {
-		return fmt.Errorf("append sealed %s seq %d: the session's head is seq %d: %w", key, envs[0].Seq(), h.head.Seq, ErrConflict)
+		return 0, fmt.Errorf("append sealed %s seq %d: the session's head is seq %d: %w", key, envs[0].Seq(), h.head.Seq, ErrConflict)
 	}
 	start := time.Now()
 	seq, err := s.store(ctx, key, envs, h.streamSeq)
 	if err != nil {
 		fresh, herr := s.headAfterFailure(ctx, key, start)
 		if herr != nil {
-			return fmt.Errorf("append sealed %s seq %d: %w (and reading the head back: %w)", key, envs[0].Seq(), err, herr)
+			return 0, fmt.Errorf("append sealed %s seq %d: %w (and reading the head back: %w)", key, envs[0].Seq(), err, herr)
 		}
 		if landed(envs, fresh.head) != len(envs) {
 			if errors.Is(err, ErrConflict) || errors.Is(err, ErrUnavailable) && fresh.head.Hash != h.head.Hash {
-				return fmt.Errorf("append sealed %s seq %d: %w", key, envs[0].Seq(), ErrConflict)
+				return 0, fmt.Errorf("append sealed %s seq %d: %w", key, envs[0].Seq(), ErrConflict)
 			}
-			return fmt.Errorf("append sealed %s seq %d: %w", key, envs[0].Seq(), err)
+			return 0, fmt.Errorf("append sealed %s seq %d: %w", key, envs[0].Seq(), err)
 		}
 		seq = fresh.streamSeq
 	}
 	s.setHead(key, cachedHead{head: envs[len(envs)-1].Head(), streamSeq: seq})
-	return nil
+	return seq, nil
 }

@@ -132,6 +132,13 @@ type Msg struct {
 // ReadSession calls fn with each stored message of one session in stream
 // order, which is seq order for an intact chain.
 func (s *Store) ReadSession(ctx context.Context, k ledger.SessionKey, fn func(Msg) error) error {
+	return s.ReadSessionFrom(ctx, k, 0, fn)
+}
+
+// ReadSessionFrom is ReadSession from stream sequence from on: a reader
+// that has folded a session up to some message catches up with what was
+// appended after it, without reading the session again.
+func (s *Store) ReadSessionFrom(ctx context.Context, k ledger.SessionKey, from uint64, fn func(Msg) error) error {
 	subj := s.subj.of(k)
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	last, err := s.stream.GetLastMsgForSubject(rctx, subj)
@@ -142,7 +149,10 @@ func (s *Store) ReadSession(ctx context.Context, k ledger.SessionKey, fn func(Ms
 	if err != nil {
 		return s.wrap("read "+k.String(), err)
 	}
-	return s.read(ctx, subj, last.Sequence, fn)
+	if last.Sequence < from {
+		return nil
+	}
+	return s.readFrom(ctx, subj, from, last.Sequence, fn)
 }
 
 // ReadAll calls fn with every stored message matching f, in stream order,
@@ -186,10 +196,16 @@ func (s *Store) ReadAll(ctx context.Context, f Filter, fn func(Msg) error) error
 // read delivers the messages on subj up to stream sequence last through an
 // ordered consumer.
 func (s *Store) read(ctx context.Context, subj string, last uint64, fn func(Msg) error) error {
-	cons, err := s.js.OrderedConsumer(ctx, s.cfg.Stream, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{subj},
-		DeliverPolicy:  jetstream.DeliverAllPolicy,
-	})
+	return s.readFrom(ctx, subj, 0, last, fn)
+}
+
+// readFrom is read from stream sequence from on (0: from the start).
+func (s *Store) readFrom(ctx context.Context, subj string, from, last uint64, fn func(Msg) error) error {
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{subj}, DeliverPolicy: jetstream.DeliverAllPolicy}
+	if from > 1 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from
+	}
+	cons, err := s.js.OrderedConsumer(ctx, s.cfg.Stream, cfg)
 	if err != nil {
 		return s.wrap("read "+subj, err)
 	}
