@@ -333,6 +333,27 @@ func (p *Policy) addFacts(am map[string]any, a *aarts.Analysis, event map[string
 	am["protected_hits"] = orEmpty(p.guard.hits(a))
 }
 
+// explicitAllow names what explicitly allows an action, if anything: a
+// manifest allow rule that matches it (RULE_ALLOW), or an earlier
+// allow_always of its tool, command or host (ALLOW_ALWAYS).
+func explicitAllow(am map[string]any, a *aarts.Analysis, allowed []string) string {
+	if rules, _ := am["rules"].(map[string]any); rules != nil {
+		if allow, _ := rules["allow"].([]string); len(allow) > 0 {
+			return "RULE_ALLOW"
+		}
+	}
+	if len(allowed) == 0 {
+		return ""
+	}
+	lines, _ := am["command_lines"].([]string)
+	for _, x := range slices.Concat([]string{a.ToolNative}, lines, a.Hosts) {
+		if slices.Contains(allowed, x) {
+			return "ALLOW_ALWAYS"
+		}
+	}
+	return ""
+}
+
 // inputValue builds the OPA input directly as an AST value: the manifest
 // was converted once at Load, the rest is converted here, which spares OPA's
 // JSON round trip of the whole input on every evaluation.
@@ -344,6 +365,8 @@ func (p *Policy) inputValue(in Input) (ast.Value, error) {
 	if in.Action != nil {
 		am := in.Action.Map()
 		p.addFacts(am, in.Action, in.Event)
+		allowed, _ := in.Snapshot["allowed_artifacts"].([]string)
+		am["explicit_allow"] = explicitAllow(am, in.Action, allowed)
 		input["action"] = am
 	}
 	return ast.LazyObject(input), nil

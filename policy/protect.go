@@ -134,8 +134,19 @@ func (g *guard) expand(p, cwd string) string {
 func (g *guard) under(p string, roots []string) (string, bool) {
 	for _, r := range roots {
 		glob := strings.ContainsAny(r, "*?[")
+		tail, anyDir := strings.CutPrefix(r, "**/")
+		anyDir = anyDir && !strings.ContainsAny(tail, "*?[")
 		for q := p; ; q = path.Dir(q) {
-			if glob && (manifest.MatchGlob(r, q, true) || !strings.HasPrefix(q, "/") && manifest.MatchGlob(r, "/"+q, true)) || !glob && q == r {
+			switch {
+			case anyDir: // **/NAME: q is NAME, or ends in /NAME
+				if q == tail || strings.HasSuffix(q, "/"+tail) {
+					return r, true
+				}
+			case glob:
+				if manifest.MatchGlob(r, q, true) || !strings.HasPrefix(q, "/") && manifest.MatchGlob(r, "/"+q, true) {
+					return r, true
+				}
+			case q == r:
 				return r, true
 			}
 			if strings.ContainsAny(q, "*?[") && !glob {

@@ -74,22 +74,11 @@ decision := d if {
 # call, or the user answered an earlier ask about it with allow_always. Only
 # such an allow may skip the host's own permission prompt; adapters answer
 # any other allow with no decision, so the host's own guard still applies.
+# (The engine names it in input.action.explicit_allow: RULE_ALLOW or
+# ALLOW_ALWAYS.)
 default explicit_rule := ""
 
-explicit_rule := "RULE_ALLOW" if {
-	hook == "PreToolUse"
-	allowed_by_rule
-} else := "ALLOW_ALWAYS" if {
-	hook == "PreToolUse"
-	some a in input.snapshot.allowed_artifacts
-	a in action_artifacts
-}
-
-action_artifacts contains input.action.tool_native
-
-action_artifacts contains c if some c in command_lines
-
-action_artifacts contains h if some h in object.get(action, "hosts", [])
+explicit_rule := object.get(action, "explicit_allow", "") if hook == "PreToolUse"
 
 # An ask while the session already has as many open approvals as the
 # manifest bounds (max_concurrent_deferrals) is a deny instead.
