@@ -21,44 +21,54 @@ import (
 func BenchmarkHookClaudeCode(b *testing.B) {
 	bin := buildEngine(b)
 	bare := processTimes(b, 50, func(int) *exec.Cmd { return exec.Command(bin, "--version") })
-	for _, at := range []int{1, 1000} {
-		b.Run(fmt.Sprintf("call=%d", at), func(b *testing.B) {
-			data := b.TempDir()
-			b.Cleanup(func() { stopLocalEngine(b, data) })
-			session := func(i int) string {
-				if at == 1 {
-					return fmt.Sprintf("bench-%d", i) // every call is its session's first
-				}
-				return "bench-long"
-			}
-			input := func(i int) string {
-				return strings.Replace(ccPre("Bash", fmt.Sprintf(`{"command":"go test ./pkg%d/..."}`, i)),
-					"9f1c2d3e-4b5a-6789-abcd-ef0123456789", session(i), 1)
-			}
-			// The engine is up (the session's SessionStart hook started it).
-			runHook(b, bin, data, ccInput("SessionStart", `,"source":"startup","model":"claude-sonnet-4-5"`))
-			if at > 1 {
-				local := &engine.Local{DataDir: data}
-				for i := 1; i < at; i++ {
-					r, err := local.Post(context.Background(), engine.Request{Host: "claude-code", Body: []byte(input(-i))})
-					if err != nil || r.ReasonCode == engine.ReasonEngineFailure {
-						b.Fatalf("prefill %d: %v %v", i, err, r.Reasons)
-					}
-				}
-			}
-			b.ResetTimer()
-			times := processTimes(b, b.N, func(i int) *exec.Cmd {
-				cmd := hookCmd(bin, data, input(i))
-				return cmd
+	for _, v := range []struct {
+		name string
+		args []string
+	}{{"two-publishes", nil}, {"atomic-batch", []string{"--atomic-batch"}}} {
+		for _, at := range []int{1, 1000} {
+			b.Run(fmt.Sprintf("batch=%s/call=%d", v.name, at), func(b *testing.B) {
+				benchHook(b, bin, bare, at, v.args)
 			})
-			b.StopTimer()
-			p50, p99 := quantile(times, 0.5), quantile(times, 0.99)
-			b.ReportMetric(ms(p50), "p50_ms")
-			b.ReportMetric(ms(p99), "p99_ms")
-			b.ReportMetric(ms(quantile(bare, 0.5)), "bare_process_p50_ms")
-			b.ReportMetric(float64(p50)/float64(quantile(bare, 0.5)), "p50_ratio_vs_bare_process")
-		})
+		}
 	}
+}
+
+// benchHook measures hook processes at the at-th tool call of a session,
+// with the local engine started by a hook given args.
+func benchHook(b *testing.B, bin string, bare []time.Duration, at int, args []string) {
+	data := b.TempDir()
+	b.Cleanup(func() { stopLocalEngine(b, data) })
+	session := func(i int) string {
+		if at == 1 {
+			return fmt.Sprintf("bench-%d", i) // every call is its session's first
+		}
+		return "bench-long"
+	}
+	input := func(i int) string {
+		return strings.Replace(ccPre("Bash", fmt.Sprintf(`{"command":"go test ./pkg%d/..."}`, i)),
+			"9f1c2d3e-4b5a-6789-abcd-ef0123456789", session(i), 1)
+	}
+	// The engine is up (the session's SessionStart hook started it).
+	runHook(b, bin, data, ccInput("SessionStart", `,"source":"startup","model":"claude-sonnet-4-5"`), args...)
+	if at > 1 {
+		local := &engine.Local{DataDir: data}
+		for i := 1; i < at; i++ {
+			r, err := local.Post(context.Background(), engine.Request{Host: "claude-code", Body: []byte(input(-i))})
+			if err != nil || r.ReasonCode == engine.ReasonEngineFailure {
+				b.Fatalf("prefill %d: %v %v", i, err, r.Reasons)
+			}
+		}
+	}
+	b.ResetTimer()
+	times := processTimes(b, b.N, func(i int) *exec.Cmd {
+		return hookCmd(bin, data, input(i), args...)
+	})
+	b.StopTimer()
+	p50, p99 := quantile(times, 0.5), quantile(times, 0.99)
+	b.ReportMetric(ms(p50), "p50_ms")
+	b.ReportMetric(ms(p99), "p99_ms")
+	b.ReportMetric(ms(quantile(bare, 0.5)), "bare_process_p50_ms")
+	b.ReportMetric(float64(p50)/float64(quantile(bare, 0.5)), "p50_ratio_vs_bare_process")
 }
 
 // processTimes runs n processes one after the other and returns each one's
