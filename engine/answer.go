@@ -121,6 +121,11 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 			return e.reject(ctx, req, host, err)
 		}
 		native = m.Native
+		if m.Resolved != nil {
+			if err := e.hostResolved(ctx, req.Tenant, m.Resolved); err != nil {
+				e.warn(fmt.Errorf("record the host's resolution: %w", err))
+			}
+		}
 		if m.Event == nil {
 			return HookResponse{Verdict: aarts.Verdict{Decision: aarts.Allow}, ReasonCode: "NOT_JUDGED", HostOutput: host.Render(native, HookResponse{Verdict: aarts.Verdict{Decision: aarts.Allow}})}
 		}

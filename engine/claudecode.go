@@ -30,6 +30,18 @@ type Host struct {
 type Mapped struct {
 	Native string // the host's event name
 	Event  []byte // the AARTS hook event; nil when there is nothing to judge
+	// Resolved, for a host event that reports how the host resolved a
+	// call it prompted for (Claude Code's PermissionDenied), says which
+	// call and how; the engine records it against its ask, if it asked.
+	Resolved *HostResolution
+}
+
+// HostResolution is how a host resolved, in its own prompt, a call an
+// engine may have asked about.
+type HostResolution struct {
+	SessionID  string
+	TurnID     string // the call's turn (Claude Code's tool_use_id)
+	Resolution string // approved or denied
 }
 
 // Hosts are the host adapters, by name.
@@ -89,6 +101,9 @@ func mapClaudeCode(native []byte, at time.Time, autoApprove bool) (Mapped, error
 	if err != nil {
 		return Mapped{}, err
 	}
+	if in.HookEventName == "PermissionDenied" && in.ToolUseID != "" {
+		return Mapped{Native: in.HookEventName, Resolved: &HostResolution{SessionID: in.SessionID, TurnID: in.ToolUseID, Resolution: "denied"}}, nil
+	}
 	ev, ok, err := in.AARTS(at)
 	if err != nil || !ok {
 		return Mapped{Native: in.HookEventName}, err
@@ -110,7 +125,7 @@ func mapClaudeCode(native []byte, at time.Time, autoApprove bool) (Mapped, error
 // something (a tool call, a tool result reaching Claude, a prompt).
 func claudeCodeBlocking(event string) bool {
 	switch event {
-	case "SessionStart", "SessionEnd", "Stop", "SubagentStop", "PreCompact", "Notification":
+	case "SessionStart", "SessionEnd", "Stop", "SubagentStop", "PreCompact", "Notification", "PermissionDenied":
 		return false
 	}
 	return true

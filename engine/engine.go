@@ -188,11 +188,45 @@ func (e *Engine) closeHostAsk(ctx context.Context, k ledger.SessionKey, en *entr
 	if ev.HookPoint != "PostToolUse" || ev.TurnID == "" {
 		return nil
 	}
+	return e.recordHostResolution(ctx, k, en, ev.TurnID, "approved")
+}
+
+// hostResolved records a resolution the host reported itself (Claude
+// Code's PermissionDenied) against the engine's ask about that call, if
+// there is one open.
+func (e *Engine) hostResolved(ctx context.Context, tenant string, r *HostResolution) error {
+	if sessionIDValid(tenant, r.SessionID) != nil {
+		return nil
+	}
+	k := ledger.SessionKey{Tenant: tenant, Session: r.SessionID}
+	en := e.entry(k)
+	en.mu.Lock()
+	defer en.mu.Unlock()
+	for attempt := 0; ; attempt++ {
+		if en.state == nil {
+			s, err := e.load(ctx, k)
+			if err != nil {
+				return err
+			}
+			en.state = s
+		}
+		err := e.recordHostResolution(ctx, k, en, r.TurnID, r.Resolution)
+		if !errors.Is(err, store.ErrConflict) || ctx.Err() != nil {
+			return err
+		}
+		backoff(ctx, attempt)
+	}
+}
+
+// recordHostResolution records how the host resolved its ask about the
+// call of turn, if one is open. The caller holds the session lock and a
+// loaded state.
+func (e *Engine) recordHostResolution(ctx context.Context, k ledger.SessionKey, en *entry, turn, resolution string) error {
 	for _, a := range en.state.Snapshot.HostAsks {
-		if a.TurnID != ev.TurnID {
+		if a.TurnID != turn {
 			continue
 		}
-		rec, err := json.Marshal(aarts.ResolutionRecord{ForSeq: a.ForSeq, Resolution: "approved", By: "host", Scope: "session", Source: "host"})
+		rec, err := json.Marshal(aarts.ResolutionRecord{ForSeq: a.ForSeq, Resolution: resolution, By: "host", Scope: "session", Source: "host"})
 		if err != nil {
 			return err
 		}

@@ -70,11 +70,18 @@ func TestHostResolvedAsks(t *testing.T) {
 		t.Fatalf("post: %+v", post)
 	}
 	// Three more asks in a row, with the pending timeout long past: each
-	// is still an ask.
+	// is still an ask. The user denies the second in Claude Code's prompt.
 	for i := 2; i <= 4; i++ {
 		time.Sleep(60 * time.Millisecond)
 		if r := ask(i); r.Decision != aarts.Ask {
 			t.Fatalf("ask %d: %s %s %v, want ask", i, r.Decision, r.ReasonCode, r.Reasons)
+		}
+		if i == 2 {
+			r := e.Answer(ctx, Request{Host: "claude-code", Body: ccHook(s, "PermissionDenied",
+				`,"tool_name":"Bash","tool_input":{"command":"git push origin feature-2"},"tool_use_id":"toolu_2","reason":"user rejected"`)})
+			if string(r.HostOutput) != "{}" {
+				t.Fatalf("PermissionDenied answered %s, want {}", r.HostOutput)
+			}
 		}
 	}
 	time.Sleep(100 * time.Millisecond)
@@ -89,15 +96,16 @@ func TestHostResolvedAsks(t *testing.T) {
 		}
 		resolutions = append(resolutions, r)
 	}
-	if len(resolutions) != 1 || resolutions[0].Resolution != "approved" || resolutions[0].Source != "host" || resolutions[0].ForSeq != 0 {
-		t.Fatalf("resolutions recorded: %+v, want one approved by the host for seq 0 (and no timeout)", resolutions)
+	if len(resolutions) != 2 || resolutions[0].Resolution != "approved" || resolutions[0].Source != "host" || resolutions[0].ForSeq != 0 ||
+		resolutions[1].Resolution != "denied" || resolutions[1].Source != "host" {
+		t.Fatalf("resolutions recorded: %+v, want approved by the host for seq 0, then denied by the host (and no timeout)", resolutions)
 	}
 	snap, err := e.Snapshot(ctx, ledger.SessionKey{Tenant: ledger.DefaultTenant, Session: s})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(snap.Snapshot.Pending) != 0 || len(snap.Snapshot.HostAsks) != 3 {
-		t.Fatalf("pending %v, host asks %v: want none pending and 3 host asks open", snap.Snapshot.Pending, snap.Snapshot.HostAsks)
+	if len(snap.Snapshot.Pending) != 0 || len(snap.Snapshot.HostAsks) != 2 {
+		t.Fatalf("pending %v, host asks %v: want none pending and 2 host asks open", snap.Snapshot.Pending, snap.Snapshot.HostAsks)
 	}
 }
 

@@ -68,7 +68,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 					hookCommand(a, "claude-code", "Claude Code",
 						"Install in .claude/settings.json (README: Using agentledger with Claude Code):\n"+
 							`  {"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"engine hook claude-code","timeout":10}]}]}}`+
-							"\n(likewise for PostToolUse, UserPromptSubmit, SessionStart, SessionEnd, Stop, SubagentStop, PreCompact).\n"+
+							"\n(likewise for PostToolUse, UserPromptSubmit, SessionStart, SessionEnd, Stop, SubagentStop, PreCompact, PermissionDenied).\n"+
 							"Every hook process of the user reaches one local engine on DATA/engine.sock, started by the\n"+
 							"first hook that finds none (it exits after --idle-exit without hooks), or the engine\n"+
 							"serve given with --engine. An allow gives Claude Code no permission decision, so its own\n"+
