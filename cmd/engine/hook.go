@@ -25,7 +25,7 @@ const hookInputCap = 64 << 20
 // (deny; with --fail-open, no decision, so the host's own permission flow
 // applies).
 func hookCommand(a *app, host, title, description string) *cli.Command {
-	return cmdline.WithGlobals(&cli.Command{
+	return cmdline.FlagUsage(cmdline.WithGlobals(&cli.Command{
 		Name:        host,
 		Usage:       fmt.Sprintf("read a %s hook input on stdin, print %s's answer", title, title),
 		ArgsUsage:   " ",
@@ -41,7 +41,7 @@ func hookCommand(a *app, host, title, description string) *cli.Command {
 			&cli.BoolFlag{Name: "atomic-batch", Usage: "the local engine a hook starts stores an event and its verdict as one atomic batch (default: two publishes, faster)"},
 		),
 		Action: func(c *cli.Context) error { return a.hook(c, host) },
-	})
+	}), cmdline.FlagData, "data `DIR` of the local engine (env LEDGER_DATA, default $XDG_DATA_HOME/agentledger, else ~/.local/share/agentledger)")
 }
 
 func (a *app) hook(c *cli.Context, host string) error {

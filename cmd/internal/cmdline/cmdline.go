@@ -547,9 +547,14 @@ func Protect(paths ...string) func(*manifest.Manifest) {
 
 // FormatUsage sets what cmd's --format flag says it accepts.
 func FormatUsage(cmd *cli.Command, formats []string) *cli.Command {
+	return FlagUsage(cmd, FlagFormat, fmt.Sprintf("output format: %s (env %s, default %q)", strings.Join(formats, ", "), envOf[FlagFormat], defaults[FlagFormat]))
+}
+
+// FlagUsage sets the usage text of cmd's string flag name.
+func FlagUsage(cmd *cli.Command, name, usage string) *cli.Command {
 	for _, f := range cmd.Flags {
-		if sf, ok := f.(*cli.StringFlag); ok && sf.Name == FlagFormat {
-			sf.Usage = fmt.Sprintf("output format: %s (env %s, default %q)", strings.Join(formats, ", "), envOf[FlagFormat], defaults[FlagFormat])
+		if sf, ok := f.(*cli.StringFlag); ok && sf.Name == name {
+			sf.Usage = usage
 		}
 	}
 	return cmd
