@@ -285,12 +285,12 @@ func (e *Engine) stamp(s *Session) time.Time {
 	return now
 }
 
-// backoff waits before the next attempt at a contended session: a
-// randomized, growing pause (at most 50 ms) so that writers racing for one
-// session's head spread out instead of colliding again.
+// backoff waits before the next attempt at a contended session: a short
+// randomized pause (at most 4 ms) so that writers racing for one session's
+// head spread out instead of colliding again, without handing the head to
+// the winner for long.
 func backoff(ctx context.Context, attempt int) {
-	d := time.Duration(1+rand.IntN(1<<min(attempt, 5))) * time.Millisecond
-	d = min(d, 50*time.Millisecond)
+	d := time.Duration(rand.IntN(1000*(1<<min(attempt, 2)))) * time.Microsecond
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
