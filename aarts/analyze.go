@@ -139,6 +139,9 @@ func (a *Analysis) addShell(line, cwd string, depth int) {
 			if h := scpHost(arg); h != "" && (c.Binary == "ssh" || c.Binary == "scp" || c.Binary == "rsync" || c.Binary == "git" || c.Binary == "sftp") {
 				a.Hosts = append(a.Hosts, h)
 			}
+			if f, ok := strings.CutPrefix(arg, "@"); ok && looksPath(f) {
+				arg = f // curl -d @FILE, httpie field@FILE: the file is read
+			}
 			if looksPath(arg) {
 				a.Paths = append(a.Paths, resolve(arg, cwd))
 			}

@@ -24,8 +24,10 @@ type Command struct {
 const maxShellDepth = 4
 
 // ParseShell splits a command line into its simple commands, unwrapping
-// sh -c/bash -c strings, eval, command substitution and wrappers. It never
-// fails: unbalanced quotes end at the end of the input.
+// sh -c/bash -c strings, eval, command and process substitution, brace
+// groups, subshells, control flow, here-documents fed to a shell and
+// wrappers. It never fails: a line the bash parser rejects is read by a
+// tolerant tokenizer (unbalanced quotes end at the end of the input).
 func ParseShell(line string) []Command {
 	var out []Command
 	parseShell(line, nil, 0, &out)
@@ -36,6 +38,11 @@ func parseShell(line string, via []string, depth int, out *[]Command) {
 	if depth > maxShellDepth {
 		return
 	}
+	if parseShellAST(line, via, depth, out) {
+		return
+	}
+	// The bash parser rejects the line (unbalanced quotes, a syntax only
+	// another shell has): read it with the tolerant tokenizer instead.
 	toks, subs := tokenize(line)
 	for _, s := range subs {
 		parseShell(s, append(clone(via), "$()"), depth+1, out)

@@ -1,0 +1,223 @@
+package aarts
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// The shell reader: command lines are parsed with mvdan.cc/sh's bash parser
+// (the parser behind shfmt), and its syntax tree is walked for the simple
+// commands it runs: in pipelines, lists, brace groups, subshells, control
+// flow, function bodies, and command and process substitutions. Input the
+// parser rejects falls back to the tolerant tokenizer (tokenize), so that a
+// command line is never left unread.
+
+// parseShellAST reads line with the bash parser and reports whether it
+// could; the commands it finds are appended to out.
+func parseShellAST(line string, via []string, depth int, out *[]Command) bool {
+	p := parsers.Get().(*syntax.Parser)
+	f, err := p.Parse(strings.NewReader(line), "")
+	parsers.Put(p)
+	if err != nil {
+		return false
+	}
+	w := &shellWalker{via: via, depth: depth, out: out}
+	w.stmts(f.Stmts)
+	return true
+}
+
+// parsers are reused: a parser is not safe for concurrent use, but it is
+// for one parse after another, and a new one costs allocations.
+var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
+
+type shellWalker struct {
+	via   []string
+	depth int
+	out   *[]Command
+}
+
+func (w *shellWalker) stmts(sts []*syntax.Stmt) {
+	for _, st := range sts {
+		w.pipeline(st)
+	}
+}
+
+// pipeline walks a statement that may be a pipeline: its commands get
+// stages 0, 1, ...; each after the first reads the one before.
+func (w *shellWalker) pipeline(st *syntax.Stmt) {
+	var parts []*syntax.Stmt
+	var flatten func(s *syntax.Stmt)
+	flatten = func(s *syntax.Stmt) {
+		if b, ok := s.Cmd.(*syntax.BinaryCmd); ok && (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) && len(s.Redirs) == 0 {
+			flatten(b.X)
+			flatten(b.Y)
+			return
+		}
+		parts = append(parts, s)
+	}
+	flatten(st)
+	for i, p := range parts {
+		w.stmt(p, i, i > 0)
+	}
+}
+
+func (w *shellWalker) stmt(st *syntax.Stmt, stage int, piped bool) {
+	var redirects []string
+	for _, r := range st.Redirs {
+		w.substs(r.Word)
+		switch r.Op {
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll, syntax.RdrClob, syntax.AppClob:
+			if t := wordText(r.Word); t != "" && !strings.HasPrefix(t, "&") {
+				redirects = append(redirects, t)
+			}
+		}
+	}
+	switch c := st.Cmd.(type) {
+	case nil:
+	case *syntax.CallExpr:
+		for _, a := range c.Assigns {
+			w.substs(a.Value)
+		}
+		if len(c.Args) == 0 {
+			return
+		}
+		toks := make([]token, 0, len(c.Args)+len(redirects))
+		for _, a := range c.Args {
+			w.substs(a)
+			toks = append(toks, token{text: wordText(a)})
+		}
+		for _, r := range redirects {
+			toks = append(toks, token{redirect: ">", text: r})
+		}
+		emit(toks, stage, piped, w.via, w.depth, w.out)
+		w.heredocs(st, toks)
+	case *syntax.BinaryCmd: // && and ||
+		w.pipeline(c.X)
+		w.pipeline(c.Y)
+	case *syntax.Block:
+		w.stmts(c.Stmts)
+	case *syntax.Subshell:
+		w.stmts(c.Stmts)
+	case *syntax.IfClause:
+		for ic := c; ic != nil; ic = ic.Else {
+			w.stmts(ic.Cond)
+			w.stmts(ic.Then)
+		}
+	case *syntax.WhileClause:
+		w.stmts(c.Cond)
+		w.stmts(c.Do)
+	case *syntax.ForClause:
+		syntax.Walk(c.Loop, w.substNode)
+		w.stmts(c.Do)
+	case *syntax.CaseClause:
+		w.substs(c.Word)
+		for _, it := range c.Items {
+			w.stmts(it.Stmts)
+		}
+	case *syntax.FuncDecl:
+		w.pipeline(c.Body)
+	case *syntax.TimeClause:
+		if c.Stmt != nil {
+			w.pipeline(c.Stmt)
+		}
+	case *syntax.CoprocClause:
+		w.pipeline(c.Stmt)
+	default: // declarations, tests, arithmetic: only their substitutions run
+		syntax.Walk(c, w.substNode)
+	}
+}
+
+// heredocs reads a here-document fed to a shell as the commands it is.
+func (w *shellWalker) heredocs(st *syntax.Stmt, toks []token) {
+	if len(toks) == 0 || !shells[base(toks[0].text)] || w.depth >= maxShellDepth {
+		return
+	}
+	for _, r := range st.Redirs {
+		if (r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc) && r.Hdoc != nil {
+			parseShell(wordText(r.Hdoc), append(clone(w.via), base(toks[0].text)+" <<"), w.depth+1, w.out)
+		}
+	}
+}
+
+// substs walks the command and process substitutions inside a word: the
+// commands they run run too.
+func (w *shellWalker) substs(word *syntax.Word) {
+	if word != nil {
+		syntax.Walk(word, w.substNode)
+	}
+}
+
+func (w *shellWalker) substNode(n syntax.Node) bool {
+	if w.depth >= maxShellDepth {
+		return false
+	}
+	switch s := n.(type) {
+	case *syntax.CmdSubst:
+		inner := &shellWalker{via: append(clone(w.via), "$()"), depth: w.depth + 1, out: w.out}
+		inner.stmts(s.Stmts)
+		return false
+	case *syntax.ProcSubst:
+		inner := &shellWalker{via: append(clone(w.via), "<()"), depth: w.depth + 1, out: w.out}
+		inner.stmts(s.Stmts)
+		return false
+	}
+	return true
+}
+
+// wordText is the text a word stands for once quotes are removed;
+// expansions the shell would make at run time ($HOME, ${x}, $(...), globs)
+// are kept as written.
+func wordText(word *syntax.Word) string {
+	if word == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range word.Parts {
+		partText(&b, p, false)
+	}
+	return b.String()
+}
+
+func partText(b *strings.Builder, p syntax.WordPart, quoted bool) {
+	switch x := p.(type) {
+	case *syntax.Lit:
+		b.WriteString(unescape(x.Value, quoted))
+	case *syntax.SglQuoted:
+		b.WriteString(x.Value)
+	case *syntax.DblQuoted:
+		for _, q := range x.Parts {
+			partText(b, q, true)
+		}
+	default:
+		var buf bytes.Buffer
+		if err := syntax.NewPrinter().Print(&buf, p); err == nil {
+			b.Write(buf.Bytes())
+		}
+	}
+}
+
+// unescape removes the backslashes the shell removes: before any character
+// outside quotes, before $ ` " \ and newline inside double quotes.
+func unescape(s string, quoted bool) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			next := s[i+1]
+			if !quoted || strings.IndexByte("$`\"\\\n", next) >= 0 {
+				if next != '\n' {
+					b.WriteByte(next)
+				}
+				i++
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
