@@ -58,6 +58,11 @@ type Analysis struct {
 	Decoded      []string   `json:"decoded"`
 	PipedToShell bool       `json:"piped_to_shell"`
 	Artifacts    []Artifact `json:"artifacts"`
+	// Findings are what the reading found that a policy should weigh
+	// (FindDestructive, FindDownloadExec, ...).
+	Findings []Finding `json:"findings"`
+	// Downloads are the files the action downloads (curl -o, wget).
+	Downloads []string `json:"downloads"`
 	// Cwd is the working directory relative paths were read against.
 	Cwd string `json:"-"`
 }
@@ -89,12 +94,30 @@ func AnalyzeTool(native string, input any, cwd string) Analysis {
 				a.WritePaths = append(a.WritePaths, p)
 			}
 		}
-		for _, u := range urlPattern.FindAllString(s, -1) {
-			a.URLs = append(a.URLs, trimURL(u))
+		if strings.Contains(s, "://") {
+			for _, u := range urlPattern.FindAllString(s, -1) {
+				a.URLs = append(a.URLs, trimURL(u))
+			}
 		}
 	})
 	for _, line := range shellLines {
 		a.addShell(line, cwd, 0)
+	}
+	if base == ToolShell {
+		a.findings(cwd)
+	} else if base == ToolCodeExec {
+		a.findings(cwd)
+	} else {
+		for _, p := range a.Paths {
+			if secretStore(p) {
+				a.Findings = append(a.Findings, Finding{Class: FindSecretRead, Subject: p, Detail: p + " holds credentials", Confidence: 1})
+			}
+		}
+		for _, p := range a.WritePaths {
+			if r := persistencePath(p); r != "" {
+				a.Findings = append(a.Findings, Finding{Class: FindPersistence, Subject: p, Detail: "writes " + p + " (" + r + ")", Confidence: 1})
+			}
+		}
 	}
 	a.Tool = CanonicalFor(native, &a)
 	a.finish()
@@ -133,8 +156,10 @@ func (a *Analysis) addShell(line, cwd string, depth int) {
 			if i == 0 {
 				continue
 			}
-			for _, u := range urlPattern.FindAllString(arg, -1) {
-				a.URLs = append(a.URLs, trimURL(u))
+			if strings.Contains(arg, "://") {
+				for _, u := range urlPattern.FindAllString(arg, -1) {
+					a.URLs = append(a.URLs, trimURL(u))
+				}
 			}
 			if h := scpHost(arg); h != "" && (c.Binary == "ssh" || c.Binary == "scp" || c.Binary == "rsync" || c.Binary == "git" || c.Binary == "sftp") {
 				a.Hosts = append(a.Hosts, h)
@@ -173,6 +198,24 @@ func (a *Analysis) addShell(line, cwd string, depth int) {
 					a.addShell(d, cwd, depth+1)
 				}
 			}
+		}
+	}
+	// Text decoded on its way into a shell (echo ... | base64 -d | sh, xxd
+	// -r, rev, tr rot13) is read as the commands it is.
+	if depth < 2 {
+		for start := 0; start < len(cmds); {
+			end := start + 1
+			for end < len(cmds) && cmds[end].Stage > 0 {
+				end++
+			}
+			p := cmds[start:end]
+			if len(p) >= 3 && (p[0].Binary == "echo" || p[0].Binary == "printf") && (shells[p[len(p)-1].Binary] || interpreterLang(p[len(p)-1].Binary) != "") {
+				if d := decodeThrough(strings.Join(operands(p[0].Argv), " "), p[1:len(p)-1]); d != "" && !slices.Contains(a.Decoded, d) {
+					a.Decoded = append(a.Decoded, d)
+					a.addShell(d, cwd, depth+1)
+				}
+			}
+			start = end
 		}
 	}
 	if depth == 0 {
@@ -248,6 +291,13 @@ func (a *Analysis) finish() {
 	}
 	if a.Artifacts == nil {
 		a.Artifacts = []Artifact{}
+	}
+	if a.Findings == nil {
+		a.Findings = []Finding{}
+	}
+	a.Downloads = uniq(a.Downloads)
+	if a.Downloads == nil {
+		a.Downloads = []string{}
 	}
 }
 

@@ -17,16 +17,23 @@ func (a *Analysis) Map() map[string]any {
 		if len(c.Redirects) > 0 {
 			m["redirects"] = c.Redirects
 		}
+		if c.Heredoc != "" {
+			m["heredoc"] = c.Heredoc
+		}
 		cmds[i] = m
 	}
 	pkgs := make([]any, len(a.Packages))
 	for i, p := range a.Packages {
 		pkgs[i] = map[string]any{"manager": p.Manager, "name": p.Name, "version": p.Version, "suspect": p.Suspect}
 	}
+	findings := make([]any, len(a.Findings))
+	for i, f := range a.Findings {
+		findings[i] = map[string]any{"class": f.Class, "subject": f.Subject, "detail": f.Detail, "confidence": f.Confidence}
+	}
 	out := map[string]any{
 		"tool": a.Tool, "tool_native": a.ToolNative, "commands": cmds, "binaries": a.Binaries, "urls": a.URLs,
 		"hosts": a.Hosts, "paths": a.Paths, "write_paths": a.WritePaths, "packages": pkgs, "sql": a.SQL,
-		"decoded": a.Decoded, "piped_to_shell": a.PipedToShell,
+		"decoded": a.Decoded, "piped_to_shell": a.PipedToShell, "findings": findings, "downloads": a.Downloads,
 	}
 	if a.MCPServer != "" {
 		out["mcp_server"] = a.MCPServer

@@ -1,6 +1,7 @@
 package aarts
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -18,6 +19,9 @@ type Command struct {
 	Via []string `json:"via,omitempty"`
 	// Redirects are files written with > or >>.
 	Redirects []string `json:"redirects,omitempty"`
+	// Heredoc is the here-document or here-string the command reads on
+	// its standard input, when it is one.
+	Heredoc string `json:"heredoc,omitempty"`
 }
 
 // maxShellDepth bounds nested sh -c / eval / $(...) / base64 unwrapping.
@@ -142,6 +146,10 @@ func emit(toks []token, stage int, piped bool, via []string, depth int, out *[]C
 				i++
 				continue
 			}
+			if bin == "env" && (a == "-S" || a == "--split-string") && i+1 < len(argv) {
+				argv = slices.Concat(argv[:i], strings.Fields(argv[i+1]), argv[i+2:])
+				continue
+			}
 			if bin == "timeout" && i == 1 && !strings.HasPrefix(a, "-") {
 				i++ // the duration
 				break
@@ -164,6 +172,12 @@ func emit(toks []token, stage int, piped bool, via []string, depth int, out *[]C
 		}
 		if bin == "timeout" && i < len(argv) && isDuration(argv[i]) {
 			i++
+		}
+		if i >= len(argv) {
+			// The wrapper alone runs nothing else (env, time): it is the
+			// command.
+			via = via[:len(via)-1]
+			break
 		}
 		argv = argv[i:]
 	}

@@ -29,9 +29,19 @@ func BenchmarkParseShell(b *testing.B) {
 }
 
 // BenchmarkAnalyzeTool is the whole engine-side reading of a shell tool call
-// (parse, wrappers, paths, URLs, packages, decoded payloads), per command.
+// (parse, wrappers, paths, URLs, packages, decoded payloads, findings), per
+// command, over the attack and ordinary tables of attacks_test.go.
 func BenchmarkAnalyzeTool(b *testing.B) {
+	var table []string
+	for _, a := range attacks() {
+		table = append(table, a.cmd)
+	}
+	table = append(table, ordinary...)
+	inputs := make([]map[string]any, len(table))
+	for i, c := range table {
+		inputs[i] = map[string]any{"command": c}
+	}
 	for i := 0; b.Loop(); i++ {
-		_ = AnalyzeTool("Bash", map[string]any{"command": benchCommands[i%len(benchCommands)]}, "/workspace/shop")
+		_ = AnalyzeTool("Bash", inputs[i%len(inputs)], "/workspace/shop")
 	}
 }

@@ -2,8 +2,8 @@ package aarts
 
 import (
 	"bytes"
+	"slices"
 	"strings"
-	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -18,9 +18,7 @@ import (
 // parseShellAST reads line with the bash parser and reports whether it
 // could; the commands it finds are appended to out.
 func parseShellAST(line string, via []string, depth int, out *[]Command) bool {
-	p := parsers.Get().(*syntax.Parser)
-	f, err := p.Parse(strings.NewReader(line), "")
-	parsers.Put(p)
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
 	if err != nil {
 		return false
 	}
@@ -29,14 +27,16 @@ func parseShellAST(line string, via []string, depth int, out *[]Command) bool {
 	return true
 }
 
-// parsers are reused: a parser is not safe for concurrent use, but it is
-// for one parse after another, and a new one costs allocations.
-var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
-
 type shellWalker struct {
 	via   []string
 	depth int
 	out   *[]Command
+	// vars and aliases defined earlier on the line: x=rm; $x -rf /.
+	vars    map[string]string
+	aliases map[string][]string
+	// stdin are the words the previous stage of a pipeline echoes, which
+	// xargs turns into arguments.
+	stdin []string
 }
 
 func (w *shellWalker) stmts(sts []*syntax.Stmt) {
@@ -59,9 +59,16 @@ func (w *shellWalker) pipeline(st *syntax.Stmt) {
 		parts = append(parts, s)
 	}
 	flatten(st)
+	w.stdin = nil
 	for i, p := range parts {
+		before := len(*w.out)
 		w.stmt(p, i, i > 0)
+		w.stdin = nil
+		if added := (*w.out)[before:]; len(added) > 0 && (added[0].Binary == "echo" || added[0].Binary == "printf") {
+			w.stdin = strings.Fields(strings.Join(operands(added[0].Argv), " "))
+		}
 	}
+	w.stdin = nil
 }
 
 func (w *shellWalker) stmt(st *syntax.Stmt, stage int, piped bool) {
@@ -80,19 +87,47 @@ func (w *shellWalker) stmt(st *syntax.Stmt, stage int, piped bool) {
 	case *syntax.CallExpr:
 		for _, a := range c.Assigns {
 			w.substs(a.Value)
+			if len(c.Args) == 0 && a.Name != nil && a.Value != nil {
+				if w.vars == nil {
+					w.vars = map[string]string{}
+				}
+				w.vars[a.Name.Value] = wordText(a.Value)
+			}
 		}
 		if len(c.Args) == 0 {
 			return
 		}
-		toks := make([]token, 0, len(c.Args)+len(redirects))
+		var argv []string
 		for _, a := range c.Args {
 			w.substs(a)
-			toks = append(toks, token{text: wordText(a)})
+			argv = append(argv, w.expand(wordText(a))...)
+		}
+		if len(argv) == 0 {
+			return
+		}
+		if words, ok := w.aliases[argv[0]]; ok {
+			argv = append(clone(words), argv[1:]...)
+		}
+		if argv[0] == "alias" {
+			for _, def := range argv[1:] {
+				if name, value, ok := strings.Cut(def, "="); ok {
+					if w.aliases == nil {
+						w.aliases = map[string][]string{}
+					}
+					w.aliases[name] = strings.Fields(value)
+				}
+			}
+		}
+		toks := make([]token, 0, len(argv)+len(redirects))
+		for _, a := range argv {
+			toks = append(toks, token{text: a})
 		}
 		for _, r := range redirects {
 			toks = append(toks, token{redirect: ">", text: r})
 		}
+		before := len(*w.out)
 		emit(toks, stage, piped, w.via, w.depth, w.out)
+		w.stdinOf(st, before)
 		w.heredocs(st, toks)
 	case *syntax.BinaryCmd: // && and ||
 		w.pipeline(c.X)
@@ -111,6 +146,17 @@ func (w *shellWalker) stmt(st *syntax.Stmt, stage int, piped bool) {
 		w.stmts(c.Do)
 	case *syntax.ForClause:
 		syntax.Walk(c.Loop, w.substNode)
+		if it, ok := c.Loop.(*syntax.WordIter); ok && it.Name != nil {
+			// for d in a b; do rm -rf $d; done reads as rm -rf a b.
+			var vals []string
+			for _, item := range it.Items {
+				vals = append(vals, wordText(item))
+			}
+			if w.vars == nil {
+				w.vars = map[string]string{}
+			}
+			w.vars[it.Name.Value] = strings.Join(vals, " ")
+		}
 		w.stmts(c.Do)
 	case *syntax.CaseClause:
 		w.substs(c.Word)
@@ -128,6 +174,47 @@ func (w *shellWalker) stmt(st *syntax.Stmt, stage int, piped bool) {
 	default: // declarations, tests, arithmetic: only their substitutions run
 		syntax.Walk(c, w.substNode)
 	}
+}
+
+// expand replaces a word that is a variable defined earlier on the line
+// ($x, ${x}) by its value, split into words as the shell splits it.
+func (w *shellWalker) expand(word string) []string {
+	name := strings.TrimPrefix(word, "$")
+	if name == word {
+		return []string{word}
+	}
+	name = strings.TrimSuffix(strings.TrimPrefix(name, "{"), "}")
+	if v, ok := w.vars[name]; ok {
+		return strings.Fields(v)
+	}
+	return []string{word}
+}
+
+// stdinOf gives the command emitted at out[before] what it reads on its
+// standard input: a here-document or here-string; and when it runs under
+// xargs, the words of that input, or of the echo before it in the
+// pipeline, become its arguments.
+func (w *shellWalker) stdinOf(st *syntax.Stmt, before int) {
+	if len(*w.out) <= before {
+		return
+	}
+	c := &(*w.out)[before]
+	for _, r := range st.Redirs {
+		switch {
+		case (r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc) && r.Hdoc != nil:
+			c.Heredoc = wordText(r.Hdoc)
+		case r.Op == syntax.WordHdoc:
+			c.Heredoc = wordText(r.Word)
+		}
+	}
+	if !slices.Contains(c.Via, "xargs") {
+		return
+	}
+	words := w.stdin
+	if c.Heredoc != "" {
+		words = strings.Fields(c.Heredoc)
+	}
+	c.Argv = append(slices.Clip(c.Argv), words...)
 }
 
 // heredocs reads a here-document fed to a shell as the commands it is.

@@ -87,7 +87,7 @@ func TestHTTPHooksAndTenants(t *testing.T) {
 	}
 	deny := []byte(strings.Replace(string(hookEvent("s1", 2)), `go test ./p2/...`, `rm -rf /`, 1))
 	code, body = call(t, srv, "POST", "/v1/hooks", "token-acme", deny)
-	if code != 200 || json.Unmarshal(body, &resp) != nil || resp.Decision != "deny" || resp.ReasonCode != "FORBIDDEN" || resp.Seq != 2 {
+	if code != 200 || json.Unmarshal(body, &resp) != nil || resp.Decision != "deny" || resp.ReasonCode != "DESTRUCTIVE" || resp.Seq != 2 {
 		t.Fatalf("deny: %d %s", code, body)
 	}
 	// A bad event is denied and its rejection recorded; the snapshot's

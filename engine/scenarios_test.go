@@ -37,10 +37,10 @@ var scenarios = []struct {
 		{"config-leak", 3, "deny/DENY/SECRET_ACCESS"}, {"config-leak", 5, "deny/DENY/SECRET_IN_RESULT"},
 		{"config-leak", 6, "deny/DENY/EGRESS_DENY"}, {"config-leak", 7, "deny/DENY/DATA_EXFILTRATION"}}},
 	{"destructive-commands", "coding-agent.json", []expect{
-		{"cleanup-gone-wrong", 3, "allow/ALLOW/ALLOW"}, {"cleanup-gone-wrong", 4, "deny/DENY/FORBIDDEN"},
+		{"cleanup-gone-wrong", 3, "allow/ALLOW/ALLOW"}, {"cleanup-gone-wrong", 4, "deny/DENY/DESTRUCTIVE"},
 		{"cleanup-gone-wrong", 5, "deny/DENY/FORBIDDEN"}, {"cleanup-gone-wrong", 6, "deny/DENY/RULE_DENY"}}},
 	{"path-traversal", "coding-agent.json", []expect{
-		{"traversal-write", 3, "deny/DENY/FS_DENY"}, {"traversal-write", 4, "deny/DENY/FS_DENY"}, {"traversal-write", 5, "allow/ALLOW/ALLOW"}}},
+		{"traversal-write", 3, "deny/DENY/PERSISTENCE"}, {"traversal-write", 4, "deny/DENY/PERSISTENCE"}, {"traversal-write", 5, "allow/ALLOW/ALLOW"}}},
 	{"hallucinated-package", "coding-agent.json", []expect{
 		{"typo-deps", 3, "deny/DENY/PACKAGE_SUSPECT"}, {"typo-deps", 4, "deny/DENY/PACKAGE_SUSPECT"}, {"typo-deps", 5, "allow/ALLOW/ALLOW"}}},
 	{"loop", "coding-agent.json", []expect{

@@ -51,6 +51,8 @@ func manifestFacts(m *manifest.Manifest, domains *regexp.Regexp, a *aarts.Analys
 		}
 	}
 	return map[string]any{
+		"mcp_server_declared": a.MCPServer == "" || slices.Contains(m.MCP.AllowedServers, a.MCPServer) ||
+			slices.ContainsFunc(m.Tools, func(t string) bool { return strings.HasPrefix(t, "mcp__"+a.MCPServer+"__") }),
 		"tool_declared":     toolListed(m.Tools, a),
 		"approval_required": toolListed(m.ApprovalRequired, a),
 		"hosts_denied":      hosts,

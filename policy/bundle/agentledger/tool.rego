@@ -58,6 +58,35 @@ signals contains sig(1.1, "PROTECTED_PATH", "deny", "DENY", "persistence", "crit
 	some h in object.get(action, "protected_hits", [])
 }
 
+# What the engine's reading of the call found (input.action.findings; see
+# aarts.Finding): attacks recognised by what a command does, whatever its
+# spelling. A finding's confidence decides, with the sensitivity, whether
+# it denies or asks.
+finding_signals := {
+	"destructive_delete": {"order": 1, "code": "DESTRUCTIVE", "category": "tool_execution"},
+	"download_exec": {"order": 1, "code": "DOWNLOAD_EXEC", "category": "supply_chain"},
+	"persistence": {"order": 1.1, "code": "PERSISTENCE", "category": "persistence"},
+	"force_push": {"order": 1.2, "code": "FORCE_PUSH", "category": "tool_execution"},
+	"exfiltration": {"order": 1.3, "code": "DATA_EXFILTRATION", "category": "data_exfiltration"},
+	"secret_read": {"order": 8, "code": "SECRET_ACCESS", "category": "data_exfiltration"},
+	"secret_discovery": {"order": 8, "code": "SECRET_DISCOVERY", "category": "data_exfiltration"},
+	"opaque_code": {"order": 7.5, "code": "OPAQUE_CODE", "category": "tool_execution"},
+}
+
+signals contains sig(fs.order, fs.code, "deny", "DENY", fs.category, "critical", f.detail, [f.subject], f.confidence) if {
+	input.event.hook_point == "PreToolUse"
+	some f in object.get(action, "findings", [])
+	fs := finding_signals[f.class]
+}
+
+# An MCP server the manifest does not name (mcp.allowed_servers, or a tool
+# entry mcp__SERVER__...) is asked about.
+signals contains sig(10.5, "MCP_UNDECLARED", "ask", "STEP_UP", "tool_execution", "warning", sprintf("MCP server %s is not declared in manifest %s", [input.action.mcp_server, input.manifest.name]), [input.action.mcp_server], 1) if {
+	input.event.hook_point == "PreToolUse"
+	input.action.mcp_server != ""
+	not input.action.manifest_facts.mcp_server_declared
+}
+
 signals contains sig(1.2, "RULE_DENY", "deny", "DENY", "tool_execution", "critical", sprintf("denied by rule %s", [r]), [], 1) if {
 	input.event.hook_point == "PreToolUse"
 	some r in input.action.rules.deny

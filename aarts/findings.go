@@ -1,0 +1,894 @@
+package aarts
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Finding is something the engine's reading of an action found that a
+// policy should weigh: the class of attack it belongs to, what it concerns,
+// and how sure the reading is (1: the action certainly does this; lower:
+// the code could not be read with confidence).
+type Finding struct {
+	Class      string  `json:"class"`
+	Subject    string  `json:"subject"`
+	Detail     string  `json:"detail"`
+	Confidence float64 `json:"confidence"`
+}
+
+// Finding classes.
+const (
+	// FindDestructive: a recursive delete (rm -r, find -delete, rmtree,
+	// rsync --delete, ...) of the file system root, a home directory, the
+	// workspace root, a .git directory or a system directory, in any
+	// spelling.
+	FindDestructive = "destructive_delete"
+	// FindDownloadExec: running, sourcing or making executable a file the
+	// same command line downloaded.
+	FindDownloadExec = "download_exec"
+	// FindExfiltration: environment dumps or secrets sent to a network
+	// host (allowed domains included).
+	FindExfiltration = "exfiltration"
+	// FindSecretDiscovery: a search whose purpose is finding credentials.
+	FindSecretDiscovery = "secret_discovery"
+	// FindSecretRead: a read of a well-known credential store.
+	FindSecretRead = "secret_read"
+	// FindPersistence: a change that makes code run later on its own
+	// (shell start-up files, authorized_keys, cron, systemd, launchd, git
+	// hooks, editor auto-run tasks).
+	FindPersistence = "persistence"
+	// FindForcePush: a git push that overwrites remote history (--force,
+	// -f, +refspec; --force-with-lease and --force-if-includes are not).
+	FindForcePush = "force_push"
+	// FindOpaqueCode: inline interpreter code the engine cannot read with
+	// confidence (eval, exec, decoding, dynamic imports, a command built at
+	// run time).
+	FindOpaqueCode = "opaque_code"
+)
+
+// findings derives the findings of an analysed tool call from its
+// commands and paths. It may add commands it uncovers (the commands inline
+// interpreter code runs, what find -exec runs), so it runs before finish.
+func (a *Analysis) findings(cwd string) {
+	add := func(class, subject, detail string, confidence float64) {
+		f := Finding{Class: class, Subject: subject, Detail: detail, Confidence: confidence}
+		if !slices.Contains(a.Findings, f) {
+			a.Findings = append(a.Findings, f)
+		}
+	}
+	// Commands hidden one level down: interpreter code, find -exec and
+	// -delete, tar's checkpoint actions, git aliases, decoded pipelines.
+	for i := 0; i < len(a.Commands) && i < 256; i++ {
+		c := a.Commands[i]
+		a.uncover(c, cwd, add)
+	}
+	downloaded := map[string]string{}
+	for _, c := range a.Commands {
+		destructive(c, cwd, add)
+		a.downloadExec(c, cwd, downloaded, add)
+		exfiltration(c, a.Commands, add)
+		secretDiscovery(c, add)
+		persistenceCommand(c, add)
+		forcePush(c, add)
+	}
+	for _, p := range a.Paths {
+		if secretStore(p) {
+			add(FindSecretRead, p, p+" holds credentials", 1)
+		}
+	}
+	for _, p := range a.WritePaths {
+		if r := persistencePath(p); r != "" {
+			add(FindPersistence, p, "writes "+p+" ("+r+")", 1)
+		}
+	}
+	for _, c := range a.Commands {
+		for _, r := range c.Redirects {
+			if r := persistencePath(resolve(r, cwd)); r != "" {
+				add(FindPersistence, resolve(r, cwd), "writes "+resolve(r, cwd)+" ("+r+")", 1)
+			}
+		}
+	}
+}
+
+// uncover adds the commands that c runs indirectly.
+func (a *Analysis) uncover(c Command, cwd string, add func(string, string, string, float64)) {
+	via := append(clone(c.Via), c.Binary)
+	switch {
+	case c.Binary == "find":
+		roots := findRoots(c.Argv)
+		for i := 1; i < len(c.Argv); i++ {
+			switch arg := c.Argv[i]; arg {
+			case "-delete":
+				if narrowed(c.Argv) {
+					continue // deletes what matches, not the tree
+				}
+				for _, r := range roots {
+					a.Commands = append(a.Commands, Command{Binary: "rm", Argv: []string{"rm", "-rf", r}, Via: append(clone(via), "-delete")})
+				}
+			case "-exec", "-execdir", "-ok", "-okdir":
+				j := i + 1
+				for j < len(c.Argv) && c.Argv[j] != ";" && c.Argv[j] != "+" {
+					j++
+				}
+				sub := c.Argv[i+1 : j]
+				if len(sub) == 0 {
+					continue
+				}
+				for _, r := range roots {
+					argv := make([]string, len(sub))
+					for k, s := range sub {
+						argv[k] = strings.ReplaceAll(s, "{}", r)
+					}
+					a.addSub(argv, append(clone(via), arg), cwd)
+				}
+				i = j
+			}
+		}
+	case c.Binary == "tar":
+		for _, arg := range c.Argv[1:] {
+			for _, p := range []string{"--checkpoint-action=exec=", "--to-command=", "--use-compress-program=", "--info-script=", "--new-volume-script="} {
+				if cmd, ok := strings.CutPrefix(arg, p); ok {
+					a.addShell(strings.Trim(cmd, `'"`), cwd, 1)
+				}
+			}
+		}
+	case c.Binary == "git":
+		for i := 1; i+1 < len(c.Argv); i++ {
+			if c.Argv[i] == "-c" {
+				if _, v, ok := strings.Cut(c.Argv[i+1], "="); ok && strings.HasPrefix(v, "!") {
+					a.addShell(v[1:], cwd, 1) // an alias that runs a shell command
+				}
+			}
+		}
+	}
+	if code, lang := inlineCode(c); code != "" {
+		a.readCode(code, lang, via, cwd, add)
+	}
+	// A program that is the output of a command substitution (sh -c
+	// "$(...)", eval "$(...)", "$(...)" alone): decode what it prints.
+	if inner, ok := strings.CutPrefix(c.Argv[0], "$("); ok && strings.HasSuffix(inner, ")") {
+		p := ParseShell(strings.TrimSuffix(inner, ")"))
+		if len(p) >= 2 && (p[0].Binary == "echo" || p[0].Binary == "printf") {
+			if d := decodeThrough(strings.Join(operands(p[0].Argv), " "), p[1:]); d != "" {
+				a.Decoded = append(a.Decoded, d)
+				a.addShell(d, cwd, 1)
+			}
+		}
+	}
+	// bash <(curl ...): downloaded code run by a shell.
+	if shells[c.Binary] || interpreterLang(c.Binary) != "" {
+		for _, arg := range c.Argv[1:] {
+			if strings.HasPrefix(arg, "<(") && slices.ContainsFunc(fetcherNames, func(f string) bool { return strings.Contains(arg, f+" ") }) {
+				a.PipedToShell = true
+			}
+		}
+	}
+	// sed -i and perl -i edit the files they name.
+	if (c.Binary == "sed" || c.Binary == "perl") && slices.ContainsFunc(c.Argv, func(x string) bool { return strings.HasPrefix(x, "-i") || x == "--in-place" }) {
+		ops := operands(c.Argv)
+		if len(ops) > 1 {
+			for _, f := range ops[1:] {
+				a.WritePaths = append(a.WritePaths, resolve(f, cwd))
+			}
+		}
+	}
+}
+
+// fetcherNames are the downloaders, for text that names them.
+var fetcherNames = []string{"curl", "wget", "fetch", "aria2c"}
+
+// addSub adds a command found as the arguments of another.
+func (a *Analysis) addSub(argv []string, via []string, cwd string) {
+	if len(argv) == 0 {
+		return
+	}
+	before := len(a.Commands)
+	emit(tokensOf(argv), 0, false, via, 1, &a.Commands)
+	for _, c := range a.Commands[before:] {
+		a.Binaries = append(a.Binaries, c.Binary)
+		for _, arg := range c.Argv[1:] {
+			if looksPath(arg) {
+				a.Paths = append(a.Paths, resolve(arg, cwd))
+			}
+		}
+		if writers[c.Binary] {
+			for _, arg := range c.Argv[1:] {
+				if looksPath(arg) {
+					a.WritePaths = append(a.WritePaths, resolve(arg, cwd))
+				}
+			}
+		}
+	}
+}
+
+func tokensOf(argv []string) []token {
+	t := make([]token, len(argv))
+	for i, s := range argv {
+		t[i] = token{text: s}
+	}
+	return t
+}
+
+// narrowed reports whether a find expression selects files by name, path,
+// time, size or owner, rather than taking every file of the tree.
+func narrowed(argv []string) bool {
+	return slices.ContainsFunc(argv, func(a string) bool {
+		switch a {
+		case "-name", "-iname", "-path", "-ipath", "-wholename", "-regex", "-iregex", "-mtime", "-mmin", "-atime", "-amin", "-ctime",
+			"-cmin", "-size", "-empty", "-perm", "-user", "-group", "-nouser", "-links", "-inum", "-samefile", "-newer", "-lname":
+			return true
+		}
+		return strings.HasPrefix(a, "-newer")
+	})
+}
+
+// findRoots are the paths find starts from: its arguments before the first
+// expression.
+func findRoots(argv []string) []string {
+	var roots []string
+	for _, a := range argv[1:] {
+		if strings.HasPrefix(a, "-") || a == "(" || a == "!" {
+			break
+		}
+		roots = append(roots, a)
+	}
+	if len(roots) == 0 {
+		roots = []string{"."}
+	}
+	return roots
+}
+
+// Inline interpreter code.
+
+// inlineCode returns the program text c runs inline, and its language.
+func inlineCode(c Command) (code, lang string) {
+	flags := map[string][]string{
+		"python": {"-c"}, "node": {"-e", "-p", "--eval", "--print"}, "perl": {"-e", "-E"}, "ruby": {"-e"},
+		"php": {"-r"}, "osascript": {"-e"}, "powershell": {"-Command", "-command", "-c"}, "deno": {"eval"}, "bun": {"-e", "--eval"},
+	}
+	l := interpreterLang(c.Binary)
+	switch l {
+	case "":
+		return "", ""
+	case "awk":
+		for i := 1; i < len(c.Argv); i++ {
+			a := c.Argv[i]
+			if a == "-F" || a == "-v" || a == "-f" {
+				i++
+				continue
+			}
+			if strings.HasPrefix(a, "-") {
+				continue
+			}
+			return a, l
+		}
+		return "", ""
+	}
+	var parts []string
+	for i := 1; i+1 < len(c.Argv); i++ {
+		if slices.Contains(flags[l], c.Argv[i]) {
+			parts = append(parts, c.Argv[i+1])
+			i++
+		}
+	}
+	if c.Heredoc != "" {
+		parts = append(parts, c.Heredoc)
+	}
+	return strings.Join(parts, "\n"), l
+}
+
+// interpreterLang names the language of an interpreter binary.
+func interpreterLang(bin string) string {
+	switch {
+	case strings.HasPrefix(bin, "python") || bin == "pypy" || bin == "pypy3":
+		return "python"
+	case bin == "node" || bin == "nodejs":
+		return "node"
+	case bin == "deno" || bin == "bun":
+		return bin
+	case bin == "perl" || bin == "ruby" || bin == "php" || bin == "osascript":
+		return bin
+	case bin == "pwsh" || bin == "powershell":
+		return "powershell"
+	case bin == "awk" || bin == "gawk" || bin == "mawk" || bin == "nawk":
+		return "awk"
+	}
+	return ""
+}
+
+// codeRunners are calls that run a command line (their first string
+// argument, or the strings of a list).
+var codeRunners = regexp.MustCompile(`\b(?:os\.system|os\.popen|os\.exec\w*|subprocess\.\w+|commands\.getoutput|pty\.spawn|` +
+	`child_process\.\w+|execSync|execFileSync|spawnSync|spawn|exec|execFile|shell_exec|passthru|proc_open|popen|system|` +
+	`Open3\.\w+|IO\.popen|Deno\.run|Bun\.spawn|do shell script|Start-Process|Invoke-Expression|iex)\s*\(?\s*`)
+
+// codeDeleters remove files or trees: their first string argument is the
+// target, and recursive ones delete like rm -r.
+var codeDeleters = regexp.MustCompile(`(?:\b|\.)(?:(shutil\.rmtree|rmtree|remove_tree|rmSync|rm|promises\.rm|rimraf\w*|FileUtils\.rm_rf|FileUtils\.rm_r|FileUtils\.remove_dir|Remove-Item)|` +
+	`(os\.remove|os\.unlink|os\.rmdir|os\.removedirs|unlinkSync|rmdirSync|unlink|rmdir|File\.delete|FileUtils\.rm))\s*\(\s*`)
+
+// opaqueCode is what makes code unreadable: it builds or decodes what it
+// runs at run time.
+var opaqueCode = regexp.MustCompile(`\b(?:eval|exec|compile|__import__|importlib|getattr|b64decode|base64|fromCharCode|Function|atob|` +
+	`codecs\.decode|marshal|pickle\.loads|bytes\.fromhex|unhexlify|Buffer\.from)\s*\(|\\x[0-9a-fA-F]{2}`)
+
+// envDump is code that reads the whole environment.
+var envDump = regexp.MustCompile(`\bos\.environ\b(?:\.copy\(\)|\)|\s*$|\.items\(\))|dict\(os\.environ\)|JSON\.stringify\(process\.env\)|\bprocess\.env\b\s*[),]|\bENV\.to_h\b|%ENV\b|getenv\(\)`)
+
+// readCode reads inline interpreter code as the shell actions it takes.
+func (a *Analysis) readCode(code, lang string, via []string, cwd string, add func(string, string, string, float64)) {
+	via = append(clone(via), lang+" code")
+	if !strings.ContainsAny(code, "(`\\") && !strings.Contains(code, "shell script") && !strings.Contains(code, "iex") {
+		return // no call at all: print 1, $1, ...
+	}
+	for _, m := range codeRunners.FindAllStringIndex(code, -1) {
+		if args := stringArgs(code[m[1]:]); len(args) > 0 {
+			line := strings.Join(args, " ")
+			before := len(a.Commands)
+			parseShell(line, via, 1, &a.Commands)
+			for _, c := range a.Commands[before:] {
+				a.Binaries = append(a.Binaries, c.Binary)
+				for _, arg := range c.Argv[1:] {
+					if looksPath(arg) {
+						a.Paths = append(a.Paths, resolve(arg, cwd))
+					}
+				}
+			}
+		} else {
+			add(FindOpaqueCode, strings.TrimSpace(code[m[0]:m[1]]), "inline "+lang+" code runs a command built at run time", 0.5)
+		}
+	}
+	for _, m := range codeDeleters.FindAllStringSubmatchIndex(code, -1) {
+		args := stringArgs(code[m[1]:])
+		recursive := m[2] >= 0
+		if len(args) == 0 {
+			add(FindOpaqueCode, strings.TrimSpace(code[m[0]:m[1]]), "inline "+lang+" code deletes a path built at run time", 0.5)
+			continue
+		}
+		flag := "-f"
+		if recursive {
+			flag = "-rf"
+		}
+		a.Commands = append(a.Commands, Command{Binary: "rm", Argv: []string{"rm", flag, args[0]}, Via: via})
+		a.Paths = append(a.Paths, resolve(args[0], cwd))
+		a.WritePaths = append(a.WritePaths, resolve(args[0], cwd))
+	}
+	if loc := opaqueCode.FindStringIndex(code); loc != nil {
+		add(FindOpaqueCode, strings.TrimSpace(code[loc[0]:loc[1]]), "inline "+lang+" code builds or decodes what it runs", 0.5)
+	}
+	if envDump.MatchString(code) && (len(urlPattern.FindAllString(code, 1)) > 0 || strings.Contains(code, "socket")) {
+		add(FindExfiltration, lang+" code", "inline "+lang+" code sends the environment over the network", 0.9)
+	}
+}
+
+// stringArgs reads the string literals at the start of an argument list:
+// one string, or the strings of a list ([...] or a list of arguments).
+func stringArgs(s string) []string {
+	s = strings.TrimLeft(s, " \t(")
+	var out []string
+	inList := strings.HasPrefix(s, "[") || strings.HasPrefix(s, "%w[")
+	s = strings.TrimLeft(s, "%w[ \t")
+	for len(s) > 0 {
+		q := s[0]
+		if q != '"' && q != '\'' && q != '`' {
+			break
+		}
+		end := 1
+		for end < len(s) && s[end] != q {
+			if s[end] == '\\' {
+				end++
+			}
+			end++
+		}
+		if end >= len(s) {
+			break
+		}
+		out = append(out, strings.NewReplacer(`\"`, `"`, `\'`, `'`, `\\`, `\`).Replace(s[1:end]))
+		s = strings.TrimLeft(s[end+1:], " \t")
+		if !inList && !strings.HasPrefix(s, ",") {
+			break
+		}
+		s = strings.TrimLeft(s, ", \t")
+		if len(out) > 32 {
+			break
+		}
+	}
+	return out
+}
+
+// Destructive targets.
+
+// systemDirs are directories whose recursive deletion breaks the machine.
+var systemDirs = []string{"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/var", "/boot", "/opt", "/sys", "/proc", "/dev", "/srv", "/snap", "/System", "/Library", "/Applications"}
+
+// destructive finds recursive deletion of what must not be deleted.
+func destructive(c Command, cwd string, add func(string, string, string, float64)) {
+	var targets []string
+	switch c.Binary {
+	case "rm":
+		recursive := false
+		for _, a := range c.Argv[1:] {
+			if a == "--recursive" || a == "-r" || a == "-R" || strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsAny(a, "rR") {
+				recursive = true
+			}
+		}
+		if !recursive {
+			return
+		}
+		targets = operands(c.Argv)
+	case "rmdir", "shred":
+		return
+	case "rsync":
+		if !slices.ContainsFunc(c.Argv, func(a string) bool { return strings.HasPrefix(a, "--delete") }) {
+			return
+		}
+		if ops := operands(c.Argv); len(ops) > 1 {
+			targets = ops[len(ops)-1:]
+		}
+	default:
+		return
+	}
+	for _, t := range targets {
+		if what := dangerousTarget(t, cwd); what != "" {
+			add(FindDestructive, t, c.Binary+" deletes "+t+" ("+what+")", 1)
+		}
+	}
+}
+
+// operands are a command's arguments that are not options.
+func operands(argv []string) []string {
+	var out []string
+	opts := true
+	for _, a := range argv[1:] {
+		if opts && a == "--" {
+			opts = false
+			continue
+		}
+		if opts && strings.HasPrefix(a, "-") && a != "-" {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// homeRe matches home directories however they are spelt.
+var homeRe = regexp.MustCompile(`^(?:~[A-Za-z0-9._-]*|\$HOME|\$\{HOME\}|/home/[^/]+|/Users/[^/]+|/root)$`)
+
+// dangerousTarget says what t is when deleting it recursively is
+// destructive: the root, a home directory, the workspace root, a .git
+// directory, a system directory (or a glob of one's contents); "" else.
+func dangerousTarget(t, cwd string) string {
+	t = strings.TrimRight(strings.TrimSpace(t), "/")
+	glob := false
+	for _, suffix := range []string{"/*", "/.*", "/{*,.*}"} {
+		if s, ok := strings.CutSuffix(t, suffix); ok {
+			t, glob = s, true
+			break
+		}
+	}
+	t = strings.TrimRight(t, "/")
+	what := ""
+	switch {
+	case t == "":
+		what = "the file system root"
+	case homeRe.MatchString(t):
+		what = "a home directory"
+	case t == "*" || t == "." || t == "./" || t == ".*":
+		what = "the working directory"
+	case path.Base(t) == ".git":
+		what = "a git repository's history"
+	case cwd != "" && resolve(t, cwd) == path.Clean(cwd):
+		what = "the workspace root"
+	case cwd != "" && (resolve(t, cwd) == "/" || homeRe.MatchString(resolve(t, cwd)) || strings.HasPrefix(path.Clean(cwd), resolve(t, cwd)+"/")):
+		what = "an ancestor of the workspace"
+	case slices.Contains(systemDirs, t):
+		what = "a system directory"
+	}
+	if glob && what != "" {
+		what = "everything in " + what
+	}
+	return what
+}
+
+// Download, then execute.
+
+// downloadExec finds a command that runs, sources or makes executable a
+// file an earlier command of the same line downloaded.
+func (a *Analysis) downloadExec(c Command, cwd string, downloaded map[string]string, add func(string, string, string, float64)) {
+	if out := downloadTarget(c); out != "" {
+		downloaded[resolve(out, cwd)] = out
+		a.Downloads = append(a.Downloads, resolve(out, cwd))
+		return
+	}
+	for _, p := range Executes(c) {
+		if _, ok := downloaded[resolve(p, cwd)]; ok {
+			add(FindDownloadExec, p, c.Binary+" runs "+p+", downloaded by the same command line", 1)
+		}
+	}
+}
+
+// downloadTarget is the file a downloader writes, or "".
+func downloadTarget(c Command) string {
+	if c.Binary != "curl" && c.Binary != "wget" && c.Binary != "fetch" && c.Binary != "aria2c" && c.Binary != "http" {
+		return ""
+	}
+	var url string
+	for i, a := range c.Argv[1:] {
+		switch {
+		case a == "-o" || a == "--output" || a == "-O" && c.Binary == "wget" || a == "--output-document":
+			if i+2 < len(c.Argv) {
+				return c.Argv[i+2]
+			}
+		case strings.HasPrefix(a, "--output=") || strings.HasPrefix(a, "--output-document="):
+			_, v, _ := strings.Cut(a, "=")
+			return v
+		case strings.HasPrefix(a, "-o") && len(a) > 2 && c.Binary == "curl":
+			return a[2:]
+		case c.Binary == "curl" && len(a) > 2 && a[0] == '-' && a[1] != '-' && strings.HasSuffix(a, "o"):
+			if i+2 < len(c.Argv) {
+				return c.Argv[i+2] // -sSLo FILE
+			}
+		case urlPattern.MatchString(a):
+			url = a
+		}
+	}
+	remoteName := c.Binary == "wget" || slices.Contains(c.Argv, "--remote-name") || slices.ContainsFunc(c.Argv[1:], func(a string) bool {
+		return len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.HasSuffix(a, "O")
+	})
+	if remoteName && url != "" {
+		if b := path.Base(strings.SplitN(trimURL(url), "?", 2)[0]); b != "" && b != "/" && b != "." {
+			return b
+		}
+	}
+	return ""
+}
+
+// Executes returns the files a command runs: a script given to a shell or
+// an interpreter, a program named by its path, a sourced file, a file made
+// executable.
+func Executes(c Command) []string {
+	switch {
+	case shells[c.Binary] || interpreterLang(c.Binary) != "" || c.Binary == "source" || c.Binary == ".":
+		for _, a := range c.Argv[1:] {
+			if a == "-c" || a == "-e" || a == "-r" {
+				return nil // inline code, read elsewhere
+			}
+			if !strings.HasPrefix(a, "-") {
+				return []string{a}
+			}
+		}
+	case c.Binary == "chmod":
+		if slices.ContainsFunc(c.Argv, func(a string) bool { return strings.Contains(a, "+x") || strings.HasPrefix(a, "7") || strings.HasPrefix(a, "5") }) {
+			if ops := operands(c.Argv); len(ops) > 1 {
+				return ops[1:]
+			}
+		}
+	case strings.Contains(c.Argv[0], "/"):
+		return []string{c.Argv[0]}
+	}
+	return nil
+}
+
+// Exfiltration and secrets.
+
+// senders are binaries that send data to a network host.
+var senders = map[string]bool{"curl": true, "wget": true, "nc": true, "ncat": true, "netcat": true, "socat": true, "ssh": true,
+	"scp": true, "rsync": true, "sftp": true, "ftp": true, "http": true, "https": true, "telnet": true, "openssl": true, "aws": true, "gsutil": true}
+
+// envReaders print the environment.
+var envReaders = map[string]bool{"env": true, "printenv": true, "set": true, "export": true, "declare": true}
+
+// exfiltration finds the environment or secrets going to a network host.
+func exfiltration(c Command, all []Command, add func(string, string, string, float64)) {
+	if !senders[c.Binary] {
+		return
+	}
+	for _, a := range c.Argv[1:] {
+		for _, reader := range []string{"$(env", "$(printenv", "`env", "`printenv", "$(set", "$(cat ", "$(<"} {
+			if strings.Contains(a, reader) {
+				add(FindExfiltration, a, c.Binary+" sends "+a+" out", 1)
+			}
+		}
+		if f, ok := strings.CutPrefix(a, "@"); ok && secretStore(f) {
+			add(FindExfiltration, f, c.Binary+" uploads "+f, 1)
+		}
+	}
+	// An environment dump or a secret read piped into the sender.
+	if c.Piped {
+		for _, o := range all {
+			if o.Stage < c.Stage && (envReaders[o.Binary] && len(operands(o.Argv)) == 0 || o.Binary == "cat" && slices.ContainsFunc(operands(o.Argv), secretStore)) {
+				add(FindExfiltration, strings.Join(o.Argv, " "), strings.Join(o.Argv, " ")+" piped into "+c.Binary, 1)
+			}
+		}
+	}
+}
+
+// secretPatterns are what credential searches look for.
+var secretPatterns = regexp.MustCompile(`(?i)AKIA|ASIA|BEGIN [A-Z ]*PRIVATE KEY|passw(or)?d|secret|token|api[_-]?key|ghp_|xox[bp]-|sk-[a-z]`)
+
+// secretNames are file names that hold credentials.
+var secretNames = regexp.MustCompile(`(?i)\*?\.(pem|key|p12|pfx|kdbx|keystore|jks)$|^\*?id_(rsa|dsa|ecdsa|ed25519)|^\*?\.env\b|credentials|\.netrc|\.pgpass|\.npmrc|\.pypirc`)
+
+// secretDiscovery finds searches whose purpose is finding credentials, and
+// environment dumps.
+func secretDiscovery(c Command, add func(string, string, string, float64)) {
+	switch c.Binary {
+	case "grep", "egrep", "rg", "ag", "ack", "git":
+		if c.Binary == "git" && (len(c.Argv) < 2 || c.Argv[1] != "grep") {
+			return
+		}
+		for _, a := range operands(c.Argv) {
+			if secretPatterns.MatchString(a) {
+				add(FindSecretDiscovery, a, c.Binary+" searches for credentials ("+a+")", 0.9)
+				return
+			}
+		}
+	case "find", "locate", "fd":
+		for i, a := range c.Argv[1:] {
+			if (a == "-name" || a == "-iname" || a == "-path" || c.Binary != "find") && i+2 <= len(c.Argv)-1 || c.Binary != "find" {
+				v := a
+				if c.Binary == "find" {
+					v = c.Argv[i+2]
+				}
+				if secretNames.MatchString(strings.Trim(v, `'"`)) {
+					add(FindSecretDiscovery, v, c.Binary+" looks for credential files ("+v+")", 0.9)
+					return
+				}
+			}
+		}
+	case "env", "printenv":
+		if len(operands(c.Argv)) == 0 {
+			add(FindSecretDiscovery, c.Binary, c.Binary+" prints every environment variable, secrets included", 0.6)
+		}
+	case "security":
+		if len(c.Argv) > 1 && strings.HasPrefix(c.Argv[1], "find-") && strings.HasSuffix(c.Argv[1], "-password") || slices.Contains(c.Argv, "dump-keychain") {
+			add(FindSecretRead, "keychain", "security reads the keychain", 1)
+		}
+	}
+}
+
+// secretStoreGlobs are where credentials live, beyond any manifest's list.
+var secretStoreGlobs = []string{
+	"**/.config/gh/hosts.yml", "**/.npmrc", "**/.pypirc", "**/.git-credentials", "**/.netrc", "**/.pgpass",
+	"**/.aws/credentials", "**/.aws/config", "**/.config/gcloud/**", "**/.azure/**", "**/.kube/config", "**/.docker/config.json",
+	"/proc/*/environ", "**/.ssh/id_*", "**/.gnupg/**", "**/.password-store/**",
+	"**/.config/google-chrome/**", "**/.config/chromium/**", "**/.mozilla/firefox/**", "**/Library/Application Support/Google/Chrome/**",
+	"**/Library/Keychains/**", "**/.local/share/keyrings/**", "**/.vault-token", "**/.terraform.d/credentials.tfrc.json",
+}
+
+// secretStore reports whether p is a well-known credential store.
+func secretStore(p string) bool {
+	p = strings.Trim(p, `'"`)
+	for _, h := range []string{"${HOME}", "$HOME"} {
+		if rest, ok := strings.CutPrefix(p, h); ok {
+			p = "~" + rest
+		}
+	}
+	for i, g := range secretStoreGlobs {
+		if strings.Contains(p, secretStoreLits[i]) && (globMatch(g, p) || globMatch(g, p+"/")) {
+			return true
+		}
+	}
+	return false
+}
+
+// secretStoreLits and persistenceLits are each glob's longest literal
+// part: a path without it cannot match, which spares most glob matching.
+var secretStoreLits, persistenceLits = func() ([]string, []string) {
+	var s, p []string
+	for _, g := range secretStoreGlobs {
+		s = append(s, longestLiteral(g))
+	}
+	for _, g := range persistenceGlobs {
+		p = append(p, longestLiteral(g.glob))
+	}
+	return s, p
+}()
+
+func longestLiteral(g string) string {
+	best := ""
+	for _, part := range strings.FieldsFunc(g, func(r rune) bool { return r == '*' || r == '?' || r == '[' }) {
+		part = strings.TrimSuffix(part, "/")
+		if len(part) > len(best) {
+			best = part
+		}
+	}
+	return best
+}
+
+// Persistence.
+
+var persistenceGlobs = []struct{ glob, what string }{
+	{"**/.bashrc", "a shell start-up file"}, {"**/.bash_profile", "a shell start-up file"}, {"**/.bash_login", "a shell start-up file"},
+	{"**/.profile", "a shell start-up file"}, {"**/.zshrc", "a shell start-up file"}, {"**/.zprofile", "a shell start-up file"},
+	{"**/.zshenv", "a shell start-up file"}, {"**/.zlogin", "a shell start-up file"}, {"**/.config/fish/config.fish", "a shell start-up file"},
+	{"/etc/profile", "a shell start-up file"}, {"/etc/profile.d/**", "a shell start-up file"}, {"/etc/bash.bashrc", "a shell start-up file"},
+	{"/etc/zsh/**", "a shell start-up file"}, {"**/.ssh/authorized_keys", "SSH access"}, {"**/.ssh/authorized_keys2", "SSH access"},
+	{"**/.ssh/rc", "SSH access"}, {"/etc/cron*/**", "cron"}, {"/etc/crontab", "cron"}, {"/var/spool/cron/**", "cron"},
+	{"/etc/systemd/**", "systemd"}, {"**/.config/systemd/**", "systemd"}, {"/lib/systemd/**", "systemd"},
+	{"**/Library/LaunchAgents/**", "launchd"}, {"/Library/LaunchDaemons/**", "launchd"}, {"**/.git/hooks/**", "git hooks"},
+	{"**/.husky/**", "git hooks"}, {"**/.vscode/tasks.json", "an editor task that can run on open"},
+	{"**/.config/autostart/**", "desktop autostart"}, {"/etc/rc.local", "boot scripts"}, {"/etc/init.d/**", "boot scripts"},
+	{"/etc/ld.so.preload", "library preloading"}, {"**/.gitconfig", "git configuration (hooks, aliases)"},
+}
+
+// persistencePath says why a write to p persists code, or "".
+func persistencePath(p string) string {
+	for _, h := range []string{"${HOME}", "$HOME"} {
+		if rest, ok := strings.CutPrefix(p, h); ok {
+			p = "~" + rest
+		}
+	}
+	for i, g := range persistenceGlobs {
+		if strings.Contains(p, persistenceLits[i]) && globMatch(g.glob, p) {
+			return g.what
+		}
+	}
+	return ""
+}
+
+// persistenceCommand finds commands that install code to run later.
+func persistenceCommand(c Command, add func(string, string, string, float64)) {
+	switch c.Binary {
+	case "crontab":
+		if !slices.Contains(c.Argv, "-l") {
+			add(FindPersistence, "crontab", "crontab installs scheduled commands", 1)
+		}
+	case "systemctl":
+		if slices.Contains(c.Argv, "enable") || slices.Contains(c.Argv, "link") {
+			add(FindPersistence, strings.Join(c.Argv, " "), "systemctl enables a service", 1)
+		}
+	case "launchctl":
+		if slices.ContainsFunc(c.Argv, func(a string) bool { return a == "load" || a == "bootstrap" || a == "enable" || a == "submit" }) {
+			add(FindPersistence, strings.Join(c.Argv, " "), "launchctl installs a job", 1)
+		}
+	case "at", "batch":
+		add(FindPersistence, c.Binary, c.Binary+" schedules a command", 0.9)
+	case "git":
+		sub, args := gitSub(c.Argv)
+		if sub == "config" && slices.ContainsFunc(args, func(a string) bool { return strings.EqualFold(a, "core.hooksPath") || strings.HasPrefix(strings.ToLower(a), "core.hookspath") }) {
+			add(FindPersistence, "core.hooksPath", "git config sets the hooks path", 1)
+		}
+		for i := 1; i+1 < len(c.Argv); i++ {
+			if c.Argv[i] == "-c" && strings.HasPrefix(strings.ToLower(c.Argv[i+1]), "core.hookspath=") {
+				add(FindPersistence, c.Argv[i+1], "git runs with another hooks path", 1)
+			}
+		}
+	}
+}
+
+// gitSub returns a git command's subcommand and its arguments, past git's
+// own options (-c k=v, -C dir, --git-dir=..., ...).
+func gitSub(argv []string) (string, []string) {
+	for i := 1; i < len(argv); i++ {
+		a := argv[i]
+		switch {
+		case a == "-c" || a == "-C" || a == "--git-dir" || a == "--work-tree" || a == "--namespace" || a == "--exec-path":
+			i++
+		case strings.HasPrefix(a, "-"):
+		default:
+			return a, argv[i+1:]
+		}
+	}
+	return "", nil
+}
+
+// forcePush finds git pushes that overwrite remote history.
+func forcePush(c Command, add func(string, string, string, float64)) {
+	if c.Binary != "git" {
+		return
+	}
+	sub, args := gitSub(c.Argv)
+	if sub != "push" {
+		return
+	}
+	for _, a := range args {
+		switch {
+		case a == "--force" || a == "-f" || a == "--mirror" || a == "--delete" || a == "-d" ||
+			strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "f"):
+			add(FindForcePush, a, "git push "+a+" overwrites the remote's history", 1)
+			return
+		case strings.HasPrefix(a, "+") && len(a) > 1:
+			add(FindForcePush, a, "git push "+a+" force-updates "+a[1:], 1)
+			return
+		case strings.HasPrefix(a, ":") && len(a) > 1:
+			add(FindForcePush, a, "git push "+a+" deletes "+a[1:]+" on the remote", 1)
+			return
+		}
+	}
+}
+
+// Decoding.
+
+// decodeThrough applies the decoding stages of a pipeline (base64 -d, xxd
+// -r -p, rev, tr rot13) to text, or returns "" when a stage is not one.
+func decodeThrough(text string, stages []Command) string {
+	for _, c := range stages {
+		switch {
+		case c.Binary == "base64" && slices.ContainsFunc(c.Argv, func(a string) bool { return a == "-d" || a == "--decode" || a == "-D" }):
+			b, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(text), ""))
+			if err != nil {
+				if b, err = base64.RawStdEncoding.DecodeString(strings.TrimRight(strings.Join(strings.Fields(text), ""), "=")); err != nil {
+					return ""
+				}
+			}
+			text = string(b)
+		case c.Binary == "xxd" && slices.Contains(c.Argv, "-r"):
+			b, err := hex.DecodeString(strings.Join(strings.Fields(text), ""))
+			if err != nil {
+				return ""
+			}
+			text = string(b)
+		case c.Binary == "rev":
+			r := []rune(text)
+			slices.Reverse(r)
+			text = string(r)
+		case c.Binary == "tr" && len(c.Argv) == 3 && rot13Sets(c.Argv[1], c.Argv[2]):
+			text = strings.Map(rot13, text)
+		default:
+			return ""
+		}
+	}
+	return text
+}
+
+func rot13Sets(a, b string) bool {
+	a, b = strings.ReplaceAll(a, "'", ""), strings.ReplaceAll(b, "'", "")
+	return strings.HasPrefix(a, "A-Za-z") && strings.HasPrefix(b, "N-ZA-Mn-za-m") || strings.HasPrefix(a, "a-zA-Z") && strings.HasPrefix(b, "n-za-mN-ZA-M")
+}
+
+func rot13(r rune) rune {
+	switch {
+	case r >= 'a' && r <= 'z':
+		return 'a' + (r-'a'+13)%26
+	case r >= 'A' && r <= 'Z':
+		return 'A' + (r-'A'+13)%26
+	}
+	return r
+}
+
+// globMatch matches p against a glob where ** crosses directories and *
+// does not; a ~ in p matches a ** or a home directory in g.
+func globMatch(g, p string) bool {
+	if strings.HasPrefix(p, "~") && strings.HasPrefix(g, "**/") {
+		p = "/home/user" + strings.TrimPrefix(p, "~")
+	}
+	if tail, ok := strings.CutPrefix(g, "**/"); ok && !strings.ContainsAny(tail, "*?[") {
+		return p == tail || strings.HasSuffix(p, "/"+tail) // the common case, without backtracking
+	}
+	return matchGlob(g, p)
+}
+
+func matchGlob(g, s string) bool {
+	for len(g) > 0 {
+		switch {
+		case strings.HasPrefix(g, "**"):
+			rest := strings.TrimPrefix(g[2:], "/")
+			if rest == "" {
+				return true
+			}
+			for i := 0; i <= len(s); i++ {
+				if (i == 0 || s[i-1] == '/') && matchGlob(rest, s[i:]) {
+					return true
+				}
+			}
+			return false
+		case g[0] == '*':
+			for i := 0; i <= len(s) && (i == 0 || s[i-1] != '/'); i++ {
+				if matchGlob(g[1:], s[i:]) {
+					return true
+				}
+			}
+			return false
+		case len(s) == 0 || g[0] != s[0]:
+			return false
+		}
+		g, s = g[1:], s[1:]
+	}
+	return len(s) == 0
+}
