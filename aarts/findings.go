@@ -563,7 +563,9 @@ func Executes(c Command) []string {
 			}
 		}
 	case c.Binary == "chmod":
-		if slices.ContainsFunc(c.Argv, func(a string) bool { return strings.Contains(a, "+x") || strings.HasPrefix(a, "7") || strings.HasPrefix(a, "5") }) {
+		if slices.ContainsFunc(c.Argv, func(a string) bool {
+			return strings.Contains(a, "+x") || strings.HasPrefix(a, "7") || strings.HasPrefix(a, "5")
+		}) {
 			if ops := operands(c.Argv); len(ops) > 1 {
 				return ops[1:]
 			}
@@ -751,7 +753,9 @@ func persistenceCommand(c Command, add func(string, string, string, float64)) {
 		add(FindPersistence, c.Binary, c.Binary+" schedules a command", 0.9)
 	case "git":
 		sub, args := gitSub(c.Argv)
-		if sub == "config" && slices.ContainsFunc(args, func(a string) bool { return strings.EqualFold(a, "core.hooksPath") || strings.HasPrefix(strings.ToLower(a), "core.hookspath") }) {
+		if sub == "config" && slices.ContainsFunc(args, func(a string) bool {
+			return strings.EqualFold(a, "core.hooksPath") || strings.HasPrefix(strings.ToLower(a), "core.hookspath")
+		}) {
 			add(FindPersistence, "core.hooksPath", "git config sets the hooks path", 1)
 		}
 		for i := 1; i+1 < len(c.Argv); i++ {
