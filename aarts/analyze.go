@@ -63,6 +63,8 @@ type Analysis struct {
 	Findings []Finding `json:"findings"`
 	// Downloads are the files the action downloads (curl -o, wget).
 	Downloads []string `json:"downloads"`
+	// Executes are the files the action runs, sources or makes executable.
+	Executes []string `json:"executes"`
 	// Cwd is the working directory relative paths were read against.
 	Cwd string `json:"-"`
 }
@@ -298,6 +300,10 @@ func (a *Analysis) finish() {
 	a.Downloads = uniq(a.Downloads)
 	if a.Downloads == nil {
 		a.Downloads = []string{}
+	}
+	a.Executes = uniq(a.Executes)
+	if a.Executes == nil {
+		a.Executes = []string{}
 	}
 }
 

@@ -86,9 +86,11 @@ func (a *Analysis) findings(cwd string) {
 		}
 	}
 	for _, c := range a.Commands {
-		for _, r := range c.Redirects {
-			if r := persistencePath(resolve(r, cwd)); r != "" {
-				add(FindPersistence, resolve(r, cwd), "writes "+resolve(r, cwd)+" ("+r+")", 1)
+		for _, target := range c.Redirects {
+			if why := persistencePath(target); why != "" {
+				add(FindPersistence, target, "writes "+target+" ("+why+")", 1)
+			} else if why := persistencePath(resolve(target, cwd)); why != "" {
+				add(FindPersistence, resolve(target, cwd), "writes "+resolve(target, cwd)+" ("+why+")", 1)
 			}
 		}
 	}
@@ -506,6 +508,7 @@ func (a *Analysis) downloadExec(c Command, cwd string, downloaded map[string]str
 		return
 	}
 	for _, p := range Executes(c) {
+		a.Executes = append(a.Executes, resolve(p, cwd))
 		if _, ok := downloaded[resolve(p, cwd)]; ok {
 			add(FindDownloadExec, p, c.Binary+" runs "+p+", downloaded by the same command line", 1)
 		}

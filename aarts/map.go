@@ -33,7 +33,7 @@ func (a *Analysis) Map() map[string]any {
 	out := map[string]any{
 		"tool": a.Tool, "tool_native": a.ToolNative, "commands": cmds, "binaries": a.Binaries, "urls": a.URLs,
 		"hosts": a.Hosts, "paths": a.Paths, "write_paths": a.WritePaths, "packages": pkgs, "sql": a.SQL,
-		"decoded": a.Decoded, "piped_to_shell": a.PipedToShell, "findings": findings, "downloads": a.Downloads,
+		"decoded": a.Decoded, "piped_to_shell": a.PipedToShell, "findings": findings, "downloads": a.Downloads, "executes": a.Executes,
 	}
 	if a.MCPServer != "" {
 		out["mcp_server"] = a.MCPServer

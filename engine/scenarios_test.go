@@ -62,6 +62,18 @@ var scenarios = []struct {
 		{"hook-tamper", 3, "deny/DENY/PROTECTED_PATH"}, {"hook-tamper", 4, "deny/DENY/PROTECTED_PATH"}}},
 	{"approval-resolution", "coding-agent.json", []expect{
 		{"delete-approval", 3, "ask/STEP_UP/APPROVAL_REQUIRED"}, {"delete-approval", 5, "allow/ALLOW/ALLOW"}}},
+	{"download-then-run", "coding-agent.json", []expect{
+		{"download-then-run", 3, "allow/ALLOW/ALLOW"}, {"download-then-run", 5, "deny/DENY/DOWNLOAD_EXEC"},
+		{"download-then-run", 6, "deny/DENY/DOWNLOAD_EXEC"}}},
+	{"inline-interpreters", "coding-agent.json", []expect{
+		{"inline-code", 3, "allow/ALLOW/ALLOW"}, {"inline-code", 4, "deny/DENY/DESTRUCTIVE"},
+		{"inline-code", 6, "deny/DENY/DESTRUCTIVE"}, {"inline-code", 7, "ask/STEP_UP/OPAQUE_CODE"}}},
+	{"persistence", "coding-agent.json", []expect{
+		{"stay-resident", 3, "deny/DENY/PERSISTENCE"}, {"stay-resident", 4, "deny/DENY/PERSISTENCE"},
+		{"stay-resident", 5, "deny/DENY/PERSISTENCE"}, {"stay-resident", 6, "allow/ALLOW/ALLOW"}}},
+	{"allowed-domain-exfil", "coding-agent.json", []expect{
+		{"exfil-allowed-domain", 3, "allow/ALLOW/ALLOW"}, {"exfil-allowed-domain", 4, "deny/DENY/DATA_EXFILTRATION"},
+		{"exfil-allowed-domain", 5, "deny/DENY/DATA_EXFILTRATION"}, {"exfil-allowed-domain", 6, "deny/DENY/DATA_EXFILTRATION"}}},
 }
 
 func decider(t testing.TB, manifestFile string) *Decider {

@@ -117,6 +117,7 @@ func (s Snapshot) clone() Snapshot {
 	n.DataClasses = slices.Clone(s.DataClasses)
 	n.DataFindings = slices.Clone(s.DataFindings)
 	n.EgressDomains = slices.Clone(s.EgressDomains)
+	n.Downloaded = slices.Clone(s.Downloaded)
 	n.Pending = slices.Clone(s.Pending)
 	n.HostAsks = slices.Clone(s.HostAsks)
 	n.PermittedTools = slices.Clone(s.PermittedTools)
@@ -184,6 +185,11 @@ func (r *Reducer) foldHook(n *Snapshot, e *ledger.Envelope, ev *aarts.Event) err
 		for _, h := range a.Hosts {
 			if a.Tool == aarts.ToolWebRequest || a.Tool == aarts.ToolShell || a.Tool == aarts.ToolBrowser || a.Tool == aarts.ToolMCPCall || a.Tool == aarts.ToolPackageInstall {
 				n.EgressDomains = addSorted(n.EgressDomains, h)
+			}
+		}
+		for _, d := range a.Downloads {
+			if len(n.Downloaded) < maxPending {
+				n.Downloaded = addSorted(n.Downloaded, d)
 			}
 		}
 		n.classify(seq, text)

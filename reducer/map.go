@@ -27,7 +27,7 @@ func (s Snapshot) Map() map[string]any {
 		}
 		pending[i] = m
 	}
-	return map[string]any{
+	m := map[string]any{
 		"tenant_id": s.TenantID, "session_id": s.SessionID, "seq": s.Seq, "events": s.Events,
 		"steps_consumed": s.StepsConsumed, "tool_calls_consumed": s.ToolCallsConsumed, "started_ms": s.StartedMs,
 		"last_ms": s.LastMs, "wall_time_ms": s.WallTimeMs, "output_bytes": s.OutputBytes,
@@ -37,4 +37,8 @@ func (s Snapshot) Map() map[string]any {
 		"denied_count": s.DeniedCount, "pending": pending, "parent_session_id": s.ParentSessionID,
 		"permitted_tools": s.PermittedTools, "allowed_artifacts": s.AllowedArtifacts, "denied_artifacts": s.DeniedArtifacts,
 	}
+	if len(s.Downloaded) > 0 {
+		m["downloaded"] = s.Downloaded
+	}
+	return m
 }

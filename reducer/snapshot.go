@@ -46,6 +46,9 @@ type Snapshot struct {
 
 	OriginalRequest string    `json:"original_request"`
 	EgressDomains   []string  `json:"egress_domains"`
+	// Downloaded are the files tool calls of the session downloaded (curl
+	// -o, wget), so that running one later is seen as what it is.
+	Downloaded []string `json:"downloaded,omitempty"`
 	DeniedCount     int       `json:"denied_count"`
 	Pending         []Pending `json:"pending"`
 	// HostAsks are asks the host resolves in its own prompt (Claude

@@ -277,3 +277,25 @@ func TestDemoReplays(t *testing.T) {
 		t.Fatalf("--help does not list every format: %s", out)
 	}
 }
+
+// TestNewDenialsAreTighteningOnly replays attack sessions recorded with the
+// policy before commands were read by what they do: the new denials and
+// asks are all tightening, so the default gate (loosening) passes.
+func TestNewDenialsAreTighteningOnly(t *testing.T) {
+	code, out, errs := run(t, "exact", "--bundle", "../../fixtures/reports/before-attack-reading",
+		"--manifest", "../../fixtures/manifests/coding-agent.json", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	rep := decode(t, out)
+	tightened := 0
+	for tr, n := range rep.Summary.Transitions {
+		if !strings.HasPrefix(tr, "allow→") {
+			t.Errorf("transition %s (%d): want only moves away from allow", tr, n)
+		}
+		tightened += n
+	}
+	if rep.Summary.Sessions != 4 || tightened < 7 {
+		t.Fatalf("%d sessions, %d tightened steps: %+v", rep.Summary.Sessions, tightened, rep.Summary)
+	}
+}

@@ -79,6 +79,14 @@ signals contains sig(fs.order, fs.code, "deny", "DENY", fs.category, "critical",
 	fs := finding_signals[f.class]
 }
 
+# Running a file an earlier tool call of the session downloaded: the
+# two-step form of curl | sh, whatever the domain.
+signals contains sig(1, "DOWNLOAD_EXEC", "deny", "DENY", "supply_chain", "critical", sprintf("runs %s, downloaded earlier in this session", [p]), [p], 1) if {
+	input.event.hook_point == "PreToolUse"
+	some p in object.get(action, "executes", [])
+	p in object.get(input.snapshot, "downloaded", [])
+}
+
 # An MCP server the manifest does not name (mcp.allowed_servers, or a tool
 # entry mcp__SERVER__...) is asked about.
 signals contains sig(10.5, "MCP_UNDECLARED", "ask", "STEP_UP", "tool_execution", "warning", sprintf("MCP server %s is not declared in manifest %s", [input.action.mcp_server, input.manifest.name]), [input.action.mcp_server], 1) if {
