@@ -44,13 +44,13 @@ type Snapshot struct {
 	DataClasses  []string  `json:"data_classes"`
 	DataFindings []Finding `json:"data_findings"`
 
-	OriginalRequest string    `json:"original_request"`
-	EgressDomains   []string  `json:"egress_domains"`
+	OriginalRequest string   `json:"original_request"`
+	EgressDomains   []string `json:"egress_domains"`
 	// Downloaded are the files tool calls of the session downloaded (curl
 	// -o, wget), so that running one later is seen as what it is.
-	Downloaded []string `json:"downloaded,omitempty"`
-	DeniedCount     int       `json:"denied_count"`
-	Pending         []Pending `json:"pending"`
+	Downloaded  []string  `json:"downloaded,omitempty"`
+	DeniedCount int       `json:"denied_count"`
+	Pending     []Pending `json:"pending"`
 	// HostAsks are asks the host resolves in its own prompt (Claude
 	// Code's permission dialog): they do not wait on the engine, never time
 	// out and do not count as pending; each is closed by a Resolution the
