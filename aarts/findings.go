@@ -44,6 +44,9 @@ const (
 	// FindForcePush: a git push that overwrites remote history (--force,
 	// -f, +refspec; --force-with-lease and --force-if-includes are not).
 	FindForcePush = "force_push"
+	// FindPackageSource: a package installed from outside its ecosystem's
+	// registry (a URL, a git repository, another index).
+	FindPackageSource = "package_source"
 	// FindOpaqueCode: inline interpreter code the engine cannot read with
 	// confidence (eval, exec, decoding, dynamic imports, a command built at
 	// run time).
@@ -74,6 +77,7 @@ func (a *Analysis) findings(cwd string) {
 		secretDiscovery(c, add)
 		persistenceCommand(c, add)
 		forcePush(c, add)
+		packageSource(c, add)
 	}
 	for _, p := range a.Paths {
 		if secretStore(p) {
@@ -898,4 +902,33 @@ func matchGlob(g, s string) bool {
 		g, s = g[1:], s[1:]
 	}
 	return len(s) == 0
+}
+
+// packageSource finds installs from outside an ecosystem's registry.
+func packageSource(c Command, add func(string, string, string, float64)) {
+	if len(packagesOf(c)) == 0 && !(c.Binary == "pip" || c.Binary == "pip3" || c.Binary == "npm" || c.Binary == "uv") {
+		return
+	}
+	for i, a := range c.Argv[1:] {
+		switch {
+		case strings.HasPrefix(a, "git+") || strings.HasPrefix(a, "git://") || strings.HasPrefix(a, "github:"):
+			add(FindPackageSource, a, c.Binary+" installs from a git repository ("+a+")", 0.6)
+		case (strings.HasPrefix(a, "http://") || strings.HasPrefix(a, "https://")) && installsFrom(c):
+			add(FindPackageSource, a, c.Binary+" installs from a URL ("+a+")", 0.6)
+		case a == "--index-url" || a == "-i" || a == "--extra-index-url" || a == "--registry":
+			if i+2 < len(c.Argv) {
+				add(FindPackageSource, c.Argv[i+2], c.Binary+" installs from another index ("+c.Argv[i+2]+")", 0.6)
+			}
+		case strings.HasPrefix(a, "--index-url=") || strings.HasPrefix(a, "--extra-index-url=") || strings.HasPrefix(a, "--registry="):
+			_, v, _ := strings.Cut(a, "=")
+			add(FindPackageSource, v, c.Binary+" installs from another index ("+v+")", 0.6)
+		}
+	}
+}
+
+// installsFrom reports whether c is an install (not, say, pip download of
+// a page or npm view of a URL).
+func installsFrom(c Command) bool {
+	head := c.Argv[1:min(3, len(c.Argv))]
+	return slices.ContainsFunc(head, func(a string) bool { return a == "install" || a == "i" || a == "add" })
 }
