@@ -328,7 +328,7 @@ var envDump = regexp.MustCompile(`\bos\.environ\b(?:\.copy\(\)|\)|\s*$|\.items\(
 // readCode reads inline interpreter code as the shell actions it takes.
 func (a *Analysis) readCode(code, lang string, via []string, cwd string, add func(string, string, string, float64)) {
 	via = append(clone(via), lang+" code")
-	if !strings.ContainsAny(code, "(`\\") && !strings.Contains(code, "shell script") && !strings.Contains(code, "iex") {
+	if lang != "powershell" && lang != "osascript" && !strings.ContainsAny(code, "(`\\") {
 		return // no call at all: print 1, $1, ...
 	}
 	for _, m := range codeRunners.FindAllStringIndex(code, -1) {

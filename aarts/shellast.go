@@ -100,6 +100,10 @@ func (w *shellWalker) stmt(st *syntax.Stmt, stage int, piped bool) {
 		var argv []string
 		for _, a := range c.Args {
 			w.substs(a)
+			if words := braces(a); words != nil {
+				argv = append(argv, words...) // {rm,-rf,/} is rm -rf /
+				continue
+			}
 			argv = append(argv, w.expand(wordText(a))...)
 		}
 		if len(argv) == 0 {
@@ -307,4 +311,21 @@ func unescape(s string, quoted bool) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// braces expands an unquoted word that is one brace list, {a,b,c}, into
+// its words, as bash does; nil for any other word.
+func braces(word *syntax.Word) []string {
+	if len(word.Parts) != 1 {
+		return nil
+	}
+	lit, ok := word.Parts[0].(*syntax.Lit)
+	if !ok || len(lit.Value) < 4 || lit.Value[0] != '{' || lit.Value[len(lit.Value)-1] != '}' {
+		return nil
+	}
+	inner := lit.Value[1 : len(lit.Value)-1]
+	if !strings.Contains(inner, ",") || strings.ContainsAny(inner, "{}") {
+		return nil
+	}
+	return strings.Split(unescape(inner, false), ",")
 }
