@@ -40,6 +40,8 @@ type Request struct {
 	// AutoApprove is the adapter's documented opt-in to answer every allow
 	// with the host's own allow, which skips the host's permission prompt.
 	AutoApprove bool
+
+	config string // the sender's configuration digest (Local)
 }
 
 // Reason codes of answers that are not a policy's verdict.

@@ -92,6 +92,11 @@ type ServerConfig struct {
 	// Tenant of requests without a token under Insecure. Default
 	// "default".
 	Tenant string
+	// Config, for a local engine a hook started, is the digest of its
+	// configuration (ConfigDigest); a hook that sends another one is
+	// answered 409 and Stale is called, which stops the engine.
+	Config string
+	Stale  func()
 	// Timeout bounds one decision, recording included. Default 5s.
 	Timeout time.Duration
 	// MaxBody bounds a request body. Default 1 MiB plus 4 KiB.
@@ -241,6 +246,13 @@ const hookBodyCap = 16 << 20
 // engine's one failure policy decides what to answer input it cannot take.
 func (s *server) hooks(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	if got := r.Header.Get(HeaderConfig); s.cfg.Config != "" && got != "" && got != s.cfg.Config {
+		writeError(w, http.StatusConflict, "this engine runs another configuration; it stops, start one with yours")
+		if s.cfg.Stale != nil {
+			s.cfg.Stale()
+		}
+		return
+	}
 	req := Request{Tenant: tenantOf(r), Host: r.PathValue("host"), AutoApprove: r.Header.Get(HeaderAutoApprove) == "1"}
 	var err error
 	if req.Body, req.Size, req.SHA256, req.Truncated, err = ReadBounded(r.Body, s.cfg.MaxBody, hookBodyCap); err != nil {

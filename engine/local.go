@@ -3,10 +3,13 @@ package engine
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -123,6 +126,40 @@ func (c *countedConn) Close() error {
 	return c.Conn.Close()
 }
 
+// ErrStale means the local engine runs another configuration (policy,
+// manifest, flags or binary) than the hook that reached it: it stops, and
+// the hook starts one with its own.
+var ErrStale = errors.New("the local engine runs another configuration")
+
+// HeaderConfig carries a hook's configuration digest to the local engine.
+const HeaderConfig = "X-Agentledger-Config"
+
+// ConfigDigest identifies the configuration a local engine is started
+// with: its command line, and the size and modification time of the
+// binary and of every policy and manifest file it reads (walking
+// directories). A hook whose digest differs from the running engine's
+// gets ErrStale, so that a changed policy or an upgraded binary takes
+// effect at the next hook, not when the engine happens to idle out.
+func ConfigDigest(args []string, files []string) string {
+	h := sha256.New()
+	for _, a := range args {
+		h.Write([]byte(a))
+		h.Write([]byte{0})
+	}
+	for _, f := range files {
+		_ = filepath.WalkDir(f, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return nil
+			}
+			if info, err := d.Info(); err == nil {
+				fmt.Fprintf(h, "%s\x00%d\x00%d\x00", p, info.Size(), info.ModTime().UnixNano())
+			}
+			return nil
+		})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 // Local reaches the local engine of a data directory, starting it when no
 // engine answers.
 type Local struct {
@@ -134,6 +171,9 @@ type Local struct {
 	// Wait bounds how long a call waits for an engine it started to
 	// answer. Default 10s.
 	Wait time.Duration
+	// Config is the digest of Command's configuration (ConfigDigest); an
+	// engine started with another one is replaced.
+	Config string
 }
 
 // Post sends one hook input to the local engine, starting the engine first
@@ -141,7 +181,15 @@ type Local struct {
 func (l *Local) Post(ctx context.Context, req Request) (HookResponse, error) {
 	sock := SocketPath(l.DataDir)
 	client := unixClient(sock)
+	req.config = l.Config
 	r, err := PostHook(ctx, client, "http://engine", "", req)
+	if errors.Is(err, ErrStale) && len(l.Command) > 0 {
+		// The engine stops itself; wait until the socket is free.
+		for deadline := time.Now().Add(10 * time.Second); healthy(ctx, client) && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		err = syscall.ECONNREFUSED
+	}
 	if err == nil || !isNotServing(err) || len(l.Command) == 0 {
 		return r, err
 	}
@@ -282,6 +330,9 @@ func PostHook(ctx context.Context, client *http.Client, baseURL, token string, i
 	if in.AutoApprove {
 		req.Header.Set(HeaderAutoApprove, "1")
 	}
+	if in.config != "" {
+		req.Header.Set(HeaderConfig, in.config)
+	}
 	if in.Size > int64(len(in.Body)) {
 		req.Header.Set(HeaderInputSize, strconv.FormatInt(in.Size, 10))
 		req.Header.Set(HeaderInputSHA256, in.SHA256)
@@ -301,6 +352,9 @@ func PostHook(ctx context.Context, client *http.Client, baseURL, token string, i
 	if resp.StatusCode != http.StatusOK {
 		var e apiError
 		_ = json.Unmarshal(body, &e)
+		if resp.StatusCode == http.StatusConflict {
+			return r, fmt.Errorf("engine %s: %w", baseURL, ErrStale)
+		}
 		return r, fmt.Errorf("engine %s: %s: %s", baseURL, resp.Status, e.Error)
 	}
 	if err := json.Unmarshal(body, &r); err != nil {

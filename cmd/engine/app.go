@@ -36,6 +36,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 					&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "`HOST:PORT` to serve the API on (\"\": the Unix socket only)"},
 					&cli.StringFlag{Name: "socket", Usage: "Unix socket `PATH` for local hooks, tenant --tenant, this user only (default DATA/engine.sock with the embedded store; \"none\": no socket)"},
 					&cli.DurationFlag{Name: "idle-exit", Usage: "exit after this long without a connection (how hooks run the engine they start; 0: never)"},
+					&cli.StringFlag{Name: "config-digest", Hidden: true, Usage: "set by the hook that starts this engine: a hook with another configuration stops it"},
 					&cli.StringFlag{Name: "tokens", EnvVars: []string{"ENGINE_TOKENS"}, Usage: "bearer tokens `FILE`: {\"tokens\":[{\"sha256\":\"...\",\"tenant\":\"acme\"}]}"},
 					&cli.BoolFlag{Name: "insecure-dev", Usage: "accept requests without a token as tenant default (local experiments only)"},
 					&cli.DurationFlag{Name: "timeout", Value: 5 * time.Second, Usage: "per-request decision timeout"},

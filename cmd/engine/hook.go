@@ -103,6 +103,11 @@ func (a *app) post(ctx context.Context, c *cli.Context, req engine.Request) (eng
 	if req.Tenant == "" {
 		cmd[6] = ledger.DefaultTenant
 	}
-	l := &engine.Local{DataDir: dir, Command: cmd, Wait: c.Duration("timeout")}
+	files := append([]string{exe}, c.StringSlice("policy")...)
+	if m := c.String("manifest"); m != "" {
+		files = append(files, m)
+	}
+	digest := engine.ConfigDigest(cmd, files)
+	l := &engine.Local{DataDir: dir, Command: append(cmd, "--config-digest", digest), Wait: c.Duration("timeout"), Config: digest}
 	return l.Post(ctx, req)
 }

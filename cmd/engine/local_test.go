@@ -317,3 +317,26 @@ func TestRejectedInputIsDeniedAndRecorded(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalEngineFollowsConfig: the engine a hook started answers with the
+// configuration of the hook that calls it. A hook with another manifest (a
+// new file, or the same file edited) replaces the running engine at once,
+// instead of being judged by the old policy until the engine idles out.
+func TestLocalEngineFollowsConfig(t *testing.T) {
+	bin := buildEngine(t)
+	data := t.TempDir()
+	t.Cleanup(func() { stopLocalEngine(t, data) })
+	in := func(pkg string) string { return ccPre("Bash", `{"command":"go test ./`+pkg+`/..."}`) }
+	checkHostGuard(t, runHook(t, bin, data, in("a")), "") // built-in manifest: no explicit allow
+	mpath, _ := allowRuleManifest(t)
+	checkHostGuard(t, runHook(t, bin, data, in("b"), "--manifest", mpath), "allow")
+	// The same file, edited: the allow rule is gone.
+	raw, _ := os.ReadFile(mpath)
+	raw = bytes.Replace(raw, []byte(`"shell(go test:*)"`), []byte(`"shell(go vet:*)"`), 1)
+	if err := os.WriteFile(mpath, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(2 * time.Second)
+	os.Chtimes(mpath, later, later)
+	checkHostGuard(t, runHook(t, bin, data, in("c"), "--manifest", mpath), "")
+}

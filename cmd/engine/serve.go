@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -135,9 +136,17 @@ func (a *app) serve(c *cli.Context) error {
 		if idle := c.Duration("idle-exit"); idle > 0 {
 			ln = engine.NewIdleListener(ln, idle)
 		}
+		var once sync.Once
+		stale := func() {
+			once.Do(func() {
+				fmt.Fprintln(a.stderr, "engine: a hook runs another configuration (policy, manifest, flags or binary); stopping so that it starts its own")
+				ln.Close()
+			})
+		}
 		// The socket is this user's only (0600 in a 0700 directory): its
 		// requests act as --tenant without a token.
-		serveOn(ln, engine.Handler(engine.ServerConfig{Engine: eng, Store: st, Insecure: true, Tenant: c.String("tenant"), Timeout: timeout}))
+		serveOn(ln, engine.Handler(engine.ServerConfig{Engine: eng, Store: st, Insecure: true, Tenant: c.String("tenant"), Timeout: timeout,
+			Config: c.String("config-digest"), Stale: stale}))
 		fmt.Fprintf(a.stderr, "engine: serving hooks on %s (tenant %s)\n", socket, c.String("tenant"))
 	}
 	st.Announce("engine serve", socket)
