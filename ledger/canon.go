@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -131,6 +132,25 @@ func AppendCanonical(dst, data []byte, lim Limits) ([]byte, error) {
 	return p.out, nil
 }
 
+// CheckRecordKeys rejects, in the payload of a record agentledger writes
+// itself (Verdict, Resolution, EngineFailure, Checkpoint, Rejected), keys
+// that differ only by case folding ("decision" and "deciſion"): such a
+// record reads one way to a reader that matches keys exactly (jq, Python)
+// and another way to one that folds case (Go's encoding/json). Hook events
+// are the hosts' words, kept as sent; agentledger reads them by exact key.
+func CheckRecordKeys(eventType string, payload []byte, lim Limits) error {
+	switch eventType {
+	case EventVerdict, EventResolution, EventEngineFailure, EventCheckpoint, EventRejected:
+	default:
+		return nil
+	}
+	p := parser{in: payload, maxDepth: lim.depth(), foldCheck: true}
+	if err := p.value(); err != nil {
+		return prefixPath(err, "$.payload")
+	}
+	return nil
+}
+
 // parser is a one-pass I-JSON validator and RFC 8785 serializer. It writes
 // each value's canonical text to out as it goes; an object whose members did
 // not arrive in canonical order is reordered in place once it closes, which
@@ -144,6 +164,9 @@ type parser struct {
 	path     []pathSeg
 	members  []member // stack shared by all open objects
 	scratch  []byte
+	// foldCheck rejects keys that are twins under case folding (records
+	// agentledger writes itself; see CheckRecordKeys).
+	foldCheck bool
 }
 
 type pathSeg struct {
@@ -377,6 +400,11 @@ func (p *parser) object() error {
 // one comparison each and no copy.
 func (p *parser) order(base, bodyStart int) error {
 	ms := p.members[base:]
+	if p.foldCheck {
+		if err := p.foldTwins(ms); err != nil {
+			return err
+		}
+	}
 	sorted := true
 	for i := 1; i < len(ms); i++ {
 		c := compareKeys(ms[i-1], ms[i])
@@ -413,6 +441,66 @@ func (p *parser) order(base, bodyStart int) error {
 		p.out = append(p.out, p.scratch[m.start:m.end]...)
 	}
 	return nil
+}
+
+// foldTwins rejects keys of one object that differ only by case or
+// Unicode case folding ("decision" and "deciſion", "kind" and "\u212aind"):
+// a reader that matches keys case-insensitively (Go's encoding/json does)
+// would take one for the other, and two readers of one record would read
+// different values. Only keys with an upper-case ASCII or a non-ASCII
+// character can have a twin, so most objects cost one scan of their keys.
+func (p *parser) foldTwins(ms []member) error {
+	var folded []string
+	for i, m := range ms {
+		if plainKey(m) {
+			continue
+		}
+		if folded == nil {
+			folded = make([]string, len(ms))
+			for j, o := range ms {
+				folded[j] = foldKey(decodeKey(o.key, o.escaped))
+			}
+		}
+		for j := range ms {
+			if j != i && folded[j] == folded[i] {
+				a, b := decodeKey(ms[j].key, ms[j].escaped), decodeKey(m.key, m.escaped)
+				if a == b {
+					continue // an exact duplicate: reported as such
+				}
+				return &InputError{Path: p.pathString(), Offset: -1,
+					Msg: fmt.Sprintf("keys %s and %s differ only by case folding (a reader that folds case would take one for the other)", strconv.Quote(a), strconv.Quote(b))}
+			}
+		}
+	}
+	return nil
+}
+
+// plainKey reports whether a key has only lower-case ASCII letters, digits
+// and ASCII punctuation. Two plain keys are twins only if equal.
+func plainKey(m member) bool {
+	if m.escaped {
+		return false
+	}
+	for _, c := range m.key {
+		if c >= 0x80 || c >= 'A' && c <= 'Z' {
+			return false
+		}
+	}
+	return true // its twin, if any, is not plain and finds it
+}
+
+// foldKey maps every character of k to the smallest character of its
+// Unicode case-folding orbit, so that keys equal under folding are equal.
+func foldKey(k string) string {
+	var b strings.Builder
+	for _, r := range k {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		b.WriteRune(least)
+	}
+	return b.String()
 }
 
 func (p *parser) duplicate(m member) error {

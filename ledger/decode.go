@@ -358,6 +358,9 @@ func decode(b []byte, lim Limits) (e *Envelope, canonical bool, err error) {
 	if c[f.payloadAt] != '{' {
 		return nil, false, &InputError{Path: "$.payload", Offset: -1, Msg: "payload must be a JSON object"}
 	}
+	if err := CheckRecordKeys(eventType, c[f.payloadAt:f.payloadEnd], lim); err != nil {
+		return nil, false, err
+	}
 	canonical = bytes.Equal(b, c)
 	e = &Envelope{
 		tenant: tenant, session: session, seq: f.seq, ts: f.ts, eventType: eventType,

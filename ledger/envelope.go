@@ -135,6 +135,9 @@ func Seal(head Head, ev Event, lim Limits) (*Envelope, error) {
 	if err != nil {
 		return nil, prefixPath(err, "$.payload")
 	}
+	if err := CheckRecordKeys(ev.EventType, payload, lim); err != nil {
+		return nil, err
+	}
 	if payload[0] != '{' {
 		return nil, &InputError{Path: "$.payload", Offset: -1, Msg: "payload must be a JSON object"}
 	}
