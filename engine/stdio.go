@@ -48,8 +48,12 @@ func ServeStdio(ctx context.Context, e *Engine, tenant string, in io.Reader, out
 				_ = enc.Encode(apiError{Error: fmt.Sprintf(`line %d: the first line must be the version check {"aarts_version": %q}`, n, aarts.Version)})
 				return errors.New("stdio: no version check")
 			}
-			if err := enc.Encode(versionAnswer(v.AARTSVersion)); err != nil {
+			answer := versionAnswer(v.AARTSVersion)
+			if err := enc.Encode(answer); err != nil {
 				return err
+			}
+			if answer["compatible"] != true {
+				return fmt.Errorf("stdio: AARTS %s is not compatible with this engine (%s)", v.AARTSVersion, aarts.Version)
 			}
 			first = false
 			continue

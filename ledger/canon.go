@@ -807,14 +807,15 @@ func (p *parser) number() error {
 	}
 	p.pos = start
 	if integer {
-		// An integer literal is kept only if a float64 holds it exactly, so
-		// that its canonical form is the same literal; otherwise its value
-		// would silently change (12345678901234567890 would become
-		// 12345678901234567000).
+		// An integer literal is kept only if it is its own RFC 8785 form
+		// (the shortest decimal that reads back as the same float64);
+		// otherwise its text would silently change (12345678901234567890
+		// would become 12345678901234567000, 92222551624293712 would become
+		// 92222551624293710).
 		f, err := strconv.ParseFloat(string(lit), 64)
 		s, _ := jcs.NumberToJSON(f)
 		if err != nil || s != string(lit) {
-			return p.fail(fmt.Sprintf("integer %s cannot be held exactly by a float64 (beyond ±(2^53-1)) and would change under canonicalization; send it as a string", clip(lit)))
+			return p.fail(fmt.Sprintf("integer %s is not its own RFC 8785 form (%s) and would change under canonicalization; send it as a string", clip(lit), s))
 		}
 		p.pos = i
 		p.out = append(p.out, lit...)

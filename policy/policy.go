@@ -480,6 +480,10 @@ func (d *Decision) check() error {
 		return fmt.Errorf("%w: severity %q: want info, warning or critical", ErrPolicy, d.Severity)
 	case d.Confidence < 0 || d.Confidence > 1:
 		return fmt.Errorf("%w: confidence %v: want 0 to 1", ErrPolicy, d.Confidence)
+	case d.Category == "":
+		return fmt.Errorf("%w: category is empty: a verdict MUST say its threat category (AARTS §6.5)", ErrPolicy)
+	case d.Source == "":
+		return fmt.Errorf("%w: source is empty: a verdict MUST say which method produced it (AARTS §6.5)", ErrPolicy)
 	}
 	if d.Reasons == nil {
 		d.Reasons = []string{}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/open-policy-agent/opa/v1/bundle"
 	"github.com/open-policy-agent/opa/v1/loader"
@@ -120,5 +121,28 @@ func TestDigestDoesNotDependOnLoadPath(t *testing.T) {
 	}
 	if _, err := LoadLayers(ctx, []string{"../fixtures/policies/strict", abs}, m); err == nil || !strings.Contains(err.Error(), "/strict.rego") {
 		t.Fatalf("the same module twice: %v", err)
+	}
+}
+
+// TestVerdictMustFields: a policy whose decision lacks a MUST field of an
+// AARTS verdict (category, source) is an error, not a verdict.
+func TestVerdictMustFields(t *testing.T) {
+	for _, missing := range []string{"category", "source"} {
+		dir := t.TempDir()
+		fields := map[string]string{"category": `"category": "tool_execution",`, "source": `"source": "policy",`}
+		fields[missing] = ""
+		rego := "package agentledger.policy\n\nimport rego.v1\n\ndecision := {\"decision\": \"allow\", \"aarm_decision\": \"ALLOW\", \"reason_code\": \"ALLOW\", " +
+			fields["category"] + fields["source"] + " \"severity\": \"info\"}\n"
+		if err := os.WriteFile(filepath.Join(dir, "p.rego"), []byte(rego), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		p, err := Load(context.Background(), dir, DefaultManifest())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = p.Evaluate(context.Background(), Input{Event: map[string]any{"hook_point": "PreToolUse"}}, time.Unix(0, 0))
+		if err == nil || !strings.Contains(err.Error(), missing) {
+			t.Errorf("decision without %s: got %v, want an error naming it", missing, err)
+		}
 	}
 }

@@ -188,4 +188,9 @@ func TestStdio(t *testing.T) {
 	if code, out, _ := run(t, ev("01", "ls")+"\n", "stdio", "--data", t.TempDir()); code == 0 || !strings.Contains(out, "version check") {
 		t.Fatalf("no version check: exit %d: %s", code, out)
 	}
+	// An incompatible version ends the conversation: no event is decided.
+	code, out, _ = run(t, `{"aarts_version":"9.0"}`+"\n"+ev("01", "ls")+"\n", "stdio", "--data", t.TempDir())
+	if code == 0 || !strings.Contains(out, `"compatible":false`) || strings.Contains(out, "decision") {
+		t.Fatalf("incompatible version: exit %d: %s", code, out)
+	}
 }
