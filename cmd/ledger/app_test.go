@@ -165,7 +165,7 @@ func TestAppendBadInputAppendsNothing(t *testing.T) {
 		{"invalid utf8", "{\"session_id\":\"s\",\"event_type\":\"PreToolUse\",\"payload\":{\"a\":\"\xc3\x28\"}}", "$.payload.a: invalid UTF-8"},
 		{"lone surrogate", `{"session_id":"s","event_type":"PreToolUse","payload":{"a":"\udead"}}`, "$.payload.a: lone surrogate"},
 		{"duplicate key", `{"session_id":"s","event_type":"PreToolUse","payload":{"a":{"b":1,"b":2}}}`, `$.payload.a: duplicate key "b"`},
-		{"big integer", `{"session_id":"s","event_type":"PreToolUse","payload":{"id":12345678901234567890}}`, "$.payload.id: integer 12345678901234567890 cannot be held exactly"},
+		{"big integer", `{"session_id":"s","event_type":"PreToolUse","payload":{"id":12345678901234567890}}`, "$.payload.id: integer 12345678901234567890 is not its own RFC 8785 form"},
 		{"out of range", `{"session_id":"s","event_type":"PreToolUse","payload":{"x":1e999}}`, "$.payload.x: number 1e999 is outside the float64 range"},
 		{"too deep", deep, "nesting deeper than the limit of 64"},
 		{"too large", big, "over the 1048576-byte limit"},
