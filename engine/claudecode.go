@@ -210,12 +210,18 @@ func renderClaudeCode(event string, r HookResponse) json.RawMessage {
 	switch event {
 	case "PreToolUse":
 		decision := r.Decision
+		rewrite := RewrittenInput(r.Directives)
+		if decision == aarts.Allow && rewrite != nil && r.HostAnswer == aarts.Ask {
+			decision = aarts.Ask // the user approves the rewritten call
+		}
 		if decision == aarts.Allow && r.HostAnswer != aarts.Allow {
 			break // no decision: Claude Code's own permission flow applies
 		}
-		out = map[string]any{"hookSpecificOutput": map[string]any{
-			"hookEventName": "PreToolUse", "permissionDecision": decision, "permissionDecisionReason": reason,
-		}}
+		hso := map[string]any{"hookEventName": "PreToolUse", "permissionDecision": decision, "permissionDecisionReason": reason}
+		if rewrite != nil && decision != aarts.Deny {
+			hso["updatedInput"] = rewrite
+		}
+		out = map[string]any{"hookSpecificOutput": hso}
 	case "PostToolUse":
 		if r.Decision != aarts.Allow { // no prompt here: ask is deny (AARTS §6.6)
 			out = map[string]any{"decision": "block", "reason": reason, "hookSpecificOutput": map[string]any{
@@ -230,6 +236,10 @@ func renderClaudeCode(event string, r HookResponse) json.RawMessage {
 		if r.Decision != aarts.Allow && claudeCodeBlocking(event) {
 			out = map[string]any{"decision": "block", "reason": reason}
 		}
+	}
+	if event != "PreToolUse" && RewrittenInput(r.Directives) != nil && claudeCodeBlocking(event) {
+		// A rewrite Claude Code cannot apply at this event: deny instead.
+		out = map[string]any{"decision": "block", "reason": "agentledger: this event's input would have to be rewritten, which Claude Code cannot do here"}
 	}
 	b, _ := json.Marshal(out)
 	return b

@@ -187,7 +187,19 @@ func HostAnswer(ev *aarts.Event, dec *policy.Decision) string {
 	if dec.Decision != aarts.Allow || dec.Explicit || ev.Field("auto_approve") == true {
 		return dec.Decision
 	}
+	if RewrittenInput(dec.Directives) != nil {
+		// A rewrite the host must apply: the user sees the rewritten call
+		// in the host's own prompt (an explicit allow runs it directly).
+		return aarts.Ask
+	}
 	return aarts.HostAnswerNone
+}
+
+// RewrittenInput is the tool input a MODIFY verdict's directives replace
+// the call's input with (directive "tool_input"), or nil.
+func RewrittenInput(directives map[string]any) map[string]any {
+	in, _ := directives["tool_input"].(map[string]any)
+	return in
 }
 
 // IsInputError reports whether err is the fault of the event rather than

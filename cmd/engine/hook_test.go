@@ -194,3 +194,55 @@ func TestStdio(t *testing.T) {
 		t.Fatalf("incompatible version: exit %d: %s", code, out)
 	}
 }
+
+// TestHookClaudeCodeModify: a verdict that rewrites the call (MODIFY with a
+// tool_input directive) reaches Claude Code as updatedInput — with "ask", so
+// the user sees the rewritten call in Claude Code's prompt, or "allow" under
+// the auto-approve opt-in.
+func TestHookClaudeCodeModify(t *testing.T) {
+	dir := t.TempDir()
+	rego := `package agentledger.policy
+
+import rego.v1
+
+signals contains s if {
+	input.event.hook_point == "PreToolUse"
+	input.event.tool_input.command == "rm -rf build"
+	s := object.union(sig(12, "SAFER_DELETE", "allow", "MODIFY", "tool_execution", "info", "deletes on this file system only", [], 1),
+		{"directives": {"tool_input": {"command": "rm -rf --one-file-system ./build"}}})
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "modify.rego"), []byte(rego), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), store.Config{DataDir: t.TempDir(), Sync: store.SyncInterval})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	p, err := policy.LoadLayers(context.Background(), []string{"", dir}, policy.DefaultManifest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(engine.Handler(engine.ServerConfig{Engine: engine.New(engine.NewDecider(p), st), Store: st, Insecure: true}))
+	t.Cleanup(srv.Close)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{{nil, "ask"}, {[]string{"--auto-approve"}, "allow"}} {
+		code, out, errs := run(t, ccPre("Bash", `{"command":"rm -rf build"}`), append([]string{"hook", "claude-code", "--engine", srv.URL}, tt.args...)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		var got struct {
+			HSO struct {
+				PermissionDecision string         `json:"permissionDecision"`
+				UpdatedInput       map[string]any `json:"updatedInput"`
+			} `json:"hookSpecificOutput"`
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil || got.HSO.PermissionDecision != tt.want ||
+			got.HSO.UpdatedInput["command"] != "rm -rf --one-file-system ./build" {
+			t.Fatalf("%v: got %s, want %s with the rewritten command as updatedInput", tt.args, out, tt.want)
+		}
+	}
+}
