@@ -277,3 +277,37 @@ func TestLongClaudeCodeSession(t *testing.T) {
 		t.Fatalf("tool calls %d, wall time %d ms: want %d calls over two hours", snap.Snapshot.ToolCallsConsumed, snap.Snapshot.WallTimeMs, n)
 	}
 }
+
+// TestPostAskResolutionClosesThePendingAsk: an AARTS host that resolves
+// asks itself and reports them with PostAskResolution never runs into
+// DEFERRALS_EXCEEDED, and nothing it approved is later recorded as a
+// timeout.
+func TestPostAskResolutionClosesThePendingAsk(t *testing.T) {
+	e, st := defaultEngine(t, WithPendingTimeout(30*time.Millisecond))
+	ctx := context.Background()
+	ev := func(hook string, i int, extra string) []byte {
+		return []byte(fmt.Sprintf(`{"hook_point":%q,"session_id":"asks","timestamp":"2026-11-23T10:00:00Z","host_id":"my-agent","aarts_version":"0.1","turn_id":"t%d"%s}`, hook, i, extra))
+	}
+	for i := range 5 {
+		tool := fmt.Sprintf(`,"tool_name":"shell","tool_name_native":"exec","artifacts":[],"tool_input":{"command":"git push origin f%d"}`, i)
+		r := e.Answer(ctx, Request{Body: ev("PreToolUse", i, tool)})
+		if r.Decision != aarts.Ask {
+			t.Fatalf("round %d: %s %s %v, want ask", i, r.Decision, r.ReasonCode, r.Reasons)
+		}
+		res := e.Answer(ctx, Request{Body: ev("PostAskResolution", i, fmt.Sprintf(`,"original_hook_point":"PreToolUse","original_verdict":{"decision":"ask","category":%q,"severity":%q,"source":%q,"matched_rule_id":%q},"resolution":"approved"`,
+			r.Category, r.Severity, r.Source, r.MatchedRuleID))})
+		if res.ReasonCode == ReasonInputRejected || res.ReasonCode == ReasonEngineFailure {
+			t.Fatalf("round %d resolution: %+v", i, res)
+		}
+		if post := e.Answer(ctx, Request{Body: ev("PostToolUse", i, tool+`,"tool_result":"ok"`)}); post.Decision != aarts.Allow {
+			t.Fatalf("round %d result: %+v", i, post)
+		}
+		time.Sleep(40 * time.Millisecond) // past the pending timeout
+	}
+	time.Sleep(100 * time.Millisecond)
+	for _, env := range readSession(t, st, ledger.SessionKey{Tenant: ledger.DefaultTenant, Session: "asks"}) {
+		if env.EventType() == ledger.EventResolution && strings.Contains(string(env.Payload()), `"timeout"`) {
+			t.Fatalf("seq %d: a timeout recorded for an ask the host resolved: %s", env.Seq(), env.Payload())
+		}
+	}
+}

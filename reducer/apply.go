@@ -348,6 +348,19 @@ func (n *Snapshot) foldAskResolution(ev *aarts.Event) {
 		}
 		reason, _ = v["matched_rule_id"].(string)
 	}
+	// The host answers the ask it prompted for: the latest open item of
+	// that hook point and rule is closed (it never times out into a
+	// denial, and it no longer counts as waiting).
+	hook := ev.String("original_hook_point")
+	for _, open := range []*[]Pending{&n.Pending, &n.HostAsks} {
+		for i := len(*open) - 1; i >= 0; i-- {
+			if p := (*open)[i]; p.HookPoint == hook && (reason == "" || p.ReasonCode == reason) {
+				*open = slices.Delete(*open, i, i+1)
+				n.resolve(ev.String("resolution"), reason, artifacts)
+				return
+			}
+		}
+	}
 	n.resolve(ev.String("resolution"), reason, artifacts)
 }
 
