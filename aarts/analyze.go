@@ -105,22 +105,7 @@ func AnalyzeTool(native string, input any, cwd string) Analysis {
 	for _, line := range shellLines {
 		a.addShell(line, cwd, 0)
 	}
-	if base == ToolShell {
-		a.findings(cwd)
-	} else if base == ToolCodeExec {
-		a.findings(cwd)
-	} else {
-		for _, p := range a.Paths {
-			if secretStore(p) {
-				a.Findings = append(a.Findings, Finding{Class: FindSecretRead, Subject: p, Detail: p + " holds credentials", Confidence: 1})
-			}
-		}
-		for _, p := range a.WritePaths {
-			if r := persistencePath(p); r != "" {
-				a.Findings = append(a.Findings, Finding{Class: FindPersistence, Subject: p, Detail: "writes " + p + " (" + r + ")", Confidence: 1})
-			}
-		}
-	}
+	a.findings(cwd)
 	a.Tool = CanonicalFor(native, &a)
 	a.finish()
 	return a

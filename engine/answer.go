@@ -133,14 +133,10 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 		}
 		payload = m.Event
 	}
+	// The event is validated and canonicalized once, when it is sealed:
+	// what is not I-JSON, over a limit or not a valid event comes back as an
+	// input error and is rejected below.
 	ev, err := aarts.ParseEvent(payload)
-	if err == nil {
-		// Validate and canonicalize once here, so that what fails below is
-		// the engine's fault, never the input's.
-		if _, err = ledger.Canonicalize(payload, e.decider.Limits); err == nil {
-			err = sessionIDValid(req.Tenant, ev.SessionID)
-		}
-	}
 	if err != nil {
 		return e.reject(ctx, req, host, err)
 	}

@@ -128,56 +128,39 @@ func (e *Engine) decideEvent(ctx context.Context, tenant string, ev *aarts.Event
 		tenant = ledger.DefaultTenant
 	}
 	key := ledger.SessionKey{Tenant: tenant, Session: ev.SessionID}
-	en := e.entry(key)
-	en.mu.Lock()
-	defer en.mu.Unlock()
-	var err error
-	for attempt := 0; ; attempt++ {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("record %s: %w", key, err)
-		}
-		if en.state == nil {
-			if en.state, err = e.load(ctx, key); err != nil {
-				return nil, err
-			}
-		}
+	var step *Step
+	err := e.inSession(ctx, key, func(en *entry) error {
 		if err := e.flushFailures(ctx, key, en); err != nil {
-			if errors.Is(err, store.ErrConflict) {
-				backoff(ctx, attempt)
-				continue
-			}
-			return nil, fmt.Errorf("record earlier failures of %s: %w", key, err)
+			return fmt.Errorf("record earlier failures of %s: %w", key, err)
 		}
 		if err := e.closeHostAsk(ctx, key, en, ev); err != nil {
-			if errors.Is(err, store.ErrConflict) {
-				backoff(ctx, attempt)
-				continue
-			}
-			return nil, fmt.Errorf("record the host's resolution in %s: %w", key, err)
+			return fmt.Errorf("record the host's resolution in %s: %w", key, err)
 		}
 		next := *en.state
-		step, err := e.decider.DecideEvent(ctx, &next, ev, payload, e.stamp(en.state))
+		st, err := e.decider.DecideEvent(ctx, &next, ev, payload, e.stamp(en.state))
 		if err != nil {
-			return nil, err
+			return err
 		}
-		seq, err := e.store.AppendSealed(ctx, []*ledger.Envelope{step.Envelope, step.Verdict})
-		if err == nil {
-			next.streamSeq = seq
-			*en.state = next
-			if step.Record.Verdict.Decision == aarts.Ask && step.Record.HostAnswer == "" {
-				step.PendingID = e.openPending(key, step.Envelope.Seq(), e.pending.timeout)
-			}
-			if ev.HookPoint == "SessionEnd" && e.checkpoints != nil {
-				e.checkpoints.Trigger()
-			}
-			return step, nil
+		seq, err := e.store.AppendSealed(ctx, []*ledger.Envelope{st.Envelope, st.Verdict})
+		if err != nil {
+			e.afterFailedAppend(ctx, key, en, err)
+			return fmt.Errorf("record %s: %w", key, err)
 		}
-		e.afterFailedAppend(ctx, key, en, err)
-		if !errors.Is(err, store.ErrConflict) {
-			return nil, fmt.Errorf("record %s: %w", key, err)
+		next.streamSeq = seq
+		*en.state = next
+		if st.Record.Verdict.Decision == aarts.Ask && st.Record.HostAnswer == "" {
+			st.PendingID = e.openPending(key, st.Envelope.Seq(), e.pending.timeout)
 		}
-		backoff(ctx, attempt)
+		if ev.HookPoint == "SessionEnd" && e.checkpoints != nil {
+			e.checkpoints.Trigger()
+		}
+		step = st
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return step, nil
 }
 
 // closeHostAsk records how the host resolved an ask it prompted for itself,
@@ -199,23 +182,7 @@ func (e *Engine) hostResolved(ctx context.Context, tenant string, r *HostResolut
 		return nil
 	}
 	k := ledger.SessionKey{Tenant: tenant, Session: r.SessionID}
-	en := e.entry(k)
-	en.mu.Lock()
-	defer en.mu.Unlock()
-	for attempt := 0; ; attempt++ {
-		if en.state == nil {
-			s, err := e.load(ctx, k)
-			if err != nil {
-				return err
-			}
-			en.state = s
-		}
-		err := e.recordHostResolution(ctx, k, en, r.TurnID, r.Resolution)
-		if !errors.Is(err, store.ErrConflict) || ctx.Err() != nil {
-			return err
-		}
-		backoff(ctx, attempt)
-	}
+	return e.inSession(ctx, k, func(en *entry) error { return e.recordHostResolution(ctx, k, en, r.TurnID, r.Resolution) })
 }
 
 // recordHostResolution records how the host resolved its ask about the

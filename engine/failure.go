@@ -77,8 +77,8 @@ func (e *Engine) queue(k ledger.SessionKey, r spooled) {
 }
 
 // queueOnce queues r for its session unless a record with its id is
-// already queued (not spooled: it is derived from the ledger, and found
-// again on every rebuild until it is recorded).
+// already queued. It does not spool r: r is in the spool already, or it is
+// derived from the ledger and found again on every rebuild until recorded.
 func (e *Engine) queueOnce(k ledger.SessionKey, r spooled) {
 	en := e.entry(k)
 	en.failMu.Lock()
@@ -90,6 +90,13 @@ func (e *Engine) queueOnce(k ledger.SessionKey, r spooled) {
 
 // Flush appends the records a session owes the ledger.
 func (e *Engine) Flush(ctx context.Context, k ledger.SessionKey) error {
+	return e.inSession(ctx, k, func(en *entry) error { return e.flushFailures(ctx, k, en) })
+}
+
+// inSession runs fn on a session's loaded state, holding its lock; when fn
+// loses a race for the session's head (store.ErrConflict) it runs again,
+// after a short backoff, until ctx ends.
+func (e *Engine) inSession(ctx context.Context, k ledger.SessionKey, fn func(en *entry) error) error {
 	en := e.entry(k)
 	en.mu.Lock()
 	defer en.mu.Unlock()
@@ -101,7 +108,7 @@ func (e *Engine) Flush(ctx context.Context, k ledger.SessionKey) error {
 			}
 			en.state = s
 		}
-		err := e.flushFailures(ctx, k, en)
+		err := fn(en)
 		if !errors.Is(err, store.ErrConflict) || ctx.Err() != nil {
 			return err
 		}
@@ -122,12 +129,7 @@ func (e *Engine) Drain(ctx context.Context) error {
 	}
 	var keys []ledger.SessionKey
 	for _, r := range recs {
-		en := e.entry(r.key())
-		en.failMu.Lock()
-		if !slices.ContainsFunc(en.failures, func(x spooled) bool { return x.ID == r.ID }) {
-			en.failures = append(en.failures, r)
-		}
-		en.failMu.Unlock()
+		e.queueOnce(r.key(), r)
 		if !slices.Contains(keys, r.key()) {
 			keys = append(keys, r.key())
 		}

@@ -7,12 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/ledger"
-	"github.com/agentledger/agentledger/ledger/store"
+	"github.com/agentledger/agentledger/reducer"
 )
 
 // DefaultPendingTimeout is how long an ask, STEP_UP or DEFER waits for its
@@ -107,33 +108,22 @@ func (e *Engine) Resolve(ctx context.Context, tenant, id, resolution, by string)
 
 // recordResolution appends the Resolution of the approval at forSeq.
 func (e *Engine) recordResolution(ctx context.Context, k ledger.SessionKey, forSeq uint64, resolution, by string) (*Resolution, error) {
-	en := e.entry(k)
-	en.mu.Lock()
-	defer en.mu.Unlock()
-	for attempt := 0; ; attempt++ {
-		if en.state == nil {
-			var err error
-			if en.state, err = e.load(ctx, k); err != nil {
-				return nil, err
-			}
-		}
-		open := false
-		for _, p := range en.state.Snapshot.Pending {
-			open = open || p.ForSeq == forSeq
-		}
-		if !open {
-			return nil, ErrNoPending // resolved by another engine meanwhile
+	var res *Resolution
+	err := e.inSession(ctx, k, func(en *entry) error {
+		if !slices.ContainsFunc(en.state.Snapshot.Pending, func(p reducer.Pending) bool { return p.ForSeq == forSeq }) {
+			return ErrNoPending // resolved by another engine meanwhile
 		}
 		rec, _ := json.Marshal(aarts.ResolutionRecord{ForSeq: forSeq, Resolution: resolution, By: by, Scope: "session"})
 		env, err := e.appendOne(ctx, k, en, ledger.EventResolution, rec, e.stamp(en.state).UnixMilli())
 		if err == nil {
-			return &Resolution{ForSeq: forSeq, Resolution: resolution, Seq: env.Seq(), Hash: env.Hash()}, nil
+			res = &Resolution{ForSeq: forSeq, Resolution: resolution, Seq: env.Seq(), Hash: env.Hash()}
 		}
-		if !errors.Is(err, store.ErrConflict) || ctx.Err() != nil {
-			return nil, fmt.Errorf("record resolution %s: %w", k, err)
-		}
-		backoff(ctx, attempt)
+		return err
+	})
+	if err != nil && !errors.Is(err, ErrNoPending) {
+		return nil, fmt.Errorf("record resolution %s: %w", k, err)
 	}
+	return res, err
 }
 
 // armLoaded re-arms the approvals a rebuilt session still has open: their
