@@ -3,6 +3,8 @@ package aarts
 import (
 	"encoding/json"
 	"slices"
+
+	"github.com/agentledger/agentledger/ledger"
 )
 
 // AARTS decisions (§6.6).
@@ -86,13 +88,20 @@ type VerdictRecord struct {
 	// allow that rests on no explicit allow (no permission decision is
 	// given, so the host's own guard still applies).
 	HostAnswer string `json:"host_answer,omitempty"`
+	// ActionSHA256 names the judged action: the SHA-256 of the canonical
+	// tool input (of the whole event when it has none). A resolution of
+	// this verdict's ask must name the same action.
+	ActionSHA256 string `json:"action_sha256,omitempty"`
 	// TurnID, for an ask the host resolves itself (HostAnswer "ask"), is
 	// the asked call's turn (Claude Code's tool_use_id): the host's later
 	// report of that call tells how the ask was resolved.
 	TurnID string `json:"turn_id,omitempty"`
-	// Receipt is the signed statement of this verdict (AARM R5), when the
+	// Receipt is the decision receipt of this verdict (AARM R5), when the
 	// engine signs; package receipt defines and checks it.
 	Receipt json.RawMessage `json:"receipt,omitempty"`
+	// Sig is the record's signature (ledger.SignedRecord), added where
+	// the record is sealed.
+	Sig *ledger.RecordSig `json:"sig,omitempty"`
 }
 
 // ResolutionRecord is the payload of a Resolution envelope: how a pending
@@ -102,10 +111,21 @@ type ResolutionRecord struct {
 	Resolution string   `json:"resolution"`
 	Artifacts  []string `json:"artifacts,omitempty"`
 	Scope      string   `json:"scope,omitempty"` // session or tenant
-	By         string   `json:"by,omitempty"`
+	// By is who resolved it, as authenticated (the approver token's
+	// principal, or its name); "host" or "engine" for those sources.
+	By string `json:"by,omitempty"`
+	// AuthenticatedBy says how By was established ("token:<name>",
+	// "unix:uid=<n>").
+	AuthenticatedBy string `json:"authenticated_by,omitempty"`
 	// Source says who resolved it: "engine" (through the engine's
 	// resolution API, or its timeout) when empty, or "host" for an ask the
 	// host resolved in its own prompt, inferred from what the host reported
 	// next (the asked call ran: approved).
 	Source string `json:"source,omitempty"`
+	// ActionSHA256 names the exact action resolved: the params digest of
+	// the ask's receipt (the SHA-256 of its canonical tool input). A
+	// resolution for another action is refused.
+	ActionSHA256 string `json:"action_sha256,omitempty"`
+	// Sig is the record's signature (ledger.SignedRecord).
+	Sig *ledger.RecordSig `json:"sig,omitempty"`
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/receipt"
 )
 
 // Request is one hook input as a transport received it. Every transport
@@ -37,6 +38,9 @@ type Request struct {
 	// Truncated says the input went on past what the transport would read
 	// at all: Size and SHA256 cover its first Size bytes.
 	Truncated bool
+	// Auth is who the transport authenticated the sender as: the identity
+	// the receipts of its actions attest (AARM R6).
+	Auth receipt.Authenticated
 	// AutoApprove is the adapter's documented opt-in to answer every allow
 	// with the host's own allow, which skips the host's permission prompt.
 	AutoApprove bool
@@ -140,7 +144,7 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 	if err != nil {
 		return e.reject(ctx, req, host, err)
 	}
-	step, err := e.decideEvent(ctx, req.Tenant, ev, payload)
+	step, err := e.decideEvent(ctx, req.Tenant, req.Auth, ev, payload)
 	e.tel.Decision(req.Tenant, payload, step, start, time.Now(), err)
 	var r HookResponse
 	switch {

@@ -24,16 +24,19 @@ var CheckpointSession = ledger.SessionKey{Tenant: "agentledger", Session: "check
 // an auditor keeps outside the stream) and recorded as a Checkpoint
 // envelope in CheckpointSession.
 type Checkpointer struct {
-	st   *store.Store
-	key  ed25519.PrivateKey
+	st      *store.Store
+	key     ed25519.PrivateKey
+	records ledger.RecordSigner
 	dir  string
 	now  func() time.Time
 	kick chan struct{}
 }
 
-// NewCheckpointer returns a Checkpointer writing into dir.
-func NewCheckpointer(st *store.Store, key ed25519.PrivateKey, dir string) *Checkpointer {
-	return &Checkpointer{st: st, key: key, dir: dir, now: time.Now, kick: make(chan struct{}, 1)}
+// NewCheckpointer returns a Checkpointer signing checkpoints with key and
+// writing them into dir; the Checkpoint envelopes it records are signed by
+// records (the engine's record key; nil: unsigned).
+func NewCheckpointer(st *store.Store, key ed25519.PrivateKey, dir string, records ledger.RecordSigner) *Checkpointer {
+	return &Checkpointer{st: st, key: key, records: records, dir: dir, now: time.Now, kick: make(chan struct{}, 1)}
 }
 
 // Trigger asks for a checkpoint soon (SessionEnd does); triggers that come
@@ -100,7 +103,7 @@ func (c *Checkpointer) Write(ctx context.Context) (string, error) {
 		return "", err
 	}
 	if _, err := c.st.Append(ctx, ledger.Event{TenantID: CheckpointSession.Tenant, SessionID: CheckpointSession.Session,
-		EventType: ledger.EventCheckpoint, TsUnixMs: at.UnixMilli(), Payload: payload}); err != nil {
+		EventType: ledger.EventCheckpoint, TsUnixMs: at.UnixMilli(), Payload: payload, Signer: c.records}); err != nil {
 		return path, fmt.Errorf("record checkpoint: %w", err)
 	}
 	return path, nil

@@ -23,7 +23,7 @@ func TestSessionEndTakesACheckpoint(t *testing.T) {
 	t.Cleanup(func() { st.Close() })
 	pub, key, _ := ed25519.GenerateKey(nil)
 	dir := t.TempDir()
-	cp := NewCheckpointer(st, key, dir)
+	cp := NewCheckpointer(st, key, dir, nil)
 	errs := make(chan error, 10)
 	go cp.Run(ctx, 0, func(err error) { errs <- err })
 	e := New(decider(t, "coding-agent.json"), st, WithCheckpoints(cp))

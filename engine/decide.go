@@ -26,6 +26,10 @@ type Session struct {
 	// recorded holds the ids of the EngineFailure and Rejected records in
 	// the session, so that a spooled record is never appended twice.
 	recorded map[string]bool
+	// Auth is who the engine authenticated as sending the session's
+	// current event (the receipt's identity, AARM R6). The engine sets it
+	// per request; it is never read from the event.
+	Auth receipt.Authenticated
 	// streamSeq is the stream sequence of the last message of the session
 	// this state has read or written: a catch-up reads from after it.
 	streamSeq uint64
@@ -52,8 +56,18 @@ type Decider struct {
 	Policy  *policy.Policy
 	Reducer *reducer.Reducer
 	Limits  ledger.Limits
-	// Signer, when set, signs a receipt into every verdict.
+	// Signer, when set, signs every record the engine writes and puts a
+	// decision receipt into every verdict.
 	Signer *receipt.Signer
+}
+
+// RecordSigner is d's signer as a ledger.RecordSigner, nil when d does
+// not sign.
+func (d *Decider) RecordSigner() ledger.RecordSigner {
+	if d.Signer == nil {
+		return nil
+	}
+	return d.Signer
 }
 
 // NewDecider returns a Decider for p, with a reducer that knows p's
@@ -123,12 +137,13 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 		ForSeq: env.Seq(), ForHash: env.Hash(), HookPoint: ev.HookPoint, Verdict: dec.Verdict(),
 		AARMDecision: dec.AARMDecision, ReasonCode: dec.ReasonCode, Constraints: dec.Constraints,
 		PolicyDigest: dec.PolicyDigest, SnapshotHash: step.SnapshotHash, HostAnswer: HostAnswer(ev, dec),
+		ActionSHA256: ActionDigest(ev, env),
 	}
 	if step.Record.HostAnswer == aarts.Ask {
 		step.Record.TurnID = ev.TurnID
 	}
 	if d.Signer != nil {
-		if step.Record.Receipt, err = d.receipt(ev, env, step, at); err != nil {
+		if step.Record.Receipt, err = d.receipt(ev, env, step, s.Auth, at); err != nil {
 			return nil, fmt.Errorf("receipt: %w", err)
 		}
 	}
@@ -137,7 +152,7 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 		return nil, fmt.Errorf("verdict: %w", err)
 	}
 	venv, err := ledger.Seal(env.Head(), ledger.Event{TenantID: tenant, SessionID: session, EventType: ledger.EventVerdict,
-		TsUnixMs: at.UnixMilli(), Payload: payloadV}, d.Limits)
+		TsUnixMs: at.UnixMilli(), Payload: payloadV, Signer: d.RecordSigner()}, d.Limits)
 	if err != nil {
 		return nil, fmt.Errorf("verdict: %w", err)
 	}
@@ -209,36 +224,42 @@ func IsInputError(err error) bool {
 	return errors.As(err, &ve) || errors.Is(err, ledger.ErrInvalidInput)
 }
 
-// receipt signs the receipt of a step (AARM R5). Identity comes from the
-// event's identity block (principal, service, agent, scope); what it lacks
-// is flagged (AARM R6).
-func (d *Decider) receipt(ev *aarts.Event, env *ledger.Envelope, step *Step, at time.Time) (json.RawMessage, error) {
-	params := env.Payload()
-	if ev.ToolInput != nil {
-		if raw, err := json.Marshal(ev.ToolInput); err == nil {
-			params = raw
-		}
-	}
+// receipt writes the decision receipt of a step (AARM R5); the verdict's
+// signature covers it. Its identity is the authenticated one (auth), never
+// the event's own identity block: a claim that differs is flagged, as is
+// what authentication did not establish (AARM R6).
+func (d *Decider) receipt(ev *aarts.Event, env *ledger.Envelope, step *Step, auth receipt.Authenticated, at time.Time) (json.RawMessage, error) {
 	r := receipt.Receipt{
-		Action:       receipt.Action{HookPoint: ev.HookPoint, ToolNative: ev.NativeTool(), ParamsSHA256: receipt.ParamsDigest(params), TsUnixMs: at.UnixMilli()},
+		V:            receipt.Version,
+		Action:       receipt.Action{HookPoint: ev.HookPoint, ToolNative: ev.NativeTool(), ParamsSHA256: step.Record.ActionSHA256, TsUnixMs: at.UnixMilli()},
 		Context:      receipt.Context{EventHash: env.Hash(), EventSeq: env.Seq(), SnapshotHash: step.SnapshotHash},
-		Identity:     receipt.Identity{Tenant: env.TenantID(), Session: env.SessionID()},
+		Identity:     auth.Identity(env.TenantID(), env.SessionID()),
 		Decision:     receipt.Decision{AARTS: step.Decision.Decision, AARM: step.Decision.AARMDecision, ReasonCode: step.Decision.ReasonCode},
 		PolicyDigest: step.Decision.PolicyDigest,
 	}
 	if a := Action(ev); a != nil {
 		r.Action.Tool = a.Tool
 	}
-	id, _ := ev.Field("identity").(map[string]any)
-	str := func(k string) string { s, _ := id[k].(string); return s }
-	r.Identity.Principal, r.Identity.Service, r.Identity.Agent, r.Identity.Scope = str("principal"), str("service"), str("agent"), str("scope")
-	for _, f := range []struct{ name, v string }{{"principal", r.Identity.Principal}, {"agent", r.Identity.Agent}} {
-		if f.v == "" {
-			r.Identity.Flagged = append(r.Identity.Flagged, "no_"+f.name)
+	if id, ok := ev.Field("identity").(map[string]any); ok {
+		for _, k := range []string{"principal", "agent", "service", "scope"} {
+			if claim, _ := id[k].(string); claim != "" && claim != auth.Field(k) {
+				r.Identity.Flagged = append(r.Identity.Flagged, "claim_differs")
+				break
+			}
 		}
 	}
-	if err := d.Signer.Sign(&r); err != nil {
-		return nil, err
-	}
 	return json.Marshal(r)
+}
+
+// ActionDigest names the action of event ev (sealed as env): the SHA-256 of
+// its canonical tool input, or of the whole event when it has none. A
+// receipt records it; a resolution must name it.
+func ActionDigest(ev *aarts.Event, env *ledger.Envelope) string {
+	params := []byte(env.Payload())
+	if ev.ToolInput != nil {
+		if raw, err := json.Marshal(ev.ToolInput); err == nil {
+			params = raw
+		}
+	}
+	return receipt.ParamsDigest(params)
 }

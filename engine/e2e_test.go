@@ -1,10 +1,8 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http/httptest"
 	"strings"
@@ -69,26 +67,30 @@ func TestEndToEndHTTP(t *testing.T) {
 	if n := checkChains(t, st); n != 50*4+8*3 {
 		t.Fatalf("got %d recorded events, want %d", n, 50*4+8*3)
 	}
-	// Every receipt verifies.
-	var verdicts [][]byte
+	// Every record verifies, with its receipt.
+	ring := receipt.Keyring{receipt.KeyID(pub): pub}
+	chk := receipt.NewChecker(ring)
+	var verdicts []*ledger.Envelope
 	err = st.ReadAll(context.Background(), store.Filter{}, func(m store.Msg) error {
 		e, err := ledger.Decode(m.Data, ledger.Limits{})
 		if err != nil {
 			return err
 		}
+		if f := chk.Check(e); f != nil {
+			return f
+		}
 		if e.EventType() == ledger.EventVerdict {
-			if err := receipt.CheckVerdict(e.Payload(), pub); err != nil {
-				return fmt.Errorf("%s seq %d: %w", e.SessionID(), e.Seq(), err)
-			}
-			verdicts = append(verdicts, bytes.Clone(e.Payload()))
+			verdicts = append(verdicts, e)
 		}
 		return nil
 	})
 	if err != nil || len(verdicts) != 50*4+8*3 {
 		t.Fatalf("receipts: %d checked, %v", len(verdicts), err)
 	}
-	// Any edit breaks them: the recorded decision, the receipt's decision,
-	// the event it names, the identity.
+	// Any edit, resealed at the same place, breaks the signature: the
+	// recorded decision, the receipt's decision, the event it names, the
+	// identity.
+	v := verdicts[0]
 	edits := []struct{ from, to string }{
 		{`"decision":"allow"`, `"decision":"deny"`},
 		{`"aarts":"allow"`, `"aarts":"deny"`},
@@ -97,25 +99,30 @@ func TestEndToEndHTTP(t *testing.T) {
 		{`"reason_code":"ALLOW"`, `"reason_code":"FORBIDDEN"`},
 	}
 	for _, ed := range edits {
-		edited := strings.Replace(string(verdicts[0]), ed.from, ed.to, 1)
-		if edited == string(verdicts[0]) {
-			t.Fatalf("edit %s did not apply to %s", ed.from, verdicts[0])
+		edited := strings.Replace(string(v.Payload()), ed.from, ed.to, 1)
+		if edited == string(v.Payload()) {
+			t.Fatalf("edit %s did not apply to %s", ed.from, v.Payload())
 		}
-		if err := receipt.CheckVerdict([]byte(edited), pub); err == nil {
-			t.Errorf("edit %s -> %s still verifies", ed.from, ed.to)
+		forged, err := ledger.Seal(ledger.Head{Seq: v.Seq() - 1, Hash: v.PrevHash()}, ledger.Event{TenantID: v.TenantID(), SessionID: v.SessionID(),
+			EventType: ledger.EventVerdict, TsUnixMs: v.TsUnixMs(), Payload: []byte(edited)}, ledger.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := receipt.NewChecker(ring).Check(forged); f == nil || f.Kind != ledger.BadSignature {
+			t.Errorf("edit %s -> %s: got %v, want bad_signature", ed.from, ed.to, f)
 		}
 	}
 	// Another key does not verify them.
 	otherPEM, _ := receipt.GenerateKey()
 	other, _ := receipt.ParsePrivateKey(otherPEM)
-	otherPub, _ := receipt.ParsePublicKey(receipt.NewSigner(other).PublicKeyPEM())
-	if err := receipt.CheckVerdict(verdicts[0], otherPub); !errors.Is(err, receipt.ErrBadSignature) {
-		t.Errorf("another key: got %v", err)
+	otherPub := receipt.NewSigner(other).PublicKey()
+	if f := receipt.NewChecker(receipt.Keyring{receipt.KeyID(otherPub): otherPub}).Check(v); f == nil || f.Kind != ledger.BadSignature {
+		t.Errorf("another key: got %v", f)
 	}
 	var rec struct {
 		Receipt receipt.Receipt `json:"receipt"`
 	}
-	json.Unmarshal(verdicts[0], &rec)
+	json.Unmarshal(v.Payload(), &rec)
 	if rec.Receipt.Identity.Tenant != "acme" || len(rec.Receipt.Identity.Flagged) == 0 || rec.Receipt.Action.ParamsSHA256 == "" {
 		t.Errorf("receipt content: %+v", rec.Receipt)
 	}

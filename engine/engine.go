@@ -14,6 +14,7 @@ import (
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
+	"github.com/agentledger/agentledger/receipt"
 )
 
 // Engine is the recorded decision pipeline: every hook event is folded into
@@ -117,13 +118,13 @@ func (e *Engine) decide(ctx context.Context, tenant string, payload []byte) (*St
 	if err != nil {
 		return nil, err
 	}
-	return e.decideEvent(ctx, tenant, ev, payload)
+	return e.decideEvent(ctx, tenant, receipt.Authenticated{}, ev, payload)
 }
 
 // decideEvent records ev with its verdict. A conflict with another writer
 // of the session (another engine process) is not a failure: the session is
 // re-read and the decision retried, with backoff, until ctx ends.
-func (e *Engine) decideEvent(ctx context.Context, tenant string, ev *aarts.Event, payload []byte) (*Step, error) {
+func (e *Engine) decideEvent(ctx context.Context, tenant string, auth receipt.Authenticated, ev *aarts.Event, payload []byte) (*Step, error) {
 	if tenant == "" {
 		tenant = ledger.DefaultTenant
 	}
@@ -137,6 +138,7 @@ func (e *Engine) decideEvent(ctx context.Context, tenant string, ev *aarts.Event
 			return fmt.Errorf("record the host's resolution in %s: %w", key, err)
 		}
 		next := *en.state
+		next.Auth = auth
 		st, err := e.decider.DecideEvent(ctx, &next, ev, payload, e.stamp(en.state))
 		if err != nil {
 			return err
@@ -149,7 +151,7 @@ func (e *Engine) decideEvent(ctx context.Context, tenant string, ev *aarts.Event
 		next.streamSeq = seq
 		*en.state = next
 		if st.Record.Verdict.Decision == aarts.Ask && st.Record.HostAnswer == "" {
-			st.PendingID = e.openPending(key, st.Envelope.Seq(), e.pending.timeout)
+			st.PendingID = e.openPending(key, approvalOf(st), e.pending.timeout)
 		}
 		if ev.HookPoint == "SessionEnd" && e.checkpoints != nil {
 			e.checkpoints.Trigger()
@@ -193,7 +195,7 @@ func (e *Engine) recordHostResolution(ctx context.Context, k ledger.SessionKey, 
 		if a.TurnID != turn {
 			continue
 		}
-		rec, err := json.Marshal(aarts.ResolutionRecord{ForSeq: a.ForSeq, Resolution: resolution, By: "host", Scope: "session", Source: "host"})
+		rec, err := json.Marshal(aarts.ResolutionRecord{ForSeq: a.ForSeq, Resolution: resolution, By: "host", Scope: "session", Source: "host", ActionSHA256: a.Action})
 		if err != nil {
 			return err
 		}
@@ -210,7 +212,7 @@ func (e *Engine) recordHostResolution(ctx context.Context, k ledger.SessionKey, 
 // session lock and a loaded state.
 func (e *Engine) appendOne(ctx context.Context, k ledger.SessionKey, en *entry, eventType string, payload []byte, atMs int64) (*ledger.Envelope, error) {
 	env, err := ledger.Seal(en.state.Head, ledger.Event{TenantID: k.Tenant, SessionID: k.Session, EventType: eventType,
-		TsUnixMs: max(atMs, en.state.Snapshot.LastMs), Payload: payload}, e.decider.Limits)
+		TsUnixMs: max(atMs, en.state.Snapshot.LastMs), Payload: payload, Signer: e.decider.RecordSigner()}, e.decider.Limits)
 	if err != nil {
 		return nil, err
 	}

@@ -1,24 +1,21 @@
 package engine
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
+	"github.com/agentledger/agentledger/receipt"
 )
 
 // ID and Version identify this engine in the AARTS version check.
@@ -26,59 +23,6 @@ const (
 	ID      = "agentledger"
 	Version = "0.1.0"
 )
-
-// Tokens maps bearer tokens to tenants. The file holds SHA-256 digests of
-// tokens, never tokens: {"tokens":[{"sha256":"<64 hex>","tenant":"acme"}]}.
-type Tokens struct {
-	byDigest map[[32]byte]string
-}
-
-type tokensFile struct {
-	Tokens []struct {
-		SHA256 string `json:"sha256"`
-		Tenant string `json:"tenant"`
-	} `json:"tokens"`
-}
-
-// LoadTokens reads a tokens file, naming the entry at fault.
-func LoadTokens(path string) (*Tokens, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var f tokensFile
-	d := json.NewDecoder(strings.NewReader(string(raw)))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&f); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	t := &Tokens{byDigest: map[[32]byte]string{}}
-	for i, e := range f.Tokens {
-		b, err := hex.DecodeString(e.SHA256)
-		if err != nil || len(b) != 32 {
-			return nil, fmt.Errorf("%s: tokens[%d].sha256: want 64 hex digits (sha256 of the token)", path, i)
-		}
-		if _, err := ledger.Seal(ledger.Head{}, ledger.Event{TenantID: e.Tenant, SessionID: "x", EventType: ledger.EventCheckpoint, Payload: []byte("{}")}, ledger.Limits{}); err != nil {
-			return nil, fmt.Errorf("%s: tokens[%d].tenant: %w", path, i, err)
-		}
-		t.byDigest[[32]byte(b)] = e.Tenant
-	}
-	return t, nil
-}
-
-// Tenant returns the tenant of a bearer token.
-func (t *Tokens) Tenant(token string) (string, bool) {
-	if t == nil || token == "" {
-		return "", false
-	}
-	sum := sha256.Sum256([]byte(token))
-	for d, tenant := range t.byDigest {
-		if subtle.ConstantTimeCompare(d[:], sum[:]) == 1 {
-			return tenant, true
-		}
-	}
-	return "", false
-}
 
 // ServerConfig configures the HTTP API.
 type ServerConfig struct {
@@ -92,6 +36,9 @@ type ServerConfig struct {
 	// Tenant of requests without a token under Insecure. Default
 	// "default".
 	Tenant string
+	// LocalIdentity is the identity of requests without a token under
+	// Insecure (LocalIdentity() for the engine's Unix socket).
+	LocalIdentity receipt.Authenticated
 	// Config, for a local engine a hook started, is the digest of its
 	// configuration (ConfigDigest); a hook that sends another one is
 	// answered 409 and Stale is called, which stops the engine.
@@ -114,11 +61,12 @@ func Handler(cfg ServerConfig) http.Handler {
 	s := &server{cfg: cfg, metrics: newMetrics()}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/version", s.version)
-	mux.HandleFunc("POST /v1/hooks", s.auth(s.hooks))
-	mux.HandleFunc("POST /v1/hooks/{host}", s.auth(s.hooks))
-	mux.HandleFunc("POST /v1/resolutions", s.auth(s.resolutions))
-	mux.HandleFunc("GET /v1/sessions/{id}/snapshot", s.auth(s.snapshot))
-	mux.HandleFunc("GET /v1/sessions/{id}/verify", s.auth(s.verify))
+	mux.HandleFunc("POST /v1/hooks", s.auth(s.hooks, RoleHost))
+	mux.HandleFunc("POST /v1/hooks/{host}", s.auth(s.hooks, RoleHost))
+	mux.HandleFunc("POST /v1/resolutions", s.auth(s.resolutions, RoleApprover))
+	mux.HandleFunc("GET /v1/pending", s.auth(s.pendingList, RoleApprover, RoleAuditor))
+	mux.HandleFunc("GET /v1/sessions/{id}/snapshot", s.auth(s.snapshot, RoleHost, RoleAuditor, RoleApprover))
+	mux.HandleFunc("GET /v1/sessions/{id}/verify", s.auth(s.verify, RoleHost, RoleAuditor, RoleApprover))
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /metrics", s.metrics.serve)
 	return mux
@@ -142,26 +90,6 @@ type server struct {
 	cfg     ServerConfig
 	metrics *metrics
 }
-
-type tenantKey struct{}
-
-// auth resolves the bearer token to a tenant.
-func (s *server) auth(next http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		tenant, ok := s.cfg.Tokens.Tenant(strings.TrimSpace(token))
-		if !ok {
-			if token != "" || !s.cfg.Insecure {
-				writeError(w, http.StatusUnauthorized, "a valid bearer token is required")
-				return
-			}
-			tenant = cmp.Or(s.cfg.Tenant, ledger.DefaultTenant)
-		}
-		next(w, r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenant)))
-	}
-}
-
-func tenantOf(r *http.Request) string { return r.Context().Value(tenantKey{}).(string) }
 
 type apiError struct {
 	Error string `json:"error"`
@@ -253,7 +181,7 @@ func (s *server) hooks(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	req := Request{Tenant: tenantOf(r), Host: r.PathValue("host"), AutoApprove: r.Header.Get(HeaderAutoApprove) == "1"}
+	req := Request{Tenant: tenantOf(r), Auth: principalOf(r).Identity, Host: r.PathValue("host"), AutoApprove: r.Header.Get(HeaderAutoApprove) == "1"}
 	var err error
 	if req.Body, req.Size, req.SHA256, req.Truncated, err = ReadBounded(r.Body, s.cfg.MaxBody, hookBodyCap); err != nil {
 		writeError(w, http.StatusBadRequest, "reading body: "+err.Error())
@@ -312,11 +240,14 @@ func ReadBounded(r io.Reader, keep, limit int64) (kept []byte, size int64, sum s
 	return kept, int64(len(kept)) + n, hex.EncodeToString(h.Sum(nil)), truncated, err
 }
 
-// ResolutionRequest answers an ask, STEP_UP or DEFER.
+// ResolutionRequest answers an ask, STEP_UP or DEFER. ActionSHA256 is the
+// pending approval's (GET /v1/pending): a resolution names the action it
+// approves. Who resolved it is the approver token's identity, never a
+// member of the request.
 type ResolutionRequest struct {
-	PendingID  string `json:"pending_id"`
-	Resolution string `json:"resolution"`
-	By         string `json:"by,omitempty"`
+	PendingID    string `json:"pending_id"`
+	Resolution   string `json:"resolution"`
+	ActionSHA256 string `json:"action_sha256"`
 }
 
 func (s *server) resolutions(w http.ResponseWriter, r *http.Request) {
@@ -325,8 +256,12 @@ func (s *server) resolutions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req ResolutionRequest
-	if err := json.Unmarshal(b, &req); err != nil || req.PendingID == "" {
-		writeError(w, http.StatusBadRequest, `want {"pending_id": "...", "resolution": "approved|denied|allow_always|allow_similar|deny_always|deny_similar"}`)
+	if err := ledger.DecodeExact(b, &req); err != nil || req.PendingID == "" || req.ActionSHA256 == "" {
+		msg := `want {"pending_id": "...", "resolution": "approved|denied|allow_always|allow_similar|deny_always|deny_similar", "action_sha256": "<from GET /v1/pending>"}`
+		if err != nil {
+			msg += ": " + err.Error()
+		}
+		writeError(w, http.StatusBadRequest, msg)
 		return
 	}
 	if req.Resolution == "timeout" {
@@ -335,10 +270,12 @@ func (s *server) resolutions(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Timeout)
 	defer cancel()
-	res, err := s.cfg.Engine.Resolve(ctx, tenantOf(r), req.PendingID, req.Resolution, req.By)
+	res, err := s.cfg.Engine.Resolve(ctx, tenantOf(r), req.PendingID, req.Resolution, req.ActionSHA256, principalOf(r).Identity)
 	switch {
 	case err == nil:
 		writeJSON(w, http.StatusOK, res)
+	case errors.Is(err, ErrWrongAction):
+		writeError(w, http.StatusConflict, err.Error())
 	case IsInputError(err):
 		writeError(w, http.StatusBadRequest, err.Error())
 	case errors.Is(err, ErrNoPending):
@@ -346,6 +283,15 @@ func (s *server) resolutions(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeError(w, http.StatusServiceUnavailable, err.Error())
 	}
+}
+
+// pendingList lists the tenant's open approvals with their action context.
+func (s *server) pendingList(w http.ResponseWriter, r *http.Request) {
+	list := s.cfg.Engine.Pending(tenantOf(r))
+	if list == nil {
+		list = []PendingApproval{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"pending": list})
 }
 
 func (s *server) snapshot(w http.ResponseWriter, r *http.Request) {

@@ -19,15 +19,20 @@ import (
 	"github.com/agentledger/agentledger/ledger/store"
 )
 
+// tokensFor makes a tokens file of (token, tenant) pairs; a tenant
+// written "acme/approver" gives the token that role, with the principal
+// "approver@acme.example".
 func tokensFor(t *testing.T, pairs ...string) *Tokens {
 	t.Helper()
 	var f tokensFile
 	for i := 0; i < len(pairs); i += 2 {
 		sum := sha256.Sum256([]byte(pairs[i]))
-		f.Tokens = append(f.Tokens, struct {
-			SHA256 string `json:"sha256"`
-			Tenant string `json:"tenant"`
-		}{hex.EncodeToString(sum[:]), pairs[i+1]})
+		tenant, role, _ := strings.Cut(pairs[i+1], "/")
+		e := tokenEntry{SHA256: hex.EncodeToString(sum[:]), Tenant: tenant, Role: role, Name: pairs[i]}
+		if role != "" {
+			e.Principal = role + "@" + tenant + ".example"
+		}
+		f.Tokens = append(f.Tokens, e)
 	}
 	raw, _ := json.Marshal(f)
 	path := filepath.Join(t.TempDir(), "tokens.json")
@@ -50,7 +55,7 @@ func newTestServerStore(t *testing.T) (*httptest.Server, *store.Store) {
 	st := openStore(t, t.TempDir())
 	t.Cleanup(func() { st.Close() })
 	h := Handler(ServerConfig{Engine: New(decider(t, "coding-agent.json"), st), Store: st,
-		Tokens: tokensFor(t, "token-acme", "acme", "token-beta", "beta")})
+		Tokens: tokensFor(t, "token-acme", "acme", "token-beta", "beta", "approver-acme", "acme/approver", "auditor-acme", "acme/auditor")})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv, st

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base32"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/receipt"
 	"github.com/agentledger/agentledger/reducer"
 )
 
@@ -41,6 +43,28 @@ type pendingItem struct {
 	key    ledger.SessionKey
 	forSeq uint64
 	timer  *time.Timer
+	info   PendingApproval
+}
+
+// PendingApproval is one open ask, STEP_UP or DEFER with the context an
+// approver needs to judge it (GET /v1/pending).
+type PendingApproval struct {
+	PendingID    string   `json:"pending_id"`
+	Session      string   `json:"session_id"`
+	ForSeq       uint64   `json:"for_seq"`
+	HookPoint    string   `json:"hook_point"`
+	AARMDecision string   `json:"aarm_decision"`
+	ReasonCode   string   `json:"reason_code"`
+	Reasons      []string `json:"reasons,omitempty"`
+	Artifacts    []string `json:"artifacts,omitempty"`
+	Tool         string   `json:"tool,omitempty"`
+	ToolNative   string   `json:"tool_native,omitempty"`
+	// ToolInput is the asked call's input, as the host sent it.
+	ToolInput any `json:"tool_input,omitempty"`
+	// ActionSHA256 names the action: a resolution must send it back.
+	ActionSHA256 string `json:"action_sha256"`
+	// ExpiresUnixMs is when the ask times out into a recorded deny.
+	ExpiresUnixMs int64 `json:"expires_unix_ms"`
 }
 
 func newPendingID() string {
@@ -51,9 +75,16 @@ func newPendingID() string {
 	return base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:])
 }
 
-// open registers an approval for the event at forSeq and arms its timeout.
-func (e *Engine) openPending(k ledger.SessionKey, forSeq uint64, wait time.Duration) string {
-	p := &pendingItem{id: newPendingID(), key: k, forSeq: forSeq}
+// ErrWrongAction means a resolution names another action than the one
+// asked about.
+var ErrWrongAction = errors.New("the resolution names another action than the one asked about")
+
+// openPending registers an approval for the event at info.ForSeq and arms
+// its timeout.
+func (e *Engine) openPending(k ledger.SessionKey, info PendingApproval, wait time.Duration) string {
+	p := &pendingItem{id: newPendingID(), key: k, forSeq: info.ForSeq, info: info}
+	p.info.PendingID, p.info.Session = p.id, k.Session
+	p.info.ExpiresUnixMs = e.now().Add(max(wait, 0)).UnixMilli()
 	// Register and arm under the lock: the timer's Resolve takes the same
 	// lock, so it sees the item and its timer even when it fires at once.
 	e.pending.mu.Lock()
@@ -64,9 +95,25 @@ func (e *Engine) openPending(k ledger.SessionKey, forSeq uint64, wait time.Durat
 		defer cancel()
 		// A failure to record here is retried when the session is next
 		// loaded: rebuild times out what is overdue.
-		_, _ = e.Resolve(ctx, k.Tenant, p.id, "timeout", "engine")
+		_, _ = e.Resolve(ctx, k.Tenant, p.id, "timeout", p.info.ActionSHA256, receipt.Authenticated{Principal: "engine", By: "engine"})
 	})
 	return p.id
+}
+
+// Pending lists tenant's open approvals, oldest first.
+func (e *Engine) Pending(tenant string) []PendingApproval {
+	e.pending.mu.Lock()
+	defer e.pending.mu.Unlock()
+	var out []PendingApproval
+	for _, p := range e.pending.byID {
+		if p.key.Tenant == tenant {
+			out = append(out, p.info)
+		}
+	}
+	slices.SortFunc(out, func(a, b PendingApproval) int {
+		return cmp.Or(cmp.Compare(a.ExpiresUnixMs, b.ExpiresUnixMs), cmp.Compare(a.Session, b.Session), cmp.Compare(a.ForSeq, b.ForSeq))
+	})
+	return out
 }
 
 // Resolution is what a resolution recorded.
@@ -79,10 +126,12 @@ type Resolution struct {
 
 // Resolve answers the open approval id of tenant with resolution (approved,
 // denied, allow_always, allow_similar, deny_always, deny_similar, or the
-// engine's timeout) and records it as a Resolution envelope in the
-// approval's session. The session's snapshot folds it: *_always and
-// *_similar remember the verdict's artifacts for the session.
-func (e *Engine) Resolve(ctx context.Context, tenant, id, resolution, by string) (*Resolution, error) {
+// engine's timeout) and records it as a signed Resolution envelope in the
+// approval's session, naming who resolved it as by was authenticated. The
+// resolution must name the asked action (action, its ActionSHA256): one
+// for another action is ErrWrongAction. The session's snapshot folds it:
+// *_always and *_similar remember the verdict's artifacts for the session.
+func (e *Engine) Resolve(ctx context.Context, tenant, id, resolution, action string, by receipt.Authenticated) (*Resolution, error) {
 	if !aarts.IsResolution(resolution) {
 		return nil, &aarts.ValidationError{Field: "resolution", Msg: fmt.Sprintf("%q is not a resolution", resolution)}
 	}
@@ -91,6 +140,10 @@ func (e *Engine) Resolve(ctx context.Context, tenant, id, resolution, by string)
 	if p == nil || p.key.Tenant != tenant {
 		e.pending.mu.Unlock()
 		return nil, ErrNoPending
+	}
+	if action != p.info.ActionSHA256 {
+		e.pending.mu.Unlock()
+		return nil, fmt.Errorf("%w: the ask at seq %d is about action %s", ErrWrongAction, p.forSeq, p.info.ActionSHA256)
 	}
 	delete(e.pending.byID, id)
 	e.pending.mu.Unlock()
@@ -107,13 +160,15 @@ func (e *Engine) Resolve(ctx context.Context, tenant, id, resolution, by string)
 }
 
 // recordResolution appends the Resolution of the approval at forSeq.
-func (e *Engine) recordResolution(ctx context.Context, k ledger.SessionKey, forSeq uint64, resolution, by string) (*Resolution, error) {
+func (e *Engine) recordResolution(ctx context.Context, k ledger.SessionKey, forSeq uint64, resolution string, by receipt.Authenticated) (*Resolution, error) {
 	var res *Resolution
 	err := e.inSession(ctx, k, func(en *entry) error {
-		if !slices.ContainsFunc(en.state.Snapshot.Pending, func(p reducer.Pending) bool { return p.ForSeq == forSeq }) {
+		i := slices.IndexFunc(en.state.Snapshot.Pending, func(p reducer.Pending) bool { return p.ForSeq == forSeq })
+		if i < 0 {
 			return ErrNoPending // resolved by another engine meanwhile
 		}
-		rec, _ := json.Marshal(aarts.ResolutionRecord{ForSeq: forSeq, Resolution: resolution, By: by, Scope: "session"})
+		rec, _ := json.Marshal(aarts.ResolutionRecord{ForSeq: forSeq, Resolution: resolution, By: cmp.Or(by.Principal, by.By),
+			AuthenticatedBy: by.By, Scope: "session", ActionSHA256: en.state.Snapshot.Pending[i].Action})
 		env, err := e.appendOne(ctx, k, en, ledger.EventResolution, rec, e.stamp(en.state).UnixMilli())
 		if err == nil {
 			res = &Resolution{ForSeq: forSeq, Resolution: resolution, Seq: env.Seq(), Hash: env.Hash()}
@@ -141,6 +196,18 @@ func (e *Engine) armLoaded(k ledger.SessionKey, s *Session) {
 			continue
 		}
 		wait := e.pending.timeout - e.now().Sub(time.UnixMilli(s.Snapshot.LastMs))
-		e.openPending(k, p.ForSeq, wait)
+		e.openPending(k, PendingApproval{ForSeq: p.ForSeq, HookPoint: p.HookPoint, AARMDecision: p.AARMDecision,
+			ReasonCode: p.ReasonCode, Artifacts: p.Artifacts, ActionSHA256: p.Action}, wait)
 	}
+}
+
+// approvalOf is the approval context of a step that asks.
+func approvalOf(st *Step) PendingApproval {
+	p := PendingApproval{ForSeq: st.Envelope.Seq(), HookPoint: st.Event.HookPoint, AARMDecision: st.Record.AARMDecision,
+		ReasonCode: st.Record.ReasonCode, Reasons: st.Record.Verdict.Reasons, Artifacts: st.Record.Verdict.Artifacts,
+		ToolNative: st.Event.NativeTool(), ToolInput: st.Event.ToolInput, ActionSHA256: st.Record.ActionSHA256}
+	if a := Action(st.Event); a != nil {
+		p.Tool = a.Tool
+	}
+	return p
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
+	"github.com/agentledger/agentledger/receipt"
 )
 
 func deleteEvent(session string, sec int) []byte {
@@ -58,37 +59,124 @@ func TestStepUpTimesOutToRecordedDeny(t *testing.T) {
 		rec.Resolution != "timeout" || rec.ForSeq != step.Envelope.Seq() {
 		t.Fatalf("last envelope: %v %+v", last, rec)
 	}
-	if _, err := e.Resolve(ctx, "acme", step.PendingID, "approved", "late"); err != ErrNoPending {
+	if _, err := e.Resolve(ctx, "acme", step.PendingID, "approved", step.Record.ActionSHA256, receipt.Authenticated{Principal: "late"}); err != ErrNoPending {
 		t.Fatalf("resolving after the timeout: got %v, want ErrNoPending", err)
 	}
 	checkChains(t, st)
 }
 
-func TestHTTPResolutions(t *testing.T) {
+// signingDecider is decider with a fresh record key; it returns the
+// keyring that verifies it.
+func signingDecider(t *testing.T, manifestFile string) (*Decider, receipt.Keyring) {
+	t.Helper()
+	d := decider(t, manifestFile)
+	keyPEM, _ := receipt.GenerateKey()
+	key, err := receipt.ParsePrivateKey(keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Signer = receipt.NewSigner(key)
+	return d, receipt.Keyring{d.Signer.KeyID(): d.Signer.PublicKey()}
+}
+
+// checkRecords checks every signed record of the store with ring and
+// returns the records of one type in a session.
+func checkRecords(t *testing.T, st *store.Store, ring receipt.Keyring, k ledger.SessionKey, eventType string) []*ledger.Envelope {
+	t.Helper()
+	chk := receipt.NewChecker(ring)
+	var out []*ledger.Envelope
+	err := st.ReadAll(context.Background(), store.Filter{}, func(m store.Msg) error {
+		e, err := ledger.Decode(m.Data, ledger.Limits{})
+		if err != nil {
+			return err
+		}
+		if f := chk.Check(e); f != nil {
+			return f
+		}
+		if e.Key() == k && e.EventType() == eventType {
+			out = append(out, e)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestHTTPApprovals: a host token cannot resolve its own ask (403); an
+// approver lists what waits with its action context (GET /v1/pending),
+// must name the asked action, cannot say who it is in the body, cannot
+// reach another tenant's ask; its resolution is recorded and signed with
+// the approver token's identity; allow_always then holds for the session.
+func TestHTTPApprovals(t *testing.T) {
 	st := openStore(t, t.TempDir())
 	t.Cleanup(func() { st.Close() })
 	clock := WithClock(func() time.Time { return time.Date(2026, 11, 22, 9, 0, 3, 0, time.UTC) })
-	srv := httptest.NewServer(Handler(ServerConfig{Engine: New(decider(t, "coding-agent.json"), st, clock), Store: st,
-		Tokens: tokensFor(t, "token-acme", "acme", "token-beta", "beta")}))
+	d, ring := signingDecider(t, "coding-agent.json")
+	srv := httptest.NewServer(Handler(ServerConfig{Engine: New(d, st, clock), Store: st,
+		Tokens: tokensFor(t, "token-acme", "acme", "approver-acme", "acme/approver", "approver-beta", "beta/approver", "auditor-acme", "acme/auditor")}))
 	t.Cleanup(srv.Close)
 	code, body := call(t, srv, "POST", "/v1/hooks", "token-acme", deleteEvent("h", 1))
 	var resp HookResponse
 	if code != 200 || json.Unmarshal(body, &resp) != nil || resp.Decision != "ask" || resp.PendingID == "" {
 		t.Fatalf("ask: %d %s", code, body)
 	}
-	res := []byte(`{"pending_id":"` + resp.PendingID + `","resolution":"allow_always","by":"alice"}`)
-	if code, _ := call(t, srv, "POST", "/v1/resolutions", "token-beta", res); code != 404 {
-		t.Fatalf("other tenant resolving: got %d, want 404", code)
+	if code, _ := call(t, srv, "POST", "/v1/hooks", "approver-acme", deleteEvent("h", 2)); code != 403 {
+		t.Fatalf("an approver sending hook events: got %d, want 403", code)
 	}
-	if code, body := call(t, srv, "POST", "/v1/resolutions", "token-acme", []byte(`{"pending_id":"`+resp.PendingID+`","resolution":"maybe"}`)); code != 400 {
+	if code, _ := call(t, srv, "GET", "/v1/pending", "token-acme", nil); code != 403 {
+		t.Fatalf("a host listing approvals: got %d, want 403", code)
+	}
+	code, body = call(t, srv, "GET", "/v1/pending", "auditor-acme", nil)
+	var list struct {
+		Pending []PendingApproval `json:"pending"`
+	}
+	if code != 200 || json.Unmarshal(body, &list) != nil || len(list.Pending) != 1 {
+		t.Fatalf("pending: %d %s", code, body)
+	}
+	p := list.Pending[0]
+	if p.PendingID != resp.PendingID || p.Session != "h" || p.Tool != "file_delete" || p.ActionSHA256 == "" ||
+		!strings.Contains(string(body), `"tool_input":{"file_path":"/workspace/shop/old.txt"}`) {
+		t.Fatalf("pending context: %s", body)
+	}
+	if code, body := call(t, srv, "GET", "/v1/pending", "approver-beta", nil); code != 200 || string(body) != "{\"pending\":[]}\n" {
+		t.Fatalf("another tenant's approver sees: %d %s", code, body)
+	}
+	res := func(resolution, action string) []byte {
+		return []byte(`{"pending_id":"` + resp.PendingID + `","resolution":"` + resolution + `","action_sha256":"` + action + `"}`)
+	}
+	if code, body := call(t, srv, "POST", "/v1/resolutions", "token-acme", res("approved", p.ActionSHA256)); code != 403 {
+		t.Fatalf("the host approving its own ask: got %d %s, want 403", code, body)
+	}
+	if code, _ := call(t, srv, "POST", "/v1/resolutions", "approver-beta", res("approved", p.ActionSHA256)); code != 404 {
+		t.Fatalf("other tenant's approver: got %d, want 404", code)
+	}
+	if code, body := call(t, srv, "POST", "/v1/resolutions", "approver-acme", res("maybe", p.ActionSHA256)); code != 400 {
 		t.Fatalf("bad resolution: %d %s", code, body)
 	}
-	code, body = call(t, srv, "POST", "/v1/resolutions", "token-acme", res)
+	withBy := []byte(`{"pending_id":"` + resp.PendingID + `","resolution":"approved","action_sha256":"` + p.ActionSHA256 + `","by":"ceo@acme.example"}`)
+	if code, body := call(t, srv, "POST", "/v1/resolutions", "approver-acme", withBy); code != 400 || !strings.Contains(string(body), "by") {
+		t.Fatalf("a resolver named in the body: got %d %s, want 400", code, body)
+	}
+	other := strings.Repeat("0", 64)
+	if code, body := call(t, srv, "POST", "/v1/resolutions", "approver-acme", res("approved", other)); code != 409 {
+		t.Fatalf("a resolution of another action: got %d %s, want 409", code, body)
+	}
+	code, body = call(t, srv, "POST", "/v1/resolutions", "approver-acme", res("allow_always", p.ActionSHA256))
 	if code != 200 || !strings.Contains(string(body), `"resolution":"allow_always"`) {
 		t.Fatalf("resolve: %d %s", code, body)
 	}
-	if code, _ := call(t, srv, "POST", "/v1/resolutions", "token-acme", res); code != 404 {
+	if code, _ := call(t, srv, "POST", "/v1/resolutions", "approver-acme", res("allow_always", p.ActionSHA256)); code != 404 {
 		t.Fatalf("resolving twice: got %d, want 404", code)
+	}
+	recs := checkRecords(t, st, ring, ledger.SessionKey{Tenant: "acme", Session: "h"}, ledger.EventResolution)
+	var rec aarts.ResolutionRecord
+	if len(recs) != 1 || ledger.DecodeExact(recs[0].Payload(), &rec) != nil {
+		t.Fatalf("resolution records: %v", recs)
+	}
+	if rec.By != "approver@acme.example" || rec.AuthenticatedBy != "token:approver-acme" || rec.ActionSHA256 != p.ActionSHA256 || rec.Sig == nil {
+		t.Fatalf("resolution record: %s", recs[0].Payload())
 	}
 	// allow_always remembered: the next delete is allowed.
 	code, body = call(t, srv, "POST", "/v1/hooks", "token-acme", deleteEvent("h", 5))

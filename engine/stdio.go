@@ -19,10 +19,16 @@ import (
 // ServeStdio speaks the AARTS subprocess model on in and out: the first
 // line must be the version check ({"aarts_version": "0.1"}, answered like
 // POST /v1/version); after it every line is a hook event, answered with one
-// line (a HookResponse), or a resolution ({"pending_id", "resolution"}),
-// answered with the Resolution. A line that cannot be decided gets
-// {"error": "..."} and the session goes on. It returns at the end of in.
+// line (a HookResponse). The peer is the host that started the engine, so
+// its actions are attested as the user running both (LocalIdentity); a
+// resolution line ({"pending_id", ...}) is refused, since a host never
+// approves its own ask (an approver resolves through the HTTP API; what
+// the user answered in the host's own prompt comes as PostAskResolution).
+// A line that cannot be decided gets {"error": "..."} and the session goes
+// on; after a version check answered compatible:false it stops. It returns
+// at the end of in.
 func ServeStdio(ctx context.Context, e *Engine, tenant string, in io.Reader, out io.Writer) error {
+	auth := LocalIdentity()
 	lr := newLineReader(in, int64(e.decider.Limits.Bytes()))
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
@@ -59,21 +65,14 @@ func ServeStdio(ctx context.Context, e *Engine, tenant string, in io.Reader, out
 			continue
 		}
 		var probe struct {
-			PendingID  string `json:"pending_id"`
-			Resolution string `json:"resolution"`
-			By         string `json:"by"`
+			PendingID string `json:"pending_id"`
 		}
 		_ = json.Unmarshal(line, &probe)
 		var answer any
 		if probe.PendingID != "" && size == int64(len(line)) {
-			r, err := e.Resolve(ctx, tenant, probe.PendingID, probe.Resolution, probe.By)
-			if err != nil {
-				answer = apiError{Error: fmt.Sprintf("line %d: %v", n, err)}
-			} else {
-				answer = r
-			}
+			answer = apiError{Error: fmt.Sprintf("line %d: a host cannot resolve its own ask; an approver resolves it with POST /v1/resolutions", n)}
 		} else {
-			answer = e.Answer(ctx, Request{Tenant: tenant, Body: line, Size: size, SHA256: sum})
+			answer = e.Answer(ctx, Request{Tenant: tenant, Auth: auth, Body: line, Size: size, SHA256: sum})
 		}
 		if err := enc.Encode(answer); err != nil {
 			return err

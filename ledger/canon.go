@@ -139,9 +139,7 @@ func AppendCanonical(dst, data []byte, lim Limits) ([]byte, error) {
 // and another way to one that folds case (Go's encoding/json). Hook events
 // are the hosts' words, kept as sent; agentledger reads them by exact key.
 func CheckRecordKeys(eventType string, payload []byte, lim Limits) error {
-	switch eventType {
-	case EventVerdict, EventResolution, EventEngineFailure, EventCheckpoint, EventRejected:
-	default:
+	if !IsRecordType(eventType) {
 		return nil
 	}
 	p := parser{in: payload, maxDepth: lim.depth(), foldCheck: true}

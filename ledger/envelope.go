@@ -40,6 +40,10 @@ type Event struct {
 	EventType string          // one of EventTypes
 	TsUnixMs  int64           // milliseconds since the Unix epoch, 0..2^53-1
 	Payload   json.RawMessage // a JSON object
+	// Signer, when set, signs a record of agentledger's own (IsRecordType)
+	// at its chain position: Seal adds the "sig" member (see SignedRecord).
+	// Hook events are the hosts' words and are never signed.
+	Signer RecordSigner
 }
 
 // Head identifies the last envelope of a session chain. The zero Head is the
@@ -154,6 +158,11 @@ func Seal(head Head, ev Event, lim Limits) (*Envelope, error) {
 	e := &Envelope{
 		tenant: ev.TenantID, session: ev.SessionID, seq: seq, ts: ev.TsUnixMs,
 		eventType: ev.EventType, prevHash: head.Hash,
+	}
+	if ev.Signer != nil && IsRecordType(ev.EventType) {
+		if payload, err = e.sign(payload, ev.Signer, lim); err != nil {
+			return nil, err
+		}
 	}
 	e.raw = e.encode(payload)
 	if len(e.raw) > lim.Bytes() {

@@ -40,7 +40,12 @@ const (
 	NotCanonical   FaultKind = "not_canonical"   // stored bytes are not the RFC 8785 form (deep mode)
 	ForeignSession FaultKind = "foreign_session" // an envelope of another session inside this one
 	Malformed      FaultKind = "malformed"       // stored bytes are not an envelope at all
-	BadReceipt     FaultKind = "bad_receipt"     // a verdict's signed receipt is missing or does not verify
+	BadReceipt     FaultKind = "bad_receipt"     // a verdict carries no receipt, or one that cannot be read
+	// Faults of signed records (ledger verify --pubkey).
+	UnsignedRecord  FaultKind = "unsigned_record"  // an engine record without a signature
+	BadSignature    FaultKind = "bad_signature"    // a record's signature does not verify, is malleable or by an unknown key
+	BadRecord       FaultKind = "bad_record"       // an engine record not in its exact form: unknown, misspelt or folded-twin members
+	ReceiptMismatch FaultKind = "receipt_mismatch" // a verdict or resolution that does not attest the action recorded where it points
 )
 
 // ErrIntegrity is the parent of every integrity fault.
@@ -48,22 +53,27 @@ var ErrIntegrity = errors.New("integrity fault")
 
 // Sentinels for each fault kind; each wraps ErrIntegrity.
 var (
-	ErrHashMismatch   = fmt.Errorf("%w: %s", ErrIntegrity, HashMismatch)
-	ErrBrokenLink     = fmt.Errorf("%w: %s", ErrIntegrity, BrokenLink)
-	ErrSeqGap         = fmt.Errorf("%w: %s", ErrIntegrity, SeqGap)
-	ErrSeqReorder     = fmt.Errorf("%w: %s", ErrIntegrity, SeqReorder)
-	ErrDuplicate      = fmt.Errorf("%w: %s", ErrIntegrity, Duplicate)
-	ErrBadGenesis     = fmt.Errorf("%w: %s", ErrIntegrity, BadGenesis)
-	ErrNotCanonical   = fmt.Errorf("%w: %s", ErrIntegrity, NotCanonical)
-	ErrForeignSession = fmt.Errorf("%w: %s", ErrIntegrity, ForeignSession)
-	ErrMalformed      = fmt.Errorf("%w: %s", ErrIntegrity, Malformed)
-	ErrBadReceipt     = fmt.Errorf("%w: %s", ErrIntegrity, BadReceipt)
+	ErrHashMismatch    = fmt.Errorf("%w: %s", ErrIntegrity, HashMismatch)
+	ErrBrokenLink      = fmt.Errorf("%w: %s", ErrIntegrity, BrokenLink)
+	ErrSeqGap          = fmt.Errorf("%w: %s", ErrIntegrity, SeqGap)
+	ErrSeqReorder      = fmt.Errorf("%w: %s", ErrIntegrity, SeqReorder)
+	ErrDuplicate       = fmt.Errorf("%w: %s", ErrIntegrity, Duplicate)
+	ErrBadGenesis      = fmt.Errorf("%w: %s", ErrIntegrity, BadGenesis)
+	ErrNotCanonical    = fmt.Errorf("%w: %s", ErrIntegrity, NotCanonical)
+	ErrForeignSession  = fmt.Errorf("%w: %s", ErrIntegrity, ForeignSession)
+	ErrMalformed       = fmt.Errorf("%w: %s", ErrIntegrity, Malformed)
+	ErrBadReceipt      = fmt.Errorf("%w: %s", ErrIntegrity, BadReceipt)
+	ErrUnsigned        = fmt.Errorf("%w: %s", ErrIntegrity, UnsignedRecord)
+	ErrBadSignature    = fmt.Errorf("%w: %s", ErrIntegrity, BadSignature)
+	ErrBadRecord       = fmt.Errorf("%w: %s", ErrIntegrity, BadRecord)
+	ErrReceiptMismatch = fmt.Errorf("%w: %s", ErrIntegrity, ReceiptMismatch)
 )
 
 var kindErr = map[FaultKind]error{
 	HashMismatch: ErrHashMismatch, BrokenLink: ErrBrokenLink, SeqGap: ErrSeqGap, SeqReorder: ErrSeqReorder,
 	Duplicate: ErrDuplicate, BadGenesis: ErrBadGenesis, NotCanonical: ErrNotCanonical,
 	ForeignSession: ErrForeignSession, Malformed: ErrMalformed, BadReceipt: ErrBadReceipt,
+	UnsignedRecord: ErrUnsigned, BadSignature: ErrBadSignature, BadRecord: ErrBadRecord, ReceiptMismatch: ErrReceiptMismatch,
 }
 
 // ChainError is one integrity fault with its evidence.

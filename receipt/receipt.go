@@ -1,7 +1,14 @@
-// Package receipt signs and verifies decision receipts (AARM R5): what
-// action was judged, in what context, for whom, with what decision under
-// which policy — signed with Ed25519 over the receipt's RFC 8785 form, so an
-// auditor can check every recorded verdict offline with the public key.
+// Package receipt signs agentledger's own records and checks them: every
+// Verdict, Resolution, EngineFailure, Checkpoint and Rejected record is
+// signed with Ed25519 where it is sealed, over its whole envelope at its
+// chain position (ledger.SignedRecord), and a Verdict carries the decision
+// receipt of AARM R5 — what action was judged, in what context, for whom,
+// with what decision under which policy — which the signature covers with
+// everything else the verdict says.
+//
+// An auditor checks the records offline with the public keys (Checker): the
+// signature, its exact encoding, the record's exact form, and that every
+// receipt and resolution attests the action recorded where it points.
 //
 // The package is pure: keys are read and written by its callers.
 package receipt
@@ -11,9 +18,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -21,19 +26,22 @@ import (
 	"github.com/agentledger/agentledger/ledger"
 )
 
-// Version of the receipt format.
-const Version = 1
+// Version of the receipt format. Version 2 receipts are covered by their
+// record's signature; version 1 receipts carried a signature of their own
+// over a re-encoding and are no longer accepted.
+const Version = 2
 
-// Receipt is the signed statement a Verdict carries.
+// Alg is the signature algorithm of every record signature.
+const Alg = "Ed25519"
+
+// Receipt is the decision receipt a Verdict carries (AARM R5).
 type Receipt struct {
 	V            int      `json:"v"`
-	KeyID        string   `json:"key_id"`
 	Action       Action   `json:"action"`
 	Context      Context  `json:"context"`
 	Identity     Identity `json:"identity"`
 	Decision     Decision `json:"decision"`
 	PolicyDigest string   `json:"policy_digest"`
-	Signature    string   `json:"signature,omitempty"` // base64 Ed25519 over the JCS form without this member
 }
 
 // Action is what was judged.
@@ -45,23 +53,31 @@ type Action struct {
 	TsUnixMs     int64  `json:"ts_unix_ms"`
 }
 
-// Context binds the receipt to the record.
+// Context binds the receipt to the record: the judged event is the
+// envelope right before the verdict, so its hash is the chain head the
+// verdict extends and the receipt vouches for the whole chain before it.
 type Context struct {
 	EventHash    string `json:"event_hash"`
 	EventSeq     uint64 `json:"event_seq"`
 	SnapshotHash string `json:"snapshot_hash"`
 }
 
-// Identity says on whose behalf the action ran (AARM R6). Flagged lists
-// what the event did not say.
+// Identity says on whose behalf the action ran (AARM R6), as the
+// connection was authenticated: never what the event claims about itself
+// (the claim stays in the event, which the receipt's event hash covers).
+// Flagged lists what authentication did not establish, and "claim_differs"
+// when the event claims another identity.
 type Identity struct {
-	Tenant    string   `json:"tenant"`
-	Session   string   `json:"session"`
-	Principal string   `json:"principal,omitempty"`
-	Service   string   `json:"service,omitempty"`
-	Agent     string   `json:"agent,omitempty"`
-	Scope     string   `json:"scope,omitempty"`
-	Flagged   []string `json:"flagged,omitempty"`
+	Tenant    string `json:"tenant"`
+	Session   string `json:"session"`
+	Principal string `json:"principal,omitempty"`
+	Service   string `json:"service,omitempty"`
+	Agent     string `json:"agent,omitempty"`
+	Scope     string `json:"scope,omitempty"`
+	// AuthenticatedBy says how: "token:<name>", "unix:uid=<n>", "parent"
+	// (inherited from the parent session of a sub-agent), or "none".
+	AuthenticatedBy string   `json:"authenticated_by"`
+	Flagged         []string `json:"flagged,omitempty"`
 }
 
 // Decision is the verdict the receipt attests.
@@ -71,7 +87,7 @@ type Decision struct {
 	ReasonCode string `json:"reason_code"`
 }
 
-// Signer signs receipts with one Ed25519 key.
+// Signer signs records with one Ed25519 key. It is a ledger.RecordSigner.
 type Signer struct {
 	key   ed25519.PrivateKey
 	keyID string
@@ -88,6 +104,18 @@ func KeyID(pub ed25519.PublicKey) string {
 func NewSigner(key ed25519.PrivateKey) *Signer {
 	return &Signer{key: key, keyID: KeyID(key.Public().(ed25519.PublicKey))}
 }
+
+// KeyID returns the id of the signer's key.
+func (s *Signer) KeyID() string { return s.keyID }
+
+// Alg returns "Ed25519".
+func (s *Signer) Alg() string { return Alg }
+
+// SignMessage signs msg.
+func (s *Signer) SignMessage(msg []byte) ([]byte, error) { return ed25519.Sign(s.key, msg), nil }
+
+// PublicKey returns the signer's public key.
+func (s *Signer) PublicKey() ed25519.PublicKey { return s.key.Public().(ed25519.PublicKey) }
 
 // GenerateKey returns a new private key as PKCS#8 PEM.
 func GenerateKey() ([]byte, error) {
@@ -125,11 +153,19 @@ func (s *Signer) PublicKeyPEM() []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
 }
 
-// ParsePublicKey reads a PKIX PEM Ed25519 public key.
+// ParsePublicKey reads a PKIX PEM Ed25519 public key: the first PEM block
+// of pemBytes.
 func ParsePublicKey(pemBytes []byte) (ed25519.PublicKey, error) {
 	b, _ := pem.Decode(pemBytes)
-	if b == nil || b.Type != "PUBLIC KEY" {
+	if b == nil {
 		return nil, errors.New("not a PEM PUBLIC KEY")
+	}
+	return parsePublicBlock(b)
+}
+
+func parsePublicBlock(b *pem.Block) (ed25519.PublicKey, error) {
+	if b.Type != "PUBLIC KEY" {
+		return nil, fmt.Errorf("PEM block %q, want PUBLIC KEY", b.Type)
 	}
 	k, err := x509.ParsePKIXPublicKey(b.Bytes)
 	if err != nil {
@@ -142,46 +178,30 @@ func ParsePublicKey(pemBytes []byte) (ed25519.PublicKey, error) {
 	return ek, nil
 }
 
-// Sign fills in r's version, key id and signature.
-func (s *Signer) Sign(r *Receipt) error {
-	r.V, r.KeyID, r.Signature = Version, s.keyID, ""
-	msg, err := canonical(r)
-	if err != nil {
-		return err
-	}
-	r.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(s.key, msg))
-	return nil
-}
+// Keyring holds the public keys a verifier trusts, by key id.
+type Keyring map[string]ed25519.PublicKey
 
-// ErrBadSignature means a receipt's signature does not verify.
-var ErrBadSignature = errors.New("receipt signature does not verify")
-
-// Verify checks r's signature with pub.
-func Verify(r Receipt, pub ed25519.PublicKey) error {
-	if r.KeyID != KeyID(pub) {
-		return fmt.Errorf("receipt signed by key %s, not by %s: %w", r.KeyID, KeyID(pub), ErrBadSignature)
+// Add adds the public keys of every PEM block in pemBytes (a file may hold
+// several).
+func (r Keyring) Add(pemBytes []byte) error {
+	n := 0
+	for {
+		var b *pem.Block
+		b, pemBytes = pem.Decode(pemBytes)
+		if b == nil {
+			break
+		}
+		k, err := parsePublicBlock(b)
+		if err != nil {
+			return err
+		}
+		r[KeyID(k)] = k
+		n++
 	}
-	sig, err := base64.StdEncoding.DecodeString(r.Signature)
-	if err != nil || len(sig) != ed25519.SignatureSize {
-		return fmt.Errorf("malformed signature: %w", ErrBadSignature)
-	}
-	r.Signature = ""
-	msg, err := canonical(&r)
-	if err != nil {
-		return err
-	}
-	if !ed25519.Verify(pub, msg, sig) {
-		return ErrBadSignature
+	if n == 0 {
+		return errors.New("no PEM PUBLIC KEY in it")
 	}
 	return nil
-}
-
-func canonical(r *Receipt) ([]byte, error) {
-	raw, err := json.Marshal(r)
-	if err != nil {
-		return nil, err
-	}
-	return ledger.Canonicalize(raw, ledger.Limits{})
 }
 
 // ParamsDigest returns the SHA-256 of a value's canonical JSON.
@@ -194,41 +214,45 @@ func ParamsDigest(raw []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// ErrNoReceipt means a Verdict carries no receipt.
-var ErrNoReceipt = errors.New("verdict has no receipt")
+// Authenticated is who a connection was authenticated as: from a token's
+// entry, from the peer of a local socket, or inherited from a sub-agent's
+// parent session. The zero value is "not authenticated".
+type Authenticated struct {
+	Principal string `json:"principal,omitempty"`
+	Service   string `json:"service,omitempty"`
+	Agent     string `json:"agent,omitempty"`
+	Scope     string `json:"scope,omitempty"`
+	// By says how the identity was established (Identity.AuthenticatedBy).
+	By string `json:"by,omitempty"`
+}
 
-// CheckVerdict verifies the receipt of a Verdict envelope's payload with pub
-// and that it attests this verdict: the event it names (for_seq, for_hash),
-// the decision and the policy digest the payload records.
-func CheckVerdict(payload []byte, pub ed25519.PublicKey) error {
-	var v struct {
-		ForSeq  uint64 `json:"for_seq"`
-		ForHash string `json:"for_hash"`
-		Verdict struct {
-			Decision string `json:"decision"`
-		} `json:"verdict"`
-		AARMDecision string   `json:"aarm_decision"`
-		ReasonCode   string   `json:"reason_code"`
-		PolicyDigest string   `json:"policy_digest"`
-		Receipt      *Receipt `json:"receipt"`
+// Field returns one of the identity's fields by its JSON name.
+func (a Authenticated) Field(name string) string {
+	switch name {
+	case "principal":
+		return a.Principal
+	case "service":
+		return a.Service
+	case "agent":
+		return a.Agent
+	case "scope":
+		return a.Scope
 	}
-	if err := json.Unmarshal(payload, &v); err != nil {
-		return fmt.Errorf("verdict payload: %w", err)
+	return ""
+}
+
+// Identity is the receipt identity of a's action in a session, flagging
+// what authentication did not establish.
+func (a Authenticated) Identity(tenant, session string) Identity {
+	id := Identity{Tenant: tenant, Session: session, Principal: a.Principal, Service: a.Service, Agent: a.Agent, Scope: a.Scope, AuthenticatedBy: a.By}
+	if id.AuthenticatedBy == "" {
+		id.AuthenticatedBy = "none"
 	}
-	if v.Receipt == nil {
-		return ErrNoReceipt
+	if a.Principal == "" {
+		id.Flagged = append(id.Flagged, "no_principal")
 	}
-	r := *v.Receipt
-	if err := Verify(r, pub); err != nil {
-		return err
+	if a.Agent == "" {
+		id.Flagged = append(id.Flagged, "no_agent")
 	}
-	switch {
-	case r.Context.EventHash != v.ForHash || r.Context.EventSeq != v.ForSeq:
-		return fmt.Errorf("receipt names event seq %d %s, the verdict seq %d %s", r.Context.EventSeq, r.Context.EventHash, v.ForSeq, v.ForHash)
-	case r.Decision.AARTS != v.Verdict.Decision || r.Decision.AARM != v.AARMDecision || r.Decision.ReasonCode != v.ReasonCode:
-		return fmt.Errorf("receipt attests %s/%s/%s, the verdict records %s/%s/%s", r.Decision.AARTS, r.Decision.AARM, r.Decision.ReasonCode, v.Verdict.Decision, v.AARMDecision, v.ReasonCode)
-	case r.PolicyDigest != v.PolicyDigest:
-		return fmt.Errorf("receipt policy %s, the verdict records %s", r.PolicyDigest, v.PolicyDigest)
-	}
-	return nil
+	return id
 }

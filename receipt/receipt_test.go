@@ -2,10 +2,14 @@ package receipt
 
 import (
 	"errors"
+	"strings"
 	"testing"
+
+	"github.com/agentledger/agentledger/ledger"
 )
 
-func TestSignVerify(t *testing.T) {
+func newSigner(t *testing.T) *Signer {
+	t.Helper()
 	keyPEM, err := GenerateKey()
 	if err != nil {
 		t.Fatal(err)
@@ -14,40 +18,97 @@ func TestSignVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewSigner(key)
-	pub, err := ParsePublicKey(s.PublicKeyPEM())
+	return NewSigner(key)
+}
+
+// TestRecordSignature: a record sealed with a signer verifies with its
+// key, at its position only; an unknown key, another position, a
+// non-canonical signature encoding and a missing signature are named
+// faults; hook events are not records and need none.
+func TestRecordSignature(t *testing.T) {
+	s := newSigner(t)
+	ring := Keyring{}
+	if err := ring.Add(s.PublicKeyPEM()); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := ledger.Seal(ledger.Head{}, ledger.Event{SessionID: "s", EventType: "SessionStart", TsUnixMs: 1, Payload: []byte(`{"a":1}`)}, ledger.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := Receipt{Action: Action{HookPoint: "PreToolUse", Tool: "shell", ParamsSHA256: ParamsDigest([]byte(`{"b":1, "a":2}`)), TsUnixMs: 1},
-		Context: Context{EventHash: "e", EventSeq: 4, SnapshotHash: "s"}, Identity: Identity{Tenant: "acme", Session: "s1"},
-		Decision: Decision{AARTS: "deny", AARM: "DENY", ReasonCode: "FORBIDDEN"}, PolicyDigest: "p"}
-	if err := s.Sign(&r); err != nil {
+	rec := ledger.Event{SessionID: "s", EventType: ledger.EventEngineFailure, TsUnixMs: 2, Payload: []byte(`{"id":"f1","error":"x"}`), Signer: s}
+	signed, err := ledger.Seal(ev.Head(), rec, ledger.Limits{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if r.V != Version || r.KeyID != KeyID(pub) || r.Signature == "" {
-		t.Fatalf("signed receipt: %+v", r)
+	if !strings.Contains(string(signed.Payload()), `"sig":{"alg":"Ed25519","key_id":"`+s.KeyID()+`"`) {
+		t.Fatalf("no sig member: %s", signed.Payload())
 	}
-	if err := Verify(r, pub); err != nil {
-		t.Fatalf("verify: %v", err)
+	if f := NewChecker(ring).Check(ev); f != nil {
+		t.Fatalf("hook event: %v", f)
 	}
-	if ParamsDigest([]byte(`{"a":2,"b":1}`)) != r.Action.ParamsSHA256 {
-		t.Error("params digest depends on key order")
+	if f := NewChecker(ring).Check(signed); f != nil {
+		t.Fatalf("genuine record: %v", f)
 	}
-	for name, edit := range map[string]func(*Receipt){
-		"decision": func(r *Receipt) { r.Decision.AARTS = "allow" },
-		"event":    func(r *Receipt) { r.Context.EventSeq++ },
-		"identity": func(r *Receipt) { r.Identity.Principal = "mallory" },
-		"policy":   func(r *Receipt) { r.PolicyDigest = "q" },
-		"sig":      func(r *Receipt) { r.Signature = r.Signature[:10] },
-	} {
-		c := r
-		edit(&c)
-		if err := Verify(c, pub); !errors.Is(err, ErrBadSignature) {
-			t.Errorf("edited %s: got %v, want ErrBadSignature", name, err)
+	// Deterministic: sealing again gives the same bytes.
+	again, _ := ledger.Seal(ev.Head(), rec, ledger.Limits{})
+	if string(again.Bytes()) != string(signed.Bytes()) {
+		t.Error("signing is not deterministic")
+	}
+	cases := map[string]struct {
+		env  func() *ledger.Envelope
+		ring Keyring
+		want ledger.FaultKind
+	}{
+		"unknown key": {func() *ledger.Envelope { return signed }, Keyring{}, ledger.BadSignature},
+		"moved to genesis": {func() *ledger.Envelope {
+			// The same payload, signature and all, sealed elsewhere.
+			e, _ := ledger.Seal(ledger.Head{}, ledger.Event{SessionID: "s", EventType: ledger.EventEngineFailure, TsUnixMs: 2, Payload: signed.Payload()}, ledger.Limits{})
+			return e
+		}, ring, ledger.BadSignature},
+		"other session": {func() *ledger.Envelope {
+			e, _ := ledger.Seal(ev.Head(), ledger.Event{SessionID: "t", EventType: ledger.EventEngineFailure, TsUnixMs: 2, Payload: signed.Payload()}, ledger.Limits{})
+			return e
+		}, ring, ledger.BadSignature},
+		"padded base64": {func() *ledger.Envelope {
+			p := strings.Replace(string(signed.Payload()), `=="}`, `==\n"}`, 1)
+			e, _ := ledger.Seal(ev.Head(), ledger.Event{SessionID: "s", EventType: ledger.EventEngineFailure, TsUnixMs: 2, Payload: []byte(p)}, ledger.Limits{})
+			return e
+		}, ring, ledger.BadSignature},
+		"unsigned": {func() *ledger.Envelope {
+			e, _ := ledger.Seal(ev.Head(), ledger.Event{SessionID: "s", EventType: ledger.EventEngineFailure, TsUnixMs: 2, Payload: []byte(`{"id":"f1","error":"x"}`)}, ledger.Limits{})
+			return e
+		}, ring, ledger.UnsignedRecord},
+		"extra member": {func() *ledger.Envelope {
+			p := strings.Replace(string(signed.Payload()), `{"error"`, `{"approved_by":"ciso","error"`, 1)
+			e, _ := ledger.Seal(ev.Head(), ledger.Event{SessionID: "s", EventType: ledger.EventEngineFailure, TsUnixMs: 2, Payload: []byte(p)}, ledger.Limits{})
+			return e
+		}, ring, ledger.BadSignature},
+	}
+	for name, c := range cases {
+		e := c.env()
+		if e == nil {
+			t.Fatalf("%s: could not build the forgery", name)
+		}
+		f := NewChecker(c.ring).Check(e)
+		if f == nil || f.Kind != c.want || !errors.Is(f, ledger.ErrIntegrity) {
+			t.Errorf("%s: got %v, want %s", name, f, c.want)
 		}
 	}
-	if _, err := ParsePrivateKey(s.PublicKeyPEM()); err == nil {
-		t.Error("a public key parsed as a private key")
+}
+
+func TestKeyring(t *testing.T) {
+	a, b := newSigner(t), newSigner(t)
+	ring := Keyring{}
+	if err := ring.Add(append(a.PublicKeyPEM(), b.PublicKeyPEM()...)); err != nil {
+		t.Fatal(err)
+	}
+	if len(ring) != 2 || ring[a.KeyID()] == nil || ring[b.KeyID()] == nil {
+		t.Fatalf("keyring: %v", ring)
+	}
+	if err := ring.Add([]byte("nothing")); err == nil {
+		t.Error("a file without keys was accepted")
+	}
+	if ParamsDigest([]byte(`{"a":2,"b":1}`)) != ParamsDigest([]byte(`{"b":1, "a":2}`)) {
+		t.Error("params digest depends on key order")
 	}
 }

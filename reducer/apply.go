@@ -1,7 +1,6 @@
 package reducer
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -291,7 +290,7 @@ func (n *Snapshot) foldVerdict(e *ledger.Envelope) error {
 	}
 	if v.Verdict.Decision == aarts.Ask || v.AARMDecision == aarts.AARMStepUp || v.AARMDecision == aarts.AARMDefer {
 		p := Pending{ForSeq: v.ForSeq, HookPoint: v.HookPoint, AARMDecision: v.AARMDecision,
-			ReasonCode: v.ReasonCode, Artifacts: v.Verdict.Artifacts}
+			ReasonCode: v.ReasonCode, Artifacts: v.Verdict.Artifacts, Action: v.ActionSHA256}
 		if v.HostAnswer == aarts.Ask {
 			p.TurnID = v.TurnID
 			n.HostAsks = append(n.HostAsks, p)
@@ -386,11 +385,9 @@ func (n *Snapshot) resolve(resolution, reasonCode string, artifacts []string) {
 	}
 }
 
-func decodeStrict(p []byte, v any) error {
-	d := json.NewDecoder(bytes.NewReader(p))
-	d.DisallowUnknownFields()
-	return d.Decode(v)
-}
+// decodeStrict reads one of agentledger's own records with exact key
+// matching (ledger.DecodeExact).
+func decodeStrict(p []byte, v any) error { return ledger.DecodeExact(p, v) }
 
 // addSorted inserts s into a sorted set.
 func addSorted(set []string, s string) []string {

@@ -105,6 +105,9 @@ type Pending struct {
 	Artifacts    []string `json:"artifacts,omitempty"`
 	// TurnID is the asked call's turn, for a host ask.
 	TurnID string `json:"turn_id,omitempty"`
+	// Action is the asked action's digest (VerdictRecord.ActionSHA256),
+	// which its resolution must name.
+	Action string `json:"action,omitempty"`
 }
 
 // Call is one tool call in the loop detector's window.

@@ -41,7 +41,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 					&cli.BoolFlag{Name: "insecure-dev", Usage: "accept requests without a token as tenant default (local experiments only)"},
 					&cli.DurationFlag{Name: "timeout", Value: 5 * time.Second, Usage: "per-request decision timeout"},
 					&cli.DurationFlag{Name: "pending-timeout", Value: engine.DefaultPendingTimeout, Usage: "how long an ask waits for its resolution before it is recorded as a timeout (deny)"},
-					&cli.StringFlag{Name: "signing-key", Usage: "Ed25519 PKCS#8 PEM `FILE` that signs receipts (default: generated into DATA/keys on first run)"},
+					&cli.StringFlag{Name: "signing-key", Usage: "Ed25519 PKCS#8 PEM `FILE` that signs the engine's records and receipts (default: DATA/keys/receipt-ed25519.pem, generated on first run)"},
+					&cli.StringFlag{Name: "checkpoint-key", Usage: "Ed25519 PKCS#8 PEM `FILE` that signs checkpoints (default: DATA/keys/checkpoint-ed25519.pem, generated on first run)"},
 					&cli.BoolFlag{Name: "fail-open", Usage: "answer allow when a valid event cannot be decided and recorded (default: deny); the failure is recorded either way, and rejected input is always denied"},
 					&cli.StringFlag{Name: "telemetry", Usage: "append a redacted OpenTelemetry span per decision to `FILE` (NDJSON)"},
 					&cli.DurationFlag{Name: "checkpoint-every", Value: 10 * time.Minute, Usage: "take a signed checkpoint of the ledger this often (0: only after SessionEnd; negative: never)"},
@@ -55,7 +56,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 				Usage:     "decide and record hook events on stdin/stdout (the AARTS subprocess model)",
 				ArgsUsage: " ",
 				Description: "The first line must be the version check {\"aarts_version\": \"0.1\"}; every line after\n" +
-					"it is a hook event (answered with the verdict) or a resolution {\"pending_id\", \"resolution\"}.",
+					"it is a hook event, answered with the verdict. Asks are resolved by an approver over HTTP\n" +
+					"(engine serve), or reported by the host as PostAskResolution.",
 				Flags: append(policyFlags(),
 					&cli.DurationFlag{Name: "pending-timeout", Value: engine.DefaultPendingTimeout, Usage: "how long an ask waits for its resolution"},
 					&cli.StringFlag{Name: "signing-key", Usage: "Ed25519 PKCS#8 PEM `FILE` that signs receipts (default: DATA/keys)"},
@@ -111,7 +113,7 @@ func loadPolicy(c *cli.Context) (*policy.Policy, error) {
 func loadEnginePolicy(c *cli.Context) (*policy.Policy, error) {
 	data := cmdline.Resolve(c, cmdline.FlagData)
 	keep := []string{data}
-	for _, f := range []string{"checkpoint-dir", "signing-key"} {
+	for _, f := range []string{"checkpoint-dir", "signing-key", "checkpoint-key"} {
 		if c.IsSet(f) {
 			keep = append(keep, c.String(f))
 		}

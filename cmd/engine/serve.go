@@ -74,13 +74,8 @@ func (a *app) serve(c *cli.Context) error {
 	}
 	d := engine.NewDecider(p)
 	d.Limits = lim
-	key, pub, err := cmdline.SigningKey(c.String("signing-key"), dataDir)
-	if err != nil {
+	if d.Signer, _, err = cmdline.Signer(c.String("signing-key"), dataDir); err != nil {
 		return err
-	}
-	d.Signer = receipt.NewSigner(key)
-	if pub != "" {
-		fmt.Fprintf(a.stderr, "engine: receipts are signed; verify them with ledger verify --pubkey %s\n", pub)
 	}
 	warn := func(err error) { fmt.Fprintf(a.stderr, "engine: %v\n", err) }
 	opts := []engine.Option{engine.WithPendingTimeout(c.Duration("pending-timeout")), engine.WithFailOpen(c.Bool("fail-open")),
@@ -98,10 +93,19 @@ func (a *app) serve(c *cli.Context) error {
 		if dir == "" {
 			dir = filepath.Join(dataDir, "checkpoints")
 		}
-		cp := engine.NewCheckpointer(st, key, dir)
+		key, _, err := cmdline.SigningKey(c.String("checkpoint-key"), dataDir, cmdline.KeyCheckpoints)
+		if err != nil {
+			return err
+		}
+		cp := engine.NewCheckpointer(st, key, dir, d.RecordSigner())
 		opts = append(opts, engine.WithCheckpoints(cp))
 		go cp.Run(c.Context, every, warn)
 		fmt.Fprintf(a.stderr, "engine: signed checkpoints go to %s (every %s and after each SessionEnd)\n", dir, every)
+	}
+	if c.String("signing-key") == "" {
+		keys := filepath.Join(dataDir, "keys")
+		fmt.Fprintf(a.stderr, "engine: records are signed; verify them with ledger verify --pubkey %s --pubkey %s\n",
+			filepath.Join(keys, "receipt-ed25519.pub.pem"), filepath.Join(keys, "checkpoint-ed25519.pub.pem"))
 	}
 	eng := engine.New(d, st, opts...)
 	// Records a crashed engine owed the ledger go in before anything else.
@@ -124,7 +128,8 @@ func (a *app) serve(c *cli.Context) error {
 		if err != nil {
 			return cmdline.Usage(err)
 		}
-		serveOn(ln, engine.Handler(engine.ServerConfig{Engine: eng, Store: st, Tokens: tokens, Insecure: c.Bool("insecure-dev"), Timeout: timeout}))
+		serveOn(ln, engine.Handler(engine.ServerConfig{Engine: eng, Store: st, Tokens: tokens, Insecure: c.Bool("insecure-dev"),
+			LocalIdentity: receipt.Authenticated{By: "insecure-dev"}, Timeout: timeout}))
 		fmt.Fprintf(a.stderr, "engine: serving http://%s (policy %s, manifest %s)\n", ln.Addr(), p.Digest()[:12], p.Manifest().Name)
 	}
 	if socket != "" {
@@ -146,7 +151,8 @@ func (a *app) serve(c *cli.Context) error {
 		// The socket is this user's only (0600 in a 0700 directory): its
 		// requests act as --tenant without a token.
 		serveOn(ln, engine.Handler(engine.ServerConfig{Engine: eng, Store: st, Insecure: true, Tenant: c.String("tenant"), Timeout: timeout,
-			Config: c.String("config-digest"), Stale: stale}))
+			LocalIdentity: engine.LocalIdentity(),
+			Config:        c.String("config-digest"), Stale: stale}))
 		fmt.Fprintf(a.stderr, "engine: serving hooks on %s (tenant %s)\n", socket, c.String("tenant"))
 	}
 	st.Announce("engine serve", socket)

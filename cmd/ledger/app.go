@@ -2,12 +2,13 @@ package main
 
 import (
 	"bytes"
-	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -71,8 +72,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 				Flags: append(filterFlags(),
 					&cli.StringFlag{Name: "bundle", Usage: "verify this bundle `FILE` instead of the store (- for stdin)"},
 					&cli.BoolFlag{Name: "deep", Usage: "also re-canonicalize every envelope and require its stored bytes to be its RFC 8785 form"},
-					&cli.StringFlag{Name: "pubkey", Usage: "also check every verdict's signed receipt with this Ed25519 public key PEM `FILE`"},
-					&cli.StringFlag{Name: "checkpoint", Usage: "also check the ledger against this signed checkpoint `FILE` (needs --pubkey): finds truncated and rewritten sessions"},
+					&cli.StringSliceFlag{Name: "pubkey", Usage: "also check every engine record's signature, receipt and resolution with the Ed25519 public keys in PEM `FILE` (repeat it for several keys, e.g. the receipt and the checkpoint key)"},
+					&cli.StringFlag{Name: "checkpoint", Usage: "also check the ledger against this signed checkpoint `FILE` (needs --pubkey with its key): finds truncated and rewritten sessions"},
 				),
 				Action: a.verify,
 			}),
@@ -304,10 +305,17 @@ func (a *app) verify(c *cli.Context) error {
 	}
 	var rep *ledger.Report
 	var st *store.Store
-	if c.String("checkpoint") != "" && c.String("pubkey") == "" {
+	pubkeys := c.StringSlice("pubkey")
+	if c.String("checkpoint") != "" && len(pubkeys) == 0 {
 		return cmdline.Usage(errors.New("--checkpoint needs --pubkey, the public key that signed it"))
 	}
-	if c.String("bundle") == "-" && c.String("pubkey") != "" {
+	var ring receipt.Keyring
+	if len(pubkeys) > 0 {
+		if ring, err = readKeyring(pubkeys); err != nil {
+			return err
+		}
+	}
+	if c.String("bundle") == "-" && len(pubkeys) > 0 {
 		// Both passes read the bundle: keep stdin.
 		buf, err := io.ReadAll(a.stdin)
 		if err != nil {
@@ -337,15 +345,15 @@ func (a *app) verify(c *cli.Context) error {
 			return err
 		}
 	}
-	if pk := c.String("pubkey"); pk != "" {
-		faults, err := a.checkReceipts(c, st, pk, lim)
+	if ring != nil {
+		faults, err := a.checkRecords(c, st, ring, lim)
 		if err != nil {
 			return err
 		}
 		rep.Faults = append(rep.Faults, faults...)
 	}
 	if cp := c.String("checkpoint"); cp != "" {
-		faults, err := a.checkCheckpoint(c, st, cp, lim)
+		faults, err := a.checkCheckpoint(c, st, cp, ring, lim)
 		if err != nil {
 			return err
 		}
@@ -362,16 +370,17 @@ func (a *app) verify(c *cli.Context) error {
 
 // checkCheckpoint checks the bundle (st nil) or the store st against the
 // signed checkpoint in file cp.
-func (a *app) checkCheckpoint(c *cli.Context, st *store.Store, cp string, lim ledger.Limits) ([]*ledger.ChainError, error) {
-	pub, err := readPubkey(c.String("pubkey"))
-	if err != nil {
-		return nil, err
-	}
+func (a *app) checkCheckpoint(c *cli.Context, st *store.Store, cp string, ring receipt.Keyring, lim ledger.Limits) ([]*ledger.ChainError, error) {
 	msg, err := os.ReadFile(cp)
 	if err != nil {
 		return nil, cmdline.Usage(err)
 	}
-	ck, err := checkpoint.Open(msg, pub)
+	var ck *checkpoint.Checkpoint
+	for _, id := range slices.Sorted(maps.Keys(ring)) {
+		if ck, err = checkpoint.Open(msg, ring[id]); !errors.Is(err, checkpoint.ErrSignature) {
+			break
+		}
+	}
 	if errors.Is(err, checkpoint.ErrSignature) {
 		return nil, cmdline.Fault(fmt.Errorf("%s: %w", cp, err))
 	}
@@ -398,7 +407,7 @@ func (a *app) checkpoint(c *cli.Context) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
-	key, _, err := cmdline.SigningKey(c.String("key"), cmdline.Resolve(c, cmdline.FlagData))
+	key, _, err := cmdline.SigningKey(c.String("key"), cmdline.Resolve(c, cmdline.FlagData), cmdline.KeyCheckpoints)
 	if err != nil {
 		return err
 	}
@@ -430,22 +439,20 @@ func (a *app) checkpoint(c *cli.Context) error {
 	return err
 }
 
-// checkReceipts verifies the signed receipt of every Verdict in the bundle
-// (st nil) or the store st with the public key in file pk.
-func (a *app) checkReceipts(c *cli.Context, st *store.Store, pk string, lim ledger.Limits) ([]*ledger.ChainError, error) {
-	pub, err := readPubkey(pk)
-	if err != nil {
-		return nil, err
-	}
+// checkRecords checks every engine record of the bundle (st nil) or the
+// store st with the keys of ring: signatures, exact form, and that each
+// receipt and resolution attests the action recorded where it points.
+func (a *app) checkRecords(c *cli.Context, st *store.Store, ring receipt.Keyring, lim ledger.Limits) ([]*ledger.ChainError, error) {
 	var faults []*ledger.ChainError
+	chk := receipt.NewChecker(ring)
 	check := func(data []byte, line int, streamSeq uint64) {
 		e, err := ledger.Decode(data, lim)
-		if err != nil || e.EventType() != ledger.EventVerdict {
+		if err != nil {
 			return // chain verification reports undecodable envelopes
 		}
-		if err := receipt.CheckVerdict(e.Payload(), pub); err != nil {
-			faults = append(faults, &ledger.ChainError{Kind: ledger.BadReceipt, Tenant: e.TenantID(), Session: e.SessionID(),
-				Seq: e.Seq(), Line: line, StreamSeq: streamSeq, Detail: err.Error()})
+		if f := chk.Check(e); f != nil {
+			f.Line, f.StreamSeq = line, streamSeq
+			faults = append(faults, f)
 		}
 	}
 	if st == nil {
@@ -460,7 +467,7 @@ func (a *app) checkReceipts(c *cli.Context, st *store.Store, pk string, lim ledg
 		})
 		return faults, err
 	}
-	err = st.ReadAll(c.Context, filterOf(c), func(m store.Msg) error {
+	err := st.ReadAll(c.Context, filterOf(c), func(m store.Msg) error {
 		check(m.Data, 0, m.StreamSeq)
 		return nil
 	})
@@ -725,15 +732,17 @@ func (a *app) tail(c *cli.Context) error {
 	return s.Tail(c.Context, filterOf(c), 0, func(m store.Msg) error { return a.printEnvelope(format, lim, m) })
 }
 
-// readPubkey reads an Ed25519 public key PEM file.
-func readPubkey(path string) (ed25519.PublicKey, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, cmdline.Usage(err)
+// readKeyring reads the Ed25519 public keys of PEM files.
+func readKeyring(paths []string) (receipt.Keyring, error) {
+	ring := receipt.Keyring{}
+	for _, p := range paths {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			return nil, cmdline.Usage(err)
+		}
+		if err := ring.Add(raw); err != nil {
+			return nil, cmdline.Usage(fmt.Errorf("%s: %w", p, err))
+		}
 	}
-	pub, err := receipt.ParsePublicKey(raw)
-	if err != nil {
-		return nil, cmdline.Usage(fmt.Errorf("%s: %w", path, err))
-	}
-	return pub, nil
+	return ring, nil
 }

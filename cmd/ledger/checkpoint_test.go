@@ -28,7 +28,7 @@ func TestCheckpointCatchesWhatChainsCannot(t *testing.T) {
 	if code, _, errs := run(t, "", "--data", data, "checkpoint", "-o", cp); code != 0 {
 		t.Fatal(errs)
 	}
-	pub := filepath.Join(data, "keys", "receipt-ed25519.pub.pem")
+	pub := filepath.Join(data, "keys", "checkpoint-ed25519.pub.pem")
 	if code, out, errs := run(t, "", "--data", data, "verify", "--checkpoint", cp, "--pubkey", pub); code != 0 {
 		t.Fatalf("intact store: exit %d %s %s", code, out, errs)
 	}

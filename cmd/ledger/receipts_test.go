@@ -55,10 +55,10 @@ func TestVerifyReceiptsWithPubkey(t *testing.T) {
 	forged := filepath.Join(dir, "forged.ndjson")
 	os.WriteFile(forged, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
 	code, out, _ := run(t, "", "verify", "--bundle", forged, "--pubkey", pub)
-	if code != 1 || !strings.Contains(out, "default/r1 seq 3: bad_receipt") {
+	if code != 1 || !strings.Contains(out, "default/r1 seq 3: bad_signature") {
 		t.Fatalf("forged verdict: exit %d: %s", code, out)
 	}
-	if code, out, _ := run(t, strings.Join(lines, "\n")+"\n", "verify", "--bundle", "-", "--pubkey", pub); code != 1 || !strings.Contains(out, "bad_receipt") {
+	if code, out, _ := run(t, strings.Join(lines, "\n")+"\n", "verify", "--bundle", "-", "--pubkey", pub); code != 1 || !strings.Contains(out, "bad_signature") {
 		t.Fatalf("forged verdict on stdin: exit %d: %s", code, out)
 	}
 	if code, out, _ := run(t, "", "verify", "--bundle", forged); code != 0 {

@@ -16,6 +16,8 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -58,9 +60,23 @@ func New(origin string, heads []Head) *Checkpoint {
 	return &Checkpoint{Origin: origin, Heads: hs, Root: Root(hs)}
 }
 
-// leaf is the bytes a session's head contributes to the tree.
+// leaf is the bytes a session's head contributes to the tree, every field
+// length-prefixed so that no two heads share a leaf whatever bytes their
+// ids hold: uint16 big-endian length and bytes of the tenant, the same of
+// the session id, the seq as uint64 big-endian, and the 32 bytes of the
+// head hash.
 func leaf(h Head) []byte {
-	return fmt.Appendf(nil, "%s\x00%s\x00%d\x00%s", h.Tenant, h.Session, h.Seq, h.Hash)
+	b := make([]byte, 0, 2+len(h.Tenant)+2+len(h.Session)+8+32)
+	b = binary.BigEndian.AppendUint16(b, uint16(len(h.Tenant)))
+	b = append(b, h.Tenant...)
+	b = binary.BigEndian.AppendUint16(b, uint16(len(h.Session)))
+	b = append(b, h.Session...)
+	b = binary.BigEndian.AppendUint64(b, h.Seq)
+	sum, err := hex.DecodeString(h.Hash)
+	if err != nil || len(sum) != 32 {
+		sum = make([]byte, 32) // a malformed head: it never matches a real one
+	}
+	return append(b, sum...)
 }
 
 // Root is the RFC 6962 Merkle tree hash over heads' leaves, in order.

@@ -390,46 +390,56 @@ func (p *Progress) Done() {
 	}
 }
 
-// Signer loads the receipt signing key from path, or, when path is empty,
-// from (or, on first run, into) dataDir/keys/receipt-ed25519.pem, writing the
-// public key beside it. It returns the signer and the public key's path.
+// Signer loads the key that signs the engine's records (verdicts with
+// their receipts, resolutions, failures, rejections, checkpoint records)
+// from path, or, when path is empty, from (or, on first run, into)
+// dataDir/keys/receipt-ed25519.pem, writing the public key beside it. It
+// returns the signer and the public key's path.
 func Signer(path, dataDir string) (*receipt.Signer, string, error) {
-	k, pubPath, err := SigningKey(path, dataDir)
+	k, pubPath, err := SigningKey(path, dataDir, KeyReceipts)
 	if err != nil {
 		return nil, "", err
 	}
 	return receipt.NewSigner(k), pubPath, nil
 }
 
-// SigningKey loads the Ed25519 key that signs receipts and checkpoints, as
-// Signer does (generating it into dataDir/keys on first use when path is
-// empty).
-func SigningKey(path, dataDir string) (ed25519.PrivateKey, string, error) {
+// The two signing keys of a data directory: one signs records and their
+// receipts, the other checkpoints, so that each can be held, rotated and
+// trusted on its own.
+const (
+	KeyReceipts    = "receipt"
+	KeyCheckpoints = "checkpoint"
+)
+
+// SigningKey loads an Ed25519 signing key from path, or, when path is
+// empty, dataDir/keys/<name>-ed25519.pem, generating it there on first use
+// and writing its public key beside it (<name>-ed25519.pub.pem).
+func SigningKey(path, dataDir, name string) (ed25519.PrivateKey, string, error) {
 	pubPath := ""
 	if path == "" {
 		dir := filepath.Join(dataDir, "keys")
-		path = filepath.Join(dir, "receipt-ed25519.pem")
-		pubPath = filepath.Join(dir, "receipt-ed25519.pub.pem")
+		path = filepath.Join(dir, name+"-ed25519.pem")
+		pubPath = filepath.Join(dir, name+"-ed25519.pub.pem")
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 			if err := os.MkdirAll(dir, 0o700); err != nil {
-				return nil, "", fmt.Errorf("signing key: %w", err)
+				return nil, "", fmt.Errorf("%s key: %w", name, err)
 			}
 			key, err := receipt.GenerateKey()
 			if err != nil {
-				return nil, "", fmt.Errorf("signing key: %w", err)
+				return nil, "", fmt.Errorf("%s key: %w", name, err)
 			}
 			if err := os.WriteFile(path, key, 0o600); err != nil {
-				return nil, "", fmt.Errorf("signing key: %w", err)
+				return nil, "", fmt.Errorf("%s key: %w", name, err)
 			}
 		}
 	}
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return nil, "", Usage(fmt.Errorf("signing key: %w", err))
+		return nil, "", Usage(fmt.Errorf("%s key: %w", name, err))
 	}
 	k, err := receipt.ParsePrivateKey(raw)
 	if err != nil {
-		return nil, "", Usage(fmt.Errorf("signing key %s: %w", path, err))
+		return nil, "", Usage(fmt.Errorf("%s key %s: %w", name, path, err))
 	}
 	if pubPath != "" {
 		if err := os.WriteFile(pubPath, receipt.NewSigner(k).PublicKeyPEM(), 0o644); err != nil {

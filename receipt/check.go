@@ -1,0 +1,141 @@
+package receipt
+
+import (
+	"crypto/ed25519"
+	"encoding/base64"
+	"errors"
+	"fmt"
+
+	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/ledger"
+)
+
+// Checker checks agentledger's signed records, envelope by envelope: each
+// record's signature with the keyring, its exact form, and that each
+// receipt and resolution attests the action recorded where it points. The
+// envelopes of one session must come in seq order, from its genesis (as
+// exports and the store give them); chain integrity itself is the
+// ledger.Verifier's to check.
+type Checker struct {
+	ring Keyring
+	// asks holds, per session, the action digest of every ask verdict by
+	// the seq of the event it judged: what a resolution may answer.
+	asks map[ledger.SessionKey]map[uint64]string
+}
+
+// NewChecker returns a Checker trusting the keys of ring.
+func NewChecker(ring Keyring) *Checker {
+	return &Checker{ring: ring, asks: map[ledger.SessionKey]map[uint64]string{}}
+}
+
+// Check checks one envelope and returns its fault, or nil. Hook events are
+// the hosts' words and carry no signature: they are vouched for by the
+// verdict that follows them.
+func (c *Checker) Check(e *ledger.Envelope) *ledger.ChainError {
+	if !ledger.IsRecordType(e.EventType()) {
+		return nil
+	}
+	fault := func(kind ledger.FaultKind, format string, args ...any) *ledger.ChainError {
+		return &ledger.ChainError{Kind: kind, Tenant: e.TenantID(), Session: e.SessionID(), Seq: e.Seq(),
+			Detail: e.EventType() + ": " + fmt.Sprintf(format, args...)}
+	}
+	sigRaw, msg, err := ledger.SignedRecord(e)
+	if errors.Is(err, ledger.ErrUnsigned) {
+		return fault(ledger.UnsignedRecord, "no sig member")
+	}
+	if err != nil {
+		return fault(ledger.BadRecord, "%v", err)
+	}
+	var sig ledger.RecordSig
+	if err := ledger.DecodeExact(sigRaw, &sig); err != nil {
+		return fault(ledger.BadSignature, "sig: %v", err)
+	}
+	pub, ok := c.ring[sig.KeyID]
+	switch {
+	case sig.Alg != Alg:
+		return fault(ledger.BadSignature, "sig.alg %q, want %q", sig.Alg, Alg)
+	case !ok:
+		return fault(ledger.BadSignature, "signed by key %q, which is not among the public keys given", sig.KeyID)
+	}
+	raw, err := base64.StdEncoding.Strict().DecodeString(sig.Value)
+	if err != nil || len(raw) != ed25519.SignatureSize || base64.StdEncoding.EncodeToString(raw) != sig.Value {
+		return fault(ledger.BadSignature, "sig.value is not the canonical base64 of a %d-byte signature", ed25519.SignatureSize)
+	}
+	if !ed25519.Verify(pub, msg, raw) {
+		return fault(ledger.BadSignature, "signature does not verify: the record, its time or its place in the chain was changed")
+	}
+	k := e.Key()
+	switch e.EventType() {
+	case ledger.EventVerdict:
+		var v aarts.VerdictRecord
+		if err := ledger.DecodeExact(e.Payload(), &v); err != nil {
+			return fault(ledger.BadRecord, "%v", err)
+		}
+		if e.Seq() == 0 || v.ForSeq != e.Seq()-1 || v.ForHash != e.PrevHash() {
+			return fault(ledger.ReceiptMismatch, "judges seq %d (%s), but the envelope before it is seq %d (%s)",
+				v.ForSeq, short(v.ForHash), e.Seq()-min(e.Seq(), 1), short(e.PrevHash()))
+		}
+		if len(v.Receipt) == 0 {
+			return fault(ledger.BadReceipt, "no receipt")
+		}
+		var r Receipt
+		if err := ledger.DecodeExact(v.Receipt, &r); err != nil {
+			return fault(ledger.BadReceipt, "receipt: %v", err)
+		}
+		if msg := mismatch(&r, &v, e); msg != "" {
+			return fault(ledger.ReceiptMismatch, "%s", msg)
+		}
+		if v.Verdict.Decision == aarts.Ask || v.AARMDecision == aarts.AARMStepUp || v.AARMDecision == aarts.AARMDefer {
+			if c.asks[k] == nil {
+				c.asks[k] = map[uint64]string{}
+			}
+			c.asks[k][v.ForSeq] = v.ActionSHA256
+		}
+	case ledger.EventResolution:
+		var r aarts.ResolutionRecord
+		if err := ledger.DecodeExact(e.Payload(), &r); err != nil {
+			return fault(ledger.BadRecord, "%v", err)
+		}
+		action, ok := c.asks[k][r.ForSeq]
+		switch {
+		case !ok:
+			return fault(ledger.ReceiptMismatch, "answers seq %d, where no ask was recorded before it", r.ForSeq)
+		case r.ActionSHA256 != action:
+			return fault(ledger.ReceiptMismatch, "names action %s, but the ask at seq %d was about action %s", short(r.ActionSHA256), r.ForSeq, short(action))
+		}
+	}
+	return nil
+}
+
+// mismatch says how a receipt fails to attest its verdict, or "".
+func mismatch(r *Receipt, v *aarts.VerdictRecord, e *ledger.Envelope) string {
+	switch {
+	case r.V != Version:
+		return fmt.Sprintf("receipt version %d, want %d", r.V, Version)
+	case r.Context.EventSeq != v.ForSeq || r.Context.EventHash != v.ForHash:
+		return fmt.Sprintf("receipt names event seq %d (%s), the verdict seq %d (%s)", r.Context.EventSeq, short(r.Context.EventHash), v.ForSeq, short(v.ForHash))
+	case r.Context.SnapshotHash != v.SnapshotHash:
+		return fmt.Sprintf("receipt snapshot %s, the verdict's %s", short(r.Context.SnapshotHash), short(v.SnapshotHash))
+	case r.Identity.Tenant != e.TenantID() || r.Identity.Session != e.SessionID():
+		return fmt.Sprintf("receipt is for %s/%s, recorded in %s", r.Identity.Tenant, r.Identity.Session, e.Key())
+	case r.Action.HookPoint != v.HookPoint:
+		return fmt.Sprintf("receipt judges a %s, the verdict a %s", r.Action.HookPoint, v.HookPoint)
+	case r.Action.ParamsSHA256 != v.ActionSHA256:
+		return fmt.Sprintf("receipt judges action %s, the verdict action %s", short(r.Action.ParamsSHA256), short(v.ActionSHA256))
+	case r.Decision.AARTS != v.Verdict.Decision || r.Decision.AARM != v.AARMDecision || r.Decision.ReasonCode != v.ReasonCode:
+		return fmt.Sprintf("receipt attests %s/%s/%s, the verdict records %s/%s/%s", r.Decision.AARTS, r.Decision.AARM, r.Decision.ReasonCode, v.Verdict.Decision, v.AARMDecision, v.ReasonCode)
+	case r.PolicyDigest != v.PolicyDigest:
+		return fmt.Sprintf("receipt policy %s, the verdict records %s", short(r.PolicyDigest), short(v.PolicyDigest))
+	}
+	return ""
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12] + "…"
+	}
+	if h == "" {
+		return "none"
+	}
+	return h
+}
