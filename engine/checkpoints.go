@@ -27,9 +27,9 @@ type Checkpointer struct {
 	st      *store.Store
 	key     ed25519.PrivateKey
 	records ledger.RecordSigner
-	dir  string
-	now  func() time.Time
-	kick chan struct{}
+	dir     string
+	now     func() time.Time
+	kick    chan struct{}
 }
 
 // NewCheckpointer returns a Checkpointer signing checkpoints with key and
