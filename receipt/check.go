@@ -46,6 +46,33 @@ func (c *Checker) Check(e *ledger.Envelope) *ledger.ChainError {
 	if err != nil {
 		return fault(ledger.BadRecord, "%v", err)
 	}
+	k := e.Key()
+	// The record's form, then where it points, then who signed it: a
+	// record moved or re-pointed is named as such even though its
+	// signature fails too.
+	var v aarts.VerdictRecord
+	var res aarts.ResolutionRecord
+	switch e.EventType() {
+	case ledger.EventVerdict:
+		if err := ledger.DecodeExact(e.Payload(), &v); err != nil {
+			return fault(ledger.BadRecord, "%v", err)
+		}
+		if e.Seq() == 0 || v.ForSeq != e.Seq()-1 || v.ForHash != e.PrevHash() {
+			return fault(ledger.ReceiptMismatch, "judges seq %d (%s), but the envelope before it is seq %d (%s)",
+				v.ForSeq, short(v.ForHash), e.Seq()-min(e.Seq(), 1), short(e.PrevHash()))
+		}
+	case ledger.EventResolution:
+		if err := ledger.DecodeExact(e.Payload(), &res); err != nil {
+			return fault(ledger.BadRecord, "%v", err)
+		}
+		action, ok := c.asks[k][res.ForSeq]
+		switch {
+		case !ok:
+			return fault(ledger.ReceiptMismatch, "answers seq %d, where no ask was recorded before it", res.ForSeq)
+		case res.ActionSHA256 != action:
+			return fault(ledger.ReceiptMismatch, "names action %s, but the ask at seq %d was about action %s", short(res.ActionSHA256), res.ForSeq, short(action))
+		}
+	}
 	var sig ledger.RecordSig
 	if err := ledger.DecodeExact(sigRaw, &sig); err != nil {
 		return fault(ledger.BadSignature, "sig: %v", err)
@@ -64,45 +91,24 @@ func (c *Checker) Check(e *ledger.Envelope) *ledger.ChainError {
 	if !ed25519.Verify(pub, msg, raw) {
 		return fault(ledger.BadSignature, "signature does not verify: the record, its time or its place in the chain was changed")
 	}
-	k := e.Key()
-	switch e.EventType() {
-	case ledger.EventVerdict:
-		var v aarts.VerdictRecord
-		if err := ledger.DecodeExact(e.Payload(), &v); err != nil {
-			return fault(ledger.BadRecord, "%v", err)
+	if e.EventType() != ledger.EventVerdict {
+		return nil
+	}
+	if len(v.Receipt) == 0 {
+		return fault(ledger.BadReceipt, "no receipt")
+	}
+	var r Receipt
+	if err := ledger.DecodeExact(v.Receipt, &r); err != nil {
+		return fault(ledger.BadReceipt, "receipt: %v", err)
+	}
+	if msg := mismatch(&r, &v, e); msg != "" {
+		return fault(ledger.ReceiptMismatch, "%s", msg)
+	}
+	if v.Verdict.Decision == aarts.Ask || v.AARMDecision == aarts.AARMStepUp || v.AARMDecision == aarts.AARMDefer {
+		if c.asks[k] == nil {
+			c.asks[k] = map[uint64]string{}
 		}
-		if e.Seq() == 0 || v.ForSeq != e.Seq()-1 || v.ForHash != e.PrevHash() {
-			return fault(ledger.ReceiptMismatch, "judges seq %d (%s), but the envelope before it is seq %d (%s)",
-				v.ForSeq, short(v.ForHash), e.Seq()-min(e.Seq(), 1), short(e.PrevHash()))
-		}
-		if len(v.Receipt) == 0 {
-			return fault(ledger.BadReceipt, "no receipt")
-		}
-		var r Receipt
-		if err := ledger.DecodeExact(v.Receipt, &r); err != nil {
-			return fault(ledger.BadReceipt, "receipt: %v", err)
-		}
-		if msg := mismatch(&r, &v, e); msg != "" {
-			return fault(ledger.ReceiptMismatch, "%s", msg)
-		}
-		if v.Verdict.Decision == aarts.Ask || v.AARMDecision == aarts.AARMStepUp || v.AARMDecision == aarts.AARMDefer {
-			if c.asks[k] == nil {
-				c.asks[k] = map[uint64]string{}
-			}
-			c.asks[k][v.ForSeq] = v.ActionSHA256
-		}
-	case ledger.EventResolution:
-		var r aarts.ResolutionRecord
-		if err := ledger.DecodeExact(e.Payload(), &r); err != nil {
-			return fault(ledger.BadRecord, "%v", err)
-		}
-		action, ok := c.asks[k][r.ForSeq]
-		switch {
-		case !ok:
-			return fault(ledger.ReceiptMismatch, "answers seq %d, where no ask was recorded before it", r.ForSeq)
-		case r.ActionSHA256 != action:
-			return fault(ledger.ReceiptMismatch, "names action %s, but the ask at seq %d was about action %s", short(r.ActionSHA256), r.ForSeq, short(action))
-		}
+		c.asks[k][v.ForSeq] = v.ActionSHA256
 	}
 	return nil
 }
