@@ -96,6 +96,10 @@ type VerdictRecord struct {
 	// the asked call's turn (Claude Code's tool_use_id): the host's later
 	// report of that call tells how the ask was resolved.
 	TurnID string `json:"turn_id,omitempty"`
+	// Inherited, in the verdict of a sub-agent session's first event that
+	// names its parent, is what the session inherited (the reducer's
+	// Inheritance): the ceiling it was judged under from then on.
+	Inherited json.RawMessage `json:"inherited,omitempty"`
 	// Receipt is the decision receipt of this verdict (AARM R5), when the
 	// engine signs; package receipt defines and checks it.
 	Receipt json.RawMessage `json:"receipt,omitempty"`

@@ -4,10 +4,12 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agentledger/agentledger/aarts"
@@ -30,6 +32,10 @@ type Session struct {
 	// current event (the receipt's identity, AARM R6). The engine sets it
 	// per request; it is never read from the event.
 	Auth receipt.Authenticated
+	// Inherit, set by the caller for a sub-agent session's first event
+	// that names its parent (InheritanceFor), is folded in before the
+	// event is judged and recorded in its verdict.
+	Inherit *reducer.Inheritance
 	// streamSeq is the stream sequence of the last message of the session
 	// this state has read or written: a catch-up reads from after it.
 	streamSeq uint64
@@ -128,7 +134,15 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 	if err != nil {
 		return nil, err
 	}
-	dec, err := d.Policy.Evaluate(ctx, policy.Input{Event: ev.Raw, Action: Action(ev), Snapshot: snap.Map()}, at)
+	var inherited json.RawMessage
+	if in := s.Inherit; in != nil && snap.NeedsInheritance() {
+		snap = d.Reducer.Inherit(snap, *in)
+		if inherited, err = json.Marshal(in); err != nil {
+			return nil, err
+		}
+	}
+	auth := inheritedAuth(s.Auth, snap.Inherited)
+	dec, err := d.Policy.Evaluate(ctx, policy.Input{Event: ev.Raw, Action: Action(ev), Snapshot: snap.Map(), Identity: auth.Map()}, at)
 	if err != nil {
 		return nil, err
 	}
@@ -137,13 +151,13 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 		ForSeq: env.Seq(), ForHash: env.Hash(), HookPoint: ev.HookPoint, Verdict: dec.Verdict(),
 		AARMDecision: dec.AARMDecision, ReasonCode: dec.ReasonCode, Constraints: dec.Constraints,
 		PolicyDigest: dec.PolicyDigest, SnapshotHash: step.SnapshotHash, HostAnswer: HostAnswer(ev, dec),
-		ActionSHA256: ActionDigest(ev, env),
+		ActionSHA256: ActionDigest(ev, env), Inherited: inherited,
 	}
 	if step.Record.HostAnswer == aarts.Ask {
 		step.Record.TurnID = ev.TurnID
 	}
 	if d.Signer != nil {
-		if step.Record.Receipt, err = d.receipt(ev, env, step, s.Auth, at); err != nil {
+		if step.Record.Receipt, err = d.receipt(ev, env, step, auth, at); err != nil {
 			return nil, fmt.Errorf("receipt: %w", err)
 		}
 	}
@@ -161,7 +175,7 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 		return nil, fmt.Errorf("verdict: %w", err)
 	}
 	step.Verdict = venv
-	s.Head, s.Snapshot = venv.Head(), after
+	s.Head, s.Snapshot, s.Inherit = venv.Head(), after, nil
 	s.Events++
 	return step, nil
 }
@@ -249,6 +263,35 @@ func (d *Decider) receipt(ev *aarts.Event, env *ledger.Envelope, step *Step, aut
 		}
 	}
 	return json.Marshal(r)
+}
+
+// inheritedAuth is auth, or, when it names no principal and the session is
+// a sub-agent's, the identity its parent acted for (AARM R6).
+func inheritedAuth(auth receipt.Authenticated, in *reducer.Inheritance) receipt.Authenticated {
+	if auth.Principal != "" || in == nil || in.Principal == "" {
+		return auth
+	}
+	auth.Principal, auth.Agent = in.Principal, cmp.Or(auth.Agent, in.Agent)
+	auth.By = strings.TrimPrefix(auth.By+",parent:"+in.ParentSessionID, ",")
+	return auth
+}
+
+// InheritanceFor is what the session s inherits from the parent session
+// id that its next event names (parent_session_id), or nil: no parent, or
+// s has inherited already. parent looks the parent's state up in the same
+// tenant (nil: unknown).
+func InheritanceFor(id string, s *Session, parent func(id string) *Session) *reducer.Inheritance {
+	if id == "" || id == s.Snapshot.SessionID || !s.Snapshot.NeedsInheritance() {
+		return nil
+	}
+	p := parent(id)
+	var in reducer.Inheritance
+	if p == nil {
+		in = reducer.InheritanceOf(id, nil, "", s.Snapshot.SessionID, "", "")
+	} else {
+		in = reducer.InheritanceOf(id, &p.Snapshot, p.Head.Hash, s.Snapshot.SessionID, p.Auth.Principal, p.Auth.Agent)
+	}
+	return &in
 }
 
 // ActionDigest names the action of event ev (sealed as env): the SHA-256 of

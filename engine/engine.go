@@ -129,6 +129,20 @@ func (e *Engine) decideEvent(ctx context.Context, tenant string, auth receipt.Au
 		tenant = ledger.DefaultTenant
 	}
 	key := ledger.SessionKey{Tenant: tenant, Session: ev.SessionID}
+	// A sub-agent's parent is read before the child's lock is taken (never
+	// one session's lock inside another's: two sessions naming each other
+	// as parent must not deadlock).
+	var parent *Session
+	parentErr := error(nil)
+	if p := ev.ParentSessionID; p != "" && p != ev.SessionID && sessionIDValid(tenant, p) == nil {
+		ps, err := e.Snapshot(ctx, ledger.SessionKey{Tenant: tenant, Session: p})
+		switch {
+		case err != nil:
+			parentErr = fmt.Errorf("read parent session %s: %w", p, err)
+		case ps.Snapshot.Seq >= 0:
+			parent = &ps
+		}
+	}
 	var step *Step
 	err := e.inSession(ctx, key, func(en *entry) error {
 		if err := e.flushFailures(ctx, key, en); err != nil {
@@ -139,6 +153,10 @@ func (e *Engine) decideEvent(ctx context.Context, tenant string, auth receipt.Au
 		}
 		next := *en.state
 		next.Auth = auth
+		next.Inherit = InheritanceFor(ev.ParentSessionID, &next, func(string) *Session { return parent })
+		if next.Inherit != nil && parentErr != nil {
+			return parentErr
+		}
 		st, err := e.decider.DecideEvent(ctx, &next, ev, payload, e.stamp(en.state))
 		if err != nil {
 			return err

@@ -43,7 +43,8 @@ func Eval(ctx context.Context, d *Decider, tenant string, r io.Reader, w io.Writ
 	enc.SetEscapeHTML(false)
 	err := ledger.ReadLines(r, d.Limits, func(line []byte, n int) error {
 		var probe struct {
-			SessionID string `json:"session_id"`
+			SessionID       string `json:"session_id"`
+			ParentSessionID string `json:"parent_session_id"`
 		}
 		if err := json.Unmarshal(line, &probe); err != nil || probe.SessionID == "" {
 			return fmt.Errorf("line %d: %w", n, orMissing(err))
@@ -53,6 +54,7 @@ func Eval(ctx context.Context, d *Decider, tenant string, r io.Reader, w io.Writ
 			s = NewSession(tenant, probe.SessionID)
 			sessions[probe.SessionID] = s
 		}
+		s.Inherit = InheritanceFor(probe.ParentSessionID, s, func(id string) *Session { return sessions[id] })
 		step, err := d.Decide(ctx, s, line)
 		if err != nil {
 			return fmt.Errorf("line %d: %w", n, err)

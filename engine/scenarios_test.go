@@ -51,7 +51,7 @@ var scenarios = []struct {
 		{"sanitized-build", 5, "deny/DENY/TAINTED_TO_HIGH_RISK"}, {"sanitized-build", 7, "allow/ALLOW/ALLOW"}}},
 	{"subagent-narrowed", "coding-agent.json", []expect{
 		{"parent-delegates", 3, "allow/MODIFY/LEAST_PRIVILEGE"}, {"sub-search-1", 1, "allow/ALLOW/ALLOW"},
-		{"sub-search-1", 2, "deny/DENY/PERMISSION_UNDECLARED"}, {"orphan-sub-9", 0, "ask/DEFER/CONTEXT_PENDING"}}},
+		{"sub-search-1", 2, "deny/DENY/PERMISSION_UNDECLARED"}, {"orphan-sub-9", 0, "deny/DENY/PARENT_UNKNOWN"}}},
 	{"memory-poisoning", "coding-agent.json", []expect{
 		{"memory-write", 3, "allow/ALLOW/ALLOW"}, {"memory-write", 6, "deny/DENY/MEMORY_POISONING"}}},
 	{"mcp-model-swap", "coding-agent.json", []expect{

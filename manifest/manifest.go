@@ -95,7 +95,19 @@ type Secrets struct {
 type DataLabels struct {
 	Tools map[string][]string `json:"tools"`
 	Paths map[string][]string `json:"paths"`
+	// Unlabeled says how data a tool reads is treated when no label and
+	// no detector classifies it (AARM R2): "sensitive" (the default; it
+	// becomes class UNCLASSIFIED, which the policy treats like the most
+	// sensitive classes) or "public". Label a workspace (e.g. INTERNAL)
+	// so that ordinary work is classified.
+	Unlabeled string `json:"unlabeled,omitempty"`
 }
+
+// Treatments of unlabelled data (DataLabels.Unlabeled).
+const (
+	UnlabeledSensitive = "sensitive"
+	UnlabeledPublic    = "public"
+)
 
 // Budgets bound a session. Steps, tool calls and wall time are opt-in: zero
 // sets no limit. For the others zero means the default.
@@ -253,6 +265,11 @@ func (m *Manifest) Validate() error {
 				return &Error{Field: fmt.Sprintf("%s[%d]", field, i), Msg: err.Error()}
 			}
 		}
+	}
+	switch m.DataLabels.Unlabeled {
+	case "", UnlabeledSensitive, UnlabeledPublic:
+	default:
+		return &Error{Field: "data_labels.unlabeled", Msg: fmt.Sprintf("%q: want %q or %q", m.DataLabels.Unlabeled, UnlabeledSensitive, UnlabeledPublic)}
 	}
 	for _, k := range sortedKeys(m.DataLabels.Tools) {
 		if err := labels("data_labels.tools."+k, m.DataLabels.Tools[k]); err != nil {

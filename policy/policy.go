@@ -235,6 +235,10 @@ type Input struct {
 	Event    map[string]any  // the hook event as the host sent it
 	Action   *aarts.Analysis // the engine's reading of a tool call, or nil
 	Snapshot map[string]any  // the session snapshot with this event folded in (reducer.Snapshot.Map)
+	// Identity is who the sender was authenticated as (principal, agent,
+	// service, scope, authenticated_by), never what the event claims:
+	// input.identity. Nil reads as an empty object.
+	Identity map[string]any
 }
 
 // Decision is a policy's verdict on one event.
@@ -342,13 +346,23 @@ func explicitAllow(am map[string]any, a *aarts.Analysis, allowed []string) strin
 			return "RULE_ALLOW"
 		}
 	}
-	if len(allowed) == 0 {
+	if matchArtifact(am, a, allowed) != "" {
+		return "ALLOW_ALWAYS"
+	}
+	return ""
+}
+
+// matchArtifact returns the first of the action's tool, command lines and
+// hosts that is in artifacts (what an *_always or *_similar resolution
+// remembered), or "".
+func matchArtifact(am map[string]any, a *aarts.Analysis, artifacts []string) string {
+	if len(artifacts) == 0 {
 		return ""
 	}
 	lines, _ := am["command_lines"].([]string)
 	for _, x := range slices.Concat([]string{a.ToolNative}, lines, a.Hosts) {
-		if slices.Contains(allowed, x) {
-			return "ALLOW_ALWAYS"
+		if slices.Contains(artifacts, x) {
+			return x
 		}
 	}
 	return ""
@@ -361,12 +375,18 @@ func (p *Policy) inputValue(in Input) (ast.Value, error) {
 	// The input is a lazy object: OPA converts a member to its AST form
 	// only when a rule reads it, and most rules read few. (An eager object
 	// would hash, and so convert, everything at once.)
-	input := map[string]any{"event": in.Event, "snapshot": in.Snapshot, "manifest": p.mvalue}
+	identity := in.Identity
+	if identity == nil {
+		identity = map[string]any{}
+	}
+	input := map[string]any{"event": in.Event, "snapshot": in.Snapshot, "manifest": p.mvalue, "identity": identity}
 	if in.Action != nil {
 		am := in.Action.Map()
 		p.addFacts(am, in.Action, in.Event)
 		allowed, _ := in.Snapshot["allowed_artifacts"].([]string)
 		am["explicit_allow"] = explicitAllow(am, in.Action, allowed)
+		denied, _ := in.Snapshot["denied_artifacts"].([]string)
+		am["denied_always"] = matchArtifact(am, in.Action, denied)
 		input["action"] = am
 	}
 	return ast.LazyObject(input), nil

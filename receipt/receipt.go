@@ -256,3 +256,8 @@ func (a Authenticated) Identity(tenant, session string) Identity {
 	}
 	return id
 }
+
+// Map is the identity as the policy reads it (input.identity).
+func (a Authenticated) Map() map[string]any {
+	return map[string]any{"principal": a.Principal, "agent": a.Agent, "service": a.Service, "scope": a.Scope, "authenticated_by": a.By}
+}

@@ -120,6 +120,7 @@ func (s Snapshot) clone() Snapshot {
 	n.Pending = slices.Clone(s.Pending)
 	n.HostAsks = slices.Clone(s.HostAsks)
 	n.PermittedTools = slices.Clone(s.PermittedTools)
+	n.Grants = slices.Clone(s.Grants)
 	n.AllowedArtifacts = slices.Clone(s.AllowedArtifacts)
 	n.DeniedArtifacts = slices.Clone(s.DeniedArtifacts)
 	n.Recent = slices.Clone(s.Recent)
@@ -144,12 +145,17 @@ func (r *Reducer) foldHook(n *Snapshot, e *ledger.Envelope, ev *aarts.Event) err
 			n.ParentSessionID = p
 		}
 		if tools, ok := ev.Field("permitted_tools").([]any); ok {
-			n.PermittedTools = n.PermittedTools[:0]
+			var claimed []string
 			for _, t := range tools {
 				if s, ok := t.(string); ok {
-					n.PermittedTools = addSorted(n.PermittedTools, s)
+					claimed = addSorted(claimed, s)
 				}
 			}
+			// A sub-agent's own claim only narrows what its parent granted.
+			if in := n.Inherited; in != nil && in.PermittedTools != nil {
+				claimed = narrow(claimed, in.PermittedTools)
+			}
+			n.PermittedTools = claimed
 		}
 	case "PreUserInput":
 		if n.OriginalRequest == "" {
@@ -161,6 +167,9 @@ func (r *Reducer) foldHook(n *Snapshot, e *ledger.Envelope, ev *aarts.Event) err
 		n.StepsConsumed++
 	case "PreSubAgentSpawn":
 		n.StepsConsumed++
+		if id := ev.String("sub_agent_id"); id != "" && len(n.Grants) < maxGrants {
+			n.Grants = append(n.Grants, Grant{SubAgentID: id, Seq: seq})
+		}
 	case "PreToolUse":
 		n.StepsConsumed++
 		n.ToolCallsConsumed++
@@ -191,8 +200,12 @@ func (r *Reducer) foldHook(n *Snapshot, e *ledger.Envelope, ev *aarts.Event) err
 				n.Downloaded = addSorted(n.Downloaded, d)
 			}
 		}
+		found := len(n.DataFindings)
 		n.classify(seq, text)
-		r.label(n, seq, ev.NativeTool(), a)
+		labelled := r.label(n, seq, ev.NativeTool(), a)
+		if len(n.DataFindings) == found && !labelled && r.unlabeledSensitive() && readsData[a.Tool] && text != "" {
+			n.addFinding(seq, ClassUnclassified, "unlabeled")
+		}
 		n.recordResult(seq, ev.NativeTool(), text)
 	case "PreMemoryRead":
 		n.taint(seq, ev.HookPoint, "", TaintMemory, "memory read")
@@ -226,13 +239,28 @@ func (n *Snapshot) taint(seq uint64, hook, tool, kind, reason string) {
 
 // label adds the manifest's data labels for the tool and paths of a result,
 // and SECRET when a secret path was read.
-func (r *Reducer) label(n *Snapshot, seq uint64, native string, a aarts.Analysis) {
+// readsData are the tools whose results are data read from somewhere
+// (a file, a database, an MCP server): unlabelled, it is unclassified.
+var readsData = map[string]bool{aarts.ToolFileRead: true, aarts.ToolDatabase: true, aarts.ToolMCPCall: true}
+
+// unlabeledSensitive reports whether the manifest treats unlabelled data
+// as sensitive (the default, as AARM R2 asks; "public" opts out).
+func (r *Reducer) unlabeledSensitive() bool {
+	return r.cfg.Manifest != nil && r.cfg.Manifest.DataLabels.Unlabeled != manifest.UnlabeledPublic
+}
+
+// label adds the classes the manifest's labels give a tool result and
+// reports whether any label matched (a label of a non-sensitive class,
+// such as PUBLIC or INTERNAL, classifies data too).
+func (r *Reducer) label(n *Snapshot, seq uint64, native string, a aarts.Analysis) bool {
 	m := r.cfg.Manifest
 	if m == nil {
-		return
+		return false
 	}
+	labelled := false
 	for _, g := range sortedKeys(m.DataLabels.Tools) {
 		if manifest.MatchGlob(g, native, false) || manifest.MatchGlob(g, a.Tool, false) {
+			labelled = true
 			for _, c := range m.DataLabels.Tools[g] {
 				n.addFinding(seq, c, "label:tool")
 			}
@@ -241,6 +269,7 @@ func (r *Reducer) label(n *Snapshot, seq uint64, native string, a aarts.Analysis
 	for _, p := range a.Paths {
 		for _, g := range sortedKeys(m.DataLabels.Paths) {
 			if manifest.MatchGlob(g, p, true) {
+				labelled = true
 				for _, c := range m.DataLabels.Paths[g] {
 					n.addFinding(seq, c, "label:path")
 				}
@@ -248,10 +277,12 @@ func (r *Reducer) label(n *Snapshot, seq uint64, native string, a aarts.Analysis
 		}
 		for _, g := range m.Secrets.Paths {
 			if manifest.MatchGlob(g, p, true) {
+				labelled = true
 				n.addFinding(seq, ClassSecret, "secret_path")
 			}
 		}
 	}
+	return labelled
 }
 
 func sortedKeys(m map[string][]string) []string {
@@ -287,6 +318,28 @@ func (n *Snapshot) foldVerdict(e *ledger.Envelope) error {
 	}
 	if v.Verdict.Decision == aarts.Deny {
 		n.DeniedCount++
+	}
+	if len(v.Inherited) > 0 && n.NeedsInheritance() {
+		var in Inheritance
+		if err := ledger.DecodeExact(v.Inherited, &in); err != nil {
+			return fmt.Errorf("inherited: %w", err)
+		}
+		n.inherit(in)
+	}
+	if v.HookPoint == "PreSubAgentSpawn" {
+		for i := range n.Grants {
+			if g := &n.Grants[i]; g.Seq == v.ForSeq {
+				g.Denied = v.Verdict.Decision == aarts.Deny
+				if tools, ok := v.Verdict.Directives["permitted_tools"].([]any); ok {
+					g.Tools = []string{}
+					for _, t := range tools {
+						if s, ok := t.(string); ok {
+							g.Tools = addSorted(g.Tools, s)
+						}
+					}
+				}
+			}
+		}
 	}
 	if v.Verdict.Decision == aarts.Ask || v.AARMDecision == aarts.AARMStepUp || v.AARMDecision == aarts.AARMDefer {
 		p := Pending{ForSeq: v.ForSeq, HookPoint: v.HookPoint, AARMDecision: v.AARMDecision,

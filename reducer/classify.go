@@ -11,6 +11,10 @@ const (
 	ClassPII         = "PII"
 	ClassPaymentCard = "PAYMENT_CARD"
 	ClassSecret      = "SECRET"
+	// ClassUnclassified is data a tool read that no label and no detector
+	// classified, when the manifest treats unlabelled data as sensitive
+	// (data_labels.unlabeled, AARM R2's default).
+	ClassUnclassified = "UNCLASSIFIED"
 )
 
 // Detection is one kind of sensitive data found in a text.

@@ -40,5 +40,34 @@ func (s Snapshot) Map() map[string]any {
 	if len(s.Downloaded) > 0 {
 		m["downloaded"] = s.Downloaded
 	}
+	if s.Inherited != nil {
+		in := s.Inherited
+		im := map[string]any{"parent_session_id": in.ParentSessionID, "known": in.Known, "parent_seq": in.ParentSeq}
+		for k, v := range map[string]string{"parent_hash": in.ParentHash, "principal": in.Principal, "agent": in.Agent} {
+			if v != "" {
+				im[k] = v
+			}
+		}
+		for k, v := range map[string][]string{"permitted_tools": in.PermittedTools, "taint_kinds": in.TaintKinds, "data_classes": in.DataClasses} {
+			if len(v) > 0 {
+				im[k] = v
+			}
+		}
+		m["inherited"] = im
+	}
+	if len(s.Grants) > 0 {
+		grants := make([]any, len(s.Grants))
+		for i, g := range s.Grants {
+			gm := map[string]any{"sub_agent_id": g.SubAgentID, "seq": g.Seq}
+			if len(g.Tools) > 0 {
+				gm["tools"] = g.Tools
+			}
+			if g.Denied {
+				gm["denied"] = true
+			}
+			grants[i] = gm
+		}
+		m["grants"] = grants
+	}
 	return m
 }

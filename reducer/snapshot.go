@@ -57,7 +57,11 @@ type Snapshot struct {
 	// engine infers from the host's next report of the call.
 	HostAsks []Pending `json:"host_asks,omitempty"`
 
-	ParentSessionID  string   `json:"parent_session_id"`
+	ParentSessionID string `json:"parent_session_id"`
+	// Inherited is what this sub-agent session took from its parent.
+	Inherited *Inheritance `json:"inherited,omitempty"`
+	// Grants are the sub-agents this session spawned and what each may use.
+	Grants           []Grant  `json:"grants,omitempty"`
 	PermittedTools   []string `json:"permitted_tools"`
 	AllowedArtifacts []string `json:"allowed_artifacts"`
 	DeniedArtifacts  []string `json:"denied_artifacts"`

@@ -10,7 +10,6 @@ package replay
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
@@ -20,6 +19,8 @@ import (
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/receipt"
+	"github.com/agentledger/agentledger/reducer"
 )
 
 // ModeExact names exact replay in reports.
@@ -78,7 +79,7 @@ func (x *exact) run(ctx context.Context, chain []*ledger.Envelope) error {
 		open = nil
 		return err
 	}
-	for _, env := range chain {
+	for i, env := range chain {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -87,14 +88,18 @@ func (x *exact) run(ctx context.Context, chain []*ledger.Envelope) error {
 			if err := settle(); err != nil {
 				return err
 			}
-			p, err := x.hook(ctx, env)
+			var next *ledger.Envelope
+			if i+1 < len(chain) {
+				next = chain[i+1]
+			}
+			p, err := x.hook(ctx, env, next)
 			if err != nil {
 				return fmt.Errorf("seq %d (%s): %w", env.Seq(), env.EventType(), err)
 			}
 			open = p
 		case env.EventType() == ledger.EventVerdict:
 			var rec aarts.VerdictRecord
-			if err := json.Unmarshal(env.Payload(), &rec); err != nil {
+			if err := ledger.DecodeExact(env.Payload(), &rec); err != nil {
 				return fmt.Errorf("seq %d (Verdict): %w", env.Seq(), err)
 			}
 			if open == nil || rec.ForSeq != open.env.Seq() {
@@ -120,14 +125,25 @@ func (x *exact) run(ctx context.Context, chain []*ledger.Envelope) error {
 }
 
 // hook decides a recorded hook event on the replayed track, and on the
-// recorded track too when the two have parted.
-func (x *exact) hook(ctx context.Context, env *ledger.Envelope) (*pending, error) {
+// recorded track too when the two have parted. What the engine knew that
+// the event does not say — who the sender was authenticated as, what a
+// sub-agent inherited — comes from the recorded verdict (next), so that
+// the replay judges the event as the engine did.
+func (x *exact) hook(ctx context.Context, env, next *ledger.Envelope) (*pending, error) {
 	ev, err := aarts.ParseEvent(env.Payload())
 	if err != nil {
 		return nil, err
 	}
 	if err := x.sameSeq(env); err != nil {
 		return nil, err
+	}
+	auth, inherit, err := recordedContext(env, next)
+	if err != nil {
+		return nil, err
+	}
+	x.replayed.Auth, x.replayed.Inherit = auth, inherit
+	if x.recorded != nil {
+		x.recorded.Auth, x.recorded.Inherit = auth, inherit
 	}
 	p := &pending{env: env, before: *x.replayed}
 	if p.step, err = x.d.DecideEvent(ctx, x.replayed, ev, env.Payload(), time.UnixMilli(env.TsUnixMs())); err != nil {
@@ -144,6 +160,37 @@ func (x *exact) hook(ctx context.Context, env *ledger.Envelope) (*pending, error
 	// The recorded track takes the event now and the recorded verdict when
 	// it comes.
 	return p, x.foldRecorded(env)
+}
+
+// recordedContext reads, from the verdict next that answers hook event
+// env, the identity its receipt attests and what the session inherited.
+func recordedContext(env, next *ledger.Envelope) (receipt.Authenticated, *reducer.Inheritance, error) {
+	if next == nil || next.EventType() != ledger.EventVerdict {
+		return receipt.Authenticated{}, nil, nil
+	}
+	var rec aarts.VerdictRecord
+	if err := ledger.DecodeExact(next.Payload(), &rec); err != nil || rec.ForSeq != env.Seq() {
+		return receipt.Authenticated{}, nil, nil // the Verdict case reports it
+	}
+	var auth receipt.Authenticated
+	var r receipt.Receipt
+	// Receipts before version 2 attested the event's own identity claim:
+	// those sessions were judged unauthenticated.
+	if len(rec.Receipt) > 0 && ledger.DecodeExact(rec.Receipt, &r) == nil && r.V == receipt.Version {
+		id := r.Identity
+		auth = receipt.Authenticated{Principal: id.Principal, Service: id.Service, Agent: id.Agent, Scope: id.Scope, By: id.AuthenticatedBy}
+		if auth.By == "none" {
+			auth.By = ""
+		}
+	}
+	if len(rec.Inherited) == 0 {
+		return auth, nil, nil
+	}
+	var in reducer.Inheritance
+	if err := ledger.DecodeExact(rec.Inherited, &in); err != nil {
+		return auth, nil, fmt.Errorf("seq %d (Verdict): inherited: %w", next.Seq(), err)
+	}
+	return auth, &in, nil
 }
 
 // part builds the recorded track when p's verdict is the first to change:

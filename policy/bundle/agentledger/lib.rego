@@ -45,7 +45,9 @@ high_risk_sinks := {"shell", "code_exec", "package_install", "database", "file_d
 
 medium_risk_sinks := {"file_write", "file_edit", "mcp_call"}
 
-sensitive_classes := {"SECRET", "PII", "PAYMENT_CARD", "CONFIDENTIAL"}
+# UNCLASSIFIED is data no label or detector classified, when the manifest
+# treats unlabelled data as sensitive (AARM R2).
+sensitive_classes := {"SECRET", "PII", "PAYMENT_CARD", "CONFIDENTIAL", "UNCLASSIFIED"}
 
 # Paths agentledger itself lives by (AARTS §10.2): its ledger, keys,
 # policies and the hosts' hook configuration.

@@ -175,8 +175,12 @@ test_identity_required if {
 	m := object.union(manifest, {"require_identity": true})
 	d := policy.decision with input as {"event": event("ls"), "action": shell("", ["ls"], []), "snapshot": snapshot, "manifest": m}
 	d.reason_code == "IDENTITY_MISSING"
-	e := object.union(event("ls"), {"identity": {"principal": "alice@acme", "agent": "claude-code"}})
-	d2 := policy.decision with input as {"event": e, "action": shell("", ["ls"], []), "snapshot": snapshot, "manifest": m}
+	# A claim in the event is not an identity.
+	claimed := object.union(event("ls"), {"identity": {"principal": "ceo@acme", "agent": "claude-code"}})
+	d1 := policy.decision with input as {"event": claimed, "action": shell("", ["ls"], []), "snapshot": snapshot, "manifest": m}
+	d1.reason_code == "IDENTITY_MISSING"
+	id := {"principal": "alice@acme", "agent": "claude-code", "authenticated_by": "token:ci"}
+	d2 := policy.decision with input as {"event": event("ls"), "identity": id, "action": shell("", ["ls"], []), "snapshot": snapshot, "manifest": m}
 	d2.decision == "allow"
 	d3 := policy.decision with input as {"event": event("ls"), "action": shell("", ["ls"], []), "snapshot": snapshot, "manifest": manifest}
 	d3.decision == "allow"

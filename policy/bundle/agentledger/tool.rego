@@ -105,15 +105,31 @@ allowed_by_rule if count(input.action.rules.allow) > 0
 
 # 1. Identity (AARM R6), when the manifest requires it.
 
-signals contains sig(1.3, "IDENTITY_MISSING", "deny", "DENY", "privilege_escalation", "warning", "the event does not say on whose behalf it acts (identity.principal and identity.agent)", [], 1) if {
+signals contains sig(1.3, "IDENTITY_MISSING", "deny", "DENY", "privilege_escalation", "warning", "the sender was not authenticated as acting for a principal and an agent (a token with principal and agent)", [], 1) if {
 	input.event.hook_point == "PreToolUse"
 	input.manifest.require_identity == true
 	not identified
 }
 
+# Identity is what authentication established (input.identity), never the
+# event's own identity block, which is a claim.
 identified if {
-	input.event.identity.principal != ""
-	input.event.identity.agent != ""
+	input.identity.principal != ""
+	input.identity.agent != ""
+}
+
+# A resolution of deny_always or deny_similar holds for the session.
+signals contains sig(1.4, "DENY_ALWAYS", "deny", "DENY", "tool_execution", "high", sprintf("%s was denied for the rest of the session", [input.action.denied_always]), [input.action.denied_always], 1) if {
+	input.event.hook_point == "PreToolUse"
+	input.action.denied_always != ""
+}
+
+# A sub-agent whose parent session is unknown in the tenant (never
+# recorded, another tenant's, or one that never spawned it) has no ceiling
+# to inherit: it acts on nothing.
+signals contains sig(1.5, "PARENT_UNKNOWN", "deny", "DENY", "privilege_escalation", "critical", sprintf("parent session %s is unknown or never spawned this sub-agent", [input.snapshot.inherited.parent_session_id]), [], 1) if {
+	input.event.hook_point in {"PreToolUse", "PreSubAgentSpawn", "PreMCPConnect"}
+	input.snapshot.inherited.known == false
 }
 
 # 2. The tool must be declared.
@@ -127,6 +143,7 @@ signals contains sig(2, "PERMISSION_UNDECLARED", "deny", "DENY", "privilege_esca
 	input.event.hook_point == "PreToolUse"
 	count(input.snapshot.permitted_tools) > 0
 	not input.action.tool in input.snapshot.permitted_tools
+	not input.snapshot.inherited.known == false
 }
 
 # 3. Egress: hosts come from the engine's reading of the input.
