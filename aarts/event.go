@@ -11,12 +11,27 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
 
 // Version is the AARTS version this package implements.
 const Version = "0.1"
+
+// Compatible reports whether an adapter speaking AARTS version v can talk
+// to this engine (AARTS §4.2): the same major version, and no later than
+// Version.
+func Compatible(v string) bool {
+	major, minor, ok := strings.Cut(v, ".")
+	wantMajor, wantMinor, _ := strings.Cut(Version, ".")
+	if !ok || major != wantMajor || minor == "" {
+		return false
+	}
+	a, errA := strconv.Atoi(minor)
+	b, errB := strconv.Atoi(wantMinor)
+	return errA == nil && errB == nil && a <= b
+}
 
 // HookSanitized is agentledger's extension event by which a host registers
 // that it sanitized content under a key (payload field sanitizer_key). A
@@ -211,6 +226,9 @@ func fromRaw(raw map[string]any, payload []byte) (*Event, error) {
 		if v, _ := raw[f].(string); v == "" {
 			return nil, &ValidationError{HookPoint: e.HookPoint, Field: f, Msg: "must be a non-empty string"}
 		}
+	}
+	if !Compatible(e.AARTSVersion) {
+		return nil, &ValidationError{HookPoint: e.HookPoint, Field: "aarts_version", Msg: fmt.Sprintf("AARTS %q is not compatible with this engine's %s (AARTS §4.2)", e.AARTSVersion, Version)}
 	}
 	if _, err := time.Parse(time.RFC3339Nano, e.Timestamp); err != nil {
 		return nil, &ValidationError{HookPoint: e.HookPoint, Field: "timestamp", Msg: fmt.Sprintf("%q is not an ISO 8601 (RFC 3339) time", e.Timestamp)}

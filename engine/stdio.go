@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"strings"
 
 	"github.com/agentledger/agentledger/aarts"
 )
@@ -132,7 +131,5 @@ func (l *lineReader) next() (line []byte, size int64, sum string, err error) {
 
 // versionAnswer answers an AARTS version check.
 func versionAnswer(requested string) map[string]any {
-	major, _, _ := strings.Cut(requested, ".")
-	want, _, _ := strings.Cut(aarts.Version, ".")
-	return map[string]any{"compatible": major == want && requested <= aarts.Version, "engine_id": ID, "engine_version": Version}
+	return map[string]any{"compatible": aarts.Compatible(requested), "engine_id": ID, "engine_version": Version, "aarts_version": aarts.Version}
 }

@@ -38,6 +38,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 					&cli.DurationFlag{Name: "idle-exit", Usage: "exit after this long without a connection (how hooks run the engine they start; 0: never)"},
 					&cli.StringFlag{Name: "config-digest", Hidden: true, Usage: "set by the hook that starts this engine: a hook with another configuration stops it"},
 					&cli.StringFlag{Name: "tokens", EnvVars: []string{"ENGINE_TOKENS"}, Usage: "bearer tokens `FILE`: {\"tokens\":[{\"sha256\":\"...\",\"tenant\":\"acme\"}]}"},
+					&cli.StringFlag{Name: "tls-cert", Usage: "serve --listen over TLS with this certificate chain PEM `FILE` (with --tls-key)"},
+					&cli.StringFlag{Name: "tls-key", Usage: "the TLS private key PEM `FILE` of --tls-cert"},
 					&cli.BoolFlag{Name: "insecure-dev", Usage: "accept requests without a token as tenant default (local experiments only)"},
 					&cli.DurationFlag{Name: "timeout", Value: 5 * time.Second, Usage: "per-request decision timeout"},
 					&cli.DurationFlag{Name: "pending-timeout", Value: engine.DefaultPendingTimeout, Usage: "how long an ask waits for its resolution before it is recorded as a timeout (deny)"},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -51,6 +52,10 @@ func (a *app) serve(c *cli.Context) error {
 		socket = ""
 	case socket == "" && cfg.URL == "":
 		socket = engine.SocketPath(dataDir)
+	}
+	tlsConf, err := tlsConfig(c.String("tls-cert"), c.String("tls-key"))
+	if err != nil {
+		return err
 	}
 	if listen == "" && socket == "" {
 		return cmdline.Usage(errors.New("serve needs --listen or a socket (--socket PATH)"))
@@ -128,9 +133,13 @@ func (a *app) serve(c *cli.Context) error {
 		if err != nil {
 			return cmdline.Usage(err)
 		}
+		scheme := "http"
+		if tlsConf != nil {
+			ln, scheme = tls.NewListener(ln, tlsConf), "https"
+		}
 		serveOn(ln, engine.Handler(engine.ServerConfig{Engine: eng, Store: st, Tokens: tokens, Insecure: c.Bool("insecure-dev"),
 			LocalIdentity: receipt.Authenticated{By: "insecure-dev"}, Timeout: timeout}))
-		fmt.Fprintf(a.stderr, "engine: serving http://%s (policy %s, manifest %s)\n", ln.Addr(), p.Digest()[:12], p.Manifest().Name)
+		fmt.Fprintf(a.stderr, "engine: serving %s://%s (policy %s, manifest %s)\n", scheme, ln.Addr(), p.Digest()[:12], p.Manifest().Name)
 	}
 	if socket != "" {
 		ln, err := engine.ListenUnix(socket)
@@ -175,4 +184,20 @@ func shutdown(servers []*http.Server) {
 	for _, s := range servers {
 		_ = s.Shutdown(ctx)
 	}
+}
+
+// tlsConfig loads the server certificate and key for --listen (both or
+// neither): TLS 1.2 at least.
+func tlsConfig(certFile, keyFile string) (*tls.Config, error) {
+	if certFile == "" && keyFile == "" {
+		return nil, nil
+	}
+	if certFile == "" || keyFile == "" {
+		return nil, cmdline.Usage(errors.New("--tls-cert and --tls-key go together"))
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, cmdline.Usage(fmt.Errorf("TLS: %w", err))
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }

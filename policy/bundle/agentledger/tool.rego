@@ -119,7 +119,7 @@ identified if {
 }
 
 # A resolution of deny_always or deny_similar holds for the session.
-signals contains sig(1.4, "DENY_ALWAYS", "deny", "DENY", "tool_execution", "high", sprintf("%s was denied for the rest of the session", [input.action.denied_always]), [input.action.denied_always], 1) if {
+signals contains sig(1.4, "DENY_ALWAYS", "deny", "DENY", "tool_execution", "critical", sprintf("%s was denied for the rest of the session", [input.action.denied_always]), [input.action.denied_always], 1) if {
 	input.event.hook_point == "PreToolUse"
 	input.action.denied_always != ""
 }
