@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -230,5 +233,36 @@ func TestUnclassifiedData(t *testing.T) {
 				t.Fatalf("got %s (%v), want %s; data classes %v", got, last.Record.Verdict.Reasons, c.want, s.Snapshot.DataClasses)
 			}
 		})
+	}
+}
+
+// TestConformanceTableNamesRealTests keeps README's AARM/AARTS conformance
+// table honest: every test it cites exists.
+func TestConformanceTableNamesRealTests(t *testing.T) {
+	raw, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(raw), "## AARM and AARTS conformance")
+	if !ok {
+		t.Fatal("README has no conformance section")
+	}
+	table, _, _ = strings.Cut(table, "\n## ")
+	cited := regexp.MustCompile("`(Test[A-Za-z0-9_]+)`").FindAllStringSubmatch(table, -1)
+	if len(cited) < 15 {
+		t.Fatalf("the table cites %d tests", len(cited))
+	}
+	var sources strings.Builder
+	filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(path, "_test.go") {
+			b, _ := os.ReadFile(path)
+			sources.Write(b)
+		}
+		return nil
+	})
+	for _, c := range cited {
+		if !strings.Contains(sources.String(), "func "+c[1]+"(") {
+			t.Errorf("README cites %s, which is not a test", c[1])
+		}
 	}
 }
