@@ -266,3 +266,25 @@ func TestConformanceTableNamesRealTests(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalSocketCannotApprove: requests on the engine's Unix socket (no
+// token, role host) send hook events but can never resolve an ask: the
+// agent's own processes reach that socket.
+func TestLocalSocketCannotApprove(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	t.Cleanup(func() { st.Close() })
+	srv := httptest.NewServer(Handler(ServerConfig{Engine: New(decider(t, "coding-agent.json"), st), Store: st,
+		Insecure: true, LocalIdentity: LocalIdentity(), LocalRole: RoleHost}))
+	t.Cleanup(srv.Close)
+	code, body := call(t, srv, "POST", "/v1/hooks", "", []byte(hook("PreToolUse", "sock", 1, tool("Delete", "file_delete", `{"file_path":"/workspace/shop/x"}`))))
+	var r HookResponse
+	if code != 200 || json.Unmarshal(body, &r) != nil || r.PendingID == "" {
+		t.Fatalf("ask: %d %s", code, body)
+	}
+	if code, body := call(t, srv, "POST", "/v1/resolutions", "", []byte(`{"pending_id":"`+r.PendingID+`","resolution":"approved","action_sha256":"x"}`)); code != 403 {
+		t.Fatalf("a resolution on the socket: %d %s, want 403", code, body)
+	}
+	if code, _ := call(t, srv, "GET", "/v1/pending", "", nil); code != 403 {
+		t.Fatalf("listing approvals on the socket: %d, want 403", code)
+	}
+}

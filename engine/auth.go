@@ -163,7 +163,7 @@ func (s *server) auth(next http.HandlerFunc, roles ...string) http.HandlerFunc {
 				writeError(w, http.StatusUnauthorized, "a valid bearer token is required")
 				return
 			}
-			p = &Principal{Tenant: cmp.Or(s.cfg.Tenant, ledger.DefaultTenant), Role: roleLocal, Identity: s.cfg.LocalIdentity}
+			p = &Principal{Tenant: cmp.Or(s.cfg.Tenant, ledger.DefaultTenant), Role: cmp.Or(s.cfg.LocalRole, roleLocal), Identity: s.cfg.LocalIdentity}
 		}
 		if !p.may(roles...) {
 			writeError(w, http.StatusForbidden, fmt.Sprintf("this token's role is %s; this needs %s", p.Role, strings.Join(roles, " or ")))

@@ -172,11 +172,11 @@ func recordID(env *ledger.Envelope) string {
 	if t := env.EventType(); t != ledger.EventEngineFailure && t != ledger.EventRejected {
 		return ""
 	}
-	var p struct {
-		ID string `json:"id"`
-	}
+	var p map[string]json.RawMessage // exact keys: only "id" is the id
 	_ = json.Unmarshal(env.Payload(), &p)
-	return p.ID
+	var id string
+	_ = json.Unmarshal(p["id"], &id)
+	return id
 }
 
 func (e *Engine) unspool(id string) {

@@ -39,6 +39,11 @@ type ServerConfig struct {
 	// LocalIdentity is the identity of requests without a token under
 	// Insecure (LocalIdentity() for the engine's Unix socket).
 	LocalIdentity receipt.Authenticated
+	// LocalRole is the role of requests without a token under Insecure:
+	// "" may do everything (--insecure-dev); RoleHost for the engine's
+	// Unix socket, which the agent's own processes can reach, so that an
+	// agent can never approve its own ask through it.
+	LocalRole string
 	// Config, for a local engine a hook started, is the digest of its
 	// configuration (ConfigDigest); a hook that sends another one is
 	// answered 409 and Stale is called, which stops the engine.

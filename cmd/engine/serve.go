@@ -160,8 +160,8 @@ func (a *app) serve(c *cli.Context) error {
 		// The socket is this user's only (0600 in a 0700 directory): its
 		// requests act as --tenant without a token.
 		serveOn(ln, engine.Handler(engine.ServerConfig{Engine: eng, Store: st, Insecure: true, Tenant: c.String("tenant"), Timeout: timeout,
-			LocalIdentity: engine.LocalIdentity(),
-			Config:        c.String("config-digest"), Stale: stale}))
+			LocalIdentity: engine.LocalIdentity(), LocalRole: engine.RoleHost,
+			Config: c.String("config-digest"), Stale: stale}))
 		fmt.Fprintf(a.stderr, "engine: serving hooks on %s (tenant %s)\n", socket, c.String("tenant"))
 	}
 	st.Announce("engine serve", socket)

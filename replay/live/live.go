@@ -128,7 +128,7 @@ func Run(ctx context.Context, cfg Config, chain []*ledger.Envelope) (*Report, er
 		switch {
 		case e.EventType() == ledger.EventVerdict:
 			var v aarts.VerdictRecord
-			if err := json.Unmarshal(e.Payload(), &v); err != nil {
+			if err := ledger.DecodeExact(e.Payload(), &v); err != nil {
 				return nil, fmt.Errorf("seq %d: %w", e.Seq(), err)
 			}
 			x.verdicts[v.ForSeq] = v
