@@ -8,7 +8,7 @@ import (
 	"github.com/agentledger/agentledger/ledger"
 )
 
-func newSigner(t *testing.T) *Signer {
+func newSigner(t testing.TB) *Signer {
 	t.Helper()
 	keyPEM, err := GenerateKey()
 	if err != nil {

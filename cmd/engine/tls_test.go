@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -58,7 +59,7 @@ func TestServeTLS(t *testing.T) {
 	ln.Close()
 	cmd := exec.Command(bin, "serve", "--data", filepath.Join(dir, "d"), "--listen", addr, "--insecure-dev", "--socket", "",
 		"--tls-cert", certFile, "--tls-key", keyFile)
-	var stderr bytes.Buffer
+	var stderr lockedBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -77,6 +78,9 @@ func TestServeTLS(t *testing.T) {
 			t.Fatalf("no TLS answer: %v\n%s", err, stderr.String())
 		}
 	}
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(stderr.String(), "serving https://") && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	if !strings.Contains(string(body), `"compatible":true`) || !strings.Contains(stderr.String(), "serving https://") {
 		t.Fatalf("over TLS: %s\n%s", body, stderr.String())
 	}
@@ -92,6 +96,25 @@ func TestServeTLS(t *testing.T) {
 	if code := exitCode(err); code != 2 || !strings.Contains(string(out), "--tls-key") {
 		t.Fatalf("--tls-cert alone: exit %d %s", code, out)
 	}
+}
+
+// lockedBuffer is a bytes.Buffer a child process writes while the test
+// reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // exitCode is a finished command's exit status (0 when err is nil).
