@@ -145,7 +145,7 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 		return e.reject(ctx, req, host, err)
 	}
 	step, err := e.decideEvent(ctx, req.Tenant, req.Auth, ev, payload)
-	e.tel.Decision(req.Tenant, payload, step, start, time.Now(), err)
+	e.tel.Decision(req.Tenant, recordedForm(payload, step), step, start, time.Now(), err)
 	var r HookResponse
 	switch {
 	case err == nil:

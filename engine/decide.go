@@ -17,6 +17,7 @@ import (
 	"github.com/agentledger/agentledger/policy"
 	"github.com/agentledger/agentledger/receipt"
 	"github.com/agentledger/agentledger/reducer"
+	"github.com/agentledger/agentledger/seal"
 )
 
 // Session is one session's state in the pipeline: its chain head and its
@@ -65,6 +66,70 @@ type Decider struct {
 	// Signer, when set, signs every record the engine writes and puts a
 	// decision receipt into every verdict.
 	Signer *receipt.Signer
+	// Sealer, when set, seals the secrets (and what the manifest names)
+	// in every hook event before it is recorded; the policy judges the
+	// plaintext. Keys, when set, unseals recorded events for rebuilds and
+	// replays (a Sealer's keys serve both).
+	Sealer *seal.Sealer
+	Keys   seal.KeyStore
+}
+
+// Stored returns payload as it is recorded for a session: sealed when the
+// decider seals.
+func (d *Decider) Stored(tenant, session string, payload []byte) ([]byte, error) {
+	if d.Sealer == nil {
+		return payload, nil
+	}
+	out, _, err := d.Sealer.Seal(tenant, session, payload)
+	return out, err
+}
+
+// keys is the key store that unseals recorded events, or nil.
+func (d *Decider) keys() seal.KeyStore {
+	if d.Keys != nil {
+		return d.Keys
+	}
+	if d.Sealer != nil {
+		return d.Sealer.Keys
+	}
+	return nil
+}
+
+// Plaintext returns a recorded hook event's payload as the engine judged
+// it: unsealed, when it holds sealed values and the keys are at hand.
+// shredded is true when a value's key was destroyed (the payload is then
+// returned sealed).
+func (d *Decider) Plaintext(env *ledger.Envelope) (payload []byte, shredded bool, err error) {
+	payload = env.Payload()
+	keys := d.keys()
+	if keys == nil || !seal.Has(payload) || !aarts.IsHookPoint(env.EventType()) {
+		return payload, false, nil
+	}
+	plain, err := seal.Unseal(payload, keys)
+	if errors.Is(err, seal.ErrShredded) {
+		return payload, true, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("seq %d: unseal: %w", env.Seq(), err)
+	}
+	return plain, false, nil
+}
+
+// ApplyRecorded folds a recorded envelope into snap as the engine folded
+// it when it judged it: a sealed hook event in its plaintext.
+func (d *Decider) ApplyRecorded(snap reducer.Snapshot, env *ledger.Envelope) (reducer.Snapshot, error) {
+	plain, shredded, err := d.Plaintext(env)
+	if err != nil {
+		return snap, err
+	}
+	if shredded || !aarts.IsHookPoint(env.EventType()) || string(plain) == string(env.Payload()) {
+		return d.Reducer.Apply(snap, env)
+	}
+	ev, err := aarts.ParseEvent(plain)
+	if err != nil {
+		return snap, err
+	}
+	return d.Reducer.ApplyEvent(snap, env, ev)
 }
 
 // RecordSigner is d's signer as a ledger.RecordSigner, nil when d does
@@ -125,8 +190,12 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 	if ev.SessionID != session {
 		return nil, &aarts.ValidationError{HookPoint: ev.HookPoint, Field: "session_id", Msg: fmt.Sprintf("%q does not belong to session %q", ev.SessionID, session)}
 	}
+	stored, err := d.Stored(tenant, session, payload)
+	if err != nil {
+		return nil, err
+	}
 	env, err := ledger.Seal(s.Head, ledger.Event{TenantID: tenant, SessionID: session, EventType: ev.HookPoint,
-		TsUnixMs: at.UnixMilli(), Payload: payload}, d.Limits)
+		TsUnixMs: at.UnixMilli(), Payload: stored}, d.Limits)
 	if err != nil {
 		return nil, err
 	}
@@ -294,14 +363,17 @@ func InheritanceFor(id string, s *Session, parent func(id string) *Session) *red
 	return &in
 }
 
-// ActionDigest names the action of event ev (sealed as env): the SHA-256 of
-// its canonical tool input, or of the whole event when it has none. A
-// receipt records it; a resolution must name it.
+// ActionDigest names the action of event ev, recorded as env: the SHA-256
+// of its canonical tool input as recorded (sealed values sealed, so that
+// the digest of a shredded value can never be tested against guesses), or
+// of the whole recorded event when it has none. A receipt records it; a
+// resolution must name it; an auditor recomputes it from the ledger.
 func ActionDigest(ev *aarts.Event, env *ledger.Envelope) string {
 	params := []byte(env.Payload())
 	if ev.ToolInput != nil {
-		if raw, err := json.Marshal(ev.ToolInput); err == nil {
-			params = raw
+		var members map[string]json.RawMessage
+		if json.Unmarshal(params, &members) == nil && members["tool_input"] != nil {
+			params = members["tool_input"]
 		}
 	}
 	return receipt.ParamsDigest(params)

@@ -109,7 +109,7 @@ func (e *Engine) Decide(ctx context.Context, tenant string, payload []byte) (*St
 	if tenant == "" {
 		tenant = ledger.DefaultTenant
 	}
-	e.tel.Decision(tenant, payload, step, start, time.Now(), err)
+	e.tel.Decision(tenant, recordedForm(payload, step), step, start, time.Now(), err)
 	return step, err
 }
 
@@ -329,7 +329,7 @@ func (e *Engine) catchUp(ctx context.Context, k ledger.SessionKey, s *Session) e
 			s.streamSeq = m.StreamSeq
 			return nil
 		}
-		snap, err := e.decider.Reducer.Apply(s.Snapshot, env)
+		snap, err := e.decider.ApplyRecorded(s.Snapshot, env)
 		if err != nil {
 			return err
 		}

@@ -51,6 +51,12 @@ func (e *Engine) noteFailure(k ledger.SessionKey, payload []byte, answered strin
 	ev := json.RawMessage(payload)
 	if c, err := ledger.Canonicalize(payload, e.decider.Limits); err == nil {
 		ev = c
+		// Recorded (and spooled) as any event is: sealed.
+		if sealed, err := e.decider.Stored(k.Tenant, k.Session, c); err == nil {
+			ev = sealed
+		} else {
+			ev, _ = json.Marshal("‹not recorded: the event could not be sealed: " + err.Error() + "›")
+		}
 	} else {
 		ev, _ = json.Marshal(string(payload)) // keep even an unparsable event, as a string
 	}

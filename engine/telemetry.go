@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentledger/agentledger/seal"
 )
 
 // Telemetry writes one OpenTelemetry-compatible span per decision as NDJSON.
@@ -168,4 +170,14 @@ func RedactString(s string) string {
 		s = r.re.ReplaceAllString(s, r.with)
 	}
 	return strings.TrimSpace(s)
+}
+
+// recordedForm is what telemetry shows of an event: as recorded (sealed
+// values shown as sealed) when it was recorded, else as sent (redacted by
+// the span writer either way).
+func recordedForm(payload []byte, st *Step) []byte {
+	if st == nil || st.Envelope == nil {
+		return payload
+	}
+	return seal.Render(st.Envelope.Payload())
 }

@@ -30,12 +30,18 @@ const (
 	// and length of the raw bytes and a safe excerpt, and what the host was
 	// answered. The input itself is not stored.
 	EventRejected = "Rejected"
+	// EventReveal records that sealed values were decrypted for someone
+	// (ledger show --reveal): who, which session, which key ids, when.
+	EventReveal = "Reveal"
+	// EventShred records that the data keys of a scope were destroyed
+	// (ledger shred): who, what scope, which key ids, when.
+	EventShred = "Shred"
 )
 
 // EventTypes is every event type an envelope may carry: the AARTS hook
 // points, the Sanitized extension and the engine's own records. One vocabulary only: other products'
 // event names are mapped onto these when imported, never stored as they are.
-var EventTypes = append(slices.Clone(HookPoints), EventSanitized, EventVerdict, EventResolution, EventEngineFailure, EventCheckpoint, EventRejected)
+var EventTypes = append(slices.Clone(HookPoints), EventSanitized, EventVerdict, EventResolution, EventEngineFailure, EventCheckpoint, EventRejected, EventReveal, EventShred)
 
 var eventTypeSet = func() map[string]bool {
 	m := make(map[string]bool, len(EventTypes))

@@ -7,12 +7,13 @@ import (
 )
 
 // IsRecordType reports whether t is one of the records agentledger writes
-// itself (Verdict, Resolution, EngineFailure, Checkpoint, Rejected): the
+// itself (Verdict, Resolution, EngineFailure, Checkpoint, Rejected, Reveal,
+// Shred): the
 // records that are signed when the writer has a key, and whose keys must
 // not collide under case folding.
 func IsRecordType(t string) bool {
 	switch t {
-	case EventVerdict, EventResolution, EventEngineFailure, EventCheckpoint, EventRejected:
+	case EventVerdict, EventResolution, EventEngineFailure, EventCheckpoint, EventRejected, EventReveal, EventShred:
 		return true
 	}
 	return false

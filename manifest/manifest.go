@@ -38,6 +38,8 @@ type Manifest struct {
 	FS          FS         `json:"fs"`
 	Secrets     Secrets    `json:"secrets"`
 	DataLabels  DataLabels `json:"data_labels"`
+	// Sealing says what, beyond secrets, is kept encrypted in the record.
+	Sealing Sealing `json:"sealing"`
 	Budgets     Budgets    `json:"budgets"`
 	// ApprovalRequired lists tools (canonical names or native-name globs)
 	// that always need a human's approval.
@@ -101,6 +103,16 @@ type DataLabels struct {
 	// sensitive classes) or "public". Label a workspace (e.g. INTERNAL)
 	// so that ordinary work is classified.
 	Unlabeled string `json:"unlabeled,omitempty"`
+}
+
+// Sealing names what the engine seals in recorded events besides the
+// secrets its detectors find (always sealed): data classes whose detected
+// values are sealed too (PII, PAYMENT_CARD), and whole fields of the tools
+// matched by each key (a native-name glob or canonical tool name), e.g.
+// {"mcp__crm__*": ["tool_result"]}.
+type Sealing struct {
+	Classes []string            `json:"classes,omitempty"`
+	Fields  map[string][]string `json:"fields,omitempty"`
 }
 
 // Treatments of unlabelled data (DataLabels.Unlabeled).
@@ -264,6 +276,16 @@ func (m *Manifest) Validate() error {
 			if err := checkGlob(g); err != nil {
 				return &Error{Field: fmt.Sprintf("%s[%d]", field, i), Msg: err.Error()}
 			}
+		}
+	}
+	for i, c := range m.Sealing.Classes {
+		if c != "PII" && c != "PAYMENT_CARD" && c != "SECRET" {
+			return &Error{Field: fmt.Sprintf("sealing.classes[%d]", i), Msg: fmt.Sprintf("%q: want PII, PAYMENT_CARD or SECRET (the classes detectors find)", c)}
+		}
+	}
+	for _, k := range sortedKeys(m.Sealing.Fields) {
+		if err := checkGlob(k); err != nil {
+			return &Error{Field: "sealing.fields." + k, Msg: err.Error()}
 		}
 	}
 	switch m.DataLabels.Unlabeled {

@@ -96,7 +96,7 @@ func (r *Reducer) apply(s Snapshot, e *ledger.Envelope, ev *aarts.Event) (Snapsh
 		err = n.foldVerdict(e)
 	case ledger.EventResolution:
 		err = n.foldResolution(e)
-	case ledger.EventEngineFailure, ledger.EventCheckpoint, ledger.EventRejected:
+	case ledger.EventEngineFailure, ledger.EventCheckpoint, ledger.EventRejected, ledger.EventReveal, ledger.EventShred:
 	default:
 		err = r.foldHook(&n, e, ev)
 	}

@@ -68,6 +68,32 @@ func Detect(text string) []Detection {
 	return out
 }
 
+// Span is where one detector matched in a text: text[Start:End].
+type Span struct {
+	Start, End int
+	Class      string
+	Detector   string
+}
+
+// Spans returns every match of the detectors in text (up to 16 per
+// detector, within the first maxScan bytes), in text order. Sealing uses it
+// to find the values it encrypts.
+func Spans(text string) []Span {
+	if len(text) > maxScan {
+		text = text[:maxScan]
+	}
+	var out []Span
+	for _, d := range detectors {
+		for _, m := range d.re.FindAllStringIndex(text, 16) {
+			if d.check == nil || d.check(text[m[0]:m[1]]) {
+				out = append(out, Span{Start: m[0], End: m[1], Class: d.class, Detector: d.name})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Span) int { return a.Start - b.Start })
+	return out
+}
+
 // luhn reports whether the digits of s pass the Luhn check.
 func luhn(s string) bool {
 	var digits []int

@@ -39,7 +39,7 @@ func Exact(ctx context.Context, d *engine.Decider, chain []*ledger.Envelope) *Se
 	if err := x.run(ctx, chain); err != nil {
 		r.Fault = err.Error()
 	}
-	r.Identical = r.Fault == "" && len(r.Diffs) == 0
+	r.Identical = r.Fault == "" && !changed(r)
 	r.RecordedPolicies = slices.Sorted(maps.Keys(x.policy))
 	return r
 }
@@ -56,6 +56,9 @@ type exact struct {
 	r        *SessionReport
 	replayed *engine.Session
 	recorded *engine.Session // nil while the tracks are one
+	// shredded is the seq of the first step whose sealed values were
+	// shredded, once there is one.
+	shredded *uint64
 	cause    *uint64         // seq of the latest verdict change, once there is one
 	policy   map[string]bool
 }
@@ -102,6 +105,14 @@ func (x *exact) run(ctx context.Context, chain []*ledger.Envelope) error {
 			if err := ledger.DecodeExact(env.Payload(), &rec); err != nil {
 				return fmt.Errorf("seq %d (Verdict): %w", env.Seq(), err)
 			}
+			if n := len(x.r.ShreddedSteps); open == nil && n > 0 && x.r.ShreddedSteps[n-1] == rec.ForSeq {
+				// The verdict of a shredded step stands as recorded.
+				x.notePolicy(rec.PolicyDigest)
+				if err := x.foldBoth(env); err != nil {
+					return fmt.Errorf("seq %d (Verdict): %w", env.Seq(), err)
+				}
+				continue
+			}
 			if open == nil || rec.ForSeq != open.env.Seq() {
 				return fmt.Errorf("seq %d (Verdict): it answers seq %d, which is not the hook event before it", env.Seq(), rec.ForSeq)
 			}
@@ -130,11 +141,18 @@ func (x *exact) run(ctx context.Context, chain []*ledger.Envelope) error {
 // sub-agent inherited — comes from the recorded verdict (next), so that
 // the replay judges the event as the engine did.
 func (x *exact) hook(ctx context.Context, env, next *ledger.Envelope) (*pending, error) {
-	ev, err := aarts.ParseEvent(env.Payload())
+	payload, shredded, err := x.d.Plaintext(env)
 	if err != nil {
 		return nil, err
 	}
 	if err := x.sameSeq(env); err != nil {
+		return nil, err
+	}
+	if shredded {
+		return nil, x.shreddedStep(env)
+	}
+	ev, err := aarts.ParseEvent(payload)
+	if err != nil {
 		return nil, err
 	}
 	auth, inherit, err := recordedContext(env, next)
@@ -146,7 +164,7 @@ func (x *exact) hook(ctx context.Context, env, next *ledger.Envelope) (*pending,
 		x.recorded.Auth, x.recorded.Inherit = auth, inherit
 	}
 	p := &pending{env: env, before: *x.replayed}
-	if p.step, err = x.d.DecideEvent(ctx, x.replayed, ev, env.Payload(), time.UnixMilli(env.TsUnixMs())); err != nil {
+	if p.step, err = x.d.DecideEvent(ctx, x.replayed, ev, payload, time.UnixMilli(env.TsUnixMs())); err != nil {
 		return nil, err
 	}
 	x.r.StepsReplayed++
@@ -154,12 +172,25 @@ func (x *exact) hook(ctx context.Context, env, next *ledger.Envelope) (*pending,
 		return p, nil
 	}
 	probe := *x.recorded
-	if p.baseline, err = x.d.DecideEvent(ctx, &probe, ev, env.Payload(), time.UnixMilli(env.TsUnixMs())); err != nil {
+	if p.baseline, err = x.d.DecideEvent(ctx, &probe, ev, payload, time.UnixMilli(env.TsUnixMs())); err != nil {
 		return nil, err
 	}
 	// The recorded track takes the event now and the recorded verdict when
 	// it comes.
 	return p, x.foldRecorded(env)
+}
+
+// shreddedStep takes a hook event whose sealed values were shredded: it
+// cannot be judged again, so both tracks fold it as recorded (sealed) and
+// its recorded verdict after it; it is reported as shredded, not as a
+// difference.
+func (x *exact) shreddedStep(env *ledger.Envelope) error {
+	x.r.ShreddedSteps = append(x.r.ShreddedSteps, env.Seq())
+	if x.shredded == nil {
+		seq := env.Seq()
+		x.shredded = &seq
+	}
+	return x.foldBoth(env)
 }
 
 // recordedContext reads, from the verdict next that answers hook event
@@ -234,10 +265,15 @@ func (x *exact) foldRecorded(env *ledger.Envelope) error {
 	return x.fold(x.recorded, env)
 }
 
-// fold re-seals env's event onto s's chain and folds it into s's snapshot.
+// fold re-seals env's event onto s's chain and folds it into s's snapshot
+// (a sealed hook event in its plaintext, when the keys are at hand).
 func (x *exact) fold(s *engine.Session, env *ledger.Envelope) error {
+	payload, _, err := x.d.Plaintext(env)
+	if err != nil {
+		return err
+	}
 	e, err := ledger.Seal(s.Head, ledger.Event{TenantID: env.TenantID(), SessionID: env.SessionID(), EventType: env.EventType(),
-		TsUnixMs: env.TsUnixMs(), Payload: env.Payload()}, x.d.Limits)
+		TsUnixMs: env.TsUnixMs(), Payload: payload}, x.d.Limits)
 	if err != nil {
 		return err
 	}
@@ -276,6 +312,9 @@ func (x *exact) compare(p *pending, rec aarts.VerdictRecord) error {
 			RuleBefore: before, RuleAfter: after, Tool: toolOf(p.step.Event)}
 		if p.baseline != nil && p.baseline.SnapshotHash == rec.SnapshotHash {
 			d.CausedBy = x.cause
+		}
+		if x.shredded != nil && d.CausedBy == nil {
+			d.CausedBy, d.Shredded = x.shredded, true
 		}
 		x.r.Diffs = append(x.r.Diffs, d)
 	}

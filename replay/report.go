@@ -32,6 +32,11 @@ type Diff struct {
 	Tool string `json:"tool,omitempty"`
 	// Expected is set when an --expect entry accepts this difference.
 	Expected bool `json:"expected,omitempty"`
+	// Shredded is set on a snapshot difference that follows a step whose
+	// sealed values were shredded (CausedBy names it): the snapshot the
+	// engine folded held what can no longer be read. It never fails a
+	// gate.
+	Shredded bool `json:"shredded,omitempty"`
 }
 
 // Transition is the decision change of a decision diff, such as
@@ -83,6 +88,10 @@ type SessionReport struct {
 	Source string `json:"source,omitempty"`
 	// RecordedPolicies are the policy digests of the recorded verdicts.
 	RecordedPolicies []string `json:"recorded_policies,omitempty"`
+	// ShreddedSteps are the seqs of hook events whose sealed values were
+	// shredded: they cannot be judged again, so their recorded verdicts
+	// stand, uncompared; everything else is compared.
+	ShreddedSteps []uint64 `json:"shredded_steps,omitempty"`
 }
 
 // Summary sums a run.
@@ -119,6 +128,11 @@ type GateResult struct {
 	Unmet []Expectation `json:"unmet_expectations"`
 }
 
+// changed reports whether r has a difference that is not a shredded one.
+func changed(r *SessionReport) bool {
+	return slices.ContainsFunc(r.Diffs, func(d Diff) bool { return !d.Shredded })
+}
+
 // NewReport sorts sessions, sums them and records the candidate's digest.
 func NewReport(sessions []*SessionReport, policyAfter string) *Report {
 	slices.SortFunc(sessions, func(a, b *SessionReport) int {
@@ -133,6 +147,8 @@ func NewReport(sessions []*SessionReport, policyAfter string) *Report {
 			s.Faulty++
 		case r.Identical:
 			s.Identical++
+		case !changed(r):
+			s.Identical++ // only shredded steps differ
 		default:
 			s.Changed++
 		}
@@ -247,7 +263,7 @@ func (rep *Report) ApplyGate(failOn string, expect []Expectation) error {
 					d.Expected, met[j] = true, true
 				}
 			}
-			if d.Expected || !fails(failOn, *d) {
+			if d.Expected || d.Shredded || !fails(failOn, *d) {
 				continue
 			}
 			g.Failures = append(g.Failures, fmt.Sprintf("%s/%s seq %d %s: %s %v → %v (%s)", r.TenantID, r.SessionID, d.Seq, d.HookPoint,

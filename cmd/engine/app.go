@@ -148,6 +148,9 @@ func (a *app) recordingEngine(c *cli.Context) (*engine.Engine, func(), error) {
 	if d.Signer, _, err = cmdline.Signer(c.String("signing-key"), cmdline.Resolve(c, cmdline.FlagData)); err != nil {
 		return nil, nil, err
 	}
+	if d.Sealer, err = cmdline.Sealer(cmdline.Resolve(c, cmdline.FlagData), p.Manifest()); err != nil {
+		return nil, nil, err
+	}
 	st, err := cmdline.OpenStore(c)
 	if err != nil {
 		return nil, nil, err

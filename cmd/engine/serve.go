@@ -82,6 +82,9 @@ func (a *app) serve(c *cli.Context) error {
 	if d.Signer, _, err = cmdline.Signer(c.String("signing-key"), dataDir); err != nil {
 		return err
 	}
+	if d.Sealer, err = cmdline.Sealer(dataDir, p.Manifest()); err != nil {
+		return err
+	}
 	warn := func(err error) { fmt.Fprintf(a.stderr, "engine: %v\n", err) }
 	opts := []engine.Option{engine.WithPendingTimeout(c.Duration("pending-timeout")), engine.WithFailOpen(c.Bool("fail-open")),
 		engine.WithSpool(filepath.Join(dataDir, "spool")), engine.WithWarnings(warn)}

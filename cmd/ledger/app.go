@@ -21,6 +21,7 @@ import (
 	"github.com/agentledger/agentledger/ledger/checkpoint"
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/receipt"
+	"github.com/agentledger/agentledger/seal"
 )
 
 // app holds the program's streams, so tests run it in process.
@@ -116,10 +117,25 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			}),
 			cmdline.WithGlobals(&cli.Command{
 				Name:      "show",
-				Usage:     "print a session as a readable timeline",
+				Usage:     "print a session as a readable timeline (--format text, json or html)",
 				ArgsUsage: "SESSION",
-				Flags:     []cli.Flag{&cli.StringFlag{Name: "tenant", Value: ledger.DefaultTenant, Usage: "the session's `TENANT`"}},
-				Action:    a.show,
+				Description: "Sealed values are shown as sealed (‹sealed:kind›). --reveal decrypts them with the\n" +
+					"data directory's sealing keys and records the reveal (who, which session, which keys)\n" +
+					"as a signed Reveal record in session audit of tenant agentledger.",
+				Flags: []cli.Flag{&cli.StringFlag{Name: "tenant", Value: ledger.DefaultTenant, Usage: "the session's `TENANT`"},
+					&cli.BoolFlag{Name: "reveal", Usage: "decrypt sealed values (recorded)"}},
+				Action: a.show,
+			}),
+			cmdline.WithGlobals(&cli.Command{
+				Name:      "shred",
+				Usage:     "destroy a session's sealing keys: its sealed values become unrecoverable, every chain still verifies",
+				ArgsUsage: " ",
+				Description: "The shred is recorded as a signed Shred record (who, what scope, which keys) in session\n" +
+					"audit of tenant agentledger. Copies exported before sealing, and plaintext kept by hosts,\n" +
+					"are beyond its reach.",
+				Flags: []cli.Flag{&cli.StringFlag{Name: "session", Required: true, Usage: "the `SESSION` to shred"},
+					&cli.StringFlag{Name: "tenant", Value: ledger.DefaultTenant, Usage: "the session's `TENANT`"}},
+				Action: a.shred,
 			}),
 			cmdline.WithGlobals(&cli.Command{
 				Name:      "tail",
@@ -670,40 +686,8 @@ func printable(s string, n int) string {
 	return s
 }
 
-func (a *app) show(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return cmdline.Usage(errors.New("show takes one SESSION"))
-	}
-	format, err := cmdline.Format(c)
-	if err != nil {
-		return err
-	}
-	s, err := cmdline.OpenStore(c)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	lim, err := cmdline.Limits(c)
-	if err != nil {
-		return err
-	}
-	k := ledger.SessionKey{Tenant: c.String("tenant"), Session: c.Args().First()}
-	n := 0
-	err = s.ReadSession(c.Context, k, func(m store.Msg) error {
-		n++
-		return a.printEnvelope(format, lim, m)
-	})
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return cmdline.Usage(fmt.Errorf("no session %s", k))
-	}
-	return nil
-}
-
 // printEnvelope prints one stored envelope: its bytes as they are under
-// json, a timeline row under text.
+// json, a timeline row under text (sealed values shown as sealed).
 func (a *app) printEnvelope(format string, lim ledger.Limits, m store.Msg) error {
 	if format == "json" {
 		_, err := fmt.Fprintf(a.stdout, "%s\n", m.Data)
@@ -714,15 +698,45 @@ func (a *app) printEnvelope(format string, lim ledger.Limits, m store.Msg) error
 		_, werr := fmt.Fprintf(a.stdout, "stream seq %d  UNREADABLE: %v\n", m.StreamSeq, err)
 		return werr
 	}
-	_, err = fmt.Fprintf(a.stdout, "%s  %s/%s #%-4d %-18s %s  %s\n", stamp(e.TsUnixMs()), e.TenantID(),
-		printable(e.SessionID(), 40), e.Seq(), e.EventType(), short(e.Hash()), summary(e.Payload(), 100))
+	return a.printRow(e, seal.Render(e.Payload()), 120)
+}
+
+// printRow prints a timeline row: a tool call as its tool and input, a
+// verdict as its decision, anything else as its payload; cut to width runes
+// (0: whole).
+func (a *app) printRow(e *ledger.Envelope, payload []byte, width int) error {
+	_, err := fmt.Fprintf(a.stdout, "%s  %s/%s #%-4d %-18s %s  %s\n", stamp(e.TsUnixMs()), e.TenantID(),
+		printable(e.SessionID(), 40), e.Seq(), e.EventType(), short(e.Hash()), summary(gist(payload), width))
 	return err
+}
+
+// gist is the part of a payload a timeline shows.
+func gist(payload []byte) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(payload, &m) != nil {
+		return payload
+	}
+	if in, ok := m["tool_input"]; ok {
+		var native string
+		json.Unmarshal(m["tool_name_native"], &native)
+		return append([]byte(native+" "), in...)
+	}
+	if v, ok := m["verdict"]; ok {
+		var verdict struct {
+			Decision string `json:"decision"`
+		}
+		var reason string
+		json.Unmarshal(v, &verdict)
+		json.Unmarshal(m["reason_code"], &reason)
+		return []byte(verdict.Decision + " " + reason)
+	}
+	return payload
 }
 
 // summary shortens a payload for one line.
 func summary(p []byte, n int) string {
 	s := string(p)
-	if utf8.RuneCountInString(s) > n {
+	if n > 0 && utf8.RuneCountInString(s) > n {
 		r := []rune(s)
 		s = string(r[:n-1]) + "…"
 	}

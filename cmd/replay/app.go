@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/policy"
 	"github.com/agentledger/agentledger/replay"
+	"github.com/agentledger/agentledger/seal"
 )
 
 type app struct {
@@ -81,7 +83,25 @@ func sourceFlags() []cli.Flag {
 		&cli.StringFlag{Name: "since", Usage: "replay only sessions active at or after `TIME` (RFC 3339)"},
 		&cli.StringFlag{Name: "until", Usage: "replay only sessions active at or before `TIME` (RFC 3339)"},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to `FILE` instead of stdout"},
+		&cli.StringFlag{Name: "keys", Usage: "sealing key store `DIR` that unseals recorded values (default: DATA/keys/sealing, when it exists); without it, sealed events replay as recorded"},
 	}
+}
+
+// keyStore opens --keys, or the data directory's sealing key store when
+// there is one; nil when there is none.
+func keyStore(c *cli.Context) (seal.KeyStore, error) {
+	dir := c.String("keys")
+	if dir == "" {
+		dir = filepath.Join(cmdline.Resolve(c, cmdline.FlagData), "keys", "sealing")
+		if _, err := os.Stat(filepath.Join(dir, "master.key")); err != nil {
+			return nil, nil
+		}
+	}
+	ks, err := seal.OpenFileStore(dir)
+	if err != nil {
+		return nil, cmdline.Usage(err)
+	}
+	return ks, nil
 }
 
 // candidate loads the input limits, the candidate policy and manifest, and
@@ -140,8 +160,12 @@ func (a *app) exact(c *cli.Context) error {
 	if st != nil {
 		defer st.Close()
 	}
+	keys, err := keyStore(c)
+	if err != nil {
+		return err
+	}
 	d := engine.NewDecider(p)
-	d.Limits = lim
+	d.Limits, d.Keys = lim, keys
 	progress := cmdline.NewProgress(a.stderr, "replay")
 	progress.Unit = "sessions"
 	var mu sync.Mutex

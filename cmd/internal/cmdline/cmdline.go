@@ -29,6 +29,7 @@ import (
 	"github.com/agentledger/agentledger/manifest"
 	"github.com/agentledger/agentledger/policy"
 	"github.com/agentledger/agentledger/receipt"
+	"github.com/agentledger/agentledger/seal"
 )
 
 // Exit codes, the same in every agentledger program.
@@ -401,6 +402,21 @@ func Signer(path, dataDir string) (*receipt.Signer, string, error) {
 		return nil, "", err
 	}
 	return receipt.NewSigner(k), pubPath, nil
+}
+
+// KeyStore opens the sealing key store of a data directory,
+// DATA/keys/sealing (created on first use).
+func KeyStore(dataDir string) (*seal.FileStore, error) {
+	return seal.OpenFileStore(filepath.Join(dataDir, "keys", "sealing"))
+}
+
+// Sealer is the sealer of an engine recording into dataDir under manifest m.
+func Sealer(dataDir string, m *manifest.Manifest) (*seal.Sealer, error) {
+	keys, err := KeyStore(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	return &seal.Sealer{Keys: keys, Policy: seal.PolicyOf(m)}, nil
 }
 
 // The two signing keys of a data directory: one signs records and their

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Secrets of the shapes the detectors know; none is a live credential.
+const (
+	sealAWS    = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+	sealGitHub = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"
+	sealEmail  = "jane.doe@example.com"
+	sealKey    = "MIIEowIBAAKCAQEAz8x0examplekeybody"
+)
+
+// buildCmd builds one of the project's programs into dir.
+func buildCmd(t *testing.T, dir, pkg string) string {
+	t.Helper()
+	bin := filepath.Join(dir, filepath.Base(pkg))
+	if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+	}
+	return bin
+}
+
+func noSecrets(t *testing.T, what string, b []byte) {
+	t.Helper()
+	for _, s := range []string{sealAWS, sealGitHub, sealEmail, sealKey} {
+		if bytes.Contains(b, []byte(s)) {
+			t.Errorf("%s holds %q in plaintext", what, s)
+		}
+	}
+}
+
+// TestSealedSecretsEndToEnd posts an event carrying an AWS secret key, a
+// GitHub token, a private key block and an email (PII, sealed by the
+// manifest) through engine serve; no reader shows them unless --reveal,
+// which is recorded; every verification holds; exact replay is identical
+// with the keys; after ledger shred the values are gone, verification
+// (with a checkpoint taken before) still holds, and replay reports the
+// shredded step and passes --fail-on any.
+func TestSealedSecretsEndToEnd(t *testing.T) {
+	bins := t.TempDir()
+	engineBin, replayBin := buildCmd(t, bins, "../engine"), buildCmd(t, bins, "../replay")
+	dir := t.TempDir()
+	data, tel := filepath.Join(dir, "d"), filepath.Join(dir, "telemetry.ndjson")
+	manifest := "../../fixtures/manifests/coding-agent.json"
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	srv := exec.Command(engineBin, "serve", "--data", data, "--listen", addr, "--insecure-dev", "--socket", "",
+		"--manifest", manifest, "--telemetry", tel, "--checkpoint-every", "-1s")
+	var stderr lockedBuffer
+	srv.Stderr = &stderr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Process.Kill()
+	post := func(body string) map[string]any {
+		t.Helper()
+		var resp *http.Response
+		var err error
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			if resp, err = http.Post("http://"+addr+"/v1/hooks", "application/json", strings.NewReader(body)); err == nil || time.Now().After(deadline) {
+				break
+			}
+		}
+		if err != nil {
+			t.Fatalf("engine serve: %v\n%s", err, stderr.String())
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		json.NewDecoder(resp.Body).Decode(&out)
+		return out
+	}
+	ev := func(hook string, sec int, extra string) string {
+		return fmt.Sprintf(`{"hook_point":%q,"session_id":"leaky","timestamp":"2026-11-23T10:00:%02dZ","host_id":"my-agent","aarts_version":"0.1","cwd":"/workspace/shop","turn_id":"t%d"%s}`, hook, sec, sec, extra)
+	}
+	secretCall := `,"tool_name":"shell","tool_name_native":"Bash","artifacts":[],"tool_input":{"command":"AWS_SECRET_ACCESS_KEY=` + sealAWS +
+		` git push https://x:` + sealGitHub + `@github.com/shop/web.git","description":"for ` + sealEmail + `","key":"-----BEGIN RSA PRIVATE KEY-----\n` + sealKey + `\n-----END RSA PRIVATE KEY-----"}`
+	post(ev("SessionStart", 0, `,"source":"startup"`))
+	if r := post(ev("PreToolUse", 1, secretCall)); r["decision"] == nil {
+		t.Fatalf("PreToolUse: %v", r)
+	}
+	post(ev("PreToolUse", 2, `,"tool_name":"file_read","tool_name_native":"Read","artifacts":[],"tool_input":{"file_path":"/workspace/shop/README.md"}`))
+	post(ev("SessionEnd", 3, `,"reason":"logout"`))
+	srv.Process.Signal(syscall.SIGTERM)
+	srv.Wait()
+
+	keys := filepath.Join(data, "keys")
+	pubs := []string{"--pubkey", filepath.Join(keys, "receipt-ed25519.pub.pem"), "--pubkey", filepath.Join(keys, "checkpoint-ed25519.pub.pem")}
+	cp := filepath.Join(dir, "before-shred.note")
+	if code, _, errs := run(t, "", "--data", data, "checkpoint", "-o", cp); code != 0 {
+		t.Fatal(errs)
+	}
+	for _, format := range []string{"text", "json", "html"} {
+		code, out, errs := run(t, "", "--data", data, "--format", format, "show", "leaky")
+		if code != 0 || !strings.Contains(out, "PreToolUse") {
+			t.Fatalf("show --format %s: exit %d %s %s", format, code, out, errs)
+		}
+		noSecrets(t, "show --format "+format, []byte(out))
+		if format == "text" && !strings.Contains(out, "‹sealed:") {
+			t.Errorf("show does not say what is sealed:\n%s", out)
+		}
+		if format == "html" {
+			os.WriteFile(filepath.Join(dir, "show.html"), []byte(out), 0o600)
+		}
+	}
+	bundle := filepath.Join(dir, "export.ndjson")
+	if code, _, errs := run(t, "", "--data", data, "export", "-o", bundle); code != 0 {
+		t.Fatal(errs)
+	}
+	raw, _ := os.ReadFile(bundle)
+	noSecrets(t, "ledger export", raw)
+	telemetry, _ := os.ReadFile(tel)
+	if len(telemetry) == 0 {
+		t.Fatal("no telemetry written")
+	}
+	noSecrets(t, "the telemetry file", telemetry)
+	verify := func(when string, extra ...string) {
+		t.Helper()
+		if code, out, errs := run(t, "", append(append([]string{"--data", data, "verify", "--deep"}, pubs...), extra...)...); code != 0 {
+			t.Fatalf("verify %s: exit %d %s %s", when, code, out, errs)
+		}
+	}
+	verify("sealed")
+	if out, err := python(t, "bundle", "--pubkey", filepath.Join(keys, "receipt-ed25519.pub.pem"), bundle); err != nil {
+		t.Fatalf("verify.py on the export: %v\n%s", err, out)
+	}
+	code, out, errs := run(t, "", "--data", data, "show", "--reveal", "leaky")
+	if code != 0 || !strings.Contains(out, sealGitHub) && !strings.Contains(out, sealAWS) {
+		t.Fatalf("show --reveal: exit %d %s %s", code, out, errs)
+	}
+	code, audit, _ := run(t, "", "--data", data, "--format", "json", "show", "--tenant", "agentledger", "audit")
+	if code != 0 || !strings.Contains(audit, `"event_type":"Reveal"`) || !strings.Contains(audit, `"session":"leaky"`) {
+		t.Fatalf("the reveal is not on record: %s", audit)
+	}
+	replay := func(when string) map[string]any {
+		t.Helper()
+		out, err := exec.Command(replayBin, "exact", "--data", data, "--session", "leaky", "--manifest", manifest, "--fail-on", "any", "--format", "json").CombinedOutput()
+		if err != nil {
+			t.Fatalf("replay exact %s: %v\n%s", when, err, out)
+		}
+		var rep map[string]any
+		if err := json.Unmarshal(out, &rep); err != nil {
+			t.Fatalf("replay report %s: %v\n%s", when, err, out)
+		}
+		return rep
+	}
+	rep := replay("with keys")
+	s0 := rep["sessions"].([]any)[0].(map[string]any)
+	if s0["identical"] != true || s0["shredded_steps"] != nil {
+		t.Fatalf("replay with keys: %v", s0)
+	}
+	code, out, errs = run(t, "", "--data", data, "shred", "--session", "leaky")
+	if code != 0 || !strings.Contains(out, "1 data keys destroyed") {
+		t.Fatalf("shred: exit %d %s %s", code, out, errs)
+	}
+	code, out, _ = run(t, "", "--data", data, "show", "--reveal", "leaky")
+	if code != 0 || !strings.Contains(out, "‹shredded:") {
+		t.Fatalf("show --reveal after the shred: exit %d %s", code, out)
+	}
+	noSecrets(t, "show --reveal after the shred", []byte(out))
+	verify("after the shred", "--checkpoint", cp)
+	rep = replay("after the shred")
+	s0 = rep["sessions"].([]any)[0].(map[string]any)
+	if steps, _ := s0["shredded_steps"].([]any); len(steps) != 1 || steps[0] != float64(2) {
+		t.Fatalf("replay after the shred: shredded steps %v (%v)", s0["shredded_steps"], s0)
+	}
+	_, audit, _ = run(t, "", "--data", data, "--format", "json", "show", "--tenant", "agentledger", "audit")
+	if !strings.Contains(audit, `"event_type":"Shred"`) {
+		t.Fatalf("the shred is not on record: %s", audit)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer a child process writes while the test
+// reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

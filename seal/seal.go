@@ -1,0 +1,484 @@
+// Package seal keeps secrets and personal data out of the record in the
+// clear: before a hook event is sealed into an envelope, every string value
+// in which a detector finds a secret (or, where the manifest says so,
+// personal data), and every field the manifest names, is replaced by a
+// sealed reference — the value encrypted with AES-256-GCM under a data key
+// of the session's own:
+//
+//	{"$sealed": {"v": 1, "kind": "github_token", "kid": "…", "alg": "AES-256-GCM",
+//	             "nonce": "<base64>", "ct": "<base64>", "redacted": "token ‹sealed:github_token›"}}
+//
+// The chain hashes the sealed form, so verification needs no key. With the
+// key, Unseal gives back the exact payload the engine judged; destroying the
+// key (crypto-shredding) makes the values unrecoverable while every chain,
+// signature and checkpoint still verifies.
+package seal
+
+import (
+	"bytes"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/manifest"
+	"github.com/agentledger/agentledger/reducer"
+)
+
+// Member is the one member of a sealed reference object.
+const Member = "$sealed"
+
+// Alg is the AEAD of every sealed value.
+const Alg = "AES-256-GCM"
+
+// Ref is a sealed value.
+type Ref struct {
+	V    int    `json:"v"`
+	Kind string `json:"kind"` // the detector (aws_secret_key, email, ...) or "field:<name>"
+	Kid  string `json:"kid"`
+	Alg  string `json:"alg"`
+	// Nonce and CT are standard base64 (padded): the GCM nonce and the
+	// ciphertext with its tag. The additional data is
+	// "agentledger/sealed/v1\n" + kid + "\n" + kind.
+	Nonce string `json:"nonce"`
+	CT    string `json:"ct"`
+	// JSON is true when the plaintext is a JSON value (a sealed field)
+	// rather than a string.
+	JSON bool `json:"json,omitempty"`
+	// Redacted is the string with each sealed match replaced by
+	// ‹sealed:kind›, so the record stays readable; absent for fields.
+	Redacted string `json:"redacted,omitempty"`
+}
+
+// Version of the sealed reference format.
+const Version = 1
+
+// ErrShredded means a sealed value's key was destroyed.
+var ErrShredded = errors.New("the key of a sealed value was shredded")
+
+// Policy says what is sealed: secrets always; the data classes in Classes
+// (PII, PAYMENT_CARD) too; and whole fields of the tools matched by the
+// keys of Fields (native-name globs, or canonical tool names).
+type Policy struct {
+	Classes map[string]bool
+	Fields  map[string][]string
+	EnvVars []string
+}
+
+// PolicyOf reads the sealing policy of a manifest.
+func PolicyOf(m *manifest.Manifest) Policy {
+	p := Policy{Classes: map[string]bool{reducer.ClassSecret: true}}
+	if m == nil {
+		return p
+	}
+	for _, c := range m.Sealing.Classes {
+		p.Classes[c] = true
+	}
+	p.Fields = m.Sealing.Fields
+	p.EnvVars = m.Secrets.EnvVars
+	return p
+}
+
+// Sealer seals the values a Policy names with keys from a KeyStore.
+type Sealer struct {
+	Keys   KeyStore
+	Policy Policy
+}
+
+// notSealed are the members of an event that are never sealed: they say
+// what the event is, not what it carries.
+var notSealed = map[string]bool{
+	"hook_point": true, "session_id": true, "timestamp": true, "host_id": true, "host_version": true,
+	"aarts_version": true, "turn_id": true, "tool_name": true, "tool_name_native": true, "parent_session_id": true,
+	"cwd": true, "adapter": true,
+}
+
+// anchors are byte strings at least one of which every secret detector's
+// match contains: an event without any is sealed as it is, without a parse.
+var anchors = [][]byte{[]byte("AKIA"), []byte("ASIA"), []byte("ecret_access_key"), []byte("ECRET_ACCESS_KEY"), []byte("gh"),
+	[]byte("github_pat_"), []byte("xox"), []byte("k_live_"), []byte("AIza"), []byte("sk-"), []byte("eyJ"), []byte("PRIVATE KEY")}
+
+// mayHold reports whether payload may hold a value the policy seals.
+func (p Policy) mayHold(payload []byte) bool {
+	if len(p.Fields) > 0 || len(p.EnvVars) > 0 || p.Classes[reducer.ClassPII] || p.Classes[reducer.ClassPaymentCard] {
+		return true
+	}
+	for _, a := range anchors {
+		if bytes.Contains(payload, a) {
+			return true
+		}
+	}
+	return false
+}
+
+// Seal returns payload (an event of tenant's session) with the values the
+// policy names sealed, and how many it sealed. A payload with nothing to
+// seal is returned as it is. The session's data key is created, durably,
+// before Seal returns a payload that needs it.
+func (s *Sealer) Seal(tenant, session string, payload []byte) ([]byte, int, error) {
+	if !s.Policy.mayHold(payload) {
+		return payload, 0, nil
+	}
+	var ev map[string]any
+	d := json.NewDecoder(bytes.NewReader(payload))
+	d.UseNumber()
+	if err := d.Decode(&ev); err != nil {
+		return nil, 0, fmt.Errorf("seal: %w", err)
+	}
+	w := &walker{s: s, scope: Scope{Tenant: tenant, Session: session}}
+	for _, k := range slices.Sorted(maps.Keys(ev)) {
+		if notSealed[k] {
+			continue
+		}
+		if s.sealsField(ev, k) {
+			v, err := w.sealValue(ev[k], "field:"+k)
+			if err != nil {
+				return nil, 0, err
+			}
+			ev[k] = v
+			continue
+		}
+		v, err := w.walk(ev[k])
+		if err != nil {
+			return nil, 0, err
+		}
+		ev[k] = v
+	}
+	if w.n == 0 {
+		return payload, 0, nil
+	}
+	out, err := json.Marshal(ev)
+	if err != nil {
+		return nil, 0, fmt.Errorf("seal: %w", err)
+	}
+	return out, w.n, nil
+}
+
+// sealsField reports whether the policy seals member k of ev whole.
+func (s *Sealer) sealsField(ev map[string]any, k string) bool {
+	native, _ := ev["tool_name_native"].(string)
+	tool, _ := ev["tool_name"].(string)
+	for _, g := range slices.Sorted(maps.Keys(s.Policy.Fields)) {
+		if (manifest.MatchGlob(g, native, false) || manifest.MatchGlob(g, tool, false)) && slices.Contains(s.Policy.Fields[g], k) {
+			return true
+		}
+	}
+	return false
+}
+
+type walker struct {
+	s     *Sealer
+	scope Scope
+	n     int
+	kid   string
+	key   cipher.AEAD
+}
+
+func (w *walker) walk(v any) (any, error) {
+	switch x := v.(type) {
+	case string:
+		return w.sealString(x)
+	case []any:
+		for i := range x {
+			y, err := w.walk(x[i])
+			if err != nil {
+				return nil, err
+			}
+			x[i] = y
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			y, err := w.walk(x[k])
+			if err != nil {
+				return nil, err
+			}
+			x[k] = y
+		}
+	}
+	return v, nil
+}
+
+// sealString seals s when it holds a value the policy seals.
+func (w *walker) sealString(s string) (any, error) {
+	var spans []reducer.Span
+	for _, sp := range reducer.Spans(s) {
+		if !w.s.Policy.Classes[sp.Class] {
+			continue
+		}
+		if sp.Detector == "private_key" {
+			// The detector matches the header: the key runs to its END
+			// line (or the end of the text).
+			sp.End = len(s)
+			if i := strings.Index(s[sp.Start:], "-----END "); i >= 0 {
+				if j := strings.Index(s[sp.Start+i+len("-----END "):], "-----"); j >= 0 {
+					sp.End = sp.Start + i + len("-----END ") + j + len("-----")
+				}
+			}
+		}
+		spans = append(spans, sp)
+	}
+	spans = append(spans, envSpans(s, w.s.Policy.EnvVars)...)
+	if len(spans) == 0 {
+		return s, nil
+	}
+	// In text order; where two start together, a secret before personal
+	// data, so that the kind says what was found.
+	slices.SortFunc(spans, func(a, b reducer.Span) int {
+		if a.Start != b.Start {
+			return a.Start - b.Start
+		}
+		return strings.Compare(strings.Replace(b.Class, reducer.ClassSecret, "~", 1), strings.Replace(a.Class, reducer.ClassSecret, "~", 1))
+	})
+	var red strings.Builder
+	kinds := []string{}
+	at := 0
+	for _, sp := range spans {
+		if sp.Start < at {
+			continue // overlaps the previous match
+		}
+		red.WriteString(s[at:sp.Start])
+		red.WriteString("‹sealed:" + sp.Detector + "›")
+		at = sp.End
+		if !slices.Contains(kinds, sp.Detector) {
+			kinds = append(kinds, sp.Detector)
+		}
+	}
+	red.WriteString(s[at:])
+	ref, err := w.encrypt([]byte(s), strings.Join(kinds, ","), false)
+	if err != nil {
+		return nil, err
+	}
+	ref.Redacted = red.String()
+	return map[string]any{Member: ref}, nil
+}
+
+// envSpans finds the values assigned to the manifest's secret environment
+// variables (NAME=value, NAME: value) in s.
+func envSpans(s string, vars []string) []reducer.Span {
+	var out []reducer.Span
+	for _, name := range vars {
+		for i := 0; ; {
+			j := strings.Index(s[i:], name)
+			if j < 0 {
+				break
+			}
+			start := i + j + len(name)
+			k := start
+			for k < len(s) && (s[k] == ' ' || s[k] == '=' || s[k] == ':' || s[k] == '"' || s[k] == '\'') {
+				k++
+			}
+			end := k
+			for end < len(s) && !strings.ContainsRune(" \t\n\"';&|", rune(s[end])) {
+				end++
+			}
+			if k > start && end > k && strings.ContainsAny(s[start:k], "=:") {
+				out = append(out, reducer.Span{Start: k, End: end, Class: reducer.ClassSecret, Detector: "env:" + name})
+			}
+			i = start
+		}
+	}
+	return out
+}
+
+// sealValue seals a whole JSON value.
+func (w *walker) sealValue(v any, kind string) (any, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	c, err := ledger.Canonicalize(raw, ledger.Limits{MaxBytes: len(raw) + 1, MaxDepth: 10000})
+	if err != nil {
+		return nil, err
+	}
+	ref, err := w.encrypt(c, kind, true)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{Member: ref}, nil
+}
+
+func (w *walker) encrypt(plain []byte, kind string, isJSON bool) (Ref, error) {
+	if w.key == nil {
+		kid, key, err := w.s.Keys.Current(w.scope)
+		if err != nil {
+			return Ref{}, fmt.Errorf("seal: data key: %w", err)
+		}
+		if w.key, err = aead(key); err != nil {
+			return Ref{}, err
+		}
+		w.kid = kid
+	}
+	nonce := make([]byte, w.key.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		return Ref{}, err
+	}
+	ct := w.key.Seal(nil, nonce, plain, additional(w.kid, kind))
+	w.n++
+	return Ref{V: Version, Kind: kind, Kid: w.kid, Alg: Alg, Nonce: base64.StdEncoding.EncodeToString(nonce),
+		CT: base64.StdEncoding.EncodeToString(ct), JSON: isJSON}, nil
+}
+
+func additional(kid, kind string) []byte { return []byte("agentledger/sealed/v1\n" + kid + "\n" + kind) }
+
+func aead(key []byte) (cipher.AEAD, error) {
+	b, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(b)
+}
+
+// Has reports whether payload holds a sealed value.
+func Has(payload []byte) bool { return bytes.Contains(payload, []byte(`"`+Member+`"`)) }
+
+// refOf returns the sealed reference v is, if it is one.
+func refOf(v any) (Ref, bool) {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) != 1 {
+		return Ref{}, false
+	}
+	inner, ok := m[Member]
+	if !ok {
+		return Ref{}, false
+	}
+	raw, err := json.Marshal(inner)
+	if err != nil {
+		return Ref{}, false
+	}
+	var r Ref
+	if ledger.DecodeExact(raw, &r) != nil || r.V != Version {
+		return Ref{}, false
+	}
+	return r, true
+}
+
+// Transform returns payload with every sealed reference replaced by what
+// f returns for it (f's error stops it). A payload without sealed values
+// is returned as it is.
+func Transform(payload []byte, f func(Ref) (any, error)) ([]byte, error) {
+	if !Has(payload) {
+		return payload, nil
+	}
+	var v any
+	d := json.NewDecoder(bytes.NewReader(payload))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	var walk func(any) (any, error)
+	walk = func(v any) (any, error) {
+		if r, ok := refOf(v); ok {
+			return f(r)
+		}
+		switch x := v.(type) {
+		case []any:
+			for i := range x {
+				y, err := walk(x[i])
+				if err != nil {
+					return nil, err
+				}
+				x[i] = y
+			}
+		case map[string]any:
+			for k := range x {
+				y, err := walk(x[k])
+				if err != nil {
+					return nil, err
+				}
+				x[k] = y
+			}
+		}
+		return v, nil
+	}
+	v, err := walk(v)
+	if err != nil {
+		return nil, err
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return ledger.Canonicalize(out, ledger.Limits{MaxBytes: len(out) + 1, MaxDepth: 10000})
+}
+
+// Unseal returns payload with every sealed value decrypted: the payload as
+// the engine judged it (canonical). A value whose key was shredded is
+// ErrShredded.
+func Unseal(payload []byte, keys KeyStore) ([]byte, error) {
+	return Transform(payload, func(r Ref) (any, error) { return open(r, keys) })
+}
+
+func open(r Ref, keys KeyStore) (any, error) {
+	key, err := keys.Key(r.Kid)
+	if err != nil {
+		return nil, err
+	}
+	a, err := aead(key)
+	if err != nil {
+		return nil, err
+	}
+	nonce, err1 := base64.StdEncoding.DecodeString(r.Nonce)
+	ct, err2 := base64.StdEncoding.DecodeString(r.CT)
+	if err1 != nil || err2 != nil || len(nonce) != a.NonceSize() {
+		return nil, fmt.Errorf("sealed %s: malformed nonce or ciphertext", r.Kind)
+	}
+	plain, err := a.Open(nil, nonce, ct, additional(r.Kid, r.Kind))
+	if err != nil {
+		return nil, fmt.Errorf("sealed %s: does not decrypt with key %s: %w", r.Kind, r.Kid, err)
+	}
+	if !r.JSON {
+		return string(plain), nil
+	}
+	var v any
+	d := json.NewDecoder(bytes.NewReader(plain))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// Render returns payload with every sealed value shown as sealed: a string
+// "‹sealed: kind›" (with the redacted text when there is one), for
+// timelines, HTML and telemetry.
+func Render(payload []byte) []byte {
+	out, err := Transform(payload, func(r Ref) (any, error) {
+		if r.Redacted != "" {
+			return r.Redacted, nil
+		}
+		return "‹sealed: " + r.Kind + "›", nil
+	})
+	if err != nil {
+		return payload
+	}
+	return out
+}
+
+// Open decrypts one sealed value with keys: a string, or the JSON value
+// of a sealed field.
+func Open(r Ref, keys KeyStore) (any, error) { return open(r, keys) }
+
+// AuditRecord is the payload of a Reveal or Shred record: who decrypted or
+// destroyed the keys of which session, and which keys.
+type AuditRecord struct {
+	By              string   `json:"by"`
+	AuthenticatedBy string   `json:"authenticated_by"`
+	Tenant          string   `json:"tenant"`
+	Session         string   `json:"session"`
+	Kids            []string `json:"kids"`
+}
+
+// JSON is the record's payload.
+func (a AuditRecord) JSON() ([]byte, error) {
+	if a.Kids == nil {
+		a.Kids = []string{}
+	}
+	return json.Marshal(a)
+}
