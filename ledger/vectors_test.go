@@ -56,6 +56,10 @@ var vectorInputs = []struct {
 	{"escaped-keys", `{"\"":1,"\\":2,"\n":3,"a\u0000b":4}`, nil},
 	{"session-id-specials", `{}`, map[string]string{"session_id": `"a.b*c> d/e\u00e9"`}},
 	{"tenant-and-seq", `{"k":"v"}`, map[string]string{"tenant_id": `"acme-prod"`, "seq": `7`, "prev_hash": `"` + strings.Repeat("ab", 32) + `"`}},
+	// Sealed references (package seal): the chain hashes the sealed form,
+	// so an auditor needs no key.
+	{"sealed-string", `{"hook_point":"PreToolUse","tool_input":{"command":{"$sealed":{"v":1,"kind":"github_token","kid":"0123456789abcdef0123456789abcdef-00112233aabbccdd","alg":"AES-256-GCM","nonce":"AAECAwQFBgcICQoL","ct":"3q2+7w==","redacted":"git push https://x:‹sealed:github_token›@github.com/o/r.git"}}}}`, nil},
+	{"sealed-field", `{"hook_point":"PostToolUse","tool_result":{"$sealed":{"json":true,"v":1,"kind":"field:tool_result","kid":"0123456789abcdef0123456789abcdef-00112233aabbccdd","alg":"AES-256-GCM","nonce":"AAECAwQFBgcICQoL","ct":"yv66vg=="}}}`, map[string]string{"event_type": `"PostToolUse"`, "seq": `1`, "prev_hash": `"` + strings.Repeat("cd", 32) + `"`}},
 	{"verdict", `{"for_seq":3,"for_hash":"` + strings.Repeat("0f", 32) + `","decision":"deny","reasons":["EGRESS_DENY"],"constraints":{"timeout_ms":30000}}`, map[string]string{"event_type": `"Verdict"`, "seq": `4`, "prev_hash": `"` + strings.Repeat("12", 32) + `"`}},
 }
 

@@ -28,22 +28,40 @@ type detector struct {
 	class string
 	re    *regexp.Regexp
 	check func(string) bool // optional validation of a match
+	// hints: a text can only match if it contains one of them (a cheap
+	// test that spares the regular expression on most texts); "0" stands
+	// for any digit.
+	hints []string
+}
+
+// mayMatch reports whether text contains one of d's hints.
+func (d *detector) mayMatch(text string) bool {
+	for _, h := range d.hints {
+		if h == "0" {
+			if strings.ContainsAny(text, "0123456789") {
+				return true
+			}
+		} else if strings.Contains(text, h) {
+			return true
+		}
+	}
+	return len(d.hints) == 0
 }
 
 var detectors = []detector{
-	{"email", ClassPII, regexp.MustCompile(`[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}\b`), nil},
-	{"phone", ClassPII, regexp.MustCompile(`(?:\+\d{1,3}[ .-]?)?\(?\b\d{3}\)?[ .-]\d{3}[ .-]\d{4}\b`), nil},
-	{"national_id", ClassPII, regexp.MustCompile(`\b\d{3}-\d{2}-\d{4}\b`), validSSN},
-	{"payment_card", ClassPaymentCard, regexp.MustCompile(`\b(?:\d[ -]?){12,18}\d\b`), luhn},
-	{"private_key", ClassSecret, regexp.MustCompile(`-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY( BLOCK)?-----`), nil},
-	{"aws_access_key", ClassSecret, regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), nil},
-	{"aws_secret_key", ClassSecret, regexp.MustCompile(`(?i)aws_secret_access_key\s*[=:]\s*["']?[A-Za-z0-9/+=]{40}`), nil},
-	{"github_token", ClassSecret, regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{60,})\b`), nil},
-	{"slack_token", ClassSecret, regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}\b`), nil},
-	{"stripe_key", ClassSecret, regexp.MustCompile(`\b[sr]k_live_[0-9A-Za-z]{20,}\b`), nil},
-	{"google_api_key", ClassSecret, regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`), nil},
-	{"openai_key", ClassSecret, regexp.MustCompile(`\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}\b`), nil},
-	{"jwt", ClassSecret, regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), nil},
+	{"email", ClassPII, regexp.MustCompile(`[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}\b`), nil, []string{"@"}},
+	{"phone", ClassPII, regexp.MustCompile(`(?:\+\d{1,3}[ .-]?)?\(?\b\d{3}\)?[ .-]\d{3}[ .-]\d{4}\b`), nil, []string{"0"}},
+	{"national_id", ClassPII, regexp.MustCompile(`\b\d{3}-\d{2}-\d{4}\b`), validSSN, []string{"-"}},
+	{"payment_card", ClassPaymentCard, regexp.MustCompile(`\b(?:\d[ -]?){12,18}\d\b`), luhn, []string{"0"}},
+	{"private_key", ClassSecret, regexp.MustCompile(`-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY( BLOCK)?-----`), nil, []string{"PRIVATE KEY"}},
+	{"aws_access_key", ClassSecret, regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), nil, []string{"AKIA", "ASIA"}},
+	{"aws_secret_key", ClassSecret, regexp.MustCompile(`(?i)aws_secret_access_key\s*[=:]\s*["']?[A-Za-z0-9/+=]{40}`), nil, []string{"ecret_access_key", "ECRET_ACCESS_KEY", "ecret_Access_Key"}},
+	{"github_token", ClassSecret, regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{60,})\b`), nil, []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}},
+	{"slack_token", ClassSecret, regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}\b`), nil, []string{"xox"}},
+	{"stripe_key", ClassSecret, regexp.MustCompile(`\b[sr]k_live_[0-9A-Za-z]{20,}\b`), nil, []string{"k_live_"}},
+	{"google_api_key", ClassSecret, regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`), nil, []string{"AIza"}},
+	{"openai_key", ClassSecret, regexp.MustCompile(`\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}\b`), nil, []string{"sk-"}},
+	{"jwt", ClassSecret, regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), nil, []string{"eyJ"}},
 }
 
 // maxScan bounds how much of one text the detectors read.
@@ -56,7 +74,11 @@ func Detect(text string) []Detection {
 		text = text[:maxScan]
 	}
 	var out []Detection
-	for _, d := range detectors {
+	for i := range detectors {
+		d := &detectors[i]
+		if !d.mayMatch(text) {
+			continue
+		}
 		for _, m := range d.re.FindAllString(text, 16) {
 			if d.check == nil || d.check(m) {
 				out = append(out, Detection{Class: d.class, Detector: d.name})
@@ -83,7 +105,11 @@ func Spans(text string) []Span {
 		text = text[:maxScan]
 	}
 	var out []Span
-	for _, d := range detectors {
+	for i := range detectors {
+		d := &detectors[i]
+		if !d.mayMatch(text) {
+			continue
+		}
 		for _, m := range d.re.FindAllStringIndex(text, 16) {
 			if d.check == nil || d.check(text[m[0]:m[1]]) {
 				out = append(out, Span{Start: m[0], End: m[1], Class: d.class, Detector: d.name})

@@ -102,8 +102,9 @@ var notSealed = map[string]bool{
 
 // anchors are byte strings at least one of which every secret detector's
 // match contains: an event without any is sealed as it is, without a parse.
-var anchors = [][]byte{[]byte("AKIA"), []byte("ASIA"), []byte("ecret_access_key"), []byte("ECRET_ACCESS_KEY"), []byte("gh"),
-	[]byte("github_pat_"), []byte("xox"), []byte("k_live_"), []byte("AIza"), []byte("sk-"), []byte("eyJ"), []byte("PRIVATE KEY")}
+var anchors = [][]byte{[]byte("AKIA"), []byte("ASIA"), []byte("ecret_access_key"), []byte("ECRET_ACCESS_KEY"), []byte("ecret_Access_Key"),
+	[]byte("ghp_"), []byte("gho_"), []byte("ghu_"), []byte("ghs_"), []byte("ghr_"), []byte("github_pat_"), []byte("xox"), []byte("k_live_"),
+	[]byte("AIza"), []byte("sk-"), []byte("eyJ"), []byte("PRIVATE KEY")}
 
 // mayHold reports whether payload may hold a value the policy seals.
 func (p Policy) mayHold(payload []byte) bool {
