@@ -40,7 +40,7 @@ type Manifest struct {
 	DataLabels  DataLabels `json:"data_labels"`
 	// Sealing says what, beyond secrets, is kept encrypted in the record.
 	Sealing Sealing `json:"sealing"`
-	Budgets     Budgets    `json:"budgets"`
+	Budgets Budgets `json:"budgets"`
 	// ApprovalRequired lists tools (canonical names or native-name globs)
 	// that always need a human's approval.
 	ApprovalRequired []string    `json:"approval_required"`

@@ -59,7 +59,7 @@ type exact struct {
 	// shredded is the seq of the first step whose sealed values were
 	// shredded, once there is one.
 	shredded *uint64
-	cause    *uint64         // seq of the latest verdict change, once there is one
+	cause    *uint64 // seq of the latest verdict change, once there is one
 	policy   map[string]bool
 }
 

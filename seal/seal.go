@@ -326,7 +326,9 @@ func (w *walker) encrypt(plain []byte, kind string, isJSON bool) (Ref, error) {
 		CT: base64.StdEncoding.EncodeToString(ct), JSON: isJSON}, nil
 }
 
-func additional(kid, kind string) []byte { return []byte("agentledger/sealed/v1\n" + kid + "\n" + kind) }
+func additional(kid, kind string) []byte {
+	return []byte("agentledger/sealed/v1\n" + kid + "\n" + kind)
+}
 
 func aead(key []byte) (cipher.AEAD, error) {
 	b, err := aes.NewCipher(key)
