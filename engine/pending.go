@@ -16,6 +16,7 @@ import (
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/receipt"
 	"github.com/agentledger/agentledger/reducer"
+	"github.com/agentledger/agentledger/seal"
 )
 
 // DefaultPendingTimeout is how long an ask, STEP_UP or DEFER waits for its
@@ -205,9 +206,21 @@ func (e *Engine) armLoaded(k ledger.SessionKey, s *Session) {
 func approvalOf(st *Step) PendingApproval {
 	p := PendingApproval{ForSeq: st.Envelope.Seq(), HookPoint: st.Event.HookPoint, AARMDecision: st.Record.AARMDecision,
 		ReasonCode: st.Record.ReasonCode, Reasons: st.Record.Verdict.Reasons, Artifacts: st.Record.Verdict.Artifacts,
-		ToolNative: st.Event.NativeTool(), ToolInput: st.Event.ToolInput, ActionSHA256: st.Record.ActionSHA256}
+		ToolNative: st.Event.NativeTool(), ToolInput: recordedToolInput(st), ActionSHA256: st.Record.ActionSHA256}
 	if a := Action(st.Event); a != nil {
 		p.Tool = a.Tool
 	}
 	return p
+}
+
+// recordedToolInput is the asked call's input as recorded: what the
+// ledger keeps sealed is shown to approvers as sealed (‹sealed:kind›).
+func recordedToolInput(st *Step) any {
+	var ev struct {
+		ToolInput any `json:"tool_input"`
+	}
+	if json.Unmarshal(seal.Render(st.Envelope.Payload()), &ev) != nil {
+		return nil
+	}
+	return ev.ToolInput
 }

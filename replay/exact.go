@@ -21,6 +21,7 @@ import (
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/receipt"
 	"github.com/agentledger/agentledger/reducer"
+	"github.com/agentledger/agentledger/seal"
 )
 
 // ModeExact names exact replay in reports.
@@ -298,7 +299,7 @@ func (x *exact) compare(p *pending, rec aarts.VerdictRecord) error {
 			continue
 		}
 		d := Diff{Seq: p.env.Seq(), HookPoint: rec.HookPoint, Field: f.name, Recorded: rv, Replayed: gv,
-			RuleBefore: before, RuleAfter: after, Tool: toolOf(p.step.Event)}
+			RuleBefore: before, RuleAfter: after, Tool: toolOf(p.env)}
 		// The recorded track judged by the candidate gives the recorded
 		// value: the difference follows from the earlier change alone.
 		if p.baseline != nil && equal(f.value(p.baseline.Record), rv) {
@@ -309,7 +310,7 @@ func (x *exact) compare(p *pending, rec aarts.VerdictRecord) error {
 	}
 	if rec.SnapshotHash != got.SnapshotHash {
 		d := Diff{Seq: p.env.Seq(), HookPoint: rec.HookPoint, Field: "snapshot_hash", Recorded: rec.SnapshotHash, Replayed: got.SnapshotHash,
-			RuleBefore: before, RuleAfter: after, Tool: toolOf(p.step.Event)}
+			RuleBefore: before, RuleAfter: after, Tool: toolOf(p.env)}
 		if p.baseline != nil && p.baseline.SnapshotHash == rec.SnapshotHash {
 			d.CausedBy = x.cause
 		}
@@ -332,7 +333,7 @@ func (x *exact) compare(p *pending, rec aarts.VerdictRecord) error {
 func (x *exact) missingVerdict(p *pending) error {
 	got := p.step.Record
 	x.r.Diffs = append(x.r.Diffs, Diff{Seq: p.env.Seq(), HookPoint: p.env.EventType(), Field: "verdict",
-		Recorded: nil, Replayed: got.Verdict.Decision, RuleAfter: got.Verdict.MatchedRuleID, Tool: toolOf(p.step.Event)})
+		Recorded: nil, Replayed: got.Verdict.Decision, RuleAfter: got.Verdict.MatchedRuleID, Tool: toolOf(p.env)})
 	seq := p.env.Seq()
 	x.cause = &seq
 	if err := x.part(p); err != nil {
@@ -383,8 +384,12 @@ func equal(a, b any) bool { return reflect.DeepEqual(a, b) }
 
 // toolOf describes a step's tool call for reports: the native tool name
 // and, for a shell call, its command.
-func toolOf(ev *aarts.Event) string {
-	if ev == nil || ev.NativeTool() == "" {
+//
+// It reads the recorded event, sealed values shown as sealed: a report
+// never carries what the ledger keeps sealed.
+func toolOf(env *ledger.Envelope) string {
+	ev, err := aarts.ParseEvent(seal.Render(env.Payload()))
+	if err != nil || ev.NativeTool() == "" {
 		return ""
 	}
 	if m, ok := ev.ToolInput.(map[string]any); ok {
