@@ -13,16 +13,23 @@ import (
 	"sync"
 )
 
-// Scope is what one data key covers: a session of a tenant.
+// Scope is what one data key covers: a session of a tenant, or, when an
+// event names one, a data subject of a tenant (across sessions).
 type Scope struct {
 	Tenant  string
 	Session string
+	Subject string // set: the subject's key, whatever the session
 }
 
 // id is the scope's part of its key ids: 32 hex digits of the SHA-256 of
-// tenant NUL session (a key id never reveals a session id).
+// tenant NUL session, or of tenant NUL "subject" NUL subject (a key id never
+// reveals a session or subject id).
 func (s Scope) id() string {
-	sum := sha256.Sum256([]byte(s.Tenant + "\x00" + s.Session))
+	in := s.Tenant + "\x00" + s.Session
+	if s.Subject != "" {
+		in = s.Tenant + "\x00subject\x00" + s.Subject
+	}
+	sum := sha256.Sum256([]byte(in))
 	return hex.EncodeToString(sum[:16])
 }
 

@@ -92,12 +92,17 @@ type Sealer struct {
 	Policy Policy
 }
 
+// SubjectMember is the event member that names the data subject whose
+// data the event carries: its values are sealed under the subject's key,
+// so that ledger shred --subject erases them in every session.
+const SubjectMember = "data_subject"
+
 // notSealed are the members of an event that are never sealed: they say
 // what the event is, not what it carries.
 var notSealed = map[string]bool{
 	"hook_point": true, "session_id": true, "timestamp": true, "host_id": true, "host_version": true,
 	"aarts_version": true, "turn_id": true, "tool_name": true, "tool_name_native": true, "parent_session_id": true,
-	"cwd": true, "adapter": true,
+	"cwd": true, "adapter": true, SubjectMember: true,
 }
 
 // anchors are byte strings at least one of which every secret detector's
@@ -133,7 +138,11 @@ func (s *Sealer) Seal(tenant, session string, payload []byte) ([]byte, int, erro
 	if err := d.Decode(&ev); err != nil {
 		return nil, 0, fmt.Errorf("seal: %w", err)
 	}
-	w := &walker{s: s, scope: Scope{Tenant: tenant, Session: session}}
+	scope := Scope{Tenant: tenant, Session: session}
+	if subject, _ := ev[SubjectMember].(string); subject != "" {
+		scope.Subject = subject
+	}
+	w := &walker{s: s, scope: scope}
 	for _, k := range slices.Sorted(maps.Keys(ev)) {
 		if notSealed[k] {
 			continue
@@ -474,7 +483,8 @@ type AuditRecord struct {
 	By              string   `json:"by"`
 	AuthenticatedBy string   `json:"authenticated_by"`
 	Tenant          string   `json:"tenant"`
-	Session         string   `json:"session"`
+	Session         string   `json:"session,omitempty"`
+	Subject         string   `json:"subject,omitempty"`
 	Kids            []string `json:"kids"`
 }
 

@@ -74,3 +74,35 @@ func TestSealUnsealShred(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestShredSubject: values of events that name a data subject are sealed
+// under the subject's key, in every session; shredding the subject erases
+// them everywhere and leaves other values readable.
+func TestShredSubject(t *testing.T) {
+	keys, err := OpenFileStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Sealer{Keys: keys, Policy: Policy{Classes: map[string]bool{reducer.ClassSecret: true, reducer.ClassPII: true}}}
+	ev := func(session, extra string) []byte {
+		return []byte(`{"hook_point":"PostToolUse","session_id":"` + session + `","timestamp":"2026-11-23T10:00:00Z","host_id":"my-agent","aarts_version":"0.1"` + extra + `,"tool_result":"write to ` + email + `"}`)
+	}
+	a, _, _ := s.Seal("acme", "s1", ev("s1", `,"data_subject":"cust-42"`))
+	b, _, _ := s.Seal("acme", "s2", ev("s2", `,"data_subject":"cust-42"`))
+	other, _, _ := s.Seal("acme", "s1", ev("s1", ""))
+	if !strings.Contains(string(a), `"data_subject":"cust-42"`) {
+		t.Fatalf("the subject id is sealed or gone: %s", a)
+	}
+	kids, err := keys.Shred(Scope{Tenant: "acme", Subject: "cust-42"})
+	if err != nil || len(kids) != 1 {
+		t.Fatalf("shred subject: %v %v", kids, err)
+	}
+	for _, p := range [][]byte{a, b} {
+		if _, err := Unseal(p, keys); !errors.Is(err, ErrShredded) {
+			t.Errorf("a subject's value after the shred: %v", err)
+		}
+	}
+	if plain, err := Unseal(other, keys); err != nil || !strings.Contains(string(plain), email) {
+		t.Errorf("a session-scoped value after the subject's shred: %v", err)
+	}
+}

@@ -128,13 +128,14 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			}),
 			cmdline.WithGlobals(&cli.Command{
 				Name:      "shred",
-				Usage:     "destroy a session's sealing keys: its sealed values become unrecoverable, every chain still verifies",
+				Usage:     "destroy a session's (or a data subject's) sealing keys: the sealed values become unrecoverable, every chain still verifies",
 				ArgsUsage: " ",
 				Description: "The shred is recorded as a signed Shred record (who, what scope, which keys) in session\n" +
 					"audit of tenant agentledger. Copies exported before sealing, and plaintext kept by hosts,\n" +
 					"are beyond its reach.",
-				Flags: []cli.Flag{&cli.StringFlag{Name: "session", Required: true, Usage: "the `SESSION` to shred"},
-					&cli.StringFlag{Name: "tenant", Value: ledger.DefaultTenant, Usage: "the session's `TENANT`"}},
+				Flags: []cli.Flag{&cli.StringFlag{Name: "session", Usage: "the `SESSION` whose keys to destroy"},
+					&cli.StringFlag{Name: "subject", Usage: "the data subject `ID` (events' data_subject) whose keys to destroy, in every session"},
+					&cli.StringFlag{Name: "tenant", Value: ledger.DefaultTenant, Usage: "the `TENANT`"}},
 				Action: a.shred,
 			}),
 			cmdline.WithGlobals(&cli.Command{

@@ -78,7 +78,7 @@ func (a *app) show(c *cli.Context) error {
 	}
 	if keys != nil {
 		// The reveal is on record before anything revealed is printed.
-		if err := a.audit(c, s, ledger.EventReveal, k, kids); err != nil {
+		if err := a.audit(c, s, ledger.EventReveal, k, "", kids); err != nil {
 			return fmt.Errorf("record the reveal: %w", err)
 		}
 	}
@@ -121,13 +121,13 @@ type row struct {
 
 // audit records a Reveal or Shred of session k's keys, signed with the
 // data directory's record key, as who runs this command.
-func (a *app) audit(c *cli.Context, st *store.Store, eventType string, k ledger.SessionKey, kids map[string]bool) error {
+func (a *app) audit(c *cli.Context, st *store.Store, eventType string, k ledger.SessionKey, subject string, kids map[string]bool) error {
 	signer, _, err := cmdline.Signer("", cmdline.Resolve(c, cmdline.FlagData))
 	if err != nil {
 		return err
 	}
 	who := engine.LocalIdentity()
-	rec := seal.AuditRecord{By: who.Principal, AuthenticatedBy: who.By, Tenant: k.Tenant, Session: k.Session, Kids: sortedKeys(kids)}
+	rec := seal.AuditRecord{By: who.Principal, AuthenticatedBy: who.By, Tenant: k.Tenant, Session: k.Session, Subject: subject, Kids: sortedKeys(kids)}
 	payload, err := rec.JSON()
 	if err != nil {
 		return err
@@ -142,6 +142,10 @@ func (a *app) shred(c *cli.Context) error {
 		return err
 	}
 	k := ledger.SessionKey{Tenant: c.String("tenant"), Session: c.String("session")}
+	subject := c.String("subject")
+	if (k.Session == "") == (subject == "") {
+		return cmdline.Usage(errors.New("shred needs --session ID or --subject ID (one of them)"))
+	}
 	keys, err := cmdline.KeyStore(cmdline.Resolve(c, cmdline.FlagData))
 	if err != nil {
 		return err
@@ -151,18 +155,22 @@ func (a *app) shred(c *cli.Context) error {
 		return err
 	}
 	defer st.Close()
-	destroyed, err := keys.Shred(seal.Scope{Tenant: k.Tenant, Session: k.Session})
+	scope, what := seal.Scope{Tenant: k.Tenant, Session: k.Session, Subject: subject}, k.String()
+	if subject != "" {
+		k.Session, what = "", k.Tenant+" subject "+subject
+	}
+	destroyed, err := keys.Shred(scope)
 	if err != nil {
-		return fmt.Errorf("shred %s: %w", k, err)
+		return fmt.Errorf("shred %s: %w", what, err)
 	}
 	kids := map[string]bool{}
 	for _, kid := range destroyed {
 		kids[kid] = true
 	}
-	if err := a.audit(c, st, ledger.EventShred, k, kids); err != nil {
+	if err := a.audit(c, st, ledger.EventShred, k, subject, kids); err != nil {
 		return fmt.Errorf("record the shred (the keys are destroyed): %w", err)
 	}
-	fmt.Fprintf(a.stdout, "shredded %s: %d data keys destroyed; recorded in %s\n", k, len(destroyed), AuditSession)
+	fmt.Fprintf(a.stdout, "shredded %s: %d data keys destroyed; recorded in %s\n", what, len(destroyed), AuditSession)
 	return nil
 }
 
