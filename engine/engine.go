@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"container/list"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -41,6 +42,9 @@ type Engine struct {
 
 	mu       sync.Mutex
 	sessions map[ledger.SessionKey]*entry
+	lru      *list.List // of *entry, most recently used first
+	maxLive  int
+	evicted  uint64
 }
 
 // Option configures an Engine.
@@ -80,6 +84,10 @@ func WithTelemetry(t *Telemetry) Option { return func(e *Engine) { e.tel = t } }
 func WithClock(now func() time.Time) Option { return func(e *Engine) { e.now = now } }
 
 type entry struct {
+	key   ledger.SessionKey
+	elem  *list.Element // in Engine.lru
+	users int           // requests using the entry (guarded by Engine.mu)
+
 	mu    sync.Mutex // one decision at a time
 	state *Session   // nil until loaded from the ledger
 
@@ -89,8 +97,9 @@ type entry struct {
 
 // New returns an Engine deciding with d and recording in st.
 func New(d *Decider, st *store.Store, opts ...Option) *Engine {
-	e := &Engine{decider: d, store: st, now: time.Now, sessions: map[ledger.SessionKey]*entry{}, warn: func(error) {},
+	e := &Engine{decider: d, store: st, now: time.Now, warn: func(error) {},
 		pending: pendings{timeout: DefaultPendingTimeout, byID: map[string]*pendingItem{}}}
+	e.newSessionTable()
 	for _, o := range opts {
 		o(e)
 	}
@@ -286,17 +295,6 @@ func backoff(ctx context.Context, attempt int) {
 	}
 }
 
-func (e *Engine) entry(k ledger.SessionKey) *entry {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	en := e.sessions[k]
-	if en == nil {
-		en = &entry{}
-		e.sessions[k] = en
-	}
-	return en
-}
-
 // load rebuilds a session's state by folding its recorded envelopes.
 func (e *Engine) load(ctx context.Context, k ledger.SessionKey) (*Session, error) {
 	s := NewSession(k.Tenant, k.Session)
@@ -354,7 +352,8 @@ func (e *Engine) catchUp(ctx context.Context, k ledger.SessionKey, s *Session) e
 	// the two publishes, or a stream that cannot batch them atomically):
 	// record that before the session goes on.
 	if last != nil && aarts.IsHookPoint(last.EventType()) {
-		en := e.entry(k)
+		en := e.acquire(k)
+		defer e.release(en)
 		en.failMu.Lock()
 		noted := len(en.failures) > 0
 		en.failMu.Unlock()
@@ -369,7 +368,8 @@ func (e *Engine) catchUp(ctx context.Context, k ledger.SessionKey, s *Session) e
 // Snapshot returns a session's current snapshot, rebuilding it from the
 // ledger if this process has not touched the session yet.
 func (e *Engine) Snapshot(ctx context.Context, k ledger.SessionKey) (Session, error) {
-	en := e.entry(k)
+	en := e.acquire(k)
+	defer e.release(en)
 	en.mu.Lock()
 	defer en.mu.Unlock()
 	if en.state == nil {

@@ -76,7 +76,8 @@ func (e *Engine) queue(k ledger.SessionKey, r spooled) {
 			e.warn(fmt.Errorf("spool %s record for %s: %w", r.EventType, k, err))
 		}
 	}
-	en := e.entry(k)
+	en := e.acquire(k)
+	defer e.release(en)
 	en.failMu.Lock()
 	en.failures = append(en.failures, r)
 	en.failMu.Unlock()
@@ -86,7 +87,8 @@ func (e *Engine) queue(k ledger.SessionKey, r spooled) {
 // already queued. It does not spool r: r is in the spool already, or it is
 // derived from the ledger and found again on every rebuild until recorded.
 func (e *Engine) queueOnce(k ledger.SessionKey, r spooled) {
-	en := e.entry(k)
+	en := e.acquire(k)
+	defer e.release(en)
 	en.failMu.Lock()
 	defer en.failMu.Unlock()
 	if !slices.ContainsFunc(en.failures, func(x spooled) bool { return x.ID == r.ID }) {
@@ -103,7 +105,8 @@ func (e *Engine) Flush(ctx context.Context, k ledger.SessionKey) error {
 // loses a race for the session's head (store.ErrConflict) it runs again,
 // after a short backoff, until ctx ends.
 func (e *Engine) inSession(ctx context.Context, k ledger.SessionKey, fn func(en *entry) error) error {
-	en := e.entry(k)
+	en := e.acquire(k)
+	defer e.release(en)
 	en.mu.Lock()
 	defer en.mu.Unlock()
 	for attempt := 0; ; attempt++ {

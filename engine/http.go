@@ -73,7 +73,16 @@ func Handler(cfg ServerConfig) http.Handler {
 	mux.HandleFunc("GET /v1/sessions/{id}/snapshot", s.auth(s.snapshot, RoleHost, RoleAuditor, RoleApprover))
 	mux.HandleFunc("GET /v1/sessions/{id}/verify", s.auth(s.verify, RoleHost, RoleAuditor, RoleApprover))
 	mux.HandleFunc("GET /healthz", s.healthz)
-	mux.HandleFunc("GET /metrics", s.metrics.serve)
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		s.metrics.serve(w, r)
+		st := s.cfg.Engine.Sessions()
+		fmt.Fprintln(w, "# HELP agentledger_sessions_live Sessions held in memory (bounded by --max-sessions).")
+		fmt.Fprintln(w, "# TYPE agentledger_sessions_live gauge")
+		fmt.Fprintf(w, "agentledger_sessions_live %d\n", st.Live)
+		fmt.Fprintln(w, "# HELP agentledger_sessions_evicted_total Idle sessions let go of (rebuilt from the ledger when next used).")
+		fmt.Fprintln(w, "# TYPE agentledger_sessions_evicted_total counter")
+		fmt.Fprintf(w, "agentledger_sessions_evicted_total %d\n", st.Evicted)
+	})
 	return mux
 }
 

@@ -86,7 +86,11 @@ func (a *app) serve(c *cli.Context) error {
 		return err
 	}
 	warn := func(err error) { fmt.Fprintf(a.stderr, "engine: %v\n", err) }
+	if c.Int("max-sessions") < 0 {
+		return cmdline.Usage(fmt.Errorf("--max-sessions %d: want 0 (no bound) or more", c.Int("max-sessions")))
+	}
 	opts := []engine.Option{engine.WithPendingTimeout(c.Duration("pending-timeout")), engine.WithFailOpen(c.Bool("fail-open")),
+		engine.WithMaxSessions(c.Int("max-sessions")),
 		engine.WithSpool(filepath.Join(dataDir, "spool")), engine.WithWarnings(warn)}
 	if f := c.String("telemetry"); f != "" {
 		tf, err := os.OpenFile(f, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
