@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/manifest"
 	"github.com/agentledger/agentledger/policy"
@@ -222,8 +223,8 @@ func TestUnclassifiedData(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, s := NewDecider(p), NewSession(ledger.DefaultTenant, "u")
-			var last *Step
+			d, s := decide.NewDecider(p), decide.NewSession(ledger.DefaultTenant, "u")
+			var last *decide.Step
 			for _, ev := range story(c.path, c.content) {
 				if last, err = d.Decide(context.Background(), s, ev); err != nil {
 					t.Fatal(err)

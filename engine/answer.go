@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/receipt"
 )
@@ -150,7 +151,7 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 	switch {
 	case err == nil:
 		r = ResponseOf(step)
-	case IsInputError(err):
+	case decide.IsInputError(err):
 		return e.reject(ctx, req, host, err)
 	default:
 		r = e.fail(req.Tenant, ev, payload, err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/policy"
@@ -23,9 +24,9 @@ import (
 // benchSession decides a session of 50 tool steps (PreToolUse and
 // PostToolUse pairs, each with its verdict) and returns the decider, the
 // session and its envelopes.
-func benchSession(b *testing.B) (*Decider, *Session, []*ledger.Envelope) {
+func benchSession(b *testing.B) (*decide.Decider, *decide.Session, []*ledger.Envelope) {
 	d := decider(b, "coding-agent.json")
-	s := NewSession("default", "bench")
+	s := decide.NewSession("default", "bench")
 	ts := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
 	var envs []*ledger.Envelope
 	for i := 0; i < 100; i++ {
@@ -78,7 +79,7 @@ func BenchmarkEvaluate(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	in := policy.Input{Event: ev.Raw, Action: Action(ev), Snapshot: snap.Map()}
+	in := policy.Input{Event: ev.Raw, Action: decide.Action(ev), Snapshot: snap.Map()}
 	at := time.UnixMilli(snap.LastMs)
 	ctx := context.Background()
 	lat := make([]time.Duration, 0, b.N)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/decide"
 )
 
 // Host is a host adapter: it maps the host's native hook input to the
@@ -210,7 +211,7 @@ func renderClaudeCode(event string, r HookResponse) json.RawMessage {
 	switch event {
 	case "PreToolUse":
 		decision := r.Decision
-		rewrite := RewrittenInput(r.Directives)
+		rewrite := decide.RewrittenInput(r.Directives)
 		if decision == aarts.Allow && rewrite != nil && r.HostAnswer == aarts.Ask {
 			decision = aarts.Ask // the user approves the rewritten call
 		}
@@ -237,7 +238,7 @@ func renderClaudeCode(event string, r HookResponse) json.RawMessage {
 			out = map[string]any{"decision": "block", "reason": reason}
 		}
 	}
-	if event != "PreToolUse" && RewrittenInput(r.Directives) != nil && claudeCodeBlocking(event) {
+	if event != "PreToolUse" && decide.RewrittenInput(r.Directives) != nil && claudeCodeBlocking(event) {
 		// A rewrite Claude Code cannot apply at this event: deny instead.
 		out = map[string]any{"decision": "block", "reason": "agentledger: this event's input would have to be rewritten, which Claude Code cannot do here"}
 	}

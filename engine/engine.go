@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/receipt"
@@ -26,7 +27,7 @@ import (
 // writer (another engine process) moved the session on. It is safe for
 // concurrent use.
 type Engine struct {
-	decider *Decider
+	decider *decide.Decider
 	store   *store.Store
 	now     func() time.Time
 	pending pendings
@@ -88,15 +89,15 @@ type entry struct {
 	elem  *list.Element // in Engine.lru
 	users int           // requests using the entry (guarded by Engine.mu)
 
-	mu    sync.Mutex // one decision at a time
-	state *Session   // nil until loaded from the ledger
+	mu    sync.Mutex      // one decision at a time
+	state *decide.Session // nil until loaded from the ledger
 
 	failMu   sync.Mutex
 	failures []spooled // owed to the ledger, not yet recorded
 }
 
 // New returns an Engine deciding with d and recording in st.
-func New(d *Decider, st *store.Store, opts ...Option) *Engine {
+func New(d *decide.Decider, st *store.Store, opts ...Option) *Engine {
 	e := &Engine{decider: d, store: st, now: time.Now, warn: func(error) {},
 		pending: pendings{timeout: DefaultPendingTimeout, byID: map[string]*pendingItem{}}}
 	e.newSessionTable()
@@ -107,12 +108,12 @@ func New(d *Decider, st *store.Store, opts ...Option) *Engine {
 }
 
 // Decider returns the engine's decider.
-func (e *Engine) Decider() *Decider { return e.decider }
+func (e *Engine) Decider() *decide.Decider { return e.decider }
 
 // Decide judges one hook event of tenant and records it with its verdict.
 // The Step returned is what was recorded. A bad event is an input error
 // (IsInputError) and records nothing.
-func (e *Engine) Decide(ctx context.Context, tenant string, payload []byte) (*Step, error) {
+func (e *Engine) Decide(ctx context.Context, tenant string, payload []byte) (*decide.Step, error) {
 	start := time.Now()
 	step, err := e.decide(ctx, tenant, payload)
 	if tenant == "" {
@@ -122,7 +123,7 @@ func (e *Engine) Decide(ctx context.Context, tenant string, payload []byte) (*St
 	return step, err
 }
 
-func (e *Engine) decide(ctx context.Context, tenant string, payload []byte) (*Step, error) {
+func (e *Engine) decide(ctx context.Context, tenant string, payload []byte) (*decide.Step, error) {
 	ev, err := aarts.ParseEvent(payload)
 	if err != nil {
 		return nil, err
@@ -133,7 +134,7 @@ func (e *Engine) decide(ctx context.Context, tenant string, payload []byte) (*St
 // decideEvent records ev with its verdict. A conflict with another writer
 // of the session (another engine process) is not a failure: the session is
 // re-read and the decision retried, with backoff, until ctx ends.
-func (e *Engine) decideEvent(ctx context.Context, tenant string, auth receipt.Authenticated, ev *aarts.Event, payload []byte) (*Step, error) {
+func (e *Engine) decideEvent(ctx context.Context, tenant string, auth receipt.Authenticated, ev *aarts.Event, payload []byte) (*decide.Step, error) {
 	if tenant == "" {
 		tenant = ledger.DefaultTenant
 	}
@@ -141,7 +142,7 @@ func (e *Engine) decideEvent(ctx context.Context, tenant string, auth receipt.Au
 	// A sub-agent's parent is read before the child's lock is taken (never
 	// one session's lock inside another's: two sessions naming each other
 	// as parent must not deadlock).
-	var parent *Session
+	var parent *decide.Session
 	parentErr := error(nil)
 	if p := ev.ParentSessionID; p != "" && p != ev.SessionID && sessionIDValid(tenant, p) == nil {
 		ps, err := e.Snapshot(ctx, ledger.SessionKey{Tenant: tenant, Session: p})
@@ -152,7 +153,7 @@ func (e *Engine) decideEvent(ctx context.Context, tenant string, auth receipt.Au
 			parent = &ps
 		}
 	}
-	var step *Step
+	var step *decide.Step
 	err := e.inSession(ctx, key, func(en *entry) error {
 		if err := e.flushFailures(ctx, key, en); err != nil {
 			return fmt.Errorf("record earlier failures of %s: %w", key, err)
@@ -162,7 +163,7 @@ func (e *Engine) decideEvent(ctx context.Context, tenant string, auth receipt.Au
 		}
 		next := *en.state
 		next.Auth = auth
-		next.Inherit = InheritanceFor(ev.ParentSessionID, &next, func(string) *Session { return parent })
+		next.Inherit = decide.InheritanceFor(ev.ParentSessionID, &next, func(string) *decide.Session { return parent })
 		if next.Inherit != nil && parentErr != nil {
 			return parentErr
 		}
@@ -175,7 +176,7 @@ func (e *Engine) decideEvent(ctx context.Context, tenant string, auth receipt.Au
 			e.afterFailedAppend(ctx, key, en, err)
 			return fmt.Errorf("record %s: %w", key, err)
 		}
-		next.streamSeq = seq
+		next.StreamSeq = seq
 		*en.state = next
 		if st.Record.Verdict.Decision == aarts.Ask && st.Record.HostAnswer == "" {
 			st.PendingID = e.openPending(key, approvalOf(st), e.pending.timeout)
@@ -252,7 +253,7 @@ func (e *Engine) appendOne(ctx context.Context, k ledger.SessionKey, en *entry, 
 		e.afterFailedAppend(ctx, k, en, err)
 		return nil, err
 	}
-	en.state.Head, en.state.Snapshot, en.state.streamSeq = env.Head(), snap, seq
+	en.state.Head, en.state.Snapshot, en.state.StreamSeq = env.Head(), snap, seq
 	return env, nil
 }
 
@@ -273,7 +274,7 @@ func (e *Engine) afterFailedAppend(ctx context.Context, k ledger.SessionKey, en 
 // engine's clock, never earlier than the session's last envelope, so that a
 // session's times never run backwards whatever its clients or the machine's
 // clock do.
-func (e *Engine) stamp(s *Session) time.Time {
+func (e *Engine) stamp(s *decide.Session) time.Time {
 	now := e.now()
 	if s != nil && s.Snapshot.LastMs > now.UnixMilli() {
 		return time.UnixMilli(s.Snapshot.LastMs)
@@ -296,8 +297,8 @@ func backoff(ctx context.Context, attempt int) {
 }
 
 // load rebuilds a session's state by folding its recorded envelopes.
-func (e *Engine) load(ctx context.Context, k ledger.SessionKey) (*Session, error) {
-	s := NewSession(k.Tenant, k.Session)
+func (e *Engine) load(ctx context.Context, k ledger.SessionKey) (*decide.Session, error) {
+	s := decide.NewSession(k.Tenant, k.Session)
 	if err := e.catchUp(ctx, k, s); err != nil {
 		return nil, fmt.Errorf("rebuild %s: %w", k, err)
 	}
@@ -308,10 +309,10 @@ func (e *Engine) load(ctx context.Context, k ledger.SessionKey) (*Session, error
 // last message s has seen. Messages that are not envelopes extending the
 // chain are foreign: they are put on record, and the chain goes on after
 // them.
-func (e *Engine) catchUp(ctx context.Context, k ledger.SessionKey, s *Session) error {
+func (e *Engine) catchUp(ctx context.Context, k ledger.SessionKey, s *decide.Session) error {
 	var last *ledger.Envelope
 	var foreign []Rejection
-	err := e.store.ReadSessionFrom(ctx, k, s.streamSeq+1, func(m store.Msg) error {
+	err := e.store.ReadSessionFrom(ctx, k, s.StreamSeq+1, func(m store.Msg) error {
 		env, err := ledger.Decode(m.Data, e.decider.Limits)
 		if err == nil && !store.Extends(s.Head, env, k) {
 			err = fmt.Errorf("an envelope of %s seq %d that does not extend the chain at seq %d", env.Key(), env.Seq(), s.Head.Seq)
@@ -324,18 +325,18 @@ func (e *Engine) catchUp(ctx context.Context, k ledger.SessionKey, s *Session) e
 			foreign = append(foreign, Rejection{ID: fmt.Sprintf("foreign-%d", m.StreamSeq),
 				Defect: fmt.Sprintf("foreign message at stream seq %d on this session's subject (%v): not part of the chain, which goes on after it", m.StreamSeq, err),
 				SHA256: hex.EncodeToString(sum[:]), Length: int64(len(m.Data)), Excerpt: excerpt(m.Data), Answered: aarts.HostAnswerNone})
-			s.streamSeq = m.StreamSeq
+			s.StreamSeq = m.StreamSeq
 			return nil
 		}
 		snap, err := e.decider.ApplyRecorded(s.Snapshot, env)
 		if err != nil {
 			return err
 		}
-		s.Snapshot, s.Head, s.streamSeq = snap, env.Head(), m.StreamSeq
+		s.Snapshot, s.Head, s.StreamSeq = snap, env.Head(), m.StreamSeq
 		if aarts.IsHookPoint(env.EventType()) {
 			s.Events++
 		}
-		s.markRecorded(recordID(env))
+		s.MarkRecorded(recordID(env))
 		last = env
 		return nil
 	})
@@ -343,7 +344,7 @@ func (e *Engine) catchUp(ctx context.Context, k ledger.SessionKey, s *Session) e
 		return err
 	}
 	for _, f := range foreign {
-		if !s.recorded[f.ID] {
+		if !s.Recorded[f.ID] {
 			raw, _ := json.Marshal(f)
 			e.queueOnce(k, spooled{ID: f.ID, Tenant: k.Tenant, Session: k.Session, EventType: ledger.EventRejected, AtMs: e.now().UnixMilli(), Payload: raw})
 		}
@@ -367,7 +368,7 @@ func (e *Engine) catchUp(ctx context.Context, k ledger.SessionKey, s *Session) e
 
 // Snapshot returns a session's current snapshot, rebuilding it from the
 // ledger if this process has not touched the session yet.
-func (e *Engine) Snapshot(ctx context.Context, k ledger.SessionKey) (Session, error) {
+func (e *Engine) Snapshot(ctx context.Context, k ledger.SessionKey) (decide.Session, error) {
 	en := e.acquire(k)
 	defer e.release(en)
 	en.mu.Lock()
@@ -375,7 +376,7 @@ func (e *Engine) Snapshot(ctx context.Context, k ledger.SessionKey) (Session, er
 	if en.state == nil {
 		s, err := e.load(ctx, k)
 		if err != nil {
-			return Session{}, err
+			return decide.Session{}, err
 		}
 		en.state = s
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
 )
@@ -177,7 +178,7 @@ func TestEngineRebuildsAfterRestart(t *testing.T) {
 	checkChains(t, st2)
 }
 
-func mustSnapshot(t *testing.T, e *Engine) Session {
+func mustSnapshot(t *testing.T, e *Engine) decide.Session {
 	s, err := e.Snapshot(context.Background(), ledger.SessionKey{Tenant: "default", Session: "r"})
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/ledger"
 )
 
@@ -24,7 +25,7 @@ type EvalLine struct {
 }
 
 // LineOf returns the eval line of a step.
-func LineOf(s *Step) EvalLine {
+func LineOf(s *decide.Step) EvalLine {
 	return EvalLine{
 		SessionID: s.Event.SessionID, Index: s.Index, HookPoint: s.Event.HookPoint, Decision: s.Decision.Decision,
 		AARMDecision: s.Decision.AARMDecision, ReasonCode: s.Decision.ReasonCode, MatchedRuleID: s.Decision.MatchedRuleID,
@@ -36,8 +37,8 @@ func LineOf(s *Step) EvalLine {
 // in order with d, and writes one EvalLine per event to w. Nothing is
 // recorded. A bad line is an error naming the line, and then nothing is
 // written.
-func Eval(ctx context.Context, d *Decider, tenant string, r io.Reader, w io.Writer) error {
-	sessions := map[string]*Session{}
+func Eval(ctx context.Context, d *decide.Decider, tenant string, r io.Reader, w io.Writer) error {
+	sessions := map[string]*decide.Session{}
 	var out bytes.Buffer
 	enc := json.NewEncoder(&out)
 	enc.SetEscapeHTML(false)
@@ -51,10 +52,10 @@ func Eval(ctx context.Context, d *Decider, tenant string, r io.Reader, w io.Writ
 		}
 		s := sessions[probe.SessionID]
 		if s == nil {
-			s = NewSession(tenant, probe.SessionID)
+			s = decide.NewSession(tenant, probe.SessionID)
 			sessions[probe.SessionID] = s
 		}
-		s.Inherit = InheritanceFor(probe.ParentSessionID, s, func(id string) *Session { return sessions[id] })
+		s.Inherit = decide.InheritanceFor(probe.ParentSessionID, s, func(id string) *decide.Session { return sessions[id] })
 		step, err := d.Decide(ctx, s, line)
 		if err != nil {
 			return fmt.Errorf("line %d: %w", n, err)

@@ -160,7 +160,7 @@ func (e *Engine) flushFailures(ctx context.Context, k ledger.SessionKey, en *ent
 	en.failures = nil
 	en.failMu.Unlock()
 	for i, f := range pending {
-		if en.state.recorded[f.ID] {
+		if en.state.Recorded[f.ID] {
 			e.unspool(f.ID)
 			continue
 		}
@@ -170,7 +170,7 @@ func (e *Engine) flushFailures(ctx context.Context, k ledger.SessionKey, en *ent
 			en.failMu.Unlock()
 			return err
 		}
-		en.state.markRecorded(f.ID)
+		en.state.MarkRecorded(f.ID)
 		e.unspool(f.ID)
 	}
 	return nil

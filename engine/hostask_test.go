@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/policy"
@@ -30,7 +31,7 @@ func defaultEngine(t *testing.T, opts ...Option) (*Engine, *store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(NewDecider(p), st, opts...), st
+	return New(decide.NewDecider(p), st, opts...), st
 }
 
 func readSession(t *testing.T, st *store.Store, k ledger.SessionKey) []*ledger.Envelope {
@@ -181,7 +182,7 @@ func TestContendedSessionNeverFails(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		e := New(NewDecider(p), c)
+		e := New(decide.NewDecider(p), c)
 		for w := range workers {
 			wg.Add(1)
 			go func() {

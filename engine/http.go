@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/receipt"
@@ -172,7 +173,7 @@ type HookResponse struct {
 }
 
 // ResponseOf returns the answer for a recorded step.
-func ResponseOf(st *Step) HookResponse {
+func ResponseOf(st *decide.Step) HookResponse {
 	return HookResponse{Verdict: st.Record.Verdict, AARMDecision: st.Record.AARMDecision, ReasonCode: st.Record.ReasonCode,
 		Constraints: st.Record.Constraints, Seq: st.Envelope.Seq(), EventHash: st.Envelope.Hash(), VerdictHash: st.Verdict.Hash(),
 		PendingID: st.PendingID, HostAnswer: st.Record.HostAnswer}
@@ -290,7 +291,7 @@ func (s *server) resolutions(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, res)
 	case errors.Is(err, ErrWrongAction):
 		writeError(w, http.StatusConflict, err.Error())
-	case IsInputError(err):
+	case decide.IsInputError(err):
 		writeError(w, http.StatusBadRequest, err.Error())
 	case errors.Is(err, ErrNoPending):
 		writeError(w, http.StatusNotFound, err.Error())

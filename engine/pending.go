@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/receipt"
 	"github.com/agentledger/agentledger/reducer"
@@ -185,7 +186,7 @@ func (e *Engine) recordResolution(ctx context.Context, k ledger.SessionKey, forS
 // armLoaded re-arms the approvals a rebuilt session still has open: their
 // ids were lost with the process that issued them, so they can only time
 // out, at their original deadline (or now, if that has passed).
-func (e *Engine) armLoaded(k ledger.SessionKey, s *Session) {
+func (e *Engine) armLoaded(k ledger.SessionKey, s *decide.Session) {
 	for _, p := range s.Snapshot.Pending {
 		e.pending.mu.Lock()
 		known := false
@@ -203,11 +204,11 @@ func (e *Engine) armLoaded(k ledger.SessionKey, s *Session) {
 }
 
 // approvalOf is the approval context of a step that asks.
-func approvalOf(st *Step) PendingApproval {
+func approvalOf(st *decide.Step) PendingApproval {
 	p := PendingApproval{ForSeq: st.Envelope.Seq(), HookPoint: st.Event.HookPoint, AARMDecision: st.Record.AARMDecision,
 		ReasonCode: st.Record.ReasonCode, Reasons: st.Record.Verdict.Reasons, Artifacts: st.Record.Verdict.Artifacts,
 		ToolNative: st.Event.NativeTool(), ToolInput: recordedToolInput(st), ActionSHA256: st.Record.ActionSHA256}
-	if a := Action(st.Event); a != nil {
+	if a := decide.Action(st.Event); a != nil {
 		p.Tool = a.Tool
 	}
 	return p
@@ -215,7 +216,7 @@ func approvalOf(st *Step) PendingApproval {
 
 // recordedToolInput is the asked call's input as recorded: what the
 // ledger keeps sealed is shown to approvers as sealed (‹sealed:kind›).
-func recordedToolInput(st *Step) any {
+func recordedToolInput(st *decide.Step) any {
 	var ev struct {
 		ToolInput any `json:"tool_input"`
 	}

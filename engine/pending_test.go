@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/receipt"
@@ -67,7 +68,7 @@ func TestStepUpTimesOutToRecordedDeny(t *testing.T) {
 
 // signingDecider is decider with a fresh record key; it returns the
 // keyring that verifies it.
-func signingDecider(t *testing.T, manifestFile string) (*Decider, receipt.Keyring) {
+func signingDecider(t *testing.T, manifestFile string) (*decide.Decider, receipt.Keyring) {
 	t.Helper()
 	d := decider(t, manifestFile)
 	keyPEM, _ := receipt.GenerateKey()

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/manifest"
 	"github.com/agentledger/agentledger/policy"
 )
@@ -76,7 +77,7 @@ var scenarios = []struct {
 		{"exfil-allowed-domain", 5, "deny/DENY/DATA_EXFILTRATION"}, {"exfil-allowed-domain", 6, "deny/DENY/DATA_EXFILTRATION"}}},
 }
 
-func decider(t testing.TB, manifestFile string) *Decider {
+func decider(t testing.TB, manifestFile string) *decide.Decider {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("../fixtures/manifests", manifestFile))
 	if err != nil {
@@ -90,10 +91,10 @@ func decider(t testing.TB, manifestFile string) *Decider {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return NewDecider(p)
+	return decide.NewDecider(p)
 }
 
-func evalFile(t testing.TB, d *Decider, path string) []byte {
+func evalFile(t testing.TB, d *decide.Decider, path string) []byte {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {

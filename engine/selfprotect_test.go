@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/policy"
 )
 
@@ -29,7 +30,7 @@ func TestSelfProtection(t *testing.T) {
 	}
 	st := openStore(t, t.TempDir())
 	t.Cleanup(func() { st.Close() })
-	e := New(NewDecider(p), st)
+	e := New(decide.NewDecider(p), st)
 
 	bash := func(cwd, cmd string) string {
 		in, _ := json.Marshal(map[string]string{"command": cmd})

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/seal"
 )
 
@@ -76,7 +77,7 @@ func spanID() string {
 
 // Decision emits the span of one decision. event is the hook event as the
 // host sent it; err, when set, is a decision that failed.
-func (t *Telemetry) Decision(tenant string, event []byte, st *Step, start, end time.Time, err error) {
+func (t *Telemetry) Decision(tenant string, event []byte, st *decide.Step, start, end time.Time, err error) {
 	if t == nil {
 		return
 	}
@@ -175,7 +176,7 @@ func RedactString(s string) string {
 // recordedForm is what telemetry shows of an event: as recorded (sealed
 // values shown as sealed) when it was recorded, else as sent (redacted by
 // the span writer either way).
-func recordedForm(payload []byte, st *Step) []byte {
+func recordedForm(payload []byte, st *decide.Step) []byte {
 	if st == nil || st.Envelope == nil {
 		return payload
 	}

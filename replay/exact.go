@@ -2,7 +2,7 @@
 //
 // Exact replay takes a session's verified chain and, for every hook event,
 // folds it with the current reducer and judges it with a candidate policy
-// and manifest through the same engine.Decider that decides live traffic,
+// and manifest through the same decide.Decider that decides live traffic,
 // then compares the snapshot hash and the verdict with what was recorded.
 // Replayed verdicts are folded forward; recorded resolutions and engine
 // failures are applied as recorded. Nothing reads the network or the clock.
@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/agentledger/agentledger/aarts"
-	"github.com/agentledger/agentledger/engine"
+	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/receipt"
 	"github.com/agentledger/agentledger/reducer"
@@ -30,13 +30,13 @@ const ModeExact = "exact"
 // Exact replays one verified chain (one session, in seq order) with d and
 // returns its report. An envelope that cannot be replayed (a payload the
 // recorder should never have accepted) is reported as the session's fault.
-func Exact(ctx context.Context, d *engine.Decider, chain []*ledger.Envelope) *SessionReport {
+func Exact(ctx context.Context, d *decide.Decider, chain []*ledger.Envelope) *SessionReport {
 	r := &SessionReport{Mode: ModeExact, Diffs: []Diff{}}
 	if len(chain) == 0 {
 		return r
 	}
 	r.TenantID, r.SessionID = chain[0].TenantID(), chain[0].SessionID()
-	x := &exact{d: d, r: r, replayed: engine.NewSession(r.TenantID, r.SessionID)}
+	x := &exact{d: d, r: r, replayed: decide.NewSession(r.TenantID, r.SessionID)}
 	if err := x.run(ctx, chain); err != nil {
 		r.Fault = err.Error()
 	}
@@ -53,10 +53,10 @@ func Exact(ctx context.Context, d *engine.Decider, chain []*ledger.Envelope) *Se
 // follows from the earlier change (caused_by), and one it shows too is a
 // change of its own.
 type exact struct {
-	d        *engine.Decider
+	d        *decide.Decider
 	r        *SessionReport
-	replayed *engine.Session
-	recorded *engine.Session // nil while the tracks are one
+	replayed *decide.Session
+	recorded *decide.Session // nil while the tracks are one
 	// shredded is the seq of the first step whose sealed values were
 	// shredded, once there is one.
 	shredded *uint64
@@ -67,9 +67,9 @@ type exact struct {
 // pending is a hook event replayed whose recorded verdict is still to come.
 type pending struct {
 	env      *ledger.Envelope
-	before   engine.Session // the replayed track before the event
-	step     *engine.Step   // on the replayed track
-	baseline *engine.Step   // on the recorded track, when the tracks differ
+	before   decide.Session // the replayed track before the event
+	step     *decide.Step   // on the replayed track
+	baseline *decide.Step   // on the recorded track, when the tracks differ
 }
 
 func (x *exact) run(ctx context.Context, chain []*ledger.Envelope) error {
@@ -268,7 +268,7 @@ func (x *exact) foldRecorded(env *ledger.Envelope) error {
 
 // fold re-seals env's event onto s's chain and folds it into s's snapshot
 // (a sealed hook event in its plaintext, when the keys are at hand).
-func (x *exact) fold(s *engine.Session, env *ledger.Envelope) error {
+func (x *exact) fold(s *decide.Session, env *ledger.Envelope) error {
 	payload, _, err := x.d.Plaintext(env)
 	if err != nil {
 		return err

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentledger/agentledger/engine"
+	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/manifest"
 	"github.com/agentledger/agentledger/policy"
@@ -36,11 +36,11 @@ func recorded(t testing.TB) map[string][]Chain {
 	return out
 }
 
-func constant(d *engine.Decider) DeciderFor {
-	return func(ledger.SessionKey) (*engine.Decider, error) { return d, nil }
+func constant(d *decide.Decider) DeciderFor {
+	return func(ledger.SessionKey) (*decide.Decider, error) { return d, nil }
 }
 
-func decider(t testing.TB, policyDir, manifestName string) *engine.Decider {
+func decider(t testing.TB, policyDir, manifestName string) *decide.Decider {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(fixtures, "manifests", manifestName))
 	if err != nil {
@@ -54,7 +54,7 @@ func decider(t testing.TB, policyDir, manifestName string) *engine.Decider {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return engine.NewDecider(p)
+	return decide.NewDecider(p)
 }
 
 func TestReplayRecordedSessionsIsIdentical(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agentledger/agentledger/engine"
+	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/ledger"
 )
 
@@ -162,7 +162,7 @@ func readBundleFile(path string, lim ledger.Limits) ([]Chain, error) {
 // DeciderFor gives the Decider to replay a session with. Most runs use one
 // candidate for every session; tests replay each fixture session with the
 // manifest it was recorded under.
-type DeciderFor func(ledger.SessionKey) (*engine.Decider, error)
+type DeciderFor func(ledger.SessionKey) (*decide.Decider, error)
 
 // RunExact replays every chain src yields on up to workers goroutines
 // (0: one per CPU) and returns their reports; NewReport orders them. A

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentledger/agentledger/cmd/internal/cmdline"
+	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/policy"
@@ -144,7 +145,7 @@ func (a *app) recordingEngine(c *cli.Context) (*engine.Engine, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	d := engine.NewDecider(p)
+	d := decide.NewDecider(p)
 	d.Limits = lim
 	if d.Signer, _, err = cmdline.Signer(c.String("signing-key"), cmdline.Resolve(c, cmdline.FlagData)); err != nil {
 		return nil, nil, err
@@ -180,10 +181,10 @@ func (a *app) eval(c *cli.Context) error {
 		defer f.Close()
 		in = f
 	}
-	d := engine.NewDecider(p)
+	d := decide.NewDecider(p)
 	d.Limits = lim
 	if err := engine.Eval(c.Context, d, c.String("tenant"), in, a.stdout); err != nil {
-		if engine.IsInputError(err) {
+		if decide.IsInputError(err) {
 			return cmdline.Usage(err)
 		}
 		return err

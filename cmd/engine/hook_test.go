@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/manifest"
@@ -51,7 +52,7 @@ func engineServer(t *testing.T, m *manifest.Manifest) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(engine.Handler(engine.ServerConfig{Engine: engine.New(engine.NewDecider(p), st), Store: st, Insecure: true}))
+	srv := httptest.NewServer(engine.Handler(engine.ServerConfig{Engine: engine.New(decide.NewDecider(p), st), Store: st, Insecure: true}))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
@@ -224,7 +225,7 @@ signals contains s if {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(engine.Handler(engine.ServerConfig{Engine: engine.New(engine.NewDecider(p), st), Store: st, Insecure: true}))
+	srv := httptest.NewServer(engine.Handler(engine.ServerConfig{Engine: engine.New(decide.NewDecider(p), st), Store: st, Insecure: true}))
 	t.Cleanup(srv.Close)
 	for _, tt := range []struct {
 		args []string

@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentledger/agentledger/cmd/internal/cmdline"
+	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/receipt"
@@ -77,7 +78,7 @@ func (a *app) serve(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	d := engine.NewDecider(p)
+	d := decide.NewDecider(p)
 	d.Limits = lim
 	if d.Signer, _, err = cmdline.Signer(c.String("signing-key"), dataDir); err != nil {
 		return err

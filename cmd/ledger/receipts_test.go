@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/policy"
@@ -27,7 +28,7 @@ func TestVerifyReceiptsWithPubkey(t *testing.T) {
 	}
 	keyPEM, _ := receipt.GenerateKey()
 	key, _ := receipt.ParsePrivateKey(keyPEM)
-	d := engine.NewDecider(p)
+	d := decide.NewDecider(p)
 	d.Signer = receipt.NewSigner(key)
 	pub := filepath.Join(dir, "pub.pem")
 	os.WriteFile(pub, d.Signer.PublicKeyPEM(), 0o644)

@@ -14,11 +14,12 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentledger/agentledger/cmd/internal/cmdline"
-	"github.com/agentledger/agentledger/engine"
+	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/policy"
 	"github.com/agentledger/agentledger/replay"
+	"github.com/agentledger/agentledger/replay/fromstore"
 	"github.com/agentledger/agentledger/seal"
 )
 
@@ -164,13 +165,13 @@ func (a *app) exact(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	d := engine.NewDecider(p)
+	d := decide.NewDecider(p)
 	d.Limits, d.Keys = lim, keys
 	progress := cmdline.NewProgress(a.stderr, "replay")
 	progress.Unit = "sessions"
 	var mu sync.Mutex
 	started := uint64(0)
-	reports, err := replay.RunExact(c.Context, src, func(ledger.SessionKey) (*engine.Decider, error) {
+	reports, err := replay.RunExact(c.Context, src, func(ledger.SessionKey) (*decide.Decider, error) {
 		mu.Lock()
 		started++
 		progress.Update(started)
@@ -210,7 +211,7 @@ func (a *app) source(c *cli.Context, lim ledger.Limits) (replay.Source, *store.S
 		}
 		return src, nil, nil
 	}
-	f := replay.StoreFilter{Filter: store.Filter{Tenant: c.String("tenant"), Session: c.String("session")}}
+	f := fromstore.Filter{Filter: store.Filter{Tenant: c.String("tenant"), Session: c.String("session")}}
 	for name, dst := range map[string]*int64{"since": &f.SinceMs, "until": &f.UntilMs} {
 		if v := c.String(name); v != "" {
 			t, err := time.Parse(time.RFC3339Nano, v)
@@ -224,7 +225,7 @@ func (a *app) source(c *cli.Context, lim ledger.Limits) (replay.Source, *store.S
 	if err != nil {
 		return nil, nil, err
 	}
-	return replay.StoreSource(c.Context, st, f, lim), st, nil
+	return fromstore.Source(c.Context, st, f, lim), st, nil
 }
 
 func (a *app) write(path, format string, rep *replay.Report) error {

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentledger/agentledger/cmd/internal/cmdline"
+	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/replay/live"
 )
@@ -69,7 +70,7 @@ func (a *app) live(c *cli.Context) error {
 		}
 	}
 	defer rec.Close()
-	d := engine.NewDecider(p)
+	d := decide.NewDecider(p)
 	d.Limits = lim
 	eng := engine.New(d, rec)
 	model := &live.Model{BaseURL: c.String("model-url"), Name: c.String("model"), APIKey: key}

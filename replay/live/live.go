@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/ledger"
 )
@@ -28,7 +29,7 @@ type Config struct {
 	Engine *engine.Engine
 	// Decider is the Engine's decider, used to judge planned calls on a
 	// copy of the live session without recording them.
-	Decider *engine.Decider
+	Decider *decide.Decider
 	// SessionID names the new session; its SessionStart links to the
 	// original under "replay_of".
 	SessionID string
@@ -187,7 +188,7 @@ func (x *run) record(ctx context.Context, e *ledger.Envelope, raw map[string]any
 // decide records raw in the live session and, when the recording has a
 // counterpart (rec, the recorded envelope of the same event; nil when the
 // live event has none), notes a verdict that differs from the recorded one.
-func (x *run) decide(ctx context.Context, rec *ledger.Envelope, raw map[string]any) (*engine.Step, error) {
+func (x *run) decide(ctx context.Context, rec *ledger.Envelope, raw map[string]any) (*decide.Step, error) {
 	ev := maps.Clone(raw)
 	ev["session_id"] = x.cfg.SessionID
 	ev["timestamp"] = x.cfg.Now().UTC().Format("2006-01-02T15:04:05.000Z")

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
@@ -86,7 +87,7 @@ func TestLiveReplayAgainstScriptedModelAndFixtureMCP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := engine.NewDecider(p)
+	d := decide.NewDecider(p)
 	clock := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	cfg := Config{Model: &Model{BaseURL: srv.URL, Name: "candidate-7b"}, Tools: tools, Engine: engine.New(d, st), Decider: d,
 		SessionID: "mcp-fix-total~live-1", Now: func() time.Time { clock = clock.Add(time.Second); return clock }}
@@ -134,7 +135,7 @@ func TestLiveReplayAgainstScriptedModelAndFixtureMCP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sd := engine.NewDecider(sp)
+	sd := decide.NewDecider(sp)
 	model.mu.Lock()
 	model.requests, model.answers = nil, append(model.answers, model.answers...)
 	model.mu.Unlock()

@@ -1,4 +1,7 @@
-package replay
+// Package fromstore reads the sessions exact replay re-runs from the
+// ledger's store. It lives apart from package replay so that replay itself
+// links no NATS client or server: replaying a bundle needs no network.
+package fromstore
 
 import (
 	"bytes"
@@ -10,25 +13,26 @@ import (
 
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
+	"github.com/agentledger/agentledger/replay"
 )
 
-// StoreFilter picks stored sessions to replay: by tenant and session, and
+// Filter picks stored sessions to replay: by tenant and session, and
 // by time (a session is picked when any of it falls in [Since, Until];
 // zero bounds are open).
-type StoreFilter struct {
+type Filter struct {
 	store.Filter
 	SinceMs, UntilMs int64
 }
 
-// StoreSource yields the sessions f picks from st, one at a time, each
+// Source yields the sessions f picks from st, one at a time, each
 // verified in deep mode like a bundle's. A session with a fault comes with
 // the fault instead of its envelopes. The session list is read first; each
 // session's envelopes only when it is its turn.
-func StoreSource(ctx context.Context, st *store.Store, f StoreFilter, lim ledger.Limits) Source {
-	return func(yield func(Chain, error) bool) {
+func Source(ctx context.Context, st *store.Store, f Filter, lim ledger.Limits) replay.Source {
+	return func(yield func(replay.Chain, error) bool) {
 		infos, err := st.Sessions(ctx, f.Filter)
 		if err != nil {
-			yield(Chain{}, err)
+			yield(replay.Chain{}, err)
 			return
 		}
 		for _, info := range infos {
@@ -43,7 +47,7 @@ func StoreSource(ctx context.Context, st *store.Store, f StoreFilter, lim ledger
 	}
 }
 
-func readStoredChain(ctx context.Context, st *store.Store, k ledger.SessionKey, lim ledger.Limits) (Chain, error) {
+func readStoredChain(ctx context.Context, st *store.Store, k ledger.SessionKey, lim ledger.Limits) (replay.Chain, error) {
 	v := ledger.NewVerifier(ledger.Deep, lim)
 	var envs []*ledger.Envelope
 	err := st.ReadSession(ctx, k, func(m store.Msg) error {
@@ -54,9 +58,9 @@ func readStoredChain(ctx context.Context, st *store.Store, k ledger.SessionKey, 
 		return nil
 	})
 	if err != nil {
-		return Chain{}, fmt.Errorf("read %s: %w", k, err)
+		return replay.Chain{}, fmt.Errorf("read %s: %w", k, err)
 	}
-	c := Chain{Source: "store " + st.StreamName(), Key: k}
+	c := replay.Chain{Source: "store " + st.StreamName(), Key: k}
 	if rep := v.Report(); !rep.OK() {
 		fs := make([]string, len(rep.Faults))
 		for i, f := range rep.Faults {

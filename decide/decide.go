@@ -1,7 +1,10 @@
-// Package engine is agentledger's decision pipeline: a hook event is
+// Package decide is agentledger's decision step, pure: a hook event is
 // validated, folded into its session's snapshot, evaluated by the policy,
-// and answered with a verdict that is itself folded back into the session.
-package engine
+// and answered with a sealed, signed verdict that is itself folded back
+// into the session. It reads no clock, no network and no store: package
+// engine records its steps in the ledger, and exact replay (package replay)
+// re-runs them offline through the same code.
+package decide
 
 import (
 	"cmp"
@@ -26,9 +29,10 @@ type Session struct {
 	Head     ledger.Head
 	Snapshot reducer.Snapshot
 	Events   int // hook events decided so far
-	// recorded holds the ids of the EngineFailure and Rejected records in
-	// the session, so that a spooled record is never appended twice.
-	recorded map[string]bool
+	// Recorded holds the ids of the EngineFailure and Rejected records in
+	// the session, so that a spooled record is never appended twice (the
+	// engine's bookkeeping).
+	Recorded map[string]bool
 	// Auth is who the engine authenticated as sending the session's
 	// current event (the receipt's identity, AARM R6). The engine sets it
 	// per request; it is never read from the event.
@@ -37,19 +41,21 @@ type Session struct {
 	// that names its parent (InheritanceFor), is folded in before the
 	// event is judged and recorded in its verdict.
 	Inherit *reducer.Inheritance
-	// streamSeq is the stream sequence of the last message of the session
-	// this state has read or written: a catch-up reads from after it.
-	streamSeq uint64
+	// StreamSeq is the stream sequence of the last message of the session
+	// this state has read or written: a catch-up reads from after it (the
+	// engine's bookkeeping).
+	StreamSeq uint64
 }
 
-func (s *Session) markRecorded(id string) {
+// MarkRecorded notes that the record with id is in the session.
+func (s *Session) MarkRecorded(id string) {
 	if id == "" {
 		return
 	}
-	if s.recorded == nil {
-		s.recorded = map[string]bool{}
+	if s.Recorded == nil {
+		s.Recorded = map[string]bool{}
 	}
-	s.recorded[id] = true
+	s.Recorded[id] = true
 }
 
 // NewSession returns the state of a session before its first event.
