@@ -28,7 +28,7 @@ import (
 // concurrent use.
 type Engine struct {
 	decider *decide.Decider
-	store   *store.Store
+	store   Ledger
 	now     func() time.Time
 	pending pendings
 	tel     *Telemetry
@@ -46,6 +46,14 @@ type Engine struct {
 	lru      *list.List // of *entry, most recently used first
 	maxLive  int
 	evicted  uint64
+}
+
+// Ledger is what the engine needs of its store (*store.Store is one): to
+// append sealed envelopes atomically at their expected place, and to read
+// a session's messages from a stream sequence on.
+type Ledger interface {
+	AppendSealed(ctx context.Context, envs []*ledger.Envelope) (uint64, error)
+	ReadSessionFrom(ctx context.Context, k ledger.SessionKey, from uint64, fn func(store.Msg) error) error
 }
 
 // Option configures an Engine.
@@ -97,7 +105,7 @@ type entry struct {
 }
 
 // New returns an Engine deciding with d and recording in st.
-func New(d *decide.Decider, st *store.Store, opts ...Option) *Engine {
+func New(d *decide.Decider, st Ledger, opts ...Option) *Engine {
 	e := &Engine{decider: d, store: st, now: time.Now, warn: func(error) {},
 		pending: pendings{timeout: DefaultPendingTimeout, byID: map[string]*pendingItem{}}}
 	e.newSessionTable()
