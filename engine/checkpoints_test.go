@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/checkpoint"
 	"github.com/agentledger/agentledger/ledger/store"
 )
@@ -61,7 +60,7 @@ func TestSessionEndTakesACheckpoint(t *testing.T) {
 	if !found {
 		t.Fatalf("checkpoint lacks session ends at seq 3: %+v", c.Heads)
 	}
-	faults, err := c.Check(func(k ledger.SessionKey, seq uint64) (string, bool, error) { return st.HashAt(ctx, k, seq) })
+	faults, err := c.Check(ctx, st.HashAt)
 	if err != nil || len(faults) != 0 {
 		t.Fatalf("the ledger does not match its own checkpoint: %v %v", err, faults)
 	}

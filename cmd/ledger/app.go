@@ -416,9 +416,9 @@ func (a *app) checkCheckpoint(c *cli.Context, st *store.Store, cp string, ring r
 			return nil, cmdline.Usage(err)
 		}
 	} else {
-		hashAt = func(k ledger.SessionKey, seq uint64) (string, bool, error) { return st.HashAt(c.Context, k, seq) }
+		hashAt = st.HashAt
 	}
-	return ck.Check(hashAt)
+	return ck.Check(c.Context, hashAt)
 }
 
 func (a *app) checkpoint(c *cli.Context) error {

@@ -13,6 +13,7 @@ package checkpoint
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
@@ -201,15 +202,18 @@ const (
 
 // HashAt returns the hash of a session's envelope at seq as the ledger
 // holds it now, and whether the session reaches seq at all.
-type HashAt func(k ledger.SessionKey, seq uint64) (hash string, ok bool, err error)
+type HashAt func(ctx context.Context, k ledger.SessionKey, seq uint64) (hash string, ok bool, err error)
 
 // Check compares the ledger (through hashAt) with c and returns a fault
 // for every session that is shorter than c says or differs at its
 // checkpointed seq. Sessions created after c are not its business.
-func (c *Checkpoint) Check(hashAt HashAt) ([]*ledger.ChainError, error) {
+func (c *Checkpoint) Check(ctx context.Context, hashAt HashAt) ([]*ledger.ChainError, error) {
 	var faults []*ledger.ChainError
 	for _, h := range c.Heads {
-		got, ok, err := hashAt(h.key(), h.Seq)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		got, ok, err := hashAt(ctx, h.key(), h.Seq)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", h.key(), err)
 		}
@@ -247,7 +251,7 @@ func InChains(chains [][]*ledger.Envelope) HashAt {
 			idx[c[0].Key()] = c
 		}
 	}
-	return func(k ledger.SessionKey, seq uint64) (string, bool, error) {
+	return func(_ context.Context, k ledger.SessionKey, seq uint64) (string, bool, error) {
 		c := idx[k]
 		i, found := slices.BinarySearchFunc(c, seq, func(e *ledger.Envelope, s uint64) int { return cmp.Compare(e.Seq(), s) })
 		if !found {
@@ -279,7 +283,7 @@ func InBundle(r io.Reader, lim ledger.Limits) (HashAt, error) {
 	if err != nil {
 		return nil, err
 	}
-	return func(k ledger.SessionKey, seq uint64) (string, bool, error) {
+	return func(_ context.Context, k ledger.SessionKey, seq uint64) (string, bool, error) {
 		h, ok := byKey[k][seq]
 		return h, ok, nil
 	}, nil

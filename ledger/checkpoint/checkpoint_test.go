@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"errors"
 	"fmt"
@@ -43,13 +44,13 @@ func TestCheckpointFindsTruncationAndRewrite(t *testing.T) {
 	}
 	// Intact, and grown since: no fault.
 	grown := append(clone(a), chain(t, "acme", "s 1", 8, "x")[6:]...)
-	if f, _ := cp.Check(InChains([][]*ledger.Envelope{grown, b, c})); len(f) != 0 {
+	if f, _ := cp.Check(context.Background(), InChains([][]*ledger.Envelope{grown, b, c})); len(f) != 0 {
 		t.Fatalf("intact ledger: %v", f)
 	}
 	// Truncated tail of s2, s3 gone, and s 1 rewritten from seq 3 with
 	// valid hashes: each chain still verifies on its own.
 	rewritten := append(clone(a[:3]), reseal(t, a[2], 3)...)
-	faults, err := cp.Check(InChains([][]*ledger.Envelope{rewritten, b[:2]}))
+	faults, err := cp.Check(context.Background(), InChains([][]*ledger.Envelope{rewritten, b[:2]}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -166,7 +166,7 @@ func TestTamperWithTheLiveStream(t *testing.T) {
 			t.Errorf("%s: the chain alone should verify, got %v", s, found[s])
 		}
 	}
-	faults, err := cp.Check(func(k ledger.SessionKey, seq uint64) (string, bool, error) { return st.HashAt(ctx, k, seq) })
+	faults, err := cp.Check(ctx, st.HashAt)
 	if err != nil {
 		t.Fatal(err)
 	}
