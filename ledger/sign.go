@@ -50,13 +50,6 @@ const maxDepthUnbounded = 10000
 // sign returns payload (canonical, without a "sig" member) with the
 // signature of the envelope e would be with that payload.
 func (e *Envelope) sign(payload []byte, s RecordSigner, lim Limits) ([]byte, error) {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(payload, &members); err != nil {
-		return nil, fmt.Errorf("sign: %w", err)
-	}
-	if _, ok := members[SigMember]; ok {
-		return nil, &InputError{Path: "$.payload.sig", Offset: -1, Msg: "a record to be signed must not carry a sig member"}
-	}
 	sig, err := s.SignMessage(e.signedMessage(payload))
 	if err != nil {
 		return nil, fmt.Errorf("sign: %w", err)
@@ -65,12 +58,21 @@ func (e *Envelope) sign(payload []byte, s RecordSigner, lim Limits) ([]byte, err
 	if err != nil {
 		return nil, err
 	}
-	members[SigMember] = raw
-	out, err := json.Marshal(members)
-	if err != nil {
-		return nil, fmt.Errorf("sign: %w", err)
+	// The member goes last; canonicalizing puts it in its place, and
+	// refuses a payload that carries a "sig" of its own (a duplicate key).
+	out := make([]byte, 0, len(payload)+len(raw)+8)
+	out = append(out, payload[:len(payload)-1]...)
+	if len(payload) > 2 {
+		out = append(out, ',')
 	}
-	return Canonicalize(out, Limits{MaxBytes: max(lim.Bytes(), len(out)+1), MaxDepth: lim.MaxDepth})
+	out = append(out, `"`+SigMember+`":`...)
+	out = append(out, raw...)
+	out = append(out, '}')
+	signed, err := Canonicalize(out, Limits{MaxBytes: max(lim.Bytes(), len(out)+1), MaxDepth: lim.MaxDepth})
+	if err != nil {
+		return nil, &InputError{Path: "$.payload.sig", Offset: -1, Msg: "a record to be signed must not carry a sig member"}
+	}
+	return signed, nil
 }
 
 // signedMessage is what a record signature signs: RecordSigContext and the
