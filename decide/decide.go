@@ -245,7 +245,7 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 	if err != nil {
 		return nil, fmt.Errorf("verdict: %w", err)
 	}
-	after, err := d.Reducer.Apply(snap, venv)
+	after, err := d.Reducer.ApplyVerdict(snap, venv, &step.Record)
 	if err != nil {
 		return nil, fmt.Errorf("verdict: %w", err)
 	}

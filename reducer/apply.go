@@ -62,17 +62,27 @@ func Apply(s Snapshot, e *ledger.Envelope) (Snapshot, error) { return defaultRed
 // Apply folds one envelope into s and returns the new snapshot; s is not
 // changed. The envelope must be the next of s's session (seq s.Seq+1).
 func (r *Reducer) Apply(s Snapshot, e *ledger.Envelope) (Snapshot, error) {
-	return r.apply(s, e, nil)
+	return r.apply(s, e, nil, nil)
 }
 
 // ApplyEvent is Apply for a hook event envelope whose payload the caller
 // has already parsed into ev (it MUST be e's payload): it spares parsing
 // the event twice.
 func (r *Reducer) ApplyEvent(s Snapshot, e *ledger.Envelope, ev *aarts.Event) (Snapshot, error) {
-	return r.apply(s, e, ev)
+	return r.apply(s, e, ev, nil)
 }
 
-func (r *Reducer) apply(s Snapshot, e *ledger.Envelope, ev *aarts.Event) (Snapshot, error) {
+// ApplyVerdict is Apply for a Verdict envelope whose record the caller
+// built and sealed as e (v MUST be e's payload, less its signature): the
+// engine folds the verdict it just wrote without reading it back.
+func (r *Reducer) ApplyVerdict(s Snapshot, e *ledger.Envelope, v *aarts.VerdictRecord) (Snapshot, error) {
+	if e.EventType() != ledger.EventVerdict {
+		return s, fmt.Errorf("reducer: ApplyVerdict of a %s", e.EventType())
+	}
+	return r.apply(s, e, nil, v)
+}
+
+func (r *Reducer) apply(s Snapshot, e *ledger.Envelope, ev *aarts.Event, vr *aarts.VerdictRecord) (Snapshot, error) {
 	if s.Seq >= 0 && (e.TenantID() != s.TenantID || e.SessionID() != s.SessionID) {
 		return s, fmt.Errorf("reducer: envelope of %s folded into %s/%s", e.Key(), s.TenantID, s.SessionID)
 	}
@@ -93,7 +103,13 @@ func (r *Reducer) apply(s Snapshot, e *ledger.Envelope, ev *aarts.Event) (Snapsh
 	var err error
 	switch e.EventType() {
 	case ledger.EventVerdict:
-		err = n.foldVerdict(e)
+		if vr == nil {
+			vr = new(aarts.VerdictRecord)
+			err = decodeStrict(e.Payload(), vr)
+		}
+		if err == nil {
+			err = n.foldVerdict(vr)
+		}
 	case ledger.EventResolution:
 		err = n.foldResolution(e)
 	case ledger.EventEngineFailure, ledger.EventCheckpoint, ledger.EventRejected, ledger.EventReveal, ledger.EventShred:
@@ -311,11 +327,7 @@ func (n *Snapshot) classify(seq uint64, text string) {
 	}
 }
 
-func (n *Snapshot) foldVerdict(e *ledger.Envelope) error {
-	var v aarts.VerdictRecord
-	if err := decodeStrict(e.Payload(), &v); err != nil {
-		return err
-	}
+func (n *Snapshot) foldVerdict(v *aarts.VerdictRecord) error {
 	if v.Verdict.Decision == aarts.Deny {
 		n.DeniedCount++
 	}
