@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentledger/agentledger/aarts"
@@ -96,6 +97,9 @@ type entry struct {
 	key   ledger.SessionKey
 	elem  *list.Element // in Engine.lru
 	users int           // requests using the entry (guarded by Engine.mu)
+	// inherited is set once the session has inherited from a known
+	// parent: its events' parent_session_id need not be read again.
+	inherited atomic.Bool
 
 	mu    sync.Mutex      // one decision at a time
 	state *decide.Session // nil until loaded from the ledger
@@ -149,10 +153,10 @@ func (e *Engine) decideEvent(ctx context.Context, tenant string, auth receipt.Au
 	key := ledger.SessionKey{Tenant: tenant, Session: ev.SessionID}
 	// A sub-agent's parent is read before the child's lock is taken (never
 	// one session's lock inside another's: two sessions naming each other
-	// as parent must not deadlock).
+	// as parent must not deadlock), and only until the child has inherited.
 	var parent *decide.Session
 	parentErr := error(nil)
-	if p := ev.ParentSessionID; p != "" && p != ev.SessionID && sessionIDValid(tenant, p) == nil {
+	if p := ev.ParentSessionID; p != "" && p != ev.SessionID && sessionIDValid(tenant, p) == nil && !e.hasInherited(key) {
 		ps, err := e.Snapshot(ctx, ledger.SessionKey{Tenant: tenant, Session: p})
 		switch {
 		case err != nil:
@@ -186,6 +190,7 @@ func (e *Engine) decideEvent(ctx context.Context, tenant string, auth receipt.Au
 		}
 		next.StreamSeq = seq
 		*en.state = next
+		en.inherited.Store(next.Snapshot.Inherited != nil && !next.Snapshot.NeedsInheritance())
 		if st.Record.Verdict.Decision == aarts.Ask && st.Record.HostAnswer == "" {
 			st.PendingID = e.openPending(key, approvalOf(st), e.pending.timeout)
 		}

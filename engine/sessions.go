@@ -56,6 +56,14 @@ func (e *Engine) acquire(k ledger.SessionKey) *entry {
 	return en
 }
 
+// hasInherited reports whether session k, as this engine holds it, has
+// inherited from a known parent.
+func (e *Engine) hasInherited(k ledger.SessionKey) bool {
+	en := e.acquire(k)
+	defer e.release(en)
+	return en.inherited.Load()
+}
+
 // release ends a use of en begun by acquire.
 func (e *Engine) release(en *entry) {
 	e.mu.Lock()

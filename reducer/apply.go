@@ -183,7 +183,12 @@ func (r *Reducer) foldHook(n *Snapshot, e *ledger.Envelope, ev *aarts.Event) err
 		n.StepsConsumed++
 	case "PreSubAgentSpawn":
 		n.StepsConsumed++
-		if id := ev.String("sub_agent_id"); id != "" && len(n.Grants) < maxGrants {
+		if id := ev.String("sub_agent_id"); id != "" {
+			// The newest spawns are kept: a long session's old grants
+			// were inherited long ago.
+			if len(n.Grants) >= maxGrants {
+				n.Grants = slices.Delete(n.Grants, 0, len(n.Grants)-maxGrants+1)
+			}
 			n.Grants = append(n.Grants, Grant{SubAgentID: id, Seq: seq})
 		}
 	case "PreToolUse":

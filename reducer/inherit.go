@@ -55,7 +55,10 @@ func InheritanceOf(parentID string, parent *Snapshot, parentHead, child, princip
 	if parent == nil || parent.Seq < 0 {
 		return in
 	}
-	i := slices.IndexFunc(parent.Grants, func(g Grant) bool { return g.SubAgentID == child })
+	i := len(parent.Grants) - 1 // the latest spawn of this child
+	for i >= 0 && parent.Grants[i].SubAgentID != child {
+		i--
+	}
 	if i < 0 {
 		return in // the parent never spawned this child
 	}

@@ -289,3 +289,33 @@ func TestMapMatchesJSON(t *testing.T) {
 		t.Fatalf("Map differs from JSON:\n%s\n%s", c, want)
 	}
 }
+
+// TestGrantsKeepTheNewest: a parent that spawns more sub-agents than the
+// snapshot keeps grants for still grants the newest (the oldest went long
+// ago), and a child spawned twice inherits its latest grant.
+func TestGrantsKeepTheNewest(t *testing.T) {
+	s := newSession(t)
+	spawn := func(id string, tools string) {
+		e := s.hook("PreSubAgentSpawn", fmt.Sprintf(`"sub_agent_id":%q,"sub_agent_type":"explore","delegated_task":"x","requested_tools":["file_read"]`, id))
+		s.add(ledger.EventVerdict, fmt.Sprintf(`{"for_seq":%d,"for_hash":%q,"hook_point":"PreSubAgentSpawn","verdict":{"decision":"allow","category":"none","severity":"info","source":"policy","directives":{"permitted_tools":%s}},"aarm_decision":"ALLOW","reason_code":"LEAST_PRIVILEGE","policy_digest":"p","snapshot_hash":"h"}`,
+			e.Seq(), e.Hash(), tools))
+	}
+	spawn("twice", `["shell"]`)
+	for i := range maxGrants + 6 {
+		spawn(fmt.Sprintf("child-%d", i), `["file_read"]`)
+	}
+	spawn("twice", `["file_read"]`)
+	snap := fold(t, defaultReducer, s.envs)
+	if len(snap.Grants) != maxGrants {
+		t.Fatalf("%d grants kept, want %d", len(snap.Grants), maxGrants)
+	}
+	if in := InheritanceOf("p", &snap, "h", fmt.Sprintf("child-%d", maxGrants+5), "", ""); !in.Known || !slices.Equal(in.PermittedTools, []string{"file_read"}) {
+		t.Errorf("the newest child: %+v", in)
+	}
+	if in := InheritanceOf("p", &snap, "h", "child-0", "", ""); in.Known {
+		t.Errorf("the oldest grant was kept: %+v", in)
+	}
+	if in := InheritanceOf("p", &snap, "h", "twice", "", ""); !slices.Equal(in.PermittedTools, []string{"file_read"}) {
+		t.Errorf("a child spawned twice inherits %v, want its latest grant", in.PermittedTools)
+	}
+}
