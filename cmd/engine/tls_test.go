@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -17,7 +16,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -59,8 +57,14 @@ func TestServeTLS(t *testing.T) {
 	ln.Close()
 	cmd := exec.Command(bin, "serve", "--data", filepath.Join(dir, "d"), "--listen", addr, "--insecure-dev", "--socket", "",
 		"--tls-cert", certFile, "--tls-key", keyFile)
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
+	logPath := filepath.Join(dir, "engine.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	cmd.Stderr = logFile
+	stderr := func() string { b, _ := os.ReadFile(logPath); return string(b) }
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -75,14 +79,14 @@ func TestServeTLS(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no TLS answer: %v\n%s", err, stderr.String())
+			t.Fatalf("no TLS answer: %v\n%s", err, stderr())
 		}
 	}
-	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(stderr.String(), "serving https://") && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(stderr(), "serving https://") && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if !strings.Contains(string(body), `"compatible":true`) || !strings.Contains(stderr.String(), "serving https://") {
-		t.Fatalf("over TLS: %s\n%s", body, stderr.String())
+	if !strings.Contains(string(body), `"compatible":true`) || !strings.Contains(stderr(), "serving https://") {
+		t.Fatalf("over TLS: %s\n%s", body, stderr())
 	}
 	resp, err := http.Post("http://"+addr+"/v1/version", "application/json", strings.NewReader(`{"aarts_version":"0.1"}`))
 	if err == nil {
@@ -96,25 +100,6 @@ func TestServeTLS(t *testing.T) {
 	if code := exitCode(err); code != 2 || !strings.Contains(string(out), "--tls-key") {
 		t.Fatalf("--tls-cert alone: exit %d %s", code, out)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer a child process writes while the test
-// reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // exitCode is a finished command's exit status (0 when err is nil).

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -58,8 +57,13 @@ func TestSealedSecretsEndToEnd(t *testing.T) {
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	srv := exec.Command(engineBin, "serve", "--data", data, "--listen", addr, "--insecure-dev", "--socket", "",
 		"--manifest", manifest, "--telemetry", tel, "--checkpoint-every", "-1s")
-	var stderr lockedBuffer
-	srv.Stderr = &stderr
+	logPath := filepath.Join(dir, "engine.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	srv.Stderr = logFile
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +78,8 @@ func TestSealedSecretsEndToEnd(t *testing.T) {
 			}
 		}
 		if err != nil {
-			t.Fatalf("engine serve: %v\n%s", err, stderr.String())
+			log, _ := os.ReadFile(logPath)
+			t.Fatalf("engine serve: %v\n%s", err, log)
 		}
 		defer resp.Body.Close()
 		var out map[string]any
@@ -179,23 +184,4 @@ func TestSealedSecretsEndToEnd(t *testing.T) {
 	if !strings.Contains(audit, `"event_type":"Shred"`) {
 		t.Fatalf("the shred is not on record: %s", audit)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer a child process writes while the test
-// reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
