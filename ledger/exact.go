@@ -26,50 +26,48 @@ func DecodeExact(data []byte, v any) error {
 	if err := d.Decode(v); err != nil {
 		return err
 	}
-	var tree any
-	d = json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	if err := d.Decode(&tree); err != nil {
-		return err
-	}
-	return exactKeys(tree, reflect.TypeOf(v), "$")
+	return exactKeys(data, reflect.TypeOf(v), "$")
 }
 
 var rawMessageType = reflect.TypeOf(json.RawMessage(nil))
 
-func exactKeys(v any, t reflect.Type, path string) error {
+// exactKeys checks the member names of raw at the positions t describes
+// as structs, reading only as deep as there are structs to check (a map,
+// an interface or a json.RawMessage holds whatever it holds).
+func exactKeys(raw []byte, t reflect.Type, path string) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t == rawMessageType {
+	if !holdsStruct(t) {
 		return nil
 	}
 	switch t.Kind() {
 	case reflect.Struct:
-		obj, ok := v.(map[string]any)
-		if !ok {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil {
 			return nil // a null or a mistyped value: the decoder judged it
 		}
 		fields := fieldsOf(t)
 		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			x := obj[k]
 			ft, ok := fields[k]
 			if !ok {
 				return fmt.Errorf("%s: unknown member %s (member names match exactly)", path, strconv.Quote(k))
 			}
-			if err := exactKeys(x, ft, path+"."+k); err != nil {
+			if err := exactKeys(obj[k], ft, path+"."+k); err != nil {
 				return err
 			}
 		}
 	case reflect.Slice, reflect.Array:
-		arr, _ := v.([]any)
+		var arr []json.RawMessage
+		_ = json.Unmarshal(raw, &arr)
 		for i, x := range arr {
 			if err := exactKeys(x, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
 				return err
 			}
 		}
 	case reflect.Map:
-		obj, _ := v.(map[string]any)
+		var obj map[string]json.RawMessage
+		_ = json.Unmarshal(raw, &obj)
 		for _, k := range slices.Sorted(maps.Keys(obj)) {
 			if err := exactKeys(obj[k], t.Elem(), path+"."+k); err != nil {
 				return err
@@ -77,6 +75,24 @@ func exactKeys(v any, t reflect.Type, path string) error {
 		}
 	}
 	return nil
+}
+
+// holdsStruct reports whether a value of type t can hold a struct whose
+// member names need checking.
+func holdsStruct(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == rawMessageType {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		return true
+	case reflect.Slice, reflect.Array, reflect.Map:
+		return holdsStruct(t.Elem())
+	}
+	return false
 }
 
 // fieldsOf maps the JSON names of a struct's fields to their types,

@@ -60,6 +60,10 @@ type exact struct {
 	// shredded is the seq of the first step whose sealed values were
 	// shredded, once there is one.
 	shredded *uint64
+	// answer is the recorded verdict at seq answerSeq, read ahead with
+	// the hook event it answers.
+	answer    *aarts.VerdictRecord
+	answerSeq uint64
 	cause    *uint64 // seq of the latest verdict change, once there is one
 	policy   map[string]bool
 }
@@ -92,9 +96,15 @@ func (x *exact) run(ctx context.Context, chain []*ledger.Envelope) error {
 			if err := settle(); err != nil {
 				return err
 			}
-			var next *ledger.Envelope
-			if i+1 < len(chain) {
-				next = chain[i+1]
+			// The recorded verdict that answers the event, read once: hook
+			// takes what the engine knew from it, and the Verdict case
+			// compares with it.
+			var next *aarts.VerdictRecord
+			if i+1 < len(chain) && chain[i+1].EventType() == ledger.EventVerdict {
+				var rec aarts.VerdictRecord
+				if ledger.DecodeExact(chain[i+1].Payload(), &rec) == nil && rec.ForSeq == env.Seq() {
+					next, x.answer, x.answerSeq = &rec, &rec, chain[i+1].Seq()
+				}
 			}
 			p, err := x.hook(ctx, env, next)
 			if err != nil {
@@ -103,9 +113,12 @@ func (x *exact) run(ctx context.Context, chain []*ledger.Envelope) error {
 			open = p
 		case env.EventType() == ledger.EventVerdict:
 			var rec aarts.VerdictRecord
-			if err := ledger.DecodeExact(env.Payload(), &rec); err != nil {
+			if x.answer != nil && x.answerSeq == env.Seq() {
+				rec = *x.answer
+			} else if err := ledger.DecodeExact(env.Payload(), &rec); err != nil {
 				return fmt.Errorf("seq %d (Verdict): %w", env.Seq(), err)
 			}
+			x.answer = nil
 			if n := len(x.r.ShreddedSteps); open == nil && n > 0 && x.r.ShreddedSteps[n-1] == rec.ForSeq {
 				// The verdict of a shredded step stands as recorded.
 				x.notePolicy(rec.PolicyDigest)
@@ -141,7 +154,7 @@ func (x *exact) run(ctx context.Context, chain []*ledger.Envelope) error {
 // the event does not say — who the sender was authenticated as, what a
 // sub-agent inherited — comes from the recorded verdict (next), so that
 // the replay judges the event as the engine did.
-func (x *exact) hook(ctx context.Context, env, next *ledger.Envelope) (*pending, error) {
+func (x *exact) hook(ctx context.Context, env *ledger.Envelope, next *aarts.VerdictRecord) (*pending, error) {
 	payload, shredded, err := x.d.Plaintext(env)
 	if err != nil {
 		return nil, err
@@ -156,7 +169,7 @@ func (x *exact) hook(ctx context.Context, env, next *ledger.Envelope) (*pending,
 	if err != nil {
 		return nil, err
 	}
-	auth, inherit, err := recordedContext(env, next)
+	auth, inherit, err := recordedContext(next)
 	if err != nil {
 		return nil, err
 	}
@@ -194,15 +207,12 @@ func (x *exact) shreddedStep(env *ledger.Envelope) error {
 	return x.foldBoth(env)
 }
 
-// recordedContext reads, from the verdict next that answers hook event
-// env, the identity its receipt attests and what the session inherited.
-func recordedContext(env, next *ledger.Envelope) (receipt.Authenticated, *reducer.Inheritance, error) {
-	if next == nil || next.EventType() != ledger.EventVerdict {
+// recordedContext reads, from the recorded verdict rec that answers a hook
+// event (nil: none), the identity its receipt attests and what the session
+// inherited.
+func recordedContext(rec *aarts.VerdictRecord) (receipt.Authenticated, *reducer.Inheritance, error) {
+	if rec == nil {
 		return receipt.Authenticated{}, nil, nil
-	}
-	var rec aarts.VerdictRecord
-	if err := ledger.DecodeExact(next.Payload(), &rec); err != nil || rec.ForSeq != env.Seq() {
-		return receipt.Authenticated{}, nil, nil // the Verdict case reports it
 	}
 	var auth receipt.Authenticated
 	var r receipt.Receipt
@@ -220,7 +230,7 @@ func recordedContext(env, next *ledger.Envelope) (receipt.Authenticated, *reduce
 	}
 	var in reducer.Inheritance
 	if err := ledger.DecodeExact(rec.Inherited, &in); err != nil {
-		return auth, nil, fmt.Errorf("seq %d (Verdict): inherited: %w", next.Seq(), err)
+		return auth, nil, fmt.Errorf("seq %d (Verdict): inherited: %w", rec.ForSeq+1, err)
 	}
 	return auth, &in, nil
 }
