@@ -64,8 +64,8 @@ type exact struct {
 	// the hook event it answers.
 	answer    *aarts.VerdictRecord
 	answerSeq uint64
-	cause    *uint64 // seq of the latest verdict change, once there is one
-	policy   map[string]bool
+	cause     *uint64 // seq of the latest verdict change, once there is one
+	policy    map[string]bool
 }
 
 // pending is a hook event replayed whose recorded verdict is still to come.
