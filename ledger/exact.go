@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -31,48 +29,154 @@ func DecodeExact(data []byte, v any) error {
 
 var rawMessageType = reflect.TypeOf(json.RawMessage(nil))
 
-// exactKeys checks the member names of raw at the positions t describes
-// as structs, reading only as deep as there are structs to check (a map,
-// an interface or a json.RawMessage holds whatever it holds).
-func exactKeys(raw []byte, t reflect.Type, path string) error {
+// exactKeys checks the member names of raw (valid JSON: the decoder read
+// it) at the positions t describes as structs, in one pass over the bytes:
+// values that hold no struct are skipped, not decoded.
+func exactKeys(raw []byte, t reflect.Type, path string) (err error) {
+	defer func() {
+		if recover() != nil { // never on JSON the decoder accepted
+			err = fmt.Errorf("%s: not a JSON value the member check can read", path)
+		}
+	}()
+	k := keyScanner{b: raw, path: []string{path}}
+	return k.value(t)
+}
+
+type keyScanner struct {
+	b    []byte
+	i    int
+	path []string
+}
+
+func (k *keyScanner) ws() {
+	for k.i < len(k.b) && (k.b[k.i] == ' ' || k.b[k.i] == '\t' || k.b[k.i] == '\n' || k.b[k.i] == '\r') {
+		k.i++
+	}
+}
+
+// str reads a string at k.i and returns its text (unescaped).
+func (k *keyScanner) str() string {
+	start := k.i
+	k.i++
+	escaped := false
+	for k.b[k.i] != '"' {
+		if k.b[k.i] == '\\' {
+			escaped = true
+			k.i++
+		}
+		k.i++
+	}
+	k.i++
+	if !escaped {
+		return string(k.b[start+1 : k.i-1])
+	}
+	var s string
+	_ = json.Unmarshal(k.b[start:k.i], &s)
+	return s
+}
+
+// skip passes over one value.
+func (k *keyScanner) skip() {
+	k.ws()
+	switch k.b[k.i] {
+	case '"':
+		k.str()
+	case '{', '[':
+		depth := 0
+		for {
+			switch k.b[k.i] {
+			case '"':
+				k.str()
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+			}
+			k.i++
+			if depth == 0 {
+				return
+			}
+		}
+	default:
+		for k.i < len(k.b) && !strings.ContainsRune(",}] \t\n\r", rune(k.b[k.i])) {
+			k.i++
+		}
+	}
+}
+
+// members calls fn at each member's value of the object at k.i.
+func (k *keyScanner) members(fn func(key string) error) error {
+	k.i++ // {
+	for {
+		k.ws()
+		if k.b[k.i] == '}' {
+			k.i++
+			return nil
+		}
+		if k.b[k.i] == ',' {
+			k.i++
+			k.ws()
+		}
+		key := k.str()
+		k.ws()
+		k.i++ // :
+		if err := fn(key); err != nil {
+			return err
+		}
+	}
+}
+
+func (k *keyScanner) value(t reflect.Type) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if !holdsStruct(t) {
-		return nil
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(raw, &obj) != nil {
-			return nil // a null or a mistyped value: the decoder judged it
-		}
+	k.ws()
+	c := k.b[k.i]
+	switch {
+	case !holdsStruct(t):
+		k.skip()
+	case t.Kind() == reflect.Struct && c == '{':
 		fields := fieldsOf(t)
-		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			ft, ok := fields[k]
+		return k.members(func(key string) error {
+			ft, ok := fields[key]
 			if !ok {
-				return fmt.Errorf("%s: unknown member %s (member names match exactly)", path, strconv.Quote(k))
+				return fmt.Errorf("%s: unknown member %s (member names match exactly)", strings.Join(k.path, "."), strconv.Quote(key))
 			}
-			if err := exactKeys(obj[k], ft, path+"."+k); err != nil {
+			k.path = append(k.path, key)
+			err := k.value(ft)
+			k.path = k.path[:len(k.path)-1]
+			return err
+		})
+	case (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && c == '[':
+		k.i++
+		for n := 0; ; n++ {
+			k.ws()
+			if k.b[k.i] == ']' {
+				k.i++
+				return nil
+			}
+			if k.b[k.i] == ',' {
+				k.i++
+			}
+			last := len(k.path) - 1
+			top := k.path[last]
+			k.path[last] = fmt.Sprintf("%s[%d]", top, n)
+			err := k.value(t.Elem())
+			k.path[last] = top
+			if err != nil {
 				return err
 			}
 		}
-	case reflect.Slice, reflect.Array:
-		var arr []json.RawMessage
-		_ = json.Unmarshal(raw, &arr)
-		for i, x := range arr {
-			if err := exactKeys(x, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
-		}
-	case reflect.Map:
-		var obj map[string]json.RawMessage
-		_ = json.Unmarshal(raw, &obj)
-		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			if err := exactKeys(obj[k], t.Elem(), path+"."+k); err != nil {
-				return err
-			}
-		}
+	case t.Kind() == reflect.Map && c == '{':
+		return k.members(func(key string) error {
+			k.path = append(k.path, key)
+			err := k.value(t.Elem())
+			k.path = k.path[:len(k.path)-1]
+			return err
+		})
+	default:
+		k.skip() // a null, or a value the decoder already judged
 	}
 	return nil
 }

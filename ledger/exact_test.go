@@ -40,3 +40,33 @@ func TestDecodeExact(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodeExact: whatever the bytes, DecodeExact returns (no panic), and
+// what it accepts has every member named exactly.
+func FuzzDecodeExact(f *testing.F) {
+	f.Add([]byte(`{"verdict":{"decision":"deny"},"list":[{"decision":"a"}],"m":{"k":{"decision":"x"}},"raw":{"A":"\\"}"}}`))
+	f.Add([]byte(`{"verdict":{"Decision":"allow"}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		type inner struct {
+			Decision string `json:"decision"`
+		}
+		var v struct {
+			Verdict inner            `json:"verdict"`
+			List    []inner          `json:"list"`
+			M       map[string]inner `json:"m"`
+			Raw     json.RawMessage  `json:"raw"`
+		}
+		if DecodeExact(b, &v) != nil {
+			return
+		}
+		var tree map[string]any
+		if json.Unmarshal(b, &tree) != nil {
+			return
+		}
+		for k := range tree {
+			if k != "verdict" && k != "list" && k != "m" && k != "raw" {
+				t.Fatalf("accepted member %q", k)
+			}
+		}
+	})
+}
