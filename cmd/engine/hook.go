@@ -84,12 +84,8 @@ func (a *app) post(ctx context.Context, c *cli.Context, req engine.Request) (eng
 	}
 	cmd := []string{exe, "serve", "--listen", "", "--data", dir, "--tenant", req.Tenant,
 		"--idle-exit", c.Duration("idle-exit").String()}
-	if !c.Bool("atomic-batch") {
-		// The local engine is its data directory's only writer: an event
-		// and its verdict go as two publishes (a crash between them is
-		// found on rebuild and recorded as an EngineFailure), which saves a
-		// few milliseconds per hook on the single-node file store.
-		cmd = append(cmd, "--no-atomic-batch")
+	if c.Bool("atomic-batch") {
+		cmd = append(cmd, "--atomic-batch")
 	}
 	for _, p := range c.StringSlice("policy") {
 		cmd = append(cmd, "--policy", p)

@@ -61,7 +61,10 @@ func (a *app) serve(c *cli.Context) error {
 	if listen == "" && socket == "" {
 		return cmdline.Usage(errors.New("serve needs --listen or a socket (--socket PATH)"))
 	}
-	cfg.NoAtomicBatch = c.Bool("no-atomic-batch")
+	cfg.NoAtomicBatch, cfg.AtomicBatch = c.Bool("no-atomic-batch"), c.Bool("atomic-batch")
+	if cfg.NoAtomicBatch && cfg.AtomicBatch {
+		return cmdline.Usage(errors.New("--atomic-batch and --no-atomic-batch contradict each other"))
+	}
 	st, err := store.Open(c.Context, cfg)
 	var locked *store.LockedError
 	if errors.As(err, &locked) && locked.Holder.NATSURL != "" {

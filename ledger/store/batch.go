@@ -40,62 +40,97 @@ type batchAck struct {
 	Error  *jetstream.APIError `json:"error,omitempty"`
 }
 
-// publishBatch stores envs, one session's consecutive envelopes, as one
-// atomic batch: the first asserts the subject's last stream sequence is
-// expect, every one carries its hash as Nats-Msg-Id. It returns the stream
-// sequence of the last envelope.
-func (s *Store) publishBatch(ctx context.Context, key ledger.SessionKey, envs []*ledger.Envelope, expect uint64) (uint64, error) {
-	subj := s.subj.of(key)
+// run is consecutive envelopes of one session whose first links to the
+// message at stream sequence expect on the session's subject (0: none).
+type run struct {
+	key    ledger.SessionKey
+	envs   []*ledger.Envelope
+	expect uint64
+}
+
+// publishBatch stores runs, each of a different session, as one atomic
+// batch: every run's first envelope asserts its subject's last stream
+// sequence, every envelope carries its hash as Nats-Msg-Id. It returns the
+// stream sequence of each run's last envelope. A wrong expected sequence
+// anywhere fails the whole batch with ErrConflict.
+func (s *Store) publishBatch(ctx context.Context, runs []run) ([]uint64, error) {
 	id := nuid.Next()
-	for i, e := range envs {
-		h := nats.Header{
-			batchIDHeader:         []string{id},
-			batchSeqHeader:        []string{strconv.Itoa(i + 1)},
-			jetstream.MsgIDHeader: []string{e.Hash()},
-		}
-		if i == 0 {
-			h[jetstream.ExpectedLastSubjSeqHeader] = []string{strconv.FormatUint(expect, 10)}
-		}
-		msg := &nats.Msg{Subject: subj, Data: e.Bytes(), Header: h}
-		if i < len(envs)-1 {
-			if err := s.nc.PublishMsg(msg); err != nil {
-				return 0, s.wrap("publish batch", err)
-			}
-			continue
-		}
-		h[batchCommitHeader] = []string{"1"}
-		rctx, cancel := context.WithTimeout(ctx, 2*s.cfg.Timeout)
-		reply, err := s.nc.RequestMsgWithContext(rctx, msg)
-		cancel()
-		if err != nil {
-			if ctx.Err() != nil {
-				return 0, ctx.Err()
-			}
-			return 0, s.wrap("commit batch", err)
-		}
-		var ack batchAck
-		if err := json.Unmarshal(reply.Data, &ack); err != nil {
-			return 0, fmt.Errorf("commit batch: bad answer %q: %w", reply.Data, err)
-		}
-		if ack.Error != nil {
-			switch {
-			case isConflict(ack.Error):
-				return 0, fmt.Errorf("%w: %w", ErrConflict, ack.Error)
-			case ack.Error.ErrorCode == jsErrBatchDuplicateID:
-				// Envelopes of the batch are stored already (a re-append
-				// of the same input): the caller reads the head back.
-				return 0, fmt.Errorf("%w: %w: %w", ErrConflict, errAlreadyStored, ack.Error)
-			case ack.Error.ErrorCode == jsErrAtomicPublishDisabled:
-				return 0, fmt.Errorf("%w: %w", errBatchUnsupported, ack.Error)
-			}
-			return 0, fmt.Errorf("commit batch: %w", ack.Error)
-		}
-		if ack.Count != len(envs) {
-			return 0, fmt.Errorf("commit batch: stored %d of %d envelopes", ack.Count, len(envs))
-		}
-		return ack.Seq, nil
+	total := 0
+	for _, r := range runs {
+		total += len(r.envs)
 	}
-	return 0, errors.New("empty batch")
+	n := 0
+	for _, r := range runs {
+		subj := s.subj.of(r.key)
+		for i, e := range r.envs {
+			n++
+			h := nats.Header{
+				batchIDHeader:         []string{id},
+				batchSeqHeader:        []string{strconv.Itoa(n)},
+				jetstream.MsgIDHeader: []string{e.Hash()},
+			}
+			if i == 0 {
+				h[jetstream.ExpectedLastSubjSeqHeader] = []string{strconv.FormatUint(r.expect, 10)}
+			}
+			msg := &nats.Msg{Subject: subj, Data: e.Bytes(), Header: h}
+			if n < total {
+				if err := s.nc.PublishMsg(msg); err != nil {
+					return nil, s.wrap("publish batch", err)
+				}
+				continue
+			}
+			h[batchCommitHeader] = []string{"1"}
+			last, err := s.commitBatch(ctx, msg, total)
+			if err != nil {
+				return nil, err
+			}
+			// A batch is stored contiguously: the runs end at the
+			// sequences before last in reverse order of their lengths.
+			seqs := make([]uint64, len(runs))
+			end := last
+			for j := len(runs) - 1; j >= 0; j-- {
+				seqs[j] = end
+				end -= uint64(len(runs[j].envs))
+			}
+			return seqs, nil
+		}
+	}
+	return nil, errors.New("empty batch")
+}
+
+// commitBatch sends a batch's last message, the commit, and returns the
+// stream sequence of the batch's last message.
+func (s *Store) commitBatch(ctx context.Context, msg *nats.Msg, total int) (uint64, error) {
+	rctx, cancel := context.WithTimeout(ctx, 2*s.cfg.Timeout)
+	reply, err := s.nc.RequestMsgWithContext(rctx, msg)
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		return 0, s.wrap("commit batch", err)
+	}
+	var ack batchAck
+	if err := json.Unmarshal(reply.Data, &ack); err != nil {
+		return 0, fmt.Errorf("commit batch: bad answer %q: %w", reply.Data, err)
+	}
+	if ack.Error != nil {
+		switch {
+		case isConflict(ack.Error):
+			return 0, fmt.Errorf("%w: %w", ErrConflict, ack.Error)
+		case ack.Error.ErrorCode == jsErrBatchDuplicateID:
+			// Envelopes of the batch are stored already (a re-append of
+			// the same input): the caller reads the head back.
+			return 0, fmt.Errorf("%w: stored already: %w", ErrConflict, ack.Error)
+		case ack.Error.ErrorCode == jsErrAtomicPublishDisabled:
+			return 0, fmt.Errorf("%w: %w", errBatchUnsupported, ack.Error)
+		}
+		return 0, fmt.Errorf("commit batch: %w", ack.Error)
+	}
+	if ack.Count != total {
+		return 0, fmt.Errorf("commit batch: stored %d of %d envelopes", ack.Count, total)
+	}
+	return ack.Seq, nil
 }
 
 // jsErrAtomicPublishDisabled is the server's error code for a batch sent to
@@ -106,8 +141,6 @@ const jsErrAtomicPublishDisabled = 10174
 // message id the stream has stored within its duplicate window.
 const jsErrBatchDuplicateID = 10201
 
-// errAlreadyStored marks a publish of envelopes the stream already holds.
-var errAlreadyStored = errors.New("already stored")
 
 // chunks splits envs into batches within maxBatch and maxBatchBytes.
 func chunks(envs []*ledger.Envelope) [][]*ledger.Envelope {

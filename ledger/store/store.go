@@ -95,10 +95,13 @@ type Config struct {
 	// Timeout bounds each request to the server. Default 5s.
 	Timeout time.Duration
 	// NoAtomicBatch stores several envelopes with one publish each instead
-	// of as one atomic batch. On a single-node file stream every atomic
-	// batch gets its own staging file store (a few ms each); this trades
-	// the all-or-nothing guarantee for latency.
+	// of as one atomic batch, always. On a single-node file stream every
+	// atomic batch gets its own staging file store (a few ms each); this
+	// trades the all-or-nothing guarantee for latency.
 	NoAtomicBatch bool
+	// AtomicBatch stores every run of several envelopes as an atomic batch,
+	// also short runs on the embedded server (see ShortRun).
+	AtomicBatch bool
 	// RetryFor is how long an append keeps retrying while the server is
 	// unreachable (a restart, a leader election) before it gives up.
 	// Default 30s.
@@ -123,6 +126,9 @@ type Store struct {
 	mu      sync.Mutex
 	heads   map[ledger.SessionKey]cachedHead
 	noBatch atomic.Bool // the server refused an atomic batch
+	group   *grouper    // shares atomic batches between sessions
+	// plainShort: short runs go one publish after the other (see ShortRun).
+	plainShort bool
 	// writerPass is the embedded server's writer password.
 	writerPass string
 }
@@ -173,11 +179,16 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		s.Close()
 		return nil, err
 	}
+	s.group = newGrouper(s)
 	return s, nil
 }
 
 // Close disconnects and, for the embedded server, shuts it down.
 func (s *Store) Close() error {
+	if s.group != nil {
+		s.group.close()
+		s.group = nil
+	}
 	if s.nc != nil {
 		s.nc.Close()
 	}
@@ -465,6 +476,11 @@ func (s *Store) attach(ctx context.Context, nc *nats.Conn) error {
 		return s.wrap(fmt.Sprintf("stream %s", s.cfg.Stream), err)
 	}
 	s.stream = st
+	if info := st.CachedInfo(); info != nil {
+		staged := info.Config.Replicas <= 1 && info.Config.Storage == jetstream.FileStorage
+		soleWriter := s.srv != nil && s.cfg.Listen == ""
+		s.plainShort = staged && soleWriter && !s.cfg.AtomicBatch
+	}
 	return nil
 }
 
