@@ -141,7 +141,6 @@ const jsErrAtomicPublishDisabled = 10174
 // message id the stream has stored within its duplicate window.
 const jsErrBatchDuplicateID = 10201
 
-
 // chunks splits envs into batches within maxBatch and maxBatchBytes.
 func chunks(envs []*ledger.Envelope) [][]*ledger.Envelope {
 	var out [][]*ledger.Envelope

@@ -159,4 +159,3 @@ func (s *Store) commitGroup(group []*groupReq) bool {
 	}
 	return false
 }
-
