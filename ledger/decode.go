@@ -468,8 +468,8 @@ func ParseEvent(line []byte, lim Limits) (ev Event, hasTime bool, err error) {
 	if c[0] != '{' {
 		return ev, false, &InputError{Path: "$", Offset: -1, Msg: "event must be a JSON object"}
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(c, &m); err != nil {
+	m, err := canonicalMembers(c)
+	if err != nil {
 		return ev, false, &InputError{Path: "$", Offset: -1, Msg: err.Error()}
 	}
 	for _, name := range []string{"session_id", "event_type", "payload"} {
@@ -528,4 +528,85 @@ func ParseEvent(line []byte, lim Limits) (ev Event, hasTime bool, err error) {
 		return Event{}, false, err
 	}
 	return ev, hasTime, nil
+}
+
+// canonicalMembers splits a canonical (RFC 8785) JSON object into its
+// members without decoding their values: one pass over the bytes, where
+// json.Unmarshal into a map would validate and copy all of it again.
+func canonicalMembers(c []byte) (map[string]json.RawMessage, error) {
+	m := make(map[string]json.RawMessage, 8)
+	i := 1
+	for i < len(c) && c[i] != '}' {
+		if c[i] == ',' {
+			i++
+		}
+		kEnd := skipString(c, i)
+		if kEnd < 0 || kEnd >= len(c) || c[kEnd] != ':' {
+			return nil, fmt.Errorf("malformed member at offset %d", i)
+		}
+		var key string
+		if raw := c[i+1 : kEnd-1]; bytes.IndexByte(raw, '\\') < 0 {
+			key = string(raw)
+		} else if err := json.Unmarshal(c[i:kEnd], &key); err != nil {
+			return nil, err
+		}
+		vEnd := skipValue(c, kEnd+1)
+		if vEnd < 0 {
+			return nil, fmt.Errorf("malformed value of %q", key)
+		}
+		m[key] = c[kEnd+1 : vEnd : vEnd]
+		i = vEnd
+	}
+	return m, nil
+}
+
+// skipString returns the offset just past the JSON string starting at
+// c[i], or -1.
+func skipString(c []byte, i int) int {
+	if i >= len(c) || c[i] != '"' {
+		return -1
+	}
+	for j := i + 1; j < len(c); j++ {
+		switch c[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// skipValue returns the offset just past the compact JSON value starting
+// at c[i], or -1.
+func skipValue(c []byte, i int) int {
+	depth := 0
+	for j := i; j < len(c); {
+		switch c[j] {
+		case '"':
+			if j = skipString(c, j); j < 0 {
+				return -1
+			}
+		case '{', '[':
+			depth++
+			j++
+		case '}', ']':
+			if depth == 0 {
+				return j
+			}
+			depth--
+			j++
+		case ',':
+			if depth == 0 {
+				return j
+			}
+			j++
+		default:
+			j++
+		}
+		if depth == 0 && j > i && (j >= len(c) || c[j] == ',' || c[j] == '}' || c[j] == ']') {
+			return j
+		}
+	}
+	return -1
 }

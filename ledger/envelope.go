@@ -124,51 +124,13 @@ func (k SessionKey) Less(o SessionKey) bool {
 
 // Seal seals ev onto the chain whose head is head: seq head.Seq+1 linking to
 // head.Hash, or the genesis when head is empty. The payload is validated as
-// I-JSON under lim and canonicalized.
+// I-JSON under lim and canonicalized. It is Prepare and Draft.Seal.
 func Seal(head Head, ev Event, lim Limits) (*Envelope, error) {
-	if ev.TenantID == "" {
-		ev.TenantID = DefaultTenant
-	}
-	if err := checkFields(ev.TenantID, ev.SessionID, ev.EventType, ev.TsUnixMs); err != nil {
-		return nil, err
-	}
-	if len(ev.Payload) == 0 {
-		return nil, &InputError{Path: "$.payload", Offset: -1, Msg: "missing payload"}
-	}
-	payload, err := Canonicalize(ev.Payload, lim)
+	d, err := Prepare(ev, lim)
 	if err != nil {
-		return nil, prefixPath(err, "$.payload")
-	}
-	if err := CheckRecordKeys(ev.EventType, payload, lim); err != nil {
 		return nil, err
 	}
-	if payload[0] != '{' {
-		return nil, &InputError{Path: "$.payload", Offset: -1, Msg: "payload must be a JSON object"}
-	}
-	var seq uint64
-	if !head.IsEmpty() {
-		if !isHash(head.Hash) {
-			return nil, fmt.Errorf("seal: head hash %q is not a lowercase hex SHA-256", head.Hash)
-		}
-		seq = head.Seq + 1
-		if seq > maxSafeInteger {
-			return nil, fmt.Errorf("seal: seq %d exceeds 2^53-1", seq)
-		}
-	}
-	e := &Envelope{
-		tenant: ev.TenantID, session: ev.SessionID, seq: seq, ts: ev.TsUnixMs,
-		eventType: ev.EventType, prevHash: head.Hash,
-	}
-	if ev.Signer != nil && IsRecordType(ev.EventType) {
-		if payload, err = e.sign(payload, ev.Signer, lim); err != nil {
-			return nil, err
-		}
-	}
-	e.raw = e.encode(payload)
-	if len(e.raw) > lim.Bytes() {
-		return nil, &InputError{Offset: -1, Msg: fmt.Sprintf("sealed envelope is %d bytes, over the %d-byte limit", len(e.raw), lim.Bytes())}
-	}
-	return e, nil
+	return d.Seal(head)
 }
 
 // prefixPath re-roots the JSON path of an *InputError under prefix.

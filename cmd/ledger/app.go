@@ -215,24 +215,7 @@ func (a *app) append(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	var events []ledger.Event
-	var bad []error
-	err = ledger.ReadLines(in, lim, func(line []byte, n int) error {
-		ev, hasTime, err := ledger.ParseEvent(line, lim)
-		if err == nil {
-			if !hasTime {
-				ev.TsUnixMs = a.now().UnixMilli()
-			}
-			// Sealing on an empty head checks the sealed size too.
-			_, err = ledger.Seal(ledger.Head{}, ev, lim)
-		}
-		if err != nil {
-			bad = append(bad, ledger.AtLine(err, n))
-			return nil
-		}
-		events = append(events, ev)
-		return nil
-	})
+	events, bad, err := ledger.ReadDrafts(in, lim, a.now().UnixMilli())
 	if err != nil {
 		return cmdline.Usage(fmt.Errorf("%w; nothing was appended", err))
 	}
@@ -247,7 +230,7 @@ func (a *app) append(c *cli.Context) error {
 		return err
 	}
 	defer s.Close()
-	envs, already, err := s.AppendAllCounted(c.Context, events)
+	envs, already, err := s.AppendDrafts(c.Context, events)
 	sessions := map[ledger.SessionKey]bool{}
 	for _, e := range envs {
 		if e == nil {

@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -25,13 +26,14 @@ const maxAttempts = 1000
 // re-reads the head, re-seals and retries; when an acknowledgement is lost,
 // it reads the head back to learn whether the envelope landed.
 func (s *Store) Append(ctx context.Context, ev ledger.Event) (*ledger.Envelope, error) {
-	if ev.TenantID == "" {
-		ev.TenantID = ledger.DefaultTenant
+	d, err := ledger.Prepare(ev, s.cfg.Limits)
+	if err != nil {
+		return nil, err
 	}
-	key := ledger.SessionKey{Tenant: ev.TenantID, Session: ev.SessionID}
+	key := d.Key()
 	unlock := s.lockSession(key)
 	defer unlock()
-	envs, err := s.commit(ctx, key, []ledger.Event{ev}, new(int))
+	envs, err := s.commit(ctx, key, []*ledger.Draft{d}, new(int))
 	if err != nil {
 		return nil, err
 	}
@@ -42,8 +44,9 @@ func (s *Store) Append(ctx context.Context, ev ledger.Event) (*ledger.Envelope, 
 // their input order, and returns the envelopes in input order. Every event
 // is validated before anything is stored: one bad event and nothing is
 // appended. A session's events are stored in atomic batches, so each batch
-// lands whole or not at all; a failure part way through leaves the sessions
-// before it complete and reports how far it got.
+// lands whole or not at all; sessions are stored concurrently, their
+// batches shared (up to 1,000 envelopes each), and a failure stops the
+// sessions not yet begun and reports how much was stored.
 func (s *Store) AppendAll(ctx context.Context, evs []ledger.Event) ([]*ledger.Envelope, error) {
 	envs, _, err := s.AppendAllCounted(ctx, evs)
 	return envs, err
@@ -53,39 +56,79 @@ func (s *Store) AppendAll(ctx context.Context, evs []ledger.Event) ([]*ledger.En
 // stored already, exactly as sealed now (a re-append of an input that is
 // on record: those are not stored twice).
 func (s *Store) AppendAllCounted(ctx context.Context, evs []ledger.Event) ([]*ledger.Envelope, int, error) {
-	order := make([]ledger.SessionKey, 0, 1)
-	bySession := make(map[ledger.SessionKey][]int)
-	for i := range evs {
-		if evs[i].TenantID == "" {
-			evs[i].TenantID = ledger.DefaultTenant
-		}
-		if _, err := ledger.Seal(ledger.Head{}, evs[i], s.cfg.Limits); err != nil {
+	drafts := make([]*ledger.Draft, len(evs))
+	for i, ev := range evs {
+		d, err := ledger.Prepare(ev, s.cfg.Limits)
+		if err != nil {
 			return nil, 0, fmt.Errorf("event %d: %w", i, err)
 		}
-		k := ledger.SessionKey{Tenant: evs[i].TenantID, Session: evs[i].SessionID}
+		drafts[i] = d
+	}
+	return s.AppendDrafts(ctx, drafts)
+}
+
+// appendWorkers bounds how many sessions AppendDrafts stores at once.
+const appendWorkers = 64
+
+// AppendDrafts is AppendAllCounted for prepared events (see
+// ledger.ReadDrafts): nothing is validated or canonicalized again.
+func (s *Store) AppendDrafts(ctx context.Context, drafts []*ledger.Draft) ([]*ledger.Envelope, int, error) {
+	order := make([]ledger.SessionKey, 0, 1)
+	bySession := make(map[ledger.SessionKey][]int)
+	for i, d := range drafts {
+		k := d.Key()
 		if _, ok := bySession[k]; !ok {
 			order = append(order, k)
 		}
 		bySession[k] = append(bySession[k], i)
 	}
-	out := make([]*ledger.Envelope, len(evs))
-	done, already := 0, 0
+	out := make([]*ledger.Envelope, len(drafts))
+	var (
+		mu            sync.Mutex
+		done, already int
+		firstErr      error
+		wg            sync.WaitGroup
+	)
+	next := make(chan ledger.SessionKey)
+	for range min(appendWorkers, len(order)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range next {
+				idx := bySession[k]
+				group := make([]*ledger.Draft, len(idx))
+				for j, i := range idx {
+					group[j] = drafts[i]
+				}
+				n := 0
+				unlock := s.lockSession(k)
+				envs, err := s.commit(ctx, k, group, &n)
+				unlock()
+				mu.Lock()
+				for j, e := range envs {
+					out[idx[j]] = e
+				}
+				done, already = done+len(envs), already+n
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				mu.Unlock()
+			}
+		}()
+	}
 	for _, k := range order {
-		idx := bySession[k]
-		group := make([]ledger.Event, len(idx))
-		for j, i := range idx {
-			group[j] = evs[i]
+		mu.Lock()
+		failed := firstErr != nil
+		mu.Unlock()
+		if failed {
+			break
 		}
-		unlock := s.lockSession(k)
-		envs, err := s.commit(ctx, k, group, &already)
-		unlock()
-		for j, e := range envs {
-			out[idx[j]] = e
-		}
-		done += len(envs)
-		if err != nil {
-			return out, already, fmt.Errorf("stored %d of %d events: %w", done, len(evs), err)
-		}
+		next <- k
+	}
+	close(next)
+	wg.Wait()
+	if firstErr != nil {
+		return out, already, fmt.Errorf("stored %d of %d events: %w", done, len(drafts), firstErr)
 	}
 	return out, already, nil
 }
@@ -98,17 +141,17 @@ func (s *Store) AppendAllCounted(ctx context.Context, evs []ledger.Event) ([]*le
 // of its own envelopes the head shows landed counts as stored, and the rest
 // is re-sealed on the new head and retried. It returns what it stored, also
 // on error.
-func (s *Store) commit(ctx context.Context, key ledger.SessionKey, evs []ledger.Event, already *int) ([]*ledger.Envelope, error) {
+func (s *Store) commit(ctx context.Context, key ledger.SessionKey, evs []*ledger.Draft, already *int) ([]*ledger.Envelope, error) {
 	h, _ := s.cachedHead(key)
 	start := time.Now()
 	out := make([]*ledger.Envelope, 0, len(evs))
 	for attempt := 0; len(evs) > 0; attempt++ {
 		// Sealing validates; a bad event fails here, before any publish.
-		envs, err := sealChain(h.head, evs[:min(len(evs), maxBatch)], s.cfg.Limits)
+		envs, err := sealChain(h.head, evs[:min(len(evs), maxBatch)])
 		if err != nil {
 			return out, err
 		}
-		seq, err := s.commitRun(ctx, run{key, envs, h.streamSeq})
+		seq, err := s.commitRun(ctx, run{key, envs, h.streamSeq}, true)
 		if err == nil {
 			h = cachedHead{head: envs[len(envs)-1].Head(), streamSeq: seq}
 			s.setHead(key, h)
@@ -154,13 +197,13 @@ func landed(envs []*ledger.Envelope, h ledger.Head) int {
 	return 0
 }
 
-// sealChain seals evs one after another onto head, stopping where the
+// sealChain seals drafts one after another onto head, stopping where the
 // envelopes would outgrow one batch.
-func sealChain(head ledger.Head, evs []ledger.Event, lim ledger.Limits) ([]*ledger.Envelope, error) {
-	envs := make([]*ledger.Envelope, 0, len(evs))
+func sealChain(head ledger.Head, drafts []*ledger.Draft) ([]*ledger.Envelope, error) {
+	envs := make([]*ledger.Envelope, 0, len(drafts))
 	size := 0
-	for _, ev := range evs {
-		e, err := ledger.Seal(head, ev, lim)
+	for _, d := range drafts {
+		e, err := d.Seal(head)
 		if err != nil {
 			return nil, err
 		}
@@ -178,7 +221,7 @@ func sealChain(head ledger.Head, evs []ledger.Event, lim ledger.Limits) ([]*ledg
 // an atomic batch (or one by one where the server cannot batch). It returns
 // the stream sequence of the last envelope.
 func (s *Store) store(ctx context.Context, key ledger.SessionKey, envs []*ledger.Envelope, expect uint64) (uint64, error) {
-	if len(envs) > 1 && !s.noBatch.Load() && !s.plainRun(len(envs)) {
+	if len(envs) > 1 && !s.noBatch.Load() {
 		seqs, err := s.publishBatch(ctx, []run{{key, envs, expect}})
 		if err == nil {
 			return seqs[0], nil
@@ -188,6 +231,12 @@ func (s *Store) store(ctx context.Context, key ledger.SessionKey, envs []*ledger
 		}
 		s.noBatch.Store(true)
 	}
+	return s.storePlain(ctx, key, envs, expect)
+}
+
+// storePlain publishes envs one after the other, each expecting the one
+// before it.
+func (s *Store) storePlain(ctx context.Context, key ledger.SessionKey, envs []*ledger.Envelope, expect uint64) (uint64, error) {
 	for i, e := range envs {
 		seq, err := s.publish(ctx, key, e, expect)
 		if err != nil {
@@ -238,21 +287,23 @@ func storedBefore(err error) int {
 // several envelopes is an atomic batch.
 const ShortRun = 16
 
-// commitRun stores r: one publish after the other where atomic batches
-// are off or too dear for a run this short, else through the group
-// committer, so that runs of sessions appending at the same time share one
-// atomic batch.
-func (s *Store) commitRun(ctx context.Context, r run) (uint64, error) {
-	if s.group == nil || s.noBatch.Load() || s.plainRun(len(r.envs)) {
+// commitRun stores r: through the group committer, so that runs of
+// sessions appending at the same time share one atomic batch, where it goes
+// as an atomic batch (see batched); else one publish after the other. A
+// bulk run (ledger append) is an atomic batch whatever its length.
+func (s *Store) commitRun(ctx context.Context, r run, bulk bool) (uint64, error) {
+	if !s.batched(len(r.envs), bulk) {
+		return s.storePlain(ctx, r.key, r.envs, r.expect)
+	}
+	if s.group == nil {
 		return s.store(ctx, r.key, r.envs, r.expect)
 	}
 	return s.group.commit(ctx, r)
 }
 
-// plainRun reports whether a run of n envelopes is published one by one
-// although atomic batches are on.
-func (s *Store) plainRun(n int) bool {
-	return n == 1 || s.plainShort && n < ShortRun
+// batched reports whether a run of n envelopes goes as an atomic batch.
+func (s *Store) batched(n int, bulk bool) bool {
+	return n > 1 && !s.noBatch.Load() && (bulk || !s.plainShort || n >= ShortRun)
 }
 
 // headAfterFailure reads a session's head after a failed publish. While the
@@ -452,7 +503,7 @@ func (s *Store) AppendSealed(ctx context.Context, envs []*ledger.Envelope) (uint
 		return 0, fmt.Errorf("append sealed %s seq %d: the session's head is seq %d: %w", key, envs[0].Seq(), h.head.Seq, ErrConflict)
 	}
 	start := time.Now()
-	seq, err := s.commitRun(ctx, run{key, envs, h.streamSeq})
+	seq, err := s.commitRun(ctx, run{key, envs, h.streamSeq}, false)
 	if err != nil {
 		fresh, herr := s.headAfterFailure(ctx, key, start)
 		if herr != nil {

@@ -22,8 +22,8 @@ const (
 	batchCommitHeader = "Nats-Batch-Commit"
 
 	// maxBatch is how many envelopes one atomic batch carries; the server
-	// takes up to 1000.
-	maxBatch = 500
+	// takes up to 1000 by default.
+	maxBatch = 1000
 	// maxBatchBytes bounds the bytes of one batch.
 	maxBatchBytes = 8 << 20
 )

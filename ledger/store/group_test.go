@@ -33,7 +33,13 @@ func TestGroupCommitSharesBatches(t *testing.T) {
 			k := ledger.SessionKey{Tenant: "acme", Session: fmt.Sprintf("g%d", i)}
 			var head ledger.Head
 			for p := range pairs {
-				envs, err := sealChain(head, []ledger.Event{event("acme", k.Session, 2*p), event("acme", k.Session, 2*p+1)}, ledger.Limits{})
+				d0, err0 := ledger.Prepare(event("acme", k.Session, 2*p), ledger.Limits{})
+				d1, err1 := ledger.Prepare(event("acme", k.Session, 2*p+1), ledger.Limits{})
+				if err := errors.Join(err0, err1); err != nil {
+					errs <- err
+					return
+				}
+				envs, err := sealChain(head, []*ledger.Draft{d0, d1})
 				if err != nil {
 					errs <- err
 					return
@@ -84,10 +90,10 @@ func TestGroupConflictFailsOnlyItsRun(t *testing.T) {
 	var group []*groupReq
 	for i := range 4 {
 		k := ledger.SessionKey{Tenant: "acme", Session: fmt.Sprintf("ok%d", i)}
-		envs, _ := sealChain(ledger.Head{}, []ledger.Event{event("acme", k.Session, 0), event("acme", k.Session, 1)}, ledger.Limits{})
+		envs, _ := sealChain(ledger.Head{}, drafts(t, event("acme", k.Session, 0), event("acme", k.Session, 1)))
 		if i == 2 {
 			// Expects the stale session to be empty; it holds one envelope.
-			envs, _ = sealChain(ledger.Head{}, []ledger.Event{event("acme", "stale", 5), event("acme", "stale", 6)}, ledger.Limits{})
+			envs, _ = sealChain(ledger.Head{}, drafts(t, event("acme", "stale", 5), event("acme", "stale", 6)))
 			k = stale
 		}
 		group = append(group, &groupReq{run: run{key: k, envs: envs}, done: make(chan groupResult, 1)})
@@ -126,12 +132,26 @@ func TestShortRunsPlainOnlyForTheSoleWriter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := s.plainRun(2); got != c.plain {
+		if got := !s.batched(2, false); got != c.plain {
 			t.Errorf("listen %q atomic %v: plain pair %v, want %v", c.cfg.Listen, c.cfg.AtomicBatch, got, c.plain)
 		}
-		if s.plainRun(ShortRun) {
-			t.Errorf("listen %q: a run of %d is not batched", c.cfg.Listen, ShortRun)
+		if !s.batched(ShortRun, false) || !s.batched(2, true) {
+			t.Errorf("listen %q: a run of %d or a bulk pair is not batched", c.cfg.Listen, ShortRun)
 		}
 		s.Close()
 	}
+}
+
+// drafts prepares events for sealChain.
+func drafts(t testing.TB, evs ...ledger.Event) []*ledger.Draft {
+	t.Helper()
+	out := make([]*ledger.Draft, len(evs))
+	for i, ev := range evs {
+		d, err := ledger.Prepare(ev, ledger.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = d
+	}
+	return out
 }

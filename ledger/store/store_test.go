@@ -410,7 +410,7 @@ func TestAppendAllBatches(t *testing.T) {
 	// A batch whose first envelope expects a stale head is refused whole.
 	k := ledger.SessionKey{Tenant: "acme", Session: "s0"}
 	h, _ := s.head(ctx, k, true)
-	stale, _ := sealChain(ledger.Head{Seq: 398, Hash: envs[398*3].PrevHash()}, []ledger.Event{event("acme", "s0", 1), event("acme", "s0", 2)}, ledger.Limits{})
+	stale, _ := sealChain(ledger.Head{Seq: 398, Hash: envs[398*3].PrevHash()}, drafts(t, event("acme", "s0", 1), event("acme", "s0", 2)))
 	if _, err := s.publishBatch(ctx, []run{{k, stale, h.streamSeq - 3}}); !errors.Is(err, ErrConflict) {
 		t.Fatalf("stale batch: got %v, want ErrConflict", err)
 	}

@@ -1,0 +1,189 @@
+package ledger
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"strconv"
+	"sync"
+)
+
+// Draft is an event checked and canonicalized for sealing. What is left is
+// to frame it at a chain position and hash it (Draft.Seal), so an append
+// that loses the race for a session's head re-links its drafts without
+// validating or canonicalizing them again.
+type Draft struct {
+	ev  Event // TenantID set, Payload canonical
+	lim Limits
+}
+
+// Prepare checks ev and canonicalizes its payload under lim. An event that
+// passes seals at any chain position (unless its record signature makes it
+// outgrow the limit): the size is checked as if at the largest seq, linked
+// to a previous envelope.
+func Prepare(ev Event, lim Limits) (*Draft, error) {
+	if ev.TenantID == "" {
+		ev.TenantID = DefaultTenant
+	}
+	if err := checkFields(ev.TenantID, ev.SessionID, ev.EventType, ev.TsUnixMs); err != nil {
+		return nil, err
+	}
+	if len(ev.Payload) == 0 {
+		return nil, &InputError{Path: "$.payload", Offset: -1, Msg: "missing payload"}
+	}
+	payload, err := Canonicalize(ev.Payload, lim)
+	if err != nil {
+		return nil, prefixPath(err, "$.payload")
+	}
+	ev.Payload = payload
+	return prepared(ev, lim)
+}
+
+// ParseDraft reads one line of `ledger append` input (see ParseEvent) and
+// prepares it, canonicalizing it once: the payload of a canonical line is
+// canonical. An event without ts_unix_ms gets now (ms since the epoch).
+func ParseDraft(line []byte, lim Limits, now int64) (*Draft, error) {
+	ev, hasTime, err := ParseEvent(line, lim)
+	if err != nil {
+		return nil, err
+	}
+	if !hasTime {
+		ev.TsUnixMs = now
+	}
+	return prepared(ev, lim)
+}
+
+// prepared finishes a draft of an event whose fields are checked and whose
+// payload is canonical.
+func prepared(ev Event, lim Limits) (*Draft, error) {
+	if err := CheckRecordKeys(ev.EventType, ev.Payload, lim); err != nil {
+		return nil, err
+	}
+	if ev.Payload[0] != '{' {
+		return nil, &InputError{Path: "$.payload", Offset: -1, Msg: "payload must be a JSON object"}
+	}
+	d := &Draft{ev: ev, lim: lim}
+	if n := d.maxSealedSize(); n > lim.Bytes() {
+		return nil, &InputError{Offset: -1, Msg: fmt.Sprintf("sealed envelope would be up to %d bytes, over the %d-byte limit", n, lim.Bytes())}
+	}
+	return d, nil
+}
+
+// maxSealedSize is the size of d's envelope at the largest seq, linked to a
+// previous envelope, without a record signature.
+func (d *Draft) maxSealedSize() int {
+	ev := d.ev
+	return len(`{"event_type":`) + quotedLen(ev.EventType) + len(`,"hash":"`) + 64 + len(`",`) +
+		len(`"payload":`) + len(ev.Payload) + len(`,"prev_hash":`) + 66 +
+		len(`,"seq":`) + len(strconv.FormatUint(maxSafeInteger, 10)) +
+		len(`,"session_id":`) + quotedLen(ev.SessionID) + len(`,"tenant_id":`) + quotedLen(ev.TenantID) +
+		len(`,"ts_unix_ms":`) + len(strconv.FormatInt(ev.TsUnixMs, 10)) + len(`,"v":`) + len(strconv.Itoa(Version)) + 1
+}
+
+func quotedLen(s string) int { return len(appendString(nil, s)) }
+
+// Key is the session the draft is for.
+func (d *Draft) Key() SessionKey { return SessionKey{Tenant: d.ev.TenantID, Session: d.ev.SessionID} }
+
+// Event is the event as prepared: the default tenant filled in and the
+// payload canonical.
+func (d *Draft) Event() Event { return d.ev }
+
+// Seal frames d onto the chain whose head is head: seq head.Seq+1 linking to
+// head.Hash, or the genesis when head is empty, and hashes it. A record
+// with a Signer is signed at that position.
+func (d *Draft) Seal(head Head) (*Envelope, error) {
+	var seq uint64
+	if !head.IsEmpty() {
+		if !isHash(head.Hash) {
+			return nil, fmt.Errorf("seal: head hash %q is not a lowercase hex SHA-256", head.Hash)
+		}
+		seq = head.Seq + 1
+		if seq > maxSafeInteger {
+			return nil, fmt.Errorf("seal: seq %d exceeds 2^53-1", seq)
+		}
+	}
+	ev := d.ev
+	e := &Envelope{
+		tenant: ev.TenantID, session: ev.SessionID, seq: seq, ts: ev.TsUnixMs,
+		eventType: ev.EventType, prevHash: head.Hash,
+	}
+	payload := ev.Payload
+	if ev.Signer != nil && IsRecordType(ev.EventType) {
+		var err error
+		if payload, err = e.sign(payload, ev.Signer, d.lim); err != nil {
+			return nil, err
+		}
+	}
+	e.raw = e.encode(payload)
+	if len(e.raw) > d.lim.Bytes() {
+		return nil, &InputError{Offset: -1, Msg: fmt.Sprintf("sealed envelope is %d bytes, over the %d-byte limit", len(e.raw), d.lim.Bytes())}
+	}
+	return e, nil
+}
+
+// draftChunk is how many lines one worker of ReadDrafts prepares at a time.
+const draftChunk = 256
+
+// ReadDrafts reads NDJSON event lines (see ParseEvent) and prepares each,
+// on all CPUs, returning the drafts in input order. A line that does not
+// prepare is listed in bad (an error naming its line number), in line
+// order; the other lines are still read, so one run reports every bad
+// line. err is a failure to read, or a line over the size limit.
+func ReadDrafts(r io.Reader, lim Limits, now int64) (drafts []*Draft, bad []error, err error) {
+	type chunk struct {
+		lines [][]byte
+		nums  []int
+		out   []*Draft
+		bad   []error
+		done  chan struct{}
+	}
+	work := make(chan *chunk)
+	var order []*chunk
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range work {
+				c.out = make([]*Draft, 0, len(c.lines))
+				for i, line := range c.lines {
+					d, err := ParseDraft(line, lim, now)
+					if err != nil {
+						c.bad = append(c.bad, AtLine(err, c.nums[i]))
+						continue
+					}
+					c.out = append(c.out, d)
+				}
+				close(c.done)
+			}
+		}()
+	}
+	cur := &chunk{done: make(chan struct{})}
+	send := func() {
+		order = append(order, cur)
+		work <- cur
+		cur = &chunk{done: make(chan struct{})}
+	}
+	err = ReadLines(r, lim, func(line []byte, n int) error {
+		cur.lines = append(cur.lines, append([]byte(nil), line...))
+		cur.nums = append(cur.nums, n)
+		if len(cur.lines) == draftChunk {
+			send()
+		}
+		return nil
+	})
+	if len(cur.lines) > 0 {
+		send()
+	}
+	close(work)
+	wg.Wait()
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, c := range order {
+		drafts = append(drafts, c.out...)
+		bad = append(bad, c.bad...)
+	}
+	return drafts, bad, nil
+}
