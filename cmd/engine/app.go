@@ -29,73 +29,10 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Version: cmdline.Version(),
 		Flags:   cmdline.GlobalFlags(),
 		Commands: []*cli.Command{
-			cmdline.WithGlobals(&cli.Command{
-				Name:      "serve",
-				Usage:     "decide and record hook events over HTTP",
-				ArgsUsage: " ",
-				Flags: append(policyFlags(),
-					&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "`HOST:PORT` to serve the API on (\"\": the Unix socket only)"},
-					&cli.StringFlag{Name: "socket", Usage: "Unix socket `PATH` for local hooks, tenant --tenant, this user only (default DATA/engine.sock with the embedded store; \"none\": no socket)"},
-					&cli.DurationFlag{Name: "idle-exit", Usage: "exit after this long without a connection (how hooks run the engine they start; 0: never)"},
-					&cli.StringFlag{Name: "config-digest", Hidden: true, Usage: "set by the hook that starts this engine: a hook with another configuration stops it"},
-					&cli.StringFlag{Name: "tokens", EnvVars: []string{"ENGINE_TOKENS"}, Usage: "bearer tokens `FILE`: {\"tokens\":[{\"sha256\":\"...\",\"tenant\":\"acme\"}]}"},
-					&cli.IntFlag{Name: "max-sessions", Value: engine.DefaultMaxSessions, Usage: "sessions kept in memory; past it idle ones are evicted and rebuilt from the ledger when next used (0: no bound)"},
-					&cli.StringFlag{Name: "tls-cert", Usage: "serve --listen over TLS with this certificate chain PEM `FILE` (with --tls-key)"},
-					&cli.StringFlag{Name: "tls-key", Usage: "the TLS private key PEM `FILE` of --tls-cert"},
-					&cli.BoolFlag{Name: "insecure-dev", Usage: "accept requests without a token as tenant default (local experiments only)"},
-					&cli.DurationFlag{Name: "timeout", Value: 5 * time.Second, Usage: "per-request decision timeout"},
-					&cli.DurationFlag{Name: "pending-timeout", Value: engine.DefaultPendingTimeout, Usage: "how long an ask waits for its resolution before it is recorded as a timeout (deny)"},
-					&cli.StringFlag{Name: "signing-key", Usage: "Ed25519 PKCS#8 PEM `FILE` that signs the engine's records and receipts (default: DATA/keys/receipt-ed25519.pem, generated on first run)"},
-					&cli.StringFlag{Name: "checkpoint-key", Usage: "Ed25519 PKCS#8 PEM `FILE` that signs checkpoints (default: DATA/keys/checkpoint-ed25519.pem, generated on first run)"},
-					&cli.BoolFlag{Name: "fail-open", Usage: "answer allow when a valid event cannot be decided and recorded (default: deny); the failure is recorded either way, and rejected input is always denied"},
-					&cli.StringFlag{Name: "telemetry", Usage: "append a redacted OpenTelemetry span per decision to `FILE` (NDJSON)"},
-					&cli.DurationFlag{Name: "checkpoint-every", Value: 10 * time.Minute, Usage: "take a signed checkpoint of the ledger this often (0: only after SessionEnd; negative: never)"},
-					&cli.StringFlag{Name: "checkpoint-dir", Usage: "where checkpoint files go (default DATA/checkpoints); keep a copy where the ledger's operators cannot rewrite it"},
-					&cli.BoolFlag{Name: "atomic-batch", Usage: "store an event and its verdict as one atomic batch also on a single-node file stream, where by default they are two publishes (a crash between them is recorded as an EngineFailure on rebuild); concurrent sessions share batches"},
-					&cli.BoolFlag{Name: "no-atomic-batch", Usage: "never use atomic batches, also on replicated streams where they are the default"},
-				),
-				Action: a.serve,
-			}),
-			cmdline.WithGlobals(&cli.Command{
-				Name:      "stdio",
-				Usage:     "decide and record hook events on stdin/stdout (the AARTS subprocess model)",
-				ArgsUsage: " ",
-				Description: "The first line must be the version check {\"aarts_version\": \"0.1\"}; every line after\n" +
-					"it is a hook event, answered with the verdict. Asks are resolved by an approver over HTTP\n" +
-					"(engine serve), or reported by the host as PostAskResolution.",
-				Flags: append(policyFlags(),
-					&cli.DurationFlag{Name: "pending-timeout", Value: engine.DefaultPendingTimeout, Usage: "how long an ask waits for its resolution"},
-					&cli.StringFlag{Name: "signing-key", Usage: "Ed25519 PKCS#8 PEM `FILE` that signs receipts (default: DATA/keys)"},
-				),
-				Action: a.stdio,
-			}),
-			{
-				Name:  "hook",
-				Usage: "answer an agent host's hook with a recorded verdict",
-				Subcommands: []*cli.Command{
-					hookCommand(a, "claude-code", "Claude Code",
-						"Install in .claude/settings.json (README: Using agentledger with Claude Code):\n"+
-							`  {"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"engine hook claude-code","timeout":10}]}]}}`+
-							"\n(likewise for PostToolUse, UserPromptSubmit, SessionStart, SessionEnd, Stop, SubagentStop, PreCompact, PermissionDenied).\n"+
-							"Every hook process of the user reaches one local engine on DATA/engine.sock, started by the\n"+
-							"first hook that finds none (it exits after --idle-exit without hooks), or the engine\n"+
-							"serve given with --engine. An allow gives Claude Code no permission decision, so its own\n"+
-							"permission prompt still applies, unless a manifest allow rule or an allow_always matched\n"+
-							"(or --auto-approve is given). Input the engine cannot accept is denied and recorded.\n"+
-							"Exit 0 with Claude Code's JSON on stdout, always."),
-				},
-			},
-			cmdline.WithGlobals(&cli.Command{
-				Name:      "eval",
-				Usage:     "fold and evaluate NDJSON hook events without recording anything",
-				ArgsUsage: "[FILE|-]",
-				Description: "Reads AARTS hook events (one JSON object per line, any number of sessions),\n" +
-					"folds each into its session's snapshot and evaluates it, in order. Prints one line per\n" +
-					"event: session_id, index, hook_point, decision, aarm_decision, reason_code,\n" +
-					"matched_rule_id, reasons, snapshot_hash.",
-				Flags:  policyFlags(),
-				Action: a.eval,
-			}),
+			serveCommand(a),
+			stdioCommand(a),
+			hooksCommand(a),
+			evalCommand(a),
 		},
 	}
 }
@@ -191,4 +128,87 @@ func (a *app) eval(c *cli.Context) error {
 		return err
 	}
 	return nil
+}
+
+// serveCommand is `serve`.
+func serveCommand(a *app) *cli.Command {
+	return cmdline.WithGlobals(&cli.Command{
+		Name:      "serve",
+		Usage:     "decide and record hook events over HTTP",
+		ArgsUsage: " ",
+		Flags: append(policyFlags(),
+			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "`HOST:PORT` to serve the API on (\"\": the Unix socket only)"},
+			&cli.StringFlag{Name: "socket", Usage: "Unix socket `PATH` for local hooks, tenant --tenant, this user only (default DATA/engine.sock with the embedded store; \"none\": no socket)"},
+			&cli.DurationFlag{Name: "idle-exit", Usage: "exit after this long without a connection (how hooks run the engine they start; 0: never)"},
+			&cli.StringFlag{Name: "config-digest", Hidden: true, Usage: "set by the hook that starts this engine: a hook with another configuration stops it"},
+			&cli.StringFlag{Name: "tokens", EnvVars: []string{"ENGINE_TOKENS"}, Usage: "bearer tokens `FILE`: {\"tokens\":[{\"sha256\":\"...\",\"tenant\":\"acme\"}]}"},
+			&cli.IntFlag{Name: "max-sessions", Value: engine.DefaultMaxSessions, Usage: "sessions kept in memory; past it idle ones are evicted and rebuilt from the ledger when next used (0: no bound)"},
+			&cli.StringFlag{Name: "tls-cert", Usage: "serve --listen over TLS with this certificate chain PEM `FILE` (with --tls-key)"},
+			&cli.StringFlag{Name: "tls-key", Usage: "the TLS private key PEM `FILE` of --tls-cert"},
+			&cli.BoolFlag{Name: "insecure-dev", Usage: "accept requests without a token as tenant default (local experiments only)"},
+			&cli.DurationFlag{Name: "timeout", Value: 5 * time.Second, Usage: "per-request decision timeout"},
+			&cli.DurationFlag{Name: "pending-timeout", Value: engine.DefaultPendingTimeout, Usage: "how long an ask waits for its resolution before it is recorded as a timeout (deny)"},
+			&cli.StringFlag{Name: "signing-key", Usage: "Ed25519 PKCS#8 PEM `FILE` that signs the engine's records and receipts (default: DATA/keys/receipt-ed25519.pem, generated on first run)"},
+			&cli.StringFlag{Name: "checkpoint-key", Usage: "Ed25519 PKCS#8 PEM `FILE` that signs checkpoints (default: DATA/keys/checkpoint-ed25519.pem, generated on first run)"},
+			&cli.BoolFlag{Name: "fail-open", Usage: "answer allow when a valid event cannot be decided and recorded (default: deny); the failure is recorded either way, and rejected input is always denied"},
+			&cli.StringFlag{Name: "telemetry", Usage: "append a redacted OpenTelemetry span per decision to `FILE` (NDJSON)"},
+			&cli.DurationFlag{Name: "checkpoint-every", Value: 10 * time.Minute, Usage: "take a signed checkpoint of the ledger this often (0: only after SessionEnd; negative: never)"},
+			&cli.StringFlag{Name: "checkpoint-dir", Usage: "where checkpoint files go (default DATA/checkpoints); keep a copy where the ledger's operators cannot rewrite it"},
+			&cli.BoolFlag{Name: "atomic-batch", Usage: "store an event and its verdict as one atomic batch also on a single-node file stream, where by default they are two publishes (a crash between them is recorded as an EngineFailure on rebuild); concurrent sessions share batches"},
+			&cli.BoolFlag{Name: "no-atomic-batch", Usage: "never use atomic batches, also on replicated streams where they are the default"},
+		),
+		Action: a.serve,
+	})
+}
+
+// stdioCommand is `stdio`.
+func stdioCommand(a *app) *cli.Command {
+	return cmdline.WithGlobals(&cli.Command{
+		Name:      "stdio",
+		Usage:     "decide and record hook events on stdin/stdout (the AARTS subprocess model)",
+		ArgsUsage: " ",
+		Description: "The first line must be the version check {\"aarts_version\": \"0.1\"}; every line after\n" +
+			"it is a hook event, answered with the verdict. Asks are resolved by an approver over HTTP\n" +
+			"(engine serve), or reported by the host as PostAskResolution.",
+		Flags: append(policyFlags(),
+			&cli.DurationFlag{Name: "pending-timeout", Value: engine.DefaultPendingTimeout, Usage: "how long an ask waits for its resolution"},
+			&cli.StringFlag{Name: "signing-key", Usage: "Ed25519 PKCS#8 PEM `FILE` that signs receipts (default: DATA/keys)"},
+		),
+		Action: a.stdio,
+	})
+}
+
+// hooksCommand is `hook`.
+func hooksCommand(a *app) *cli.Command {
+	return &cli.Command{
+		Name:  "hook",
+		Usage: "answer an agent host's hook with a recorded verdict",
+		Subcommands: []*cli.Command{
+			hookCommand(a, "claude-code", "Claude Code",
+				"Install in .claude/settings.json (README: Using agentledger with Claude Code):\n"+
+					`  {"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"engine hook claude-code","timeout":10}]}]}}`+
+					"\n(likewise for PostToolUse, UserPromptSubmit, SessionStart, SessionEnd, Stop, SubagentStop, PreCompact, PermissionDenied).\n"+
+					"Every hook process of the user reaches one local engine on DATA/engine.sock, started by the\n"+
+					"first hook that finds none (it exits after --idle-exit without hooks), or the engine\n"+
+					"serve given with --engine. An allow gives Claude Code no permission decision, so its own\n"+
+					"permission prompt still applies, unless a manifest allow rule or an allow_always matched\n"+
+					"(or --auto-approve is given). Input the engine cannot accept is denied and recorded.\n"+
+					"Exit 0 with Claude Code's JSON on stdout, always."),
+		},
+	}
+}
+
+// evalCommand is `eval`.
+func evalCommand(a *app) *cli.Command {
+	return cmdline.WithGlobals(&cli.Command{
+		Name:      "eval",
+		Usage:     "fold and evaluate NDJSON hook events without recording anything",
+		ArgsUsage: "[FILE|-]",
+		Description: "Reads AARTS hook events (one JSON object per line, any number of sessions),\n" +
+			"folds each into its session's snapshot and evaluates it, in order. Prints one line per\n" +
+			"event: session_id, index, hook_point, decision, aarm_decision, reason_code,\n" +
+			"matched_rule_id, reasons, snapshot_hash.",
+		Flags:  policyFlags(),
+		Action: a.eval,
+	})
 }

@@ -18,119 +18,171 @@ import (
 	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/ledger/store"
+	"github.com/agentledger/agentledger/policy"
 	"github.com/agentledger/agentledger/receipt"
 )
 
+// serveFlags is what serve reads from its flags, checked.
+type serveFlags struct {
+	listen, socket, dataDir string
+	tokens                  *engine.Tokens
+	tlsConf                 *tls.Config
+	cfg                     store.Config
+}
+
 func (a *app) serve(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return cmdline.Usage(fmt.Errorf("serve takes no arguments, got %q", c.Args().First()))
-	}
-	listen := c.String("listen")
-	var tokens *engine.Tokens
-	if f := c.String("tokens"); f != "" {
-		var err error
-		if tokens, err = engine.LoadTokens(f); err != nil {
-			return cmdline.Usage(err)
-		}
-	} else if listen != "" && !c.Bool("insecure-dev") {
-		return cmdline.Usage(errors.New("serve needs --tokens FILE (or --insecure-dev for a local experiment, or --listen \"\" to serve the Unix socket only)"))
-	}
-	if listen != "" && c.Bool("insecure-dev") {
-		fmt.Fprintln(a.stderr, "engine: WARNING: --insecure-dev: requests without a token act as tenant default")
+	f, err := a.serveFlags(c)
+	if err != nil {
+		return err
 	}
 	p, err := loadEnginePolicy(c)
 	if err != nil {
 		return err
 	}
-	cfg, err := cmdline.StoreConfig(c)
+	st, err := a.openServeStore(c, f)
 	if err != nil {
 		return err
-	}
-	dataDir := cmdline.Resolve(c, cmdline.FlagData)
-	socket := c.String("socket")
-	switch {
-	case socket == "none":
-		socket = ""
-	case socket == "" && cfg.URL == "":
-		socket = engine.SocketPath(dataDir)
-	}
-	tlsConf, err := tlsConfig(c.String("tls-cert"), c.String("tls-key"))
-	if err != nil {
-		return err
-	}
-	if listen == "" && socket == "" {
-		return cmdline.Usage(errors.New("serve needs --listen or a socket (--socket PATH)"))
-	}
-	cfg.NoAtomicBatch, cfg.AtomicBatch = c.Bool("no-atomic-batch"), c.Bool("atomic-batch")
-	if cfg.NoAtomicBatch && cfg.AtomicBatch {
-		return cmdline.Usage(errors.New("--atomic-batch and --no-atomic-batch contradict each other"))
-	}
-	st, err := store.Open(c.Context, cfg)
-	var locked *store.LockedError
-	if errors.As(err, &locked) && locked.Holder.NATSURL != "" {
-		// `ledger serve` holds the data directory: record through it.
-		fmt.Fprintf(a.stderr, "engine: %s holds %s; recording through it at %s\n", locked.Holder.Program, dataDir, locked.Holder.NATSURL)
-		cfg.URL = locked.Holder.NATSURL
-		st, err = store.Open(c.Context, cfg)
-	}
-	if err != nil {
-		return cmdline.Unavailable(err)
 	}
 	defer st.Close()
-	lim, err := cmdline.Limits(c)
+	eng, closeEng, err := a.newServeEngine(c, f, p, st)
 	if err != nil {
 		return err
+	}
+	defer closeEng()
+	return a.runServers(c, f, p, eng, st)
+}
+
+// serveFlags checks serve's flags and their combinations.
+func (a *app) serveFlags(c *cli.Context) (serveFlags, error) {
+	var f serveFlags
+	if c.NArg() > 0 {
+		return f, cmdline.Usage(fmt.Errorf("serve takes no arguments, got %q", c.Args().First()))
+	}
+	f.listen = c.String("listen")
+	var err error
+	if file := c.String("tokens"); file != "" {
+		if f.tokens, err = engine.LoadTokens(file); err != nil {
+			return f, cmdline.Usage(err)
+		}
+	} else if f.listen != "" && !c.Bool("insecure-dev") {
+		return f, cmdline.Usage(errors.New("serve needs --tokens FILE (or --insecure-dev for a local experiment, or --listen \"\" to serve the Unix socket only)"))
+	}
+	if f.listen != "" && c.Bool("insecure-dev") {
+		fmt.Fprintln(a.stderr, "engine: WARNING: --insecure-dev: requests without a token act as tenant default")
+	}
+	if f.cfg, err = cmdline.StoreConfig(c); err != nil {
+		return f, err
+	}
+	f.dataDir = cmdline.Resolve(c, cmdline.FlagData)
+	switch f.socket = c.String("socket"); {
+	case f.socket == "none":
+		f.socket = ""
+	case f.socket == "" && f.cfg.URL == "":
+		f.socket = engine.SocketPath(f.dataDir)
+	}
+	if f.tlsConf, err = tlsConfig(c.String("tls-cert"), c.String("tls-key")); err != nil {
+		return f, err
+	}
+	if f.listen == "" && f.socket == "" {
+		return f, cmdline.Usage(errors.New("serve needs --listen or a socket (--socket PATH)"))
+	}
+	f.cfg.NoAtomicBatch, f.cfg.AtomicBatch = c.Bool("no-atomic-batch"), c.Bool("atomic-batch")
+	if f.cfg.NoAtomicBatch && f.cfg.AtomicBatch {
+		return f, cmdline.Usage(errors.New("--atomic-batch and --no-atomic-batch contradict each other"))
+	}
+	if c.Int("max-sessions") < 0 {
+		return f, cmdline.Usage(fmt.Errorf("--max-sessions %d: want 0 (no bound) or more", c.Int("max-sessions")))
+	}
+	return f, nil
+}
+
+// openServeStore opens the ledger, or records through the `ledger serve`
+// that holds the data directory.
+func (a *app) openServeStore(c *cli.Context, f serveFlags) (*store.Store, error) {
+	st, err := store.Open(c.Context, f.cfg)
+	var locked *store.LockedError
+	if errors.As(err, &locked) && locked.Holder.NATSURL != "" {
+		fmt.Fprintf(a.stderr, "engine: %s holds %s; recording through it at %s\n", locked.Holder.Program, f.dataDir, locked.Holder.NATSURL)
+		f.cfg.URL = locked.Holder.NATSURL
+		st, err = store.Open(c.Context, f.cfg)
+	}
+	if err != nil {
+		return nil, cmdline.Unavailable(err)
+	}
+	return st, nil
+}
+
+// newServeEngine builds the decider and the engine and drains the records a
+// crashed engine owed the ledger.
+func (a *app) newServeEngine(c *cli.Context, f serveFlags, p *policy.Policy, st *store.Store) (*engine.Engine, func(), error) {
+	lim, err := cmdline.Limits(c)
+	if err != nil {
+		return nil, nil, err
 	}
 	d := decide.NewDecider(p)
 	d.Limits = lim
-	if d.Signer, _, err = cmdline.Signer(c.String("signing-key"), dataDir); err != nil {
-		return err
+	if d.Signer, _, err = cmdline.Signer(c.String("signing-key"), f.dataDir); err != nil {
+		return nil, nil, err
 	}
-	if d.Sealer, err = cmdline.Sealer(dataDir, p.Manifest()); err != nil {
-		return err
+	if d.Sealer, err = cmdline.Sealer(f.dataDir, p.Manifest()); err != nil {
+		return nil, nil, err
 	}
-	warn := func(err error) { fmt.Fprintf(a.stderr, "engine: %v\n", err) }
-	if c.Int("max-sessions") < 0 {
-		return cmdline.Usage(fmt.Errorf("--max-sessions %d: want 0 (no bound) or more", c.Int("max-sessions")))
+	opts, closeOpts, err := a.engineOptions(c, f, st, d)
+	if err != nil {
+		return nil, nil, err
 	}
+	if c.String("signing-key") == "" {
+		keys := filepath.Join(f.dataDir, "keys")
+		fmt.Fprintf(a.stderr, "engine: records are signed; verify them with ledger verify --pubkey %s --pubkey %s\n",
+			filepath.Join(keys, "receipt-ed25519.pub.pem"), filepath.Join(keys, "checkpoint-ed25519.pub.pem"))
+	}
+	eng := engine.New(d, st, opts...)
+	drainCtx, cancel := context.WithTimeout(c.Context, 30*time.Second)
+	defer cancel()
+	if err := eng.Drain(drainCtx); err != nil {
+		a.warn(err)
+	}
+	return eng, closeOpts, nil
+}
+
+func (a *app) warn(err error) { fmt.Fprintf(a.stderr, "engine: %v\n", err) }
+
+// engineOptions turns serve's flags into engine options; the function it
+// returns closes what they opened.
+func (a *app) engineOptions(c *cli.Context, f serveFlags, st *store.Store, d *decide.Decider) ([]engine.Option, func(), error) {
 	opts := []engine.Option{engine.WithPendingTimeout(c.Duration("pending-timeout")), engine.WithFailOpen(c.Bool("fail-open")),
 		engine.WithMaxSessions(c.Int("max-sessions")),
-		engine.WithSpool(filepath.Join(dataDir, "spool")), engine.WithWarnings(warn)}
-	if f := c.String("telemetry"); f != "" {
-		tf, err := os.OpenFile(f, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		engine.WithSpool(filepath.Join(f.dataDir, "spool")), engine.WithWarnings(a.warn)}
+	closeAll := func() {}
+	if file := c.String("telemetry"); file != "" {
+		tf, err := os.OpenFile(file, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 		if err != nil {
-			return cmdline.Usage(err)
+			return nil, nil, cmdline.Usage(err)
 		}
-		defer tf.Close()
+		closeAll = func() { tf.Close() }
 		opts = append(opts, engine.WithTelemetry(engine.NewTelemetry(tf)))
 	}
 	if every := c.Duration("checkpoint-every"); every >= 0 {
 		dir := c.String("checkpoint-dir")
 		if dir == "" {
-			dir = filepath.Join(dataDir, "checkpoints")
+			dir = filepath.Join(f.dataDir, "checkpoints")
 		}
-		key, _, err := cmdline.SigningKey(c.String("checkpoint-key"), dataDir, cmdline.KeyCheckpoints)
+		key, _, err := cmdline.SigningKey(c.String("checkpoint-key"), f.dataDir, cmdline.KeyCheckpoints)
 		if err != nil {
-			return err
+			closeAll()
+			return nil, nil, err
 		}
 		cp := engine.NewCheckpointer(st, key, dir, d.RecordSigner())
 		opts = append(opts, engine.WithCheckpoints(cp))
-		go cp.Run(c.Context, every, warn)
+		go cp.Run(c.Context, every, a.warn)
 		fmt.Fprintf(a.stderr, "engine: signed checkpoints go to %s (every %s and after each SessionEnd)\n", dir, every)
 	}
-	if c.String("signing-key") == "" {
-		keys := filepath.Join(dataDir, "keys")
-		fmt.Fprintf(a.stderr, "engine: records are signed; verify them with ledger verify --pubkey %s --pubkey %s\n",
-			filepath.Join(keys, "receipt-ed25519.pub.pem"), filepath.Join(keys, "checkpoint-ed25519.pub.pem"))
-	}
-	eng := engine.New(d, st, opts...)
-	// Records a crashed engine owed the ledger go in before anything else.
-	drainCtx, cancel := context.WithTimeout(c.Context, 30*time.Second)
-	if err := eng.Drain(drainCtx); err != nil {
-		warn(err)
-	}
-	cancel()
+	return opts, closeAll, nil
+}
 
+// runServers serves HTTP on --listen and the hooks' Unix socket until the
+// context ends or the idle socket closes.
+func (a *app) runServers(c *cli.Context, f serveFlags, p *policy.Policy, eng *engine.Engine, st *store.Store) error {
 	var servers []*http.Server
 	errc := make(chan error, 2)
 	serveOn := func(ln net.Listener, h http.Handler) {
@@ -138,61 +190,75 @@ func (a *app) serve(c *cli.Context) error {
 		servers = append(servers, srv)
 		go func() { errc <- srv.Serve(ln) }()
 	}
+	defer shutdown(&servers)
 	timeout := c.Duration("timeout")
-	if listen != "" {
-		ln, err := net.Listen("tcp", listen)
+	if f.listen != "" {
+		ln, err := net.Listen("tcp", f.listen)
 		if err != nil {
 			return cmdline.Usage(err)
 		}
 		scheme := "http"
-		if tlsConf != nil {
-			ln, scheme = tls.NewListener(ln, tlsConf), "https"
+		if f.tlsConf != nil {
+			ln, scheme = tls.NewListener(ln, f.tlsConf), "https"
 		}
-		serveOn(ln, engine.Handler(engine.ServerConfig{Engine: eng, Store: st, Tokens: tokens, Insecure: c.Bool("insecure-dev"),
+		serveOn(ln, engine.Handler(engine.ServerConfig{Engine: eng, Store: st, Tokens: f.tokens, Insecure: c.Bool("insecure-dev"),
 			LocalIdentity: receipt.Authenticated{By: "insecure-dev"}, Timeout: timeout}))
 		fmt.Fprintf(a.stderr, "engine: serving %s://%s (policy %s, manifest %s)\n", scheme, ln.Addr(), p.Digest()[:12], p.Manifest().Name)
 	}
-	if socket != "" {
-		ln, err := engine.ListenUnix(socket)
+	if f.socket != "" {
+		ln, err := a.socketListener(c, f.socket)
 		if err != nil {
-			return cmdline.Usage(err)
+			return err
 		}
-		defer os.Remove(socket)
-		if idle := c.Duration("idle-exit"); idle > 0 {
-			ln = engine.NewIdleListener(ln, idle)
-		}
-		var once sync.Once
-		stale := func() {
-			once.Do(func() {
-				fmt.Fprintln(a.stderr, "engine: a hook runs another configuration (policy, manifest, flags or binary); stopping so that it starts its own")
-				ln.Close()
-			})
-		}
+		defer os.Remove(f.socket)
 		// The socket is this user's only (0600 in a 0700 directory): its
 		// requests act as --tenant without a token.
 		serveOn(ln, engine.Handler(engine.ServerConfig{Engine: eng, Store: st, Insecure: true, Tenant: c.String("tenant"), Timeout: timeout,
 			LocalIdentity: engine.LocalIdentity(), LocalRole: engine.RoleHost,
-			Config: c.String("config-digest"), Stale: stale}))
-		fmt.Fprintf(a.stderr, "engine: serving hooks on %s (tenant %s)\n", socket, c.String("tenant"))
+			Config: c.String("config-digest"), Stale: a.staleConfig(ln)}))
+		fmt.Fprintf(a.stderr, "engine: serving hooks on %s (tenant %s)\n", f.socket, c.String("tenant"))
 	}
-	st.Announce("engine serve", socket)
+	st.Announce("engine serve", f.socket)
 	select {
 	case err := <-errc:
 		if errors.Is(err, net.ErrClosed) { // the idle listener closed
 			err = nil
 		}
-		shutdown(servers)
 		return err
 	case <-c.Context.Done():
+		return nil
 	}
-	shutdown(servers)
-	return nil
 }
 
-func shutdown(servers []*http.Server) {
+// socketListener listens on the hooks' Unix socket, closing it after
+// --idle-exit without requests.
+func (a *app) socketListener(c *cli.Context, socket string) (net.Listener, error) {
+	ln, err := engine.ListenUnix(socket)
+	if err != nil {
+		return nil, cmdline.Usage(err)
+	}
+	if idle := c.Duration("idle-exit"); idle > 0 {
+		ln = engine.NewIdleListener(ln, idle)
+	}
+	return ln, nil
+}
+
+// staleConfig returns what the socket's handler calls when a hook runs
+// another configuration: the engine stops so that the hook starts its own.
+func (a *app) staleConfig(ln net.Listener) func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			fmt.Fprintln(a.stderr, "engine: a hook runs another configuration (policy, manifest, flags or binary); stopping so that it starts its own")
+			ln.Close()
+		})
+	}
+}
+
+func shutdown(servers *[]*http.Server) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	for _, s := range servers {
+	for _, s := range *servers {
 		_ = s.Shutdown(ctx)
 	}
 }

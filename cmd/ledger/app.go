@@ -34,12 +34,6 @@ type app struct {
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, now: time.Now}
-	filterFlags := func() []cli.Flag {
-		return []cli.Flag{
-			&cli.StringFlag{Name: "tenant", Usage: "only this `TENANT`"},
-			&cli.StringFlag{Name: "session", Usage: "only this session `ID`"},
-		}
-	}
 	return &cli.App{
 		Name:            "ledger",
 		Usage:           "hash-chained audit envelopes on NATS JetStream",
@@ -49,103 +43,25 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Reader:          stdin,
 		HideHelpCommand: false,
 		Commands: []*cli.Command{
-			cmdline.WithGlobals(&cli.Command{
-				Name:      "serve",
-				Usage:     "run the embedded server for other processes until interrupted",
-				ArgsUsage: " ",
-				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "listen", Value: "127.0.0.1:4222", Usage: "`HOST:PORT` to accept NATS clients on"},
-				},
-				Action: a.serve,
-			}),
-			cmdline.WithGlobals(&cli.Command{
-				Name:      "append",
-				Usage:     "seal NDJSON events onto their sessions' chains",
-				ArgsUsage: "[FILE|-]",
-				Description: "Each input line is {\"tenant_id\"?, \"session_id\", \"event_type\", \"payload\", \"ts_unix_ms\"?};\n" +
-					"tenant_id defaults to \"default\", ts_unix_ms to now. Every line is validated\n" +
-					"before anything is appended: one bad line and nothing is appended.",
-				Action: a.append,
-			}),
-			cmdline.WithGlobals(&cli.Command{
-				Name:      "verify",
-				Usage:     "verify chains in the store or in a bundle; exit 1 on any fault",
-				ArgsUsage: " ",
-				Flags: append(filterFlags(),
-					&cli.StringFlag{Name: "bundle", Usage: "verify this bundle `FILE` instead of the store (- for stdin)"},
-					&cli.BoolFlag{Name: "deep", Usage: "also re-canonicalize every envelope and require its stored bytes to be its RFC 8785 form"},
-					&cli.StringSliceFlag{Name: "pubkey", Usage: "also check every engine record's signature, receipt and resolution with the Ed25519 public keys in PEM `FILE` (repeat it for several keys, e.g. the receipt and the checkpoint key)"},
-					&cli.StringFlag{Name: "checkpoint", Usage: "also check the ledger against this signed checkpoint `FILE` (needs --pubkey with its key): finds truncated and rewritten sessions"},
-				),
-				Action: a.verify,
-			}),
-			cmdline.WithGlobals(&cli.Command{
-				Name:      "checkpoint",
-				Usage:     "write a signed checkpoint of every session's head (C2SP signed note, Ed25519)",
-				ArgsUsage: " ",
-				Description: "A later `ledger verify --checkpoint FILE --pubkey KEY.pub.pem` finds every session that is\n" +
-					"shorter than the checkpoint says or differs at its checkpointed seq — the truncations and\n" +
-					"rewritten suffixes a hash chain alone cannot show. The key defaults to the engine's receipt key\n" +
-					"(DATA/keys/receipt-ed25519.pem, generated on first use, public key beside it).",
-				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "key", Usage: "Ed25519 PKCS#8 PEM `FILE` to sign with"},
-					&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
-				},
-				Action: a.checkpoint,
-			}),
-			cmdline.WithGlobals(&cli.Command{
-				Name:      "export",
-				Usage:     "write sessions as an NDJSON bundle ordered by tenant, session, seq",
-				ArgsUsage: " ",
-				Flags: append(filterFlags(),
-					&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
-				),
-				Action: a.export,
-			}),
-			cmdline.WithGlobals(&cli.Command{
-				Name:      "import",
-				Usage:     "verify a bundle, then append it keeping every hash",
-				ArgsUsage: "FILE|-",
-				Action:    a.importBundle,
-			}),
-			cmdline.WithGlobals(&cli.Command{
-				Name:      "sessions",
-				Usage:     "list sessions with count, head hash and first and last time",
-				ArgsUsage: " ",
-				Flags:     []cli.Flag{&cli.StringFlag{Name: "tenant", Usage: "only this `TENANT`"}},
-				Action:    a.sessions,
-			}),
-			cmdline.WithGlobals(&cli.Command{
-				Name:      "show",
-				Usage:     "print a session as a readable timeline (--format text, json or html)",
-				ArgsUsage: "SESSION",
-				Description: "Sealed values are shown as sealed (‹sealed:kind›). --reveal decrypts them with the\n" +
-					"data directory's sealing keys and records the reveal (who, which session, which keys)\n" +
-					"as a signed Reveal record in session audit of tenant agentledger.",
-				Flags: []cli.Flag{&cli.StringFlag{Name: "tenant", Value: ledger.DefaultTenant, Usage: "the session's `TENANT`"},
-					&cli.BoolFlag{Name: "reveal", Usage: "decrypt sealed values (recorded)"}},
-				Action: a.show,
-			}),
-			cmdline.WithGlobals(&cli.Command{
-				Name:      "shred",
-				Usage:     "destroy a session's (or a data subject's) sealing keys: the sealed values become unrecoverable, every chain still verifies",
-				ArgsUsage: " ",
-				Description: "The shred is recorded as a signed Shred record (who, what scope, which keys) in session\n" +
-					"audit of tenant agentledger. Copies exported before sealing, and plaintext kept by hosts,\n" +
-					"are beyond its reach.",
-				Flags: []cli.Flag{&cli.StringFlag{Name: "session", Usage: "the `SESSION` whose keys to destroy"},
-					&cli.StringFlag{Name: "subject", Usage: "the data subject `ID` (events' data_subject) whose keys to destroy, in every session"},
-					&cli.StringFlag{Name: "tenant", Value: ledger.DefaultTenant, Usage: "the `TENANT`"}},
-				Action: a.shred,
-			}),
-			cmdline.WithGlobals(&cli.Command{
-				Name:      "tail",
-				Usage:     "follow new envelopes until interrupted",
-				ArgsUsage: " ",
-				Flags:     filterFlags(),
-				Action:    a.tail,
-			}),
+			serveCommand(a),
+			appendCommand(a),
+			verifyCommand(a),
+			checkpointCommand(a),
+			exportCommand(a),
+			importCommand(a),
+			sessionsCommand(a),
+			showCommand(a),
+			shredCommand(a),
+			tailCommand(a),
 		},
+	}
+}
+
+// filterFlags select a tenant or a session.
+func filterFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "tenant", Usage: "only this `TENANT`"},
+		&cli.StringFlag{Name: "session", Usage: "only this session `ID`"},
 	}
 }
 
@@ -304,8 +220,6 @@ func (a *app) verify(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	var rep *ledger.Report
-	var st *store.Store
 	pubkeys := c.StringSlice("pubkey")
 	if c.String("checkpoint") != "" && len(pubkeys) == 0 {
 		return cmdline.Usage(errors.New("--checkpoint needs --pubkey, the public key that signed it"))
@@ -316,36 +230,11 @@ func (a *app) verify(c *cli.Context) error {
 			return err
 		}
 	}
-	if c.String("bundle") == "-" && len(pubkeys) > 0 {
-		// Both passes read the bundle: keep stdin.
-		buf, err := io.ReadAll(a.stdin)
-		if err != nil {
-			return cmdline.Usage(err)
-		}
-		a.stdinBuf = buf
+	rep, st, closeAll, err := a.verifyChains(c, mode, lim, ring != nil)
+	if err != nil {
+		return err
 	}
-	if b := c.String("bundle"); b != "" {
-		in, closeIn, err := a.openInput(b)
-		if err != nil {
-			return err
-		}
-		defer closeIn()
-		if rep, err = ledger.VerifyBundle(in, mode, lim); err != nil {
-			return cmdline.Usage(err)
-		}
-		rep = filterReport(rep, filterOf(c))
-	} else {
-		if st, err = cmdline.OpenStore(c); err != nil {
-			return err
-		}
-		defer st.Close()
-		p := cmdline.NewProgress(a.stderr, "verify")
-		rep, err = st.Verify(c.Context, filterOf(c), mode, p.Update)
-		p.Done()
-		if err != nil {
-			return err
-		}
-	}
+	defer closeAll()
 	if ring != nil {
 		faults, err := a.checkRecords(c, st, ring, mode, lim)
 		if err != nil {
@@ -367,6 +256,44 @@ func (a *app) verify(c *cli.Context) error {
 		return cmdline.Fault(fmt.Errorf("%d integrity faults", len(rep.Faults)))
 	}
 	return nil
+}
+
+// verifyChains verifies the chains of --bundle, or of the store (returned
+// open, for the record and checkpoint checks; nil for a bundle). rereads
+// says the bundle will be read again, so stdin is kept.
+func (a *app) verifyChains(c *cli.Context, mode ledger.Mode, lim ledger.Limits, rereads bool) (*ledger.Report, *store.Store, func(), error) {
+	b := c.String("bundle")
+	if b == "" {
+		st, err := cmdline.OpenStore(c)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		p := cmdline.NewProgress(a.stderr, "verify")
+		rep, err := st.Verify(c.Context, filterOf(c), mode, p.Update)
+		p.Done()
+		if err != nil {
+			st.Close()
+			return nil, nil, nil, err
+		}
+		return rep, st, func() { st.Close() }, nil
+	}
+	if b == "-" && rereads {
+		buf, err := io.ReadAll(a.stdin)
+		if err != nil {
+			return nil, nil, nil, cmdline.Usage(err)
+		}
+		a.stdinBuf = buf
+	}
+	in, closeIn, err := a.openInput(b)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer closeIn()
+	rep, err := ledger.VerifyBundle(in, mode, lim)
+	if err != nil {
+		return nil, nil, nil, cmdline.Usage(err)
+	}
+	return filterReport(rep, filterOf(c)), nil, func() {}, nil
 }
 
 // checkCheckpoint checks the bundle (st nil) or the store st against the
@@ -760,4 +687,140 @@ func readKeyring(paths []string) (receipt.Keyring, error) {
 		}
 	}
 	return ring, nil
+}
+
+// serveCommand is `serve`.
+func serveCommand(a *app) *cli.Command {
+	return cmdline.WithGlobals(&cli.Command{
+		Name:      "serve",
+		Usage:     "run the embedded server for other processes until interrupted",
+		ArgsUsage: " ",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:4222", Usage: "`HOST:PORT` to accept NATS clients on"},
+		},
+		Action: a.serve,
+	})
+}
+
+// appendCommand is `append`.
+func appendCommand(a *app) *cli.Command {
+	return cmdline.WithGlobals(&cli.Command{
+		Name:      "append",
+		Usage:     "seal NDJSON events onto their sessions' chains",
+		ArgsUsage: "[FILE|-]",
+		Description: "Each input line is {\"tenant_id\"?, \"session_id\", \"event_type\", \"payload\", \"ts_unix_ms\"?};\n" +
+			"tenant_id defaults to \"default\", ts_unix_ms to now. Every line is validated\n" +
+			"before anything is appended: one bad line and nothing is appended.",
+		Action: a.append,
+	})
+}
+
+// verifyCommand is `verify`.
+func verifyCommand(a *app) *cli.Command {
+	return cmdline.WithGlobals(&cli.Command{
+		Name:      "verify",
+		Usage:     "verify chains in the store or in a bundle; exit 1 on any fault",
+		ArgsUsage: " ",
+		Flags: append(filterFlags(),
+			&cli.StringFlag{Name: "bundle", Usage: "verify this bundle `FILE` instead of the store (- for stdin)"},
+			&cli.BoolFlag{Name: "deep", Usage: "also re-canonicalize every envelope and require its stored bytes to be its RFC 8785 form"},
+			&cli.StringSliceFlag{Name: "pubkey", Usage: "also check every engine record's signature, receipt and resolution with the Ed25519 public keys in PEM `FILE` (repeat it for several keys, e.g. the receipt and the checkpoint key)"},
+			&cli.StringFlag{Name: "checkpoint", Usage: "also check the ledger against this signed checkpoint `FILE` (needs --pubkey with its key): finds truncated and rewritten sessions"},
+		),
+		Action: a.verify,
+	})
+}
+
+// checkpointCommand is `checkpoint`.
+func checkpointCommand(a *app) *cli.Command {
+	return cmdline.WithGlobals(&cli.Command{
+		Name:      "checkpoint",
+		Usage:     "write a signed checkpoint of every session's head (C2SP signed note, Ed25519)",
+		ArgsUsage: " ",
+		Description: "A later `ledger verify --checkpoint FILE --pubkey KEY.pub.pem` finds every session that is\n" +
+			"shorter than the checkpoint says or differs at its checkpointed seq — the truncations and\n" +
+			"rewritten suffixes a hash chain alone cannot show. The key defaults to the engine's receipt key\n" +
+			"(DATA/keys/receipt-ed25519.pem, generated on first use, public key beside it).",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "key", Usage: "Ed25519 PKCS#8 PEM `FILE` to sign with"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
+		},
+		Action: a.checkpoint,
+	})
+}
+
+// exportCommand is `export`.
+func exportCommand(a *app) *cli.Command {
+	return cmdline.WithGlobals(&cli.Command{
+		Name:      "export",
+		Usage:     "write sessions as an NDJSON bundle ordered by tenant, session, seq",
+		ArgsUsage: " ",
+		Flags: append(filterFlags(),
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
+		),
+		Action: a.export,
+	})
+}
+
+// importCommand is `import`.
+func importCommand(a *app) *cli.Command {
+	return cmdline.WithGlobals(&cli.Command{
+		Name:      "import",
+		Usage:     "verify a bundle, then append it keeping every hash",
+		ArgsUsage: "FILE|-",
+		Action:    a.importBundle,
+	})
+}
+
+// sessionsCommand is `sessions`.
+func sessionsCommand(a *app) *cli.Command {
+	return cmdline.WithGlobals(&cli.Command{
+		Name:      "sessions",
+		Usage:     "list sessions with count, head hash and first and last time",
+		ArgsUsage: " ",
+		Flags:     []cli.Flag{&cli.StringFlag{Name: "tenant", Usage: "only this `TENANT`"}},
+		Action:    a.sessions,
+	})
+}
+
+// showCommand is `show`.
+func showCommand(a *app) *cli.Command {
+	return cmdline.WithGlobals(&cli.Command{
+		Name:      "show",
+		Usage:     "print a session as a readable timeline (--format text, json or html)",
+		ArgsUsage: "SESSION",
+		Description: "Sealed values are shown as sealed (‹sealed:kind›). --reveal decrypts them with the\n" +
+			"data directory's sealing keys and records the reveal (who, which session, which keys)\n" +
+			"as a signed Reveal record in session audit of tenant agentledger.",
+		Flags: []cli.Flag{&cli.StringFlag{Name: "tenant", Value: ledger.DefaultTenant, Usage: "the session's `TENANT`"},
+			&cli.BoolFlag{Name: "reveal", Usage: "decrypt sealed values (recorded)"}},
+		Action: a.show,
+	})
+}
+
+// shredCommand is `shred`.
+func shredCommand(a *app) *cli.Command {
+	return cmdline.WithGlobals(&cli.Command{
+		Name:      "shred",
+		Usage:     "destroy a session's (or a data subject's) sealing keys: the sealed values become unrecoverable, every chain still verifies",
+		ArgsUsage: " ",
+		Description: "The shred is recorded as a signed Shred record (who, what scope, which keys) in session\n" +
+			"audit of tenant agentledger. Copies exported before sealing, and plaintext kept by hosts,\n" +
+			"are beyond its reach.",
+		Flags: []cli.Flag{&cli.StringFlag{Name: "session", Usage: "the `SESSION` whose keys to destroy"},
+			&cli.StringFlag{Name: "subject", Usage: "the data subject `ID` (events' data_subject) whose keys to destroy, in every session"},
+			&cli.StringFlag{Name: "tenant", Value: ledger.DefaultTenant, Usage: "the `TENANT`"}},
+		Action: a.shred,
+	})
+}
+
+// tailCommand is `tail`.
+func tailCommand(a *app) *cli.Command {
+	return cmdline.WithGlobals(&cli.Command{
+		Name:      "tail",
+		Usage:     "follow new envelopes until interrupted",
+		ArgsUsage: " ",
+		Flags:     filterFlags(),
+		Action:    a.tail,
+	})
 }

@@ -34,16 +34,32 @@ func (a *app) show(c *cli.Context) error {
 		return err
 	}
 	defer s.Close()
-	lim, err := cmdline.Limits(c)
-	if err != nil {
-		return err
-	}
 	k := ledger.SessionKey{Tenant: c.String("tenant"), Session: c.Args().First()}
 	var keys seal.KeyStore
 	if c.Bool("reveal") {
 		if keys, err = cmdline.KeyStore(cmdline.Resolve(c, cmdline.FlagData)); err != nil {
 			return err
 		}
+	}
+	rows, kids, err := a.showRows(c, s, k, keys)
+	if err != nil {
+		return err
+	}
+	if keys != nil {
+		// The reveal is on record before anything revealed is printed.
+		if err := a.audit(c, s, ledger.EventReveal, k, "", kids); err != nil {
+			return fmt.Errorf("record the reveal: %w", err)
+		}
+	}
+	return a.writeRows(format, k, rows, keys != nil)
+}
+
+// showRows reads a session's envelopes as show prints them, revealing
+// sealed values with keys when given; kids are the sealing keys used.
+func (a *app) showRows(c *cli.Context, s *store.Store, k ledger.SessionKey, keys seal.KeyStore) ([]row, map[string]bool, error) {
+	lim, err := cmdline.Limits(c)
+	if err != nil {
+		return nil, nil, err
 	}
 	var rows []row
 	kids := map[string]bool{}
@@ -70,25 +86,21 @@ func (a *app) show(c *cli.Context) error {
 		rows = append(rows, row{env: e, raw: m.Data, shown: shown})
 		return nil
 	})
-	if err != nil {
-		return err
+	if err == nil && len(rows) == 0 {
+		err = cmdline.Usage(fmt.Errorf("no session %s", k))
 	}
-	if len(rows) == 0 {
-		return cmdline.Usage(fmt.Errorf("no session %s", k))
-	}
-	if keys != nil {
-		// The reveal is on record before anything revealed is printed.
-		if err := a.audit(c, s, ledger.EventReveal, k, "", kids); err != nil {
-			return fmt.Errorf("record the reveal: %w", err)
-		}
-	}
+	return rows, kids, err
+}
+
+// writeRows prints show's rows as text, NDJSON or an HTML timeline.
+func (a *app) writeRows(format string, k ledger.SessionKey, rows []row, revealed bool) error {
 	switch format {
 	case "html":
-		return writeTimeline(a.stdout, k, rows, keys != nil)
+		return writeTimeline(a.stdout, k, rows, revealed)
 	case "json":
 		for _, r := range rows {
 			out := r.raw
-			if keys != nil && r.env != nil {
+			if revealed && r.env != nil {
 				out = fmt.Appendf(nil, `{"revealed_payload":%s,"envelope":%s}`, r.shown, r.raw)
 			}
 			if _, err := fmt.Fprintf(a.stdout, "%s\n", out); err != nil {
@@ -103,7 +115,7 @@ func (a *app) show(c *cli.Context) error {
 			continue
 		}
 		width := 120
-		if keys != nil {
+		if revealed {
 			width = 0 // a reveal shows everything it decrypted
 		}
 		if err := a.printRow(r.env, r.shown, width); err != nil {

@@ -142,17 +142,9 @@ func (a *app) exact(c *cli.Context) error {
 	if err := replay.CheckFailOn(failOn); err != nil {
 		return cmdline.Usage(err)
 	}
-	var expect []replay.Expectation
-	if f := c.String("expect"); f != "" {
-		r, err := os.Open(f)
-		if err != nil {
-			return cmdline.Usage(err)
-		}
-		expect, err = replay.ReadExpectations(r)
-		r.Close()
-		if err != nil {
-			return cmdline.Usage(fmt.Errorf("%s: %w", f, err))
-		}
+	expect, err := readExpectations(c.String("expect"))
+	if err != nil {
+		return err
 	}
 	lim, p, src, st, err := a.candidate(c)
 	if err != nil {
@@ -167,18 +159,7 @@ func (a *app) exact(c *cli.Context) error {
 	}
 	d := decide.NewDecider(p)
 	d.Limits, d.Keys = lim, keys
-	progress := cmdline.NewProgress(a.stderr, "replay")
-	progress.Unit = "sessions"
-	var mu sync.Mutex
-	started := uint64(0)
-	reports, err := replay.RunExact(c.Context, src, func(ledger.SessionKey) (*decide.Decider, error) {
-		mu.Lock()
-		started++
-		progress.Update(started)
-		mu.Unlock()
-		return d, nil
-	}, c.Int("workers"))
-	progress.Done()
+	reports, err := a.runExact(c, src, d)
 	if err != nil {
 		return sourceErr(st, err)
 	}
@@ -196,6 +177,39 @@ func (a *app) exact(c *cli.Context) error {
 		return cmdline.Fault(fmt.Errorf("gate failed (--fail-on %s); first of %d: %s", failOn, len(rep.Gate.Failures), rep.Gate.Failures[0]))
 	}
 	return nil
+}
+
+// readExpectations reads the --expect file, if any.
+func readExpectations(file string) ([]replay.Expectation, error) {
+	if file == "" {
+		return nil, nil
+	}
+	r, err := os.Open(file)
+	if err != nil {
+		return nil, cmdline.Usage(err)
+	}
+	defer r.Close()
+	expect, err := replay.ReadExpectations(r)
+	if err != nil {
+		return nil, cmdline.Usage(fmt.Errorf("%s: %w", file, err))
+	}
+	return expect, nil
+}
+
+// runExact replays src with d on --workers, showing progress.
+func (a *app) runExact(c *cli.Context, src replay.Source, d *decide.Decider) ([]*replay.SessionReport, error) {
+	progress := cmdline.NewProgress(a.stderr, "replay")
+	progress.Unit = "sessions"
+	defer progress.Done()
+	var mu sync.Mutex
+	started := uint64(0)
+	return replay.RunExact(c.Context, src, func(ledger.SessionKey) (*decide.Decider, error) {
+		mu.Lock()
+		started++
+		progress.Update(started)
+		mu.Unlock()
+		return d, nil
+	}, c.Int("workers"))
 }
 
 // source names the sessions to replay: --bundle, else the ledger (whose

@@ -14,6 +14,8 @@ import (
 	"github.com/agentledger/agentledger/cmd/internal/cmdline"
 	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/engine"
+	"github.com/agentledger/agentledger/ledger/store"
+	"github.com/agentledger/agentledger/replay"
 	"github.com/agentledger/agentledger/replay/live"
 )
 
@@ -72,32 +74,47 @@ func (a *app) live(c *cli.Context) error {
 	defer rec.Close()
 	d := decide.NewDecider(p)
 	d.Limits = lim
-	eng := engine.New(d, rec)
-	model := &live.Model{BaseURL: c.String("model-url"), Name: c.String("model"), APIKey: key}
-	var out liveRun
-	out.Sessions, out.Faults = []*live.Report{}, []string{}
+	cfg := live.Config{Model: &live.Model{BaseURL: c.String("model-url"), Name: c.String("model"), APIKey: key},
+		Tools: tools, Engine: engine.New(d, rec), Decider: d}
+	out, err := runLive(c, cfg, src, st)
+	if err != nil {
+		return err
+	}
+	return a.writeLive(c.String("output"), format, out)
+}
+
+// runLive replays every session of src live and sums up the run.
+func runLive(c *cli.Context, cfg live.Config, src replay.Source, st *store.Store) (*liveRun, error) {
+	out := &liveRun{Sessions: []*live.Report{}, Faults: []string{}}
 	stamp := time.Now().UnixMilli()
 	sessions := 0
 	for ch, err := range src {
 		if err != nil {
-			return sourceErr(st, err)
+			return nil, sourceErr(st, err)
 		}
 		sessions++
 		if ch.Fault != "" {
 			out.Faults = append(out.Faults, fmt.Sprintf("%s: %s", ch.Key, ch.Fault))
 			continue
 		}
-		r, err := live.Run(c.Context, live.Config{Model: model, Tools: tools, Engine: eng, Decider: d,
-			SessionID: fmt.Sprintf("%s~live-%d", ch.Key.Session, stamp)}, ch.Envelopes)
+		run := cfg
+		run.SessionID = fmt.Sprintf("%s~live-%d", ch.Key.Session, stamp)
+		r, err := live.Run(c.Context, run, ch.Envelopes)
 		if err != nil {
-			return cmdline.Unavailable(fmt.Errorf("%s: %w", ch.Key, err))
+			return nil, cmdline.Unavailable(fmt.Errorf("%s: %w", ch.Key, err))
 		}
 		out.Sessions = append(out.Sessions, r)
 	}
-	s := &out.Summary
 	if sessions == 0 {
-		return cmdline.Usage(errors.New("no sessions to replay"))
+		return nil, cmdline.Usage(errors.New("no sessions to replay"))
 	}
+	out.summarize(sessions)
+	return out, nil
+}
+
+// summarize fills in the run's summary over its session reports.
+func (out *liveRun) summarize(sessions int) {
+	s := &out.Summary
 	s.Sessions, s.Faulty = sessions, len(out.Faults)
 	for _, r := range out.Sessions {
 		s.ModelSteps += r.ModelSteps
@@ -116,8 +133,13 @@ func (a *app) live(c *cli.Context) error {
 	if s.ModelSteps > 0 {
 		s.AgreementRate = float64(s.AgreeingSteps) / float64(s.ModelSteps)
 	}
+}
+
+// writeLive writes the run to path (stdout when empty); faulty sessions
+// fail the command after it is written.
+func (a *app) writeLive(path, format string, out *liveRun) error {
 	w := a.stdout
-	if path := c.String("output"); path != "" {
+	if path != "" {
 		f, err := os.Create(path)
 		if err != nil {
 			return cmdline.Unavailable(err)
@@ -125,7 +147,7 @@ func (a *app) live(c *cli.Context) error {
 		defer f.Close()
 		w = f
 	}
-	if err := cmdline.Render(w, format, &out, func(w io.Writer) error { return liveText(w, &out) }); err != nil {
+	if err := cmdline.Render(w, format, out, func(w io.Writer) error { return liveText(w, out) }); err != nil {
 		return cmdline.Unavailable(err)
 	}
 	if len(out.Faults) > 0 {
