@@ -68,6 +68,32 @@ type Event struct {
 	SanitizerKey string `json:"sanitizer_key,omitempty"` // agentledger extension
 
 	Raw map[string]any `json:"-"`
+
+	// Time is Timestamp, parsed (once, by ParseEvent).
+	Time time.Time `json:"-"`
+
+	action   *Analysis // Action, computed on first use
+	analyzed bool
+}
+
+// Action is the engine's reading of what the event would do: the tool call
+// of PreToolUse and PostToolUse, the server of PreMCPConnect. Nil for
+// events without an action. It is computed once per event and shared by
+// the reducer, the policy and the receipt: callers must not modify it.
+func (e *Event) Action() *Analysis {
+	if e.analyzed {
+		return e.action
+	}
+	e.analyzed = true
+	switch e.HookPoint {
+	case "PreToolUse", "PostToolUse":
+		a := AnalyzeTool(e.NativeTool(), e.ToolInput, e.Cwd)
+		e.action = &a
+	case "PreMCPConnect":
+		a := AnalyzeText(e.String("server_uri") + " " + e.String("server_command"))
+		e.action = &a
+	}
+	return e.action
 }
 
 // Extensions of AARTS §6.2.
@@ -230,7 +256,8 @@ func fromRaw(raw map[string]any, payload []byte) (*Event, error) {
 	if !Compatible(e.AARTSVersion) {
 		return nil, &ValidationError{HookPoint: e.HookPoint, Field: "aarts_version", Msg: fmt.Sprintf("AARTS %q is not compatible with this engine's %s (AARTS §4.2)", e.AARTSVersion, Version)}
 	}
-	if _, err := time.Parse(time.RFC3339Nano, e.Timestamp); err != nil {
+	var err error
+	if e.Time, err = time.Parse(time.RFC3339Nano, e.Timestamp); err != nil {
 		return nil, &ValidationError{HookPoint: e.HookPoint, Field: "timestamp", Msg: fmt.Sprintf("%q is not an ISO 8601 (RFC 3339) time", e.Timestamp)}
 	}
 	if !hostIDPattern(e.HostID) {
@@ -269,7 +296,6 @@ func fromRaw(raw map[string]any, payload []byte) (*Event, error) {
 		}
 	}
 	// The hook's own fields must have their types.
-	var err error
 	if payload == nil {
 		_, err = e.Fields()
 	} else {

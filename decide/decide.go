@@ -179,11 +179,7 @@ func (d *Decider) Decide(ctx context.Context, s *Session, payload []byte) (*Step
 	if err != nil {
 		return nil, err
 	}
-	at, err := time.Parse(time.RFC3339Nano, ev.Timestamp)
-	if err != nil {
-		return nil, &aarts.ValidationError{HookPoint: ev.HookPoint, Field: "timestamp", Msg: err.Error()}
-	}
-	return d.DecideEvent(ctx, s, ev, payload, at)
+	return d.DecideEvent(ctx, s, ev, payload, ev.Time)
 }
 
 // DecideEvent is Decide for an event the caller already parsed from
@@ -217,7 +213,7 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 		}
 	}
 	auth := inheritedAuth(s.Auth, snap.Inherited)
-	dec, err := d.Policy.Evaluate(ctx, policy.Input{Event: ev.Raw, Action: Action(ev), Snapshot: snap.Map(), Identity: auth.Map()}, at)
+	dec, err := d.Policy.Evaluate(ctx, policy.Input{Event: ev.Raw, Action: ev.Action(), Snapshot: snap.Map(), Identity: auth.Map()}, at)
 	if err != nil {
 		return nil, err
 	}
@@ -253,21 +249,6 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 	s.Head, s.Snapshot, s.Inherit = venv.Head(), after, nil
 	s.Events++
 	return step, nil
-}
-
-// Action is the engine's reading of what an event would do: the tool call
-// of PreToolUse and PostToolUse, the server of PreMCPConnect, the URLs of a
-// fetch. Nil for events without an action.
-func Action(ev *aarts.Event) *aarts.Analysis {
-	switch ev.HookPoint {
-	case "PreToolUse", "PostToolUse":
-		a := aarts.AnalyzeTool(ev.NativeTool(), ev.ToolInput, ev.Cwd)
-		return &a
-	case "PreMCPConnect":
-		a := aarts.AnalyzeText(ev.String("server_uri") + " " + ev.String("server_command"))
-		return &a
-	}
-	return nil
 }
 
 // guardedHosts are the hosts with a permission flow of their own, which an
@@ -326,7 +307,7 @@ func (d *Decider) receipt(ev *aarts.Event, env *ledger.Envelope, step *Step, aut
 		Decision:     receipt.Decision{AARTS: step.Decision.Decision, AARM: step.Decision.AARMDecision, ReasonCode: step.Decision.ReasonCode},
 		PolicyDigest: step.Decision.PolicyDigest,
 	}
-	if a := Action(ev); a != nil {
+	if a := ev.Action(); a != nil {
 		r.Action.Tool = a.Tool
 	}
 	if id, ok := ev.Field("identity").(map[string]any); ok {

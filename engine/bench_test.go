@@ -79,7 +79,7 @@ func BenchmarkEvaluate(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	in := policy.Input{Event: ev.Raw, Action: decide.Action(ev), Snapshot: snap.Map()}
+	in := policy.Input{Event: ev.Raw, Action: ev.Action(), Snapshot: snap.Map()}
 	at := time.UnixMilli(snap.LastMs)
 	ctx := context.Background()
 	lat := make([]time.Duration, 0, b.N)

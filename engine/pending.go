@@ -208,7 +208,7 @@ func approvalOf(st *decide.Step) PendingApproval {
 	p := PendingApproval{ForSeq: st.Envelope.Seq(), HookPoint: st.Event.HookPoint, AARMDecision: st.Record.AARMDecision,
 		ReasonCode: st.Record.ReasonCode, Reasons: st.Record.Verdict.Reasons, Artifacts: st.Record.Verdict.Artifacts,
 		ToolNative: st.Event.NativeTool(), ToolInput: recordedToolInput(st), ActionSHA256: st.Record.ActionSHA256}
-	if a := decide.Action(st.Event); a != nil {
+	if a := st.Event.Action(); a != nil {
 		p.Tool = a.Tool
 	}
 	return p

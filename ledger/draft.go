@@ -2,10 +2,7 @@ package ledger
 
 import (
 	"fmt"
-	"io"
-	"runtime"
 	"strconv"
-	"sync"
 )
 
 // Draft is an event checked and canonicalized for sealing. What is left is
@@ -120,70 +117,4 @@ func (d *Draft) Seal(head Head) (*Envelope, error) {
 		return nil, &InputError{Offset: -1, Msg: fmt.Sprintf("sealed envelope is %d bytes, over the %d-byte limit", len(e.raw), d.lim.Bytes())}
 	}
 	return e, nil
-}
-
-// draftChunk is how many lines one worker of ReadDrafts prepares at a time.
-const draftChunk = 256
-
-// ReadDrafts reads NDJSON event lines (see ParseEvent) and prepares each,
-// on all CPUs, returning the drafts in input order. A line that does not
-// prepare is listed in bad (an error naming its line number), in line
-// order; the other lines are still read, so one run reports every bad
-// line. err is a failure to read, or a line over the size limit.
-func ReadDrafts(r io.Reader, lim Limits, now int64) (drafts []*Draft, bad []error, err error) {
-	type chunk struct {
-		lines [][]byte
-		nums  []int
-		out   []*Draft
-		bad   []error
-		done  chan struct{}
-	}
-	work := make(chan *chunk)
-	var order []*chunk
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c := range work {
-				c.out = make([]*Draft, 0, len(c.lines))
-				for i, line := range c.lines {
-					d, err := ParseDraft(line, lim, now)
-					if err != nil {
-						c.bad = append(c.bad, AtLine(err, c.nums[i]))
-						continue
-					}
-					c.out = append(c.out, d)
-				}
-				close(c.done)
-			}
-		}()
-	}
-	cur := &chunk{done: make(chan struct{})}
-	send := func() {
-		order = append(order, cur)
-		work <- cur
-		cur = &chunk{done: make(chan struct{})}
-	}
-	err = ReadLines(r, lim, func(line []byte, n int) error {
-		cur.lines = append(cur.lines, append([]byte(nil), line...))
-		cur.nums = append(cur.nums, n)
-		if len(cur.lines) == draftChunk {
-			send()
-		}
-		return nil
-	})
-	if len(cur.lines) > 0 {
-		send()
-	}
-	close(work)
-	wg.Wait()
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, c := range order {
-		drafts = append(drafts, c.out...)
-		bad = append(bad, c.bad...)
-	}
-	return drafts, bad, nil
 }

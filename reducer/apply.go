@@ -202,7 +202,7 @@ func (r *Reducer) foldHook(n *Snapshot, e *ledger.Envelope, ev *aarts.Event) err
 		result := ev.Field("tool_result")
 		text := textOf(result)
 		n.OutputBytes += int64(len(text))
-		a := aarts.AnalyzeTool(ev.NativeTool(), ev.ToolInput, ev.Cwd)
+		a := *ev.Action()
 		kind := TaintLocal
 		switch {
 		case a.Tool == aarts.ToolWebRequest || a.Tool == aarts.ToolBrowser || len(a.Hosts) > 0:

@@ -131,7 +131,7 @@ func (a *app) append(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	events, bad, err := ledger.ReadDrafts(in, lim, a.now().UnixMilli())
+	events, bad, err := store.ReadDrafts(in, lim, a.now().UnixMilli())
 	if err != nil {
 		return cmdline.Usage(fmt.Errorf("%w; nothing was appended", err))
 	}

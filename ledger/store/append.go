@@ -71,7 +71,7 @@ func (s *Store) AppendAllCounted(ctx context.Context, evs []ledger.Event) ([]*le
 const appendWorkers = 64
 
 // AppendDrafts is AppendAllCounted for prepared events (see
-// ledger.ReadDrafts): nothing is validated or canonicalized again.
+// ReadDrafts): nothing is validated or canonicalized again.
 func (s *Store) AppendDrafts(ctx context.Context, drafts []*ledger.Draft) ([]*ledger.Envelope, int, error) {
 	order := make([]ledger.SessionKey, 0, 1)
 	bySession := make(map[ledger.SessionKey][]int)

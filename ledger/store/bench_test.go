@@ -113,7 +113,7 @@ func BenchmarkAppendMany(b *testing.B) {
 		}
 		b.StartTimer()
 		start := time.Now()
-		drafts, bad, err := ledger.ReadDrafts(&in, s.cfg.Limits, 0)
+		drafts, bad, err := ReadDrafts(&in, s.cfg.Limits, 0)
 		if err != nil || len(bad) > 0 {
 			b.Fatal(err, bad)
 		}
