@@ -18,7 +18,7 @@ import (
 	"strings"
 
 	"github.com/agentledger/agentledger/aarts"
-	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/canon"
 )
 
 // Version is the manifest format version.
@@ -180,7 +180,7 @@ func (e *Error) Error() string { return fmt.Sprintf("manifest: %s: %s", e.Field,
 
 // Parse decodes and validates a manifest. Unknown fields are errors.
 func Parse(data []byte) (*Manifest, error) {
-	if _, err := ledger.Canonicalize(data, ledger.Limits{}); err != nil {
+	if _, err := canon.Canonicalize(data, canon.Limits{}); err != nil {
 		return nil, &Error{Field: pathOf(err), Msg: err.Error()}
 	}
 	d := json.NewDecoder(bytes.NewReader(data))
@@ -203,7 +203,7 @@ func Parse(data []byte) (*Manifest, error) {
 }
 
 func pathOf(err error) string {
-	var ie *ledger.InputError
+	var ie *canon.InputError
 	if errors.As(err, &ie) && ie.Path != "" {
 		return ie.Path
 	}

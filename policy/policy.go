@@ -29,7 +29,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/rego"
 
 	"github.com/agentledger/agentledger/aarts"
-	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/canon"
 	"github.com/agentledger/agentledger/manifest"
 )
 
@@ -218,7 +218,7 @@ func canonicalJSON(v any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ledger.Canonicalize(raw, ledger.Limits{MaxBytes: 64 << 20, MaxDepth: 1000})
+	return canon.Canonicalize(raw, canon.Limits{MaxBytes: 64 << 20, MaxDepth: 1000})
 }
 
 // Digest is the SHA-256 over the policy's files (by path), its data and the
