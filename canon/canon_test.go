@@ -180,4 +180,3 @@ func FuzzCanonicalize(f *testing.F) {
 		}
 	})
 }
-
