@@ -72,11 +72,7 @@ func isBlank(b []byte) bool {
 // VerifyBundle reads a bundle and verifies every chain in it.
 func VerifyBundle(r io.Reader, m Mode, lim Limits) (*Report, error) {
 	v := NewVerifier(m, lim)
-	err := ReadLines(r, lim, func(line []byte, n int) error {
-		v.Add(line, Position{Line: n})
-		return nil
-	})
-	if err != nil {
+	if err := v.ReadBundle(r); err != nil {
 		return nil, err
 	}
 	return v.Report(), nil

@@ -3,6 +3,7 @@ package ledger
 import (
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 )
@@ -152,6 +153,30 @@ type Report struct {
 // OK reports whether the run found no fault.
 func (r *Report) OK() bool { return len(r.Faults) == 0 }
 
+// Only returns the part of r about one tenant and/or one session ("" for
+// any): their summaries and faults, and faults that name no session.
+func (r *Report) Only(tenant, session string) *Report {
+	if tenant == "" && session == "" {
+		return r
+	}
+	match := func(t, s string) bool {
+		return (tenant == "" || tenant == t) && (session == "" || session == s)
+	}
+	out := &Report{Mode: r.Mode, Sessions: []SessionSummary{}, Faults: []*ChainError{}}
+	for _, s := range r.Sessions {
+		if match(s.Tenant, s.Session) {
+			out.Sessions = append(out.Sessions, s)
+			out.Envelopes += s.Count
+		}
+	}
+	for _, f := range r.Faults {
+		if match(f.Tenant, f.Session) || f.Session == "" {
+			out.Faults = append(out.Faults, f)
+		}
+	}
+	return out
+}
+
 // Err returns nil when the run found no fault, else an error that wraps
 // every fault (errors.Is finds each kind).
 func (r *Report) Err() error {
@@ -186,6 +211,7 @@ type chain struct {
 // sessions may be interleaved; a session's envelopes are expected in seq
 // order. A Verifier is not safe for concurrent use.
 type Verifier struct {
+	checks []Check
 	mode   Mode
 	lim    Limits
 	chains map[SessionKey]*chain
@@ -207,9 +233,50 @@ func NewVerifier(m Mode, lim Limits) *Verifier {
 	return &Verifier{mode: m, lim: lim, chains: make(map[SessionKey]*chain)}
 }
 
+// A Check looks at every envelope a Verifier reads, in the same pass, and
+// names faults of its own: record signatures and receipts (package
+// receipt), say. It gets the stored bytes as read and where they came from.
+type Check interface {
+	Envelope(raw []byte, at Position) []*ChainError
+}
+
+// With adds checks that see every envelope v reads; their faults go into
+// v's report. It returns v.
+func (v *Verifier) With(checks ...Check) *Verifier {
+	v.checks = append(v.checks, checks...)
+	return v
+}
+
+// HashAt is the stored hash of the first envelope v read at seq of session
+// k, and whether there was one: what a checkpoint is checked against after
+// the pass.
+func (v *Verifier) HashAt(k SessionKey, seq uint64) (string, bool) {
+	c := v.chains[k]
+	if c == nil {
+		return "", false
+	}
+	for i := range c.recs {
+		if c.recs[i].seq == seq {
+			return string(c.recs[i].hash[:]), true
+		}
+	}
+	return "", false
+}
+
+// ReadBundle feeds every line of bundle r to v.
+func (v *Verifier) ReadBundle(r io.Reader) error {
+	return ReadLines(r, v.lim, func(line []byte, n int) error {
+		v.Add(line, Position{Line: n})
+		return nil
+	})
+}
+
 // Add checks one stored envelope.
 func (v *Verifier) Add(raw []byte, at Position) {
 	v.count++
+	for _, c := range v.checks {
+		v.faults = append(v.faults, c.Envelope(raw, at)...)
+	}
 	f, ok := scanFrame(raw)
 	canonicalLayout := ok
 	hashOK := ok && f.hashMatches(raw)

@@ -3,6 +3,7 @@ package receipt
 import (
 	"crypto/ed25519"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -144,4 +145,44 @@ func short(h string) string {
 		return "none"
 	}
 	return h
+}
+
+// recordCheck is Checker as a ledger.Check.
+type recordCheck struct {
+	chk  *Checker
+	mode ledger.Mode
+	lim  ledger.Limits
+}
+
+// RecordCheck returns a ledger.Check that checks every record's signature
+// and receipt with a Checker on ring, in the pass that verifies the chains
+// (ledger verify --pubkey). In fast mode, where chain verification reads
+// only an envelope's frame, a record that does not decode (keys that
+// collide under case folding, say) is named bad_record here; in deep mode
+// chain verification names it malformed itself.
+func RecordCheck(ring Keyring, mode ledger.Mode, lim ledger.Limits) ledger.Check {
+	return &recordCheck{chk: NewChecker(ring), mode: mode, lim: lim}
+}
+
+func (r *recordCheck) Envelope(raw []byte, at ledger.Position) []*ledger.ChainError {
+	e, err := ledger.Decode(raw, r.lim)
+	var ce *ledger.ChainError
+	if err != nil && r.mode == ledger.Fast && !errors.As(err, &ce) {
+		var where struct {
+			Tenant  string `json:"tenant_id"`
+			Session string `json:"session_id"`
+			Seq     uint64 `json:"seq"`
+		}
+		_ = json.Unmarshal(raw, &where)
+		return []*ledger.ChainError{{Kind: ledger.BadRecord, Tenant: where.Tenant, Session: where.Session, Seq: where.Seq,
+			Line: at.Line, StreamSeq: at.StreamSeq, Detail: err.Error()}}
+	}
+	if err != nil {
+		return nil // chain verification reports it
+	}
+	if f := r.chk.Check(e); f != nil {
+		f.Line, f.StreamSeq = at.Line, at.StreamSeq
+		return []*ledger.ChainError{f}
+	}
+	return nil
 }

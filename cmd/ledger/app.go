@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,7 +27,6 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	now            func() time.Time
-	stdinBuf       []byte // stdin, kept when it must be read twice
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
@@ -99,9 +96,6 @@ func (a *app) serve(c *cli.Context) error {
 // openInput opens FILE, or stdin for "-" or no argument.
 func (a *app) openInput(name string) (io.Reader, func(), error) {
 	if name == "" || name == "-" {
-		if a.stdinBuf != nil {
-			return bytes.NewReader(a.stdinBuf), func() {}, nil
-		}
 		return a.stdin, func() {}, nil
 	}
 	f, err := os.Open(name)
@@ -220,30 +214,22 @@ func (a *app) verify(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	pubkeys := c.StringSlice("pubkey")
-	if c.String("checkpoint") != "" && len(pubkeys) == 0 {
-		return cmdline.Usage(errors.New("--checkpoint needs --pubkey, the public key that signed it"))
-	}
-	var ring receipt.Keyring
-	if len(pubkeys) > 0 {
-		if ring, err = readKeyring(pubkeys); err != nil {
-			return err
-		}
-	}
-	rep, st, closeAll, err := a.verifyChains(c, mode, lim, ring != nil)
+	ring, ck, err := verifyKeys(c)
 	if err != nil {
 		return err
 	}
-	defer closeAll()
+	v := ledger.NewVerifier(mode, lim)
 	if ring != nil {
-		faults, err := a.checkRecords(c, st, ring, mode, lim)
-		if err != nil {
-			return err
-		}
-		rep.Faults = append(rep.Faults, faults...)
+		v.With(receipt.RecordCheck(ring, mode, lim))
 	}
-	if cp := c.String("checkpoint"); cp != "" {
-		faults, err := a.checkCheckpoint(c, st, cp, ring, lim)
+	if err := a.feedVerifier(c, v); err != nil {
+		return err
+	}
+	f := filterOf(c)
+	rep := v.Report().Only(f.Tenant, f.Session)
+	if ck != nil {
+		ck.Heads = slices.DeleteFunc(ck.Heads, func(h checkpoint.Head) bool { return !f.Match(ledger.SessionKey{Tenant: h.Tenant, Session: h.Session}) })
+		faults, err := ck.Check(c.Context, checkpoint.InVerifier(v))
 		if err != nil {
 			return err
 		}
@@ -258,77 +244,55 @@ func (a *app) verify(c *cli.Context) error {
 	return nil
 }
 
-// verifyChains verifies the chains of --bundle, or of the store (returned
-// open, for the record and checkpoint checks; nil for a bundle). rereads
-// says the bundle will be read again, so stdin is kept.
-func (a *app) verifyChains(c *cli.Context, mode ledger.Mode, lim ledger.Limits, rereads bool) (*ledger.Report, *store.Store, func(), error) {
-	b := c.String("bundle")
-	if b == "" {
-		st, err := cmdline.OpenStore(c)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		p := cmdline.NewProgress(a.stderr, "verify")
-		rep, err := st.Verify(c.Context, filterOf(c), mode, p.Update)
-		p.Done()
-		if err != nil {
-			st.Close()
-			return nil, nil, nil, err
-		}
-		return rep, st, func() { st.Close() }, nil
+// verifyKeys reads --pubkey into a keyring and opens --checkpoint with it.
+func verifyKeys(c *cli.Context) (receipt.Keyring, *checkpoint.Checkpoint, error) {
+	pubkeys, cp := c.StringSlice("pubkey"), c.String("checkpoint")
+	if cp != "" && len(pubkeys) == 0 {
+		return nil, nil, cmdline.Usage(errors.New("--checkpoint needs --pubkey, the public key that signed it"))
 	}
-	if b == "-" && rereads {
-		buf, err := io.ReadAll(a.stdin)
-		if err != nil {
-			return nil, nil, nil, cmdline.Usage(err)
-		}
-		a.stdinBuf = buf
+	if len(pubkeys) == 0 {
+		return nil, nil, nil
 	}
-	in, closeIn, err := a.openInput(b)
-	if err != nil {
-		return nil, nil, nil, err
+	ring, err := readKeyring(pubkeys)
+	if err != nil || cp == "" {
+		return ring, nil, err
 	}
-	defer closeIn()
-	rep, err := ledger.VerifyBundle(in, mode, lim)
-	if err != nil {
-		return nil, nil, nil, cmdline.Usage(err)
-	}
-	return filterReport(rep, filterOf(c)), nil, func() {}, nil
-}
-
-// checkCheckpoint checks the bundle (st nil) or the store st against the
-// signed checkpoint in file cp.
-func (a *app) checkCheckpoint(c *cli.Context, st *store.Store, cp string, ring receipt.Keyring, lim ledger.Limits) ([]*ledger.ChainError, error) {
 	msg, err := os.ReadFile(cp)
 	if err != nil {
-		return nil, cmdline.Usage(err)
+		return nil, nil, cmdline.Usage(err)
 	}
-	var ck *checkpoint.Checkpoint
-	for _, id := range slices.Sorted(maps.Keys(ring)) {
-		if ck, err = checkpoint.Open(msg, ring[id]); !errors.Is(err, checkpoint.ErrSignature) {
-			break
-		}
-	}
+	ck, err := checkpoint.OpenWith(msg, ring)
 	if errors.Is(err, checkpoint.ErrSignature) {
-		return nil, cmdline.Fault(fmt.Errorf("%s: %w", cp, err))
+		return nil, nil, cmdline.Fault(fmt.Errorf("%s: %w", cp, err))
 	}
 	if err != nil {
-		return nil, cmdline.Usage(fmt.Errorf("%s: %w", cp, err))
+		return nil, nil, cmdline.Usage(fmt.Errorf("%s: %w", cp, err))
 	}
-	var hashAt checkpoint.HashAt
-	if st == nil {
-		in, closeIn, err := a.openInput(c.String("bundle"))
+	return ring, ck, nil
+}
+
+// feedVerifier reads --bundle, or the sessions of the ledger the filter
+// selects, into v: one pass, whatever v checks.
+func (a *app) feedVerifier(c *cli.Context, v *ledger.Verifier) error {
+	if b := c.String("bundle"); b != "" {
+		in, closeIn, err := a.openInput(b)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		defer closeIn()
-		if hashAt, err = checkpoint.InBundle(in, lim); err != nil {
-			return nil, cmdline.Usage(err)
+		if err := v.ReadBundle(in); err != nil {
+			return cmdline.Usage(err)
 		}
-	} else {
-		hashAt = st.HashAt
+		return nil
 	}
-	return ck.Check(c.Context, hashAt)
+	st, err := cmdline.OpenStore(c)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	p := cmdline.NewProgress(a.stderr, "verify")
+	defer p.Done()
+	return st.Feed(c.Context, filterOf(c), v, p.Update)
 }
 
 func (a *app) checkpoint(c *cli.Context) error {
@@ -365,80 +329,6 @@ func (a *app) checkpoint(c *cli.Context) error {
 	}
 	_, err = a.stdout.Write(signed)
 	return err
-}
-
-// checkRecords checks every engine record of the bundle (st nil) or the
-// store st with the keys of ring: signatures, exact form, and that each
-// receipt and resolution attests the action recorded where it points.
-func (a *app) checkRecords(c *cli.Context, st *store.Store, ring receipt.Keyring, mode ledger.Mode, lim ledger.Limits) ([]*ledger.ChainError, error) {
-	var faults []*ledger.ChainError
-	chk := receipt.NewChecker(ring)
-	check := func(data []byte, line int, streamSeq uint64) {
-		e, err := ledger.Decode(data, lim)
-		var ce *ledger.ChainError
-		if err != nil && mode == ledger.Fast && !errors.As(err, &ce) {
-			// Fast chain verification reads only the frame: a record
-			// that cannot be read as one (keys that collide under case
-			// folding, say) is named here. Deep verification names it
-			// malformed itself.
-			var at struct {
-				Tenant  string `json:"tenant_id"`
-				Session string `json:"session_id"`
-				Seq     uint64 `json:"seq"`
-			}
-			_ = json.Unmarshal(data, &at)
-			faults = append(faults, &ledger.ChainError{Kind: ledger.BadRecord, Tenant: at.Tenant, Session: at.Session, Seq: at.Seq,
-				Line: line, StreamSeq: streamSeq, Detail: err.Error()})
-			return
-		}
-		if err != nil {
-			return // chain verification reports it
-		}
-		if f := chk.Check(e); f != nil {
-			f.Line, f.StreamSeq = line, streamSeq
-			faults = append(faults, f)
-		}
-	}
-	if st == nil {
-		in, closeIn, err := a.openInput(c.String("bundle"))
-		if err != nil {
-			return nil, err
-		}
-		defer closeIn()
-		err = ledger.ReadLines(in, lim, func(line []byte, n int) error {
-			check(line, n, 0)
-			return nil
-		})
-		return faults, err
-	}
-	err := st.ReadAll(c.Context, filterOf(c), func(m store.Msg) error {
-		check(m.Data, 0, m.StreamSeq)
-		return nil
-	})
-	return faults, err
-}
-
-// filterReport keeps the sessions and faults a filter selects.
-func filterReport(r *ledger.Report, f store.Filter) *ledger.Report {
-	if f.Tenant == "" && f.Session == "" {
-		return r
-	}
-	match := func(t, s string) bool {
-		return (f.Tenant == "" || f.Tenant == t) && (f.Session == "" || f.Session == s)
-	}
-	out := &ledger.Report{Mode: r.Mode}
-	for _, s := range r.Sessions {
-		if match(s.Tenant, s.Session) {
-			out.Sessions = append(out.Sessions, s)
-			out.Envelopes += s.Count
-		}
-	}
-	for _, fl := range r.Faults {
-		if match(fl.Tenant, fl.Session) || fl.Session == "" {
-			out.Faults = append(out.Faults, fl)
-		}
-	}
-	return out
 }
 
 func writeReport(w io.Writer, r *ledger.Report) error {

@@ -72,6 +72,12 @@ func TestCheckpointCatchesWhatChainsCannot(t *testing.T) {
 		if code != 1 || !strings.Contains(out, c.kind) || !strings.Contains(out, first.SessionID()) {
 			t.Fatalf("%s: exit %d:\n%s", c.name, code, out)
 		}
+		// From stdin, read once, the same faults: chains, records and the
+		// checkpoint are checked in one pass.
+		code, fromStdin, _ := run(t, strings.Join(c.lines, "\n")+"\n", "verify", "--deep", "--bundle", "-", "--checkpoint", cp, "--pubkey", pub)
+		if code != 1 || fromStdin != out {
+			t.Fatalf("%s from stdin: exit %d:\n%s\nwant:\n%s", c.name, code, fromStdin, out)
+		}
 	}
 	note, _ := os.ReadFile(cp)
 	edited := filepath.Join(dir, "edited.note")

@@ -21,7 +21,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
+	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -139,6 +139,20 @@ func signer(key ed25519.PrivateKey) (note.Signer, error) {
 // ErrSignature is returned when a checkpoint's signature does not verify
 // with the given key.
 var ErrSignature = errors.New("checkpoint signature does not verify")
+
+// OpenWith opens a signed checkpoint with whichever key of ring (key id to
+// public key, as receipt.Keyring) signed it, trying them in key-id order.
+// It fails with ErrSignature when none did.
+func OpenWith(msg []byte, ring map[string]ed25519.PublicKey) (*Checkpoint, error) {
+	err := ErrSignature
+	for _, id := range slices.Sorted(maps.Keys(ring)) {
+		var c *Checkpoint
+		if c, err = Open(msg, ring[id]); !errors.Is(err, ErrSignature) {
+			return c, err
+		}
+	}
+	return nil, err
+}
 
 // Open verifies a signed checkpoint with pub and parses it. The root is
 // recomputed from the listed heads and must match.
@@ -261,30 +275,11 @@ func InChains(chains [][]*ledger.Envelope) HashAt {
 	}
 }
 
-// InBundle answers HashAt from a bundle's envelopes, read whole. Lines
-// that are not envelopes are skipped (verification reports them).
-func InBundle(r io.Reader, lim ledger.Limits) (HashAt, error) {
-	byKey := map[ledger.SessionKey]map[uint64]string{}
-	err := ledger.ReadLines(r, lim, func(line []byte, _ int) error {
-		e, err := ledger.Decode(bytes.Clone(line), lim)
-		if err != nil {
-			return nil
-		}
-		m := byKey[e.Key()]
-		if m == nil {
-			m = map[uint64]string{}
-			byKey[e.Key()] = m
-		}
-		if _, dup := m[e.Seq()]; !dup {
-			m[e.Seq()] = e.Hash()
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
+// InVerifier answers HashAt from what a ledger.Verifier read in its pass
+// (ledger verify checks a checkpoint in the same pass as the chains).
+func InVerifier(v *ledger.Verifier) HashAt {
 	return func(_ context.Context, k ledger.SessionKey, seq uint64) (string, bool, error) {
-		h, ok := byKey[k][seq]
+		h, ok := v.HashAt(k, seq)
 		return h, ok, nil
-	}, nil
+	}
 }

@@ -17,7 +17,8 @@ type Filter struct {
 	Session string
 }
 
-func (f Filter) match(k ledger.SessionKey) bool {
+// Match reports whether f selects session k.
+func (f Filter) Match(k ledger.SessionKey) bool {
 	return (f.Tenant == "" || f.Tenant == k.Tenant) && (f.Session == "" || f.Session == k.Session)
 }
 
@@ -48,7 +49,7 @@ func (s *Store) Sessions(ctx context.Context, f Filter) ([]SessionInfo, error) {
 	out := make([]SessionInfo, 0, len(counts))
 	for subj, n := range counts {
 		k, err := s.subj.key(subj)
-		if err != nil || !f.match(k) {
+		if err != nil || !f.Match(k) {
 			continue
 		}
 		info := SessionInfo{Tenant: k.Tenant, Session: k.Session, Count: n, Subject: subj}
@@ -241,13 +242,22 @@ func (s *Store) readFrom(ctx context.Context, subj string, from, last uint64, fn
 // against the session its subject names.
 func (s *Store) Verify(ctx context.Context, f Filter, m ledger.Mode, progress func(done uint64)) (*ledger.Report, error) {
 	v := ledger.NewVerifier(m, s.cfg.Limits)
+	if err := s.Feed(ctx, f, v, progress); err != nil {
+		return nil, err
+	}
+	return v.Report(), nil
+}
+
+// Feed reads every envelope of the sessions f selects, in stream order,
+// into v (which may carry checks of its own: see ledger.Verifier.With).
+func (s *Store) Feed(ctx context.Context, f Filter, v *ledger.Verifier, progress func(done uint64)) error {
 	var n uint64
-	err := s.ReadAll(ctx, f, func(msg Msg) error {
+	return s.ReadAll(ctx, f, func(msg Msg) error {
 		k, err := s.subj.key(msg.Subject)
 		if err != nil {
 			return err
 		}
-		if !f.match(k) {
+		if !f.Match(k) {
 			return nil
 		}
 		v.Add(msg.Data, ledger.Position{StreamSeq: msg.StreamSeq, Expect: &k})
@@ -257,10 +267,6 @@ func (s *Store) Verify(ctx context.Context, f Filter, m ledger.Mode, progress fu
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return v.Report(), nil
 }
 
 // Export writes every session matching f as a bundle, ordered by tenant,
