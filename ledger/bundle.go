@@ -2,13 +2,9 @@ package ledger
 
 import (
 	"bufio"
-	"bytes"
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 )
 
 // A bundle is NDJSON: one envelope's stored bytes per line, each line ended
@@ -115,38 +111,17 @@ func (b *BundleWriter) Flush() error {
 // ordered by tenant and session, each in seq order. The caller refuses a
 // bundle whose report has faults.
 func LoadBundle(r io.Reader, lim Limits) ([][]*Envelope, *Report, error) {
-	v := NewVerifier(Deep, lim)
-	type numbered struct {
-		n    int
-		line []byte
-	}
-	var lines []numbered
-	err := ReadLines(r, lim, func(line []byte, n int) error {
-		v.Add(line, Position{Line: n})
-		lines = append(lines, numbered{n, bytes.Clone(line)})
-		return nil
-	})
-	if err != nil {
+	c := NewCollector(lim)
+	if err := c.ReadBundle(r); err != nil {
 		return nil, nil, err
 	}
-	rep := v.Report()
+	sessions, rep := c.Chains()
 	if !rep.OK() {
 		return nil, rep, nil
 	}
-	byKey := make(map[SessionKey][]*Envelope)
-	for _, l := range lines {
-		e, err := Decode(l.line, lim)
-		if err != nil {
-			return nil, rep, AtLine(err, l.n)
-		}
-		byKey[e.Key()] = append(byKey[e.Key()], e)
-	}
-	keys := slices.SortedFunc(maps.Keys(byKey), compareKeyOrder)
-	chains := make([][]*Envelope, 0, len(keys))
-	for _, k := range keys {
-		c := byKey[k]
-		slices.SortFunc(c, func(a, b *Envelope) int { return cmp.Compare(a.seq, b.seq) })
-		chains = append(chains, c)
+	chains := make([][]*Envelope, len(sessions))
+	for i, sc := range sessions {
+		chains[i] = sc.Envelopes
 	}
 	return chains, rep, nil
 }

@@ -272,7 +272,12 @@ func (v *Verifier) ReadBundle(r io.Reader) error {
 }
 
 // Add checks one stored envelope.
-func (v *Verifier) Add(raw []byte, at Position) {
+func (v *Verifier) Add(raw []byte, at Position) { v.add(raw, at) }
+
+// add checks one stored envelope and returns it decoded when deep mode
+// decoded it and it is whole: its hash right and stored under its own
+// session. raw must not change while the envelope is in use.
+func (v *Verifier) add(raw []byte, at Position) *Envelope {
 	v.count++
 	for _, c := range v.checks {
 		v.faults = append(v.faults, c.Envelope(raw, at)...)
@@ -291,6 +296,7 @@ func (v *Verifier) Add(raw []byte, at Position) {
 			hasPrev = true
 		}
 	}
+	var decoded *Envelope
 	if !ok || v.mode == Deep {
 		e, canonical, err := decode(raw, v.lim)
 		var ce *ChainError
@@ -302,7 +308,10 @@ func (v *Verifier) Add(raw []byte, at Position) {
 		default:
 			v.fault(&ChainError{Kind: Malformed, Line: at.Line, StreamSeq: at.StreamSeq, Detail: err.Error()}, at.Expect)
 			v.shift(windowEntry{})
-			return
+			return nil
+		}
+		if hashOK && canonical {
+			decoded = e
 		}
 		if !canonical {
 			d := "stored bytes are not the envelope's RFC 8785 form"
@@ -333,7 +342,7 @@ func (v *Verifier) Add(raw []byte, at Position) {
 		v.fault(&ChainError{Kind: ForeignSession, Tenant: at.Expect.Tenant, Session: at.Expect.Session, Seq: f.seq,
 			Line: at.Line, StreamSeq: at.StreamSeq, Want: at.Expect.String(), Got: key.String(),
 			Detail: "envelope stored in this session names another session"}, nil)
-		return
+		return nil
 	}
 	c := v.last
 	if c == nil || c.key != key {
@@ -350,6 +359,10 @@ func (v *Verifier) Add(raw []byte, at Position) {
 		// interleaves sessions, and Expect catches splices there.
 		v.shift(windowEntry{key: key, seq: f.seq, line: at.Line, ok: true})
 	}
+	if !hashOK {
+		return nil
+	}
+	return decoded
 }
 
 // key returns the session key of scanned tenant and session text, reusing

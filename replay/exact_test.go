@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,6 +121,11 @@ func TestReplayRefusesTamperedBundle(t *testing.T) {
 	f := rep.Sessions[0].Fault
 	if !strings.Contains(f, "retry-loop") || !strings.Contains(f, "seq ") || !strings.Contains(f, "hash_mismatch") {
 		t.Fatalf("fault %q does not name the session, seq and kind", f)
+	}
+	// The same fault, typed, as the DiffReport carries it: the tampered
+	// line's kind and seq.
+	if fs := rep.Sessions[0].Faults; len(fs) == 0 || fs[0].Kind != ledger.HashMismatch || fs[0].Session != rep.Sessions[0].SessionID || !strings.Contains(f, fmt.Sprintf("seq %d", fs[0].Seq)) {
+		t.Fatalf("typed faults %+v do not match %q", fs, f)
 	}
 	if rep.ApplyGate(FailOnNone, nil); rep.Gate.Passed {
 		t.Fatal("a faulty session passed the gate")

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/ledger"
 )
 
 // Diff is one difference between a recorded step and its replay.
@@ -84,6 +85,8 @@ type SessionReport struct {
 	// does not verify, or a recorded payload cannot be read). A faulty
 	// session always fails the gate.
 	Fault string `json:"fault,omitempty"`
+	// Faults are the same, typed: kind, seq and where.
+	Faults []*ledger.ChainError `json:"faults,omitempty"`
 	// Source is the bundle file or store the session came from.
 	Source string `json:"source,omitempty"`
 	// RecordedPolicies are the policy digests of the recorded verdicts.

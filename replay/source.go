@@ -1,8 +1,6 @@
 package replay
 
 import (
-	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,51 +18,44 @@ import (
 )
 
 // Chain is one recorded session to replay: its envelopes in seq order, or
-// the fault that keeps it from being replayed.
+// the faults that keep it from being replayed.
 type Chain struct {
 	Source    string
 	Key       ledger.SessionKey
 	Envelopes []*ledger.Envelope
-	Fault     string
+	// Faults, typed (kind, seq), and Fault, their text, say why the
+	// session cannot be replayed.
+	Faults []*ledger.ChainError
+	Fault  string
+}
+
+// ChainOf makes a replay Chain of a session read by a ledger.Collector.
+func ChainOf(source string, sc ledger.SessionChain) Chain {
+	c := Chain{Source: source, Key: sc.Key, Envelopes: sc.Envelopes, Faults: sc.Faults}
+	if len(sc.Faults) > 0 {
+		fs := make([]string, len(sc.Faults))
+		for i, f := range sc.Faults {
+			fs[i] = f.Error()
+		}
+		c.Fault = strings.Join(fs, "; ")
+	}
+	return c
 }
 
 // ReadBundle reads an NDJSON bundle and verifies every chain in it in deep
-// mode. Each session comes back as a Chain; a session with a fault carries
-// it instead of its envelopes, and a fault that names no session (a line
-// that is not an envelope) comes back as a Chain of its own with an empty
-// key. name is the bundle's name in reports.
+// mode, in one pass. Each session comes back as a Chain; a session with a
+// fault carries it instead of its envelopes, and a fault that names no
+// session (a line that is not an envelope) comes back as a Chain of its own
+// with an empty key. name is the bundle's name in reports.
 func ReadBundle(r io.Reader, name string, lim ledger.Limits) ([]Chain, error) {
-	v := ledger.NewVerifier(ledger.Deep, lim)
-	byKey := map[ledger.SessionKey][]*ledger.Envelope{}
-	err := ledger.ReadLines(r, lim, func(line []byte, n int) error {
-		v.Add(line, ledger.Position{Line: n})
-		if e, err := ledger.Decode(bytes.Clone(line), lim); err == nil {
-			byKey[e.Key()] = append(byKey[e.Key()], e)
-		}
-		return nil
-	})
-	if err != nil {
+	col := ledger.NewCollector(lim)
+	if err := col.ReadBundle(r); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	rep := v.Report()
-	faults := map[ledger.SessionKey][]string{}
-	for _, f := range rep.Faults {
-		k := ledger.SessionKey{Tenant: f.Tenant, Session: f.Session}
-		faults[k] = append(faults[k], f.Error())
-	}
-	var out []Chain
-	for k, es := range byKey {
-		c := Chain{Source: name, Key: k}
-		if fs := faults[k]; len(fs) > 0 {
-			c.Fault = strings.Join(fs, "; ")
-		} else {
-			slices.SortFunc(es, func(a, b *ledger.Envelope) int { return cmp.Compare(a.Seq(), b.Seq()) })
-			c.Envelopes = es
-		}
-		out = append(out, c)
-	}
-	if fs := faults[ledger.SessionKey{}]; len(fs) > 0 {
-		out = append(out, Chain{Source: name, Fault: strings.Join(fs, "; ")})
+	sessions, _ := col.Chains()
+	out := make([]Chain, len(sessions))
+	for i, sc := range sessions {
+		out[i] = ChainOf(name, sc)
 	}
 	return out, nil
 }
@@ -222,7 +213,7 @@ feed:
 
 func replayOne(ctx context.Context, c Chain, deciderFor DeciderFor) (*SessionReport, error) {
 	if c.Fault != "" {
-		return &SessionReport{TenantID: c.Key.Tenant, SessionID: c.Key.Session, Mode: ModeExact, Diffs: []Diff{}, Fault: c.Fault, Source: c.Source}, nil
+		return &SessionReport{TenantID: c.Key.Tenant, SessionID: c.Key.Session, Mode: ModeExact, Diffs: []Diff{}, Fault: c.Fault, Faults: c.Faults, Source: c.Source}, nil
 	}
 	d, err := deciderFor(c.Key)
 	if err != nil {

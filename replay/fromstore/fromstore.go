@@ -4,12 +4,8 @@
 package fromstore
 
 import (
-	"bytes"
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
@@ -48,28 +44,21 @@ func Source(ctx context.Context, st *store.Store, f Filter, lim ledger.Limits) r
 }
 
 func readStoredChain(ctx context.Context, st *store.Store, k ledger.SessionKey, lim ledger.Limits) (replay.Chain, error) {
-	v := ledger.NewVerifier(ledger.Deep, lim)
-	var envs []*ledger.Envelope
+	col := ledger.NewCollector(lim)
 	err := st.ReadSession(ctx, k, func(m store.Msg) error {
-		v.Add(m.Data, ledger.Position{StreamSeq: m.StreamSeq, Expect: &k})
-		if e, err := ledger.Decode(bytes.Clone(m.Data), lim); err == nil && e.Key() == k {
-			envs = append(envs, e)
-		}
+		col.Add(m.Data, ledger.Position{StreamSeq: m.StreamSeq, Expect: &k})
 		return nil
 	})
 	if err != nil {
 		return replay.Chain{}, fmt.Errorf("read %s: %w", k, err)
 	}
-	c := replay.Chain{Source: "store " + st.StreamName(), Key: k}
-	if rep := v.Report(); !rep.OK() {
-		fs := make([]string, len(rep.Faults))
-		for i, f := range rep.Faults {
-			fs[i] = f.Error()
-		}
-		c.Fault = strings.Join(fs, "; ")
-		return c, nil
+	sc := ledger.SessionChain{Key: k}
+	sessions, rep := col.Chains()
+	switch {
+	case !rep.OK():
+		sc.Faults = rep.Faults
+	case len(sessions) == 1:
+		sc.Envelopes = sessions[0].Envelopes
 	}
-	slices.SortFunc(envs, func(a, b *ledger.Envelope) int { return cmp.Compare(a.Seq(), b.Seq()) })
-	c.Envelopes = envs
-	return c, nil
+	return replay.ChainOf("store "+st.StreamName(), sc), nil
 }
