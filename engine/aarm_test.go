@@ -29,7 +29,7 @@ func aarmServer(t *testing.T, opts ...Option) (*httptest.Server, func(token stri
 	st := openStore(t, t.TempDir())
 	t.Cleanup(func() { st.Close() })
 	d, _ := signingDecider(t, "coding-agent.json")
-	srv := httptest.NewServer(Handler(ServerConfig{Engine: New(d, st, opts...), Store: st,
+	srv := httptest.NewServer(Handler(ServerConfig{Engine: newEngine(t, d, st, opts...), Store: st,
 		Tokens: tokensFor(t, "host-acme", "acme", "host-beta", "beta", "approver-acme", "acme/approver")}))
 	t.Cleanup(srv.Close)
 	post := func(token, body string) HookResponse {
@@ -274,7 +274,7 @@ func TestConformanceTableNamesRealTests(t *testing.T) {
 func TestLocalSocketCannotApprove(t *testing.T) {
 	st := openStore(t, t.TempDir())
 	t.Cleanup(func() { st.Close() })
-	srv := httptest.NewServer(Handler(ServerConfig{Engine: New(decider(t, "coding-agent.json"), st), Store: st,
+	srv := httptest.NewServer(Handler(ServerConfig{Engine: newEngine(t, decider(t, "coding-agent.json"), st), Store: st,
 		Insecure: true, LocalIdentity: LocalIdentity(), LocalRole: RoleHost}))
 	t.Cleanup(srv.Close)
 	code, body := call(t, srv, "POST", "/v1/hooks", "", []byte(hook("PreToolUse", "sock", 1, tool("Delete", "file_delete", `{"file_path":"/workspace/shop/x"}`))))

@@ -128,7 +128,7 @@ func benchHookHTTP(b *testing.B, sessions int, cfg store.Config) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	srv := httptest.NewServer(Handler(ServerConfig{Engine: New(decider(b, "coding-agent.json"), st), Store: st, Insecure: true}))
+	srv := httptest.NewServer(Handler(ServerConfig{Engine: newEngine(b, decider(b, "coding-agent.json"), st), Store: st, Insecure: true}))
 	defer srv.Close()
 	client := srv.Client()
 	client.Transport.(*http.Transport).MaxIdleConnsPerHost = 64

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -111,4 +112,12 @@ func (c *Checkpointer) Write(ctx context.Context) (string, error) {
 
 // WithCheckpoints makes the engine trigger c after every recorded
 // SessionEnd.
-func WithCheckpoints(c *Checkpointer) Option { return func(e *Engine) { e.checkpoints = c } }
+func WithCheckpoints(c *Checkpointer) Option {
+	return func(e *Engine) error {
+		if c == nil {
+			return errors.New("checkpoints: nil checkpointer")
+		}
+		e.checkpoints = c
+		return nil
+	}
+}

@@ -25,7 +25,7 @@ func TestSessionEndTakesACheckpoint(t *testing.T) {
 	cp := NewCheckpointer(st, key, dir, nil)
 	errs := make(chan error, 10)
 	go cp.Run(ctx, 0, func(err error) { errs <- err })
-	e := New(decider(t, "coding-agent.json"), st, WithCheckpoints(cp))
+	e := newEngine(t, decider(t, "coding-agent.json"), st, WithCheckpoints(cp))
 	for _, p := range []string{
 		`{"hook_point":"SessionStart","session_id":"ends","timestamp":"2026-11-22T09:00:00Z","host_id":"claude-code","aarts_version":"0.1","source":"startup"}`,
 		`{"hook_point":"SessionEnd","session_id":"ends","timestamp":"2026-11-22T09:00:05Z","host_id":"claude-code","aarts_version":"0.1","reason":"logout"}`,

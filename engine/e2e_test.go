@@ -30,7 +30,7 @@ func TestEndToEndHTTP(t *testing.T) {
 	pub, _ := receipt.ParsePublicKey(signer.PublicKeyPEM())
 	d := decider(t, "coding-agent.json")
 	d.Signer = signer
-	srv := httptest.NewServer(Handler(ServerConfig{Engine: New(d, st), Store: st, Tokens: tokensFor(t, "tok", "acme")}))
+	srv := httptest.NewServer(Handler(ServerConfig{Engine: newEngine(t, d, st), Store: st, Tokens: tokensFor(t, "tok", "acme")}))
 	defer srv.Close()
 
 	var wg sync.WaitGroup

@@ -58,15 +58,17 @@ type Ledger interface {
 }
 
 // Option configures an Engine.
-type Option func(*Engine)
+type Option func(*Engine) error
 
 // WithPendingTimeout sets how long an ask, STEP_UP or DEFER waits for its
 // resolution before it is recorded as a timeout, which is a deny.
 func WithPendingTimeout(d time.Duration) Option {
-	return func(e *Engine) {
-		if d > 0 {
-			e.pending.timeout = d
+	return func(e *Engine) error {
+		if d <= 0 {
+			return fmt.Errorf("pending timeout %s: want more than 0", d)
 		}
+		e.pending.timeout = d
+		return nil
 	}
 }
 
@@ -75,23 +77,49 @@ func WithPendingTimeout(d time.Duration) Option {
 // unavailable, a decision times out). It never applies to input the engine
 // rejects: that is always denied at a blocking hook point. Either way the
 // failure is recorded.
-func WithFailOpen(failOpen bool) Option { return func(e *Engine) { e.failOpen = failOpen } }
+func WithFailOpen(failOpen bool) Option {
+	return func(e *Engine) error { e.failOpen = failOpen; return nil }
+}
 
 // WithSpool keeps every EngineFailure and Rejected record in dir, written
 // and synced before the answer it records is returned, until it is in the
 // ledger; Drain appends what a crashed process left there.
-func WithSpool(dir string) Option { return func(e *Engine) { e.spoolDir = dir } }
+func WithSpool(dir string) Option {
+	return func(e *Engine) error {
+		if dir == "" {
+			return errors.New("spool directory: empty")
+		}
+		e.spoolDir = dir
+		return nil
+	}
+}
 
 // WithWarnings reports problems that do not change an answer (a record that
 // could not be spooled or appended yet) to warn.
-func WithWarnings(warn func(error)) Option { return func(e *Engine) { e.warn = warn } }
+func WithWarnings(warn func(error)) Option {
+	return func(e *Engine) error {
+		if warn == nil {
+			return errors.New("warnings: nil func")
+		}
+		e.warn = warn
+		return nil
+	}
+}
 
 // WithTelemetry emits a redacted span per decision to t.
-func WithTelemetry(t *Telemetry) Option { return func(e *Engine) { e.tel = t } }
+func WithTelemetry(t *Telemetry) Option { return func(e *Engine) error { e.tel = t; return nil } }
 
 // WithClock sets the engine's clock, which stamps every envelope it
 // records (hook events, verdicts, resolutions, failures).
-func WithClock(now func() time.Time) Option { return func(e *Engine) { e.now = now } }
+func WithClock(now func() time.Time) Option {
+	return func(e *Engine) error {
+		if now == nil {
+			return errors.New("clock: nil")
+		}
+		e.now = now
+		return nil
+	}
+}
 
 type entry struct {
 	key   ledger.SessionKey
@@ -109,14 +137,21 @@ type entry struct {
 }
 
 // New returns an Engine deciding with d and recording in st.
-func New(d *decide.Decider, st Ledger, opts ...Option) *Engine {
+// New returns an engine deciding with d and recording in st. An option with
+// a value it cannot take is an error naming it.
+func New(d *decide.Decider, st Ledger, opts ...Option) (*Engine, error) {
+	if d == nil || st == nil {
+		return nil, errors.New("engine: a decider and a ledger are required")
+	}
 	e := &Engine{decider: d, store: st, now: time.Now, warn: func(error) {},
 		pending: pendings{timeout: DefaultPendingTimeout, byID: map[string]*pendingItem{}}}
 	e.newSessionTable()
 	for _, o := range opts {
-		o(e)
+		if err := o(e); err != nil {
+			return nil, fmt.Errorf("engine: %w", err)
+		}
 	}
-	return e
+	return e, nil
 }
 
 // Decider returns the engine's decider.

@@ -31,7 +31,7 @@ func TestFailurePolicyAndEngineFailureRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	h := httptest.NewServer(Handler(ServerConfig{Engine: New(decider(t, "coding-agent.json"), client), Store: client,
+	h := httptest.NewServer(Handler(ServerConfig{Engine: newEngine(t, decider(t, "coding-agent.json"), client), Store: client,
 		Tokens: tokensFor(t, "tok", "acme"), Timeout: 3 * time.Second}))
 	defer h.Close()
 	if code, body := call(t, h, "POST", "/v1/hooks", "tok", hookEvent("f", 0)); code != 200 {
@@ -105,7 +105,7 @@ func TestRebuildRecordsALostVerdict(t *testing.T) {
 	if _, err := st.AppendSealed(ctx, []*ledger.Envelope{env}); err != nil {
 		t.Fatal(err)
 	}
-	e := New(decider(t, "coding-agent.json"), st)
+	e := newEngine(t, decider(t, "coding-agent.json"), st)
 	if _, err := e.Decide(ctx, "acme", hookEvent("lost", 2)); err != nil {
 		t.Fatal(err)
 	}

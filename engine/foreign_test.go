@@ -24,7 +24,7 @@ func TestOnlyAgentledgerWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	e := New(decider(t, "coding-agent.json"), st)
+	e := newEngine(t, decider(t, "coding-agent.json"), st)
 	k := ledger.SessionKey{Tenant: ledger.DefaultTenant, Session: "written-into"}
 	if r := e.Answer(ctx, Request{Body: hookEvent(k.Session, 0)}); r.EventHash == "" {
 		t.Fatalf("first event: %+v", r)

@@ -33,7 +33,7 @@ func (r *countingReader) Read(p []byte) (int, error) {
 func TestSlowClientsAndHugeBodies(t *testing.T) {
 	st := openStore(t, t.TempDir())
 	t.Cleanup(func() { st.Close() })
-	h := Handler(ServerConfig{Engine: New(decider(t, "coding-agent.json"), st), Store: st,
+	h := Handler(ServerConfig{Engine: newEngine(t, decider(t, "coding-agent.json"), st), Store: st,
 		Tokens: tokensFor(t, "token-acme", "acme")})
 	srv := httptest.NewUnstartedServer(h)
 	hs := NewHTTPServer("", h)

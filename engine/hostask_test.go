@@ -31,7 +31,7 @@ func defaultEngine(t *testing.T, opts ...Option) (*Engine, *store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(decide.NewDecider(p), st, opts...), st
+	return newEngine(t, decide.NewDecider(p), st, opts...), st
 }
 
 func readSession(t *testing.T, st *store.Store, k ledger.SessionKey) []*ledger.Envelope {
@@ -182,7 +182,7 @@ func TestContendedSessionNeverFails(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		e := New(decide.NewDecider(p), c)
+		e := newEngine(t, decide.NewDecider(p), c)
 		for w := range workers {
 			wg.Add(1)
 			go func() {

@@ -54,7 +54,7 @@ func newTestServerStore(t *testing.T) (*httptest.Server, *store.Store) {
 	t.Helper()
 	st := openStore(t, t.TempDir())
 	t.Cleanup(func() { st.Close() })
-	h := Handler(ServerConfig{Engine: New(decider(t, "coding-agent.json"), st), Store: st,
+	h := Handler(ServerConfig{Engine: newEngine(t, decider(t, "coding-agent.json"), st), Store: st,
 		Tokens: tokensFor(t, "token-acme", "acme", "token-beta", "beta", "approver-acme", "acme/approver", "auditor-acme", "acme/auditor")})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

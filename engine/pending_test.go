@@ -24,7 +24,7 @@ func TestStepUpTimesOutToRecordedDeny(t *testing.T) {
 	ctx := context.Background()
 	st := openStore(t, t.TempDir())
 	defer st.Close()
-	e := New(decider(t, "coding-agent.json"), st, WithPendingTimeout(200*time.Millisecond))
+	e := newEngine(t, decider(t, "coding-agent.json"), st, WithPendingTimeout(200*time.Millisecond))
 	step, err := e.Decide(ctx, "acme", deleteEvent("p", 1))
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +115,7 @@ func TestHTTPApprovals(t *testing.T) {
 	t.Cleanup(func() { st.Close() })
 	clock := WithClock(func() time.Time { return time.Date(2026, 11, 22, 9, 0, 3, 0, time.UTC) })
 	d, ring := signingDecider(t, "coding-agent.json")
-	srv := httptest.NewServer(Handler(ServerConfig{Engine: New(d, st, clock), Store: st,
+	srv := httptest.NewServer(Handler(ServerConfig{Engine: newEngine(t, d, st, clock), Store: st,
 		Tokens: tokensFor(t, "token-acme", "acme", "approver-acme", "acme/approver", "approver-beta", "beta/approver", "auditor-acme", "acme/auditor")}))
 	t.Cleanup(srv.Close)
 	code, body := call(t, srv, "POST", "/v1/hooks", "token-acme", deleteEvent("h", 1))

@@ -30,7 +30,7 @@ func TestSelfProtection(t *testing.T) {
 	}
 	st := openStore(t, t.TempDir())
 	t.Cleanup(func() { st.Close() })
-	e := New(decide.NewDecider(p), st)
+	e := newEngine(t, decide.NewDecider(p), st)
 
 	bash := func(cwd, cmd string) string {
 		in, _ := json.Marshal(map[string]string{"command": cmd})

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"container/list"
+	"fmt"
 
 	"github.com/agentledger/agentledger/ledger"
 )
@@ -17,10 +18,12 @@ const DefaultMaxSessions = 20000
 // approvals outlive eviction: they are kept by id and resolve, or time
 // out, against the session rebuilt from the ledger.
 func WithMaxSessions(n int) Option {
-	return func(e *Engine) {
-		if n >= 0 {
-			e.maxLive = n
+	return func(e *Engine) error {
+		if n < 0 {
+			return fmt.Errorf("max sessions %d: want 0 (no bound) or more", n)
 		}
+		e.maxLive = n
+		return nil
 	}
 }
 

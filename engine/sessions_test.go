@@ -31,7 +31,7 @@ func TestSessionBound(t *testing.T) {
 	}
 	defer st.Close()
 	const bound = 10_000
-	e := New(decider(t, "coding-agent.json"), st, clock, WithMaxSessions(bound))
+	e := newEngine(t, decider(t, "coding-agent.json"), st, clock, WithMaxSessions(bound))
 	var next atomic.Int64
 	var maxLive atomic.Int64
 	var wg sync.WaitGroup
@@ -75,7 +75,7 @@ func TestSessionBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ref.Close()
-	kept := New(decider(t, "coding-agent.json"), ref, clock, WithMaxSessions(0))
+	kept := newEngine(t, decider(t, "coding-agent.json"), ref, clock, WithMaxSessions(0))
 	for i := range 50 {
 		s := fmt.Sprintf("b-%06d", i*7)
 		if _, err := kept.Decide(ctx, "", sessionStart(s)); err != nil {
@@ -120,7 +120,7 @@ func BenchmarkSessionMemory(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer st.Close()
-			e := New(decider(b, "coding-agent.json"), st, WithMaxSessions(bound))
+			e := newEngine(b, decider(b, "coding-agent.json"), st, WithMaxSessions(bound))
 			drive := func(from, to int) {
 				for i := from; i < to; i++ {
 					if _, err := e.Decide(ctx, "", sessionStart(fmt.Sprintf("m-%06d", i))); err != nil {

@@ -34,7 +34,7 @@ func TestNoSecretReachesTelemetry(t *testing.T) {
 	var out bytes.Buffer
 	st := openStore(t, t.TempDir())
 	defer st.Close()
-	e := New(decider(t, "coding-agent.json"), st, WithTelemetry(NewTelemetry(&out)))
+	e := newEngine(t, decider(t, "coding-agent.json"), st, WithTelemetry(NewTelemetry(&out)))
 	if _, err := e.Decide(context.Background(), "acme", raw); err != nil {
 		t.Fatal(err)
 	}

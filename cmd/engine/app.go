@@ -95,7 +95,12 @@ func (a *app) recordingEngine(c *cli.Context) (*engine.Engine, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return engine.New(d, st, engine.WithPendingTimeout(c.Duration("pending-timeout"))), func() { st.Close() }, nil
+	e, err := engine.New(d, st, engine.WithPendingTimeout(c.Duration("pending-timeout")))
+	if err != nil {
+		st.Close()
+		return nil, nil, cmdline.Usage(err)
+	}
+	return e, func() { st.Close() }, nil
 }
 
 func (a *app) eval(c *cli.Context) error {

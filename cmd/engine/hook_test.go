@@ -52,7 +52,7 @@ func engineServer(t *testing.T, m *manifest.Manifest) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(engine.Handler(engine.ServerConfig{Engine: engine.New(decide.NewDecider(p), st), Store: st, Insecure: true}))
+	srv := httptest.NewServer(engine.Handler(engine.ServerConfig{Engine: mustEngine(t, decide.NewDecider(p), st), Store: st, Insecure: true}))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
@@ -225,7 +225,7 @@ signals contains s if {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(engine.Handler(engine.ServerConfig{Engine: engine.New(decide.NewDecider(p), st), Store: st, Insecure: true}))
+	srv := httptest.NewServer(engine.Handler(engine.ServerConfig{Engine: mustEngine(t, decide.NewDecider(p), st), Store: st, Insecure: true}))
 	t.Cleanup(srv.Close)
 	for _, tt := range []struct {
 		args []string
@@ -246,4 +246,14 @@ signals contains s if {
 			t.Fatalf("%v: got %s, want %s with the rewritten command as updatedInput", tt.args, out, tt.want)
 		}
 	}
+}
+
+// mustEngine is engine.New for tests.
+func mustEngine(t testing.TB, d *decide.Decider, st engine.Ledger) *engine.Engine {
+	t.Helper()
+	e, err := engine.New(d, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }

@@ -136,7 +136,11 @@ func (a *app) newServeEngine(c *cli.Context, f serveFlags, p *policy.Policy, st 
 		fmt.Fprintf(a.stderr, "engine: records are signed; verify them with ledger verify --pubkey %s --pubkey %s\n",
 			filepath.Join(keys, "receipt-ed25519.pub.pem"), filepath.Join(keys, "checkpoint-ed25519.pub.pem"))
 	}
-	eng := engine.New(d, st, opts...)
+	eng, err := engine.New(d, st, opts...)
+	if err != nil {
+		closeOpts()
+		return nil, nil, cmdline.Usage(err)
+	}
 	drainCtx, cancel := context.WithTimeout(c.Context, 30*time.Second)
 	defer cancel()
 	if err := eng.Drain(drainCtx); err != nil {

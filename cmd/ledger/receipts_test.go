@@ -32,7 +32,10 @@ func TestVerifyReceiptsWithPubkey(t *testing.T) {
 	d.Signer = receipt.NewSigner(key)
 	pub := filepath.Join(dir, "pub.pem")
 	os.WriteFile(pub, d.Signer.PublicKeyPEM(), 0o644)
-	e := engine.New(d, st)
+	e, err := engine.New(d, st)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i, cmd := range []string{"ls", "rm -rf /"} {
 		ts := time.Date(2026, 11, 22, 9, 0, i, 0, time.UTC).Format(time.RFC3339)
 		ev := `{"hook_point":"PreToolUse","session_id":"r1","timestamp":"` + ts + `","host_id":"claude-code","aarts_version":"0.1","turn_id":"t","tool_name":"shell","tool_name_native":"Bash","artifacts":[],"tool_input":{"command":"` + cmd + `"}}`

@@ -74,8 +74,12 @@ func (a *app) live(c *cli.Context) error {
 	defer rec.Close()
 	d := decide.NewDecider(p)
 	d.Limits = lim
+	eng, err := engine.New(d, rec)
+	if err != nil {
+		return err
+	}
 	cfg := live.Config{Model: &live.Model{BaseURL: c.String("model-url"), Name: c.String("model"), APIKey: key},
-		Tools: tools, Engine: engine.New(d, rec), Decider: d}
+		Tools: tools, Engine: eng, Decider: d}
 	out, err := runLive(c, cfg, src, st)
 	if err != nil {
 		return err

@@ -89,7 +89,11 @@ func TestLiveReplayAgainstScriptedModelAndFixtureMCP(t *testing.T) {
 	}
 	d := decide.NewDecider(p)
 	clock := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	cfg := Config{Model: &Model{BaseURL: srv.URL, Name: "candidate-7b"}, Tools: tools, Engine: engine.New(d, st), Decider: d,
+	eng, err := engine.New(d, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Model: &Model{BaseURL: srv.URL, Name: "candidate-7b"}, Tools: tools, Engine: eng, Decider: d,
 		SessionID: "mcp-fix-total~live-1", Now: func() time.Time { clock = clock.Add(time.Second); return clock }}
 	r, err := Run(ctx, cfg, chains[0])
 	if err != nil {
@@ -139,7 +143,11 @@ func TestLiveReplayAgainstScriptedModelAndFixtureMCP(t *testing.T) {
 	model.mu.Lock()
 	model.requests, model.answers = nil, append(model.answers, model.answers...)
 	model.mu.Unlock()
-	strict, err := Run(ctx, Config{Model: cfg.Model, Tools: tools, Engine: engine.New(sd, st), Decider: sd, SessionID: "mcp-fix-total~live-strict", Now: cfg.Now}, chains[0])
+	strictEng, err := engine.New(sd, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	strict, err := Run(ctx, Config{Model: cfg.Model, Tools: tools, Engine: strictEng, Decider: sd, SessionID: "mcp-fix-total~live-strict", Now: cfg.Now}, chains[0])
 	if err != nil {
 		t.Fatal(err)
 	}
