@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -19,9 +18,9 @@ import (
 // agentledger reads its own records with DecodeExact: a record then means
 // the same to it as to any reader that matches keys exactly (jq, Python).
 func DecodeExact(data []byte, v any) error {
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.DisallowUnknownFields()
-	if err := d.Decode(v); err != nil {
+	// The member check refuses every member no field names, which is what
+	// json.Decoder.DisallowUnknownFields would add, without its copy.
+	if err := json.Unmarshal(data, v); err != nil {
 		return err
 	}
 	return exactKeys(data, reflect.TypeOf(v), "$")
