@@ -387,9 +387,40 @@ func (p *Policy) inputValue(in Input) (ast.Value, error) {
 		am["explicit_allow"] = explicitAllow(am, in.Action, allowed)
 		denied, _ := in.Snapshot["denied_artifacts"].([]string)
 		am["denied_always"] = matchArtifact(am, in.Action, denied)
+		am["has"] = presence(am)
 		input["action"] = am
 	}
 	return ast.LazyObject(input), nil
+}
+
+// presence says, for each list (and string) of the action and of its
+// manifest facts and rules, whether it holds anything: input.action.has.X
+// == true is a condition OPA's rule index can test, so that a rule about
+// an empty list is not evaluated at all.
+func presence(am map[string]any) map[string]any {
+	has := map[string]any{}
+	add := func(prefix string, m map[string]any) {
+		for k, v := range m {
+			switch v := v.(type) {
+			case []string:
+				has[prefix+k] = len(v) > 0
+			case []map[string]any:
+				has[prefix+k] = len(v) > 0
+			case []any:
+				has[prefix+k] = len(v) > 0
+			case string:
+				has[prefix+k] = v != ""
+			}
+		}
+	}
+	add("", am)
+	if mf, ok := am["manifest_facts"].(map[string]any); ok {
+		add("", mf)
+	}
+	if r, ok := am["rules"].(map[string]any); ok {
+		add("rules_", r)
+	}
+	return has
 }
 
 // decisionOf reads the policy's decision object field by field.

@@ -61,15 +61,6 @@ default decision := {
 	"constraints": {}, "directives": {},
 }
 
-decision := d if {
-	count(found) == 0
-	d := {
-		"decision": "allow", "aarm_decision": "ALLOW", "reason_code": "ALLOW", "category": "none", "severity": "info",
-		"source": "policy", "confidence": 1, "matched_rule_id": explicit_rule, "reasons": [], "artifacts": [],
-		"constraints": constraints, "directives": {}, "explicit": explicit_rule != "",
-	}
-}
-
 # An allow that rests on an explicit allow: a manifest allow rule matched the
 # call, or the user answered an earlier ask about it with allow_always. Only
 # such an allow may skip the host's own permission prompt; adapters answer
@@ -94,7 +85,18 @@ too_many_pending if {
 	count(input.snapshot.pending) >= input.manifest.budgets.max_concurrent_deferrals
 }
 
+
+# The four cases below exclude one another; as one chain, evaluation stops
+# at the case that holds instead of trying every definition of a complete
+# rule.
 decision := d if {
+	count(found) == 0
+	d := {
+		"decision": "allow", "aarm_decision": "ALLOW", "reason_code": "ALLOW", "category": "none", "severity": "info",
+		"source": "policy", "confidence": 1, "matched_rule_id": explicit_rule, "reasons": [], "artifacts": [],
+		"constraints": constraints, "directives": {}, "explicit": explicit_rule != "",
+	}
+} else := d if {
 	too_many_pending
 	d := {
 		"decision": "deny", "aarm_decision": "DENY", "reason_code": "DEFERRALS_EXCEEDED",
@@ -103,9 +105,7 @@ decision := d if {
 		"reasons": array.concat(reasons, [sprintf("%d approvals are already open (max %d)", [count(input.snapshot.pending), input.manifest.budgets.max_concurrent_deferrals])]),
 		"artifacts": artifacts, "constraints": constraints, "directives": {},
 	}
-}
-
-decision := d if {
+} else := d if {
 	count(found) > 0
 	not downgraded
 	not too_many_pending
@@ -115,9 +115,7 @@ decision := d if {
 		"confidence": winner.confidence, "matched_rule_id": winner.reason_code, "reasons": reasons,
 		"artifacts": artifacts, "constraints": constraints, "directives": directives,
 	}
-}
-
-decision := d if {
+} else := d if {
 	count(found) > 0
 	downgraded
 	not too_many_pending

@@ -42,15 +42,30 @@ with_facts(action, f) := object.union(action, {"manifest_facts": object.union(fa
 
 event(cmd) := {"hook_point": "PreToolUse", "tool_input": {"command": cmd}}
 
+# engine_input is the input the engine would build: the action carries
+# "has", which list (and string) of it, its manifest facts and its rules
+# holds anything (policy.presence).
+engine_input(e, a, s, m) := {"event": e, "action": object.union(a, {"has": has_of(a)}), "snapshot": s, "manifest": m}
+
+has_of(a) := object.union_n([
+	{k: nonempty(v) | some k, v in a},
+	{k: nonempty(v) | some k, v in object.get(a, "manifest_facts", {})},
+	{concat("", ["rules_", k]): nonempty(v) | some k, v in object.get(a, "rules", {})},
+])
+
+nonempty(v) := count(v) > 0 if is_array(v)
+
+else := v != "" if is_string(v)
+
 test_clean_call_is_allowed if {
-	d := policy.decision with input as {"event": event("git status"), "action": shell("git status", ["git"], []), "snapshot": snapshot, "manifest": manifest}
+	d := policy.decision with input as engine_input(event("git status"), shell("git status", ["git"], []), snapshot, manifest)
 	d.decision == "allow"
 	d.constraints == {"max_output_bytes": 100, "timeout_ms": 50}
 }
 
 test_unknown_host_is_egress_deny if {
 	a := with_facts(shell("", ["curl"], ["evil.test"]), {"hosts_denied": ["evil.test"]})
-	d := policy.decision with input as {"event": event("curl https://evil.test"), "action": a, "snapshot": snapshot, "manifest": manifest}
+	d := policy.decision with input as engine_input(event("curl https://evil.test"), a, snapshot, manifest)
 	d.decision == "deny"
 	d.reason_code == "EGRESS_DENY"
 }
@@ -62,13 +77,13 @@ test_subdomain_allowed_but_not_apex if {
 
 test_binary_not_allowed if {
 	a := with_facts(shell("", ["nmap"], []), {"binaries_denied": ["nmap"]})
-	d := policy.decision with input as {"event": event("nmap x"), "action": a, "snapshot": snapshot, "manifest": manifest}
+	d := policy.decision with input as engine_input(event("nmap x"), a, snapshot, manifest)
 	d.reason_code == "EXEC_DENY"
 }
 
 test_budget if {
 	s := object.union(snapshot, {"tool_calls_consumed": 6})
-	d := policy.decision with input as {"event": event("ls"), "action": shell("", ["ls"], []), "snapshot": s, "manifest": manifest}
+	d := policy.decision with input as engine_input(event("ls"), shell("", ["ls"], []), s, manifest)
 	d.reason_code == "BUDGET_EXCEEDED"
 }
 
@@ -76,7 +91,7 @@ test_strictest_wins_over_order if {
 	# loop (ask, order 5) and an unknown binary (deny, order 7): deny wins.
 	s := object.union(snapshot, {"loop_violation": "identical_call", "loop_trace": [1, 2, 3]})
 	a := with_facts(shell("", ["nmap"], []), {"binaries_denied": ["nmap"]})
-	d := policy.decision with input as {"event": event("nmap"), "action": a, "snapshot": s, "manifest": manifest}
+	d := policy.decision with input as engine_input(event("nmap"), a, s, manifest)
 	d.decision == "deny"
 	d.reason_code == "EXEC_DENY"
 	count(d.reasons) == 2
@@ -84,44 +99,44 @@ test_strictest_wins_over_order if {
 
 test_taint_blocks_shell_unless_sanitized if {
 	s := object.union(snapshot, {"is_tainted": true, "taint_kinds": ["web"], "taint_sources": [{"seq": 1, "kind": "web", "reason": "tool result"}]})
-	d := policy.decision with input as {"event": event("ls"), "action": shell("", ["ls"], []), "snapshot": s, "manifest": manifest}
+	d := policy.decision with input as engine_input(event("ls"), shell("", ["ls"], []), s, manifest)
 	d.reason_code == "TAINTED_TO_HIGH_RISK"
 	d.decision == "deny"
 	s2 := object.union(s, {"sanitized_keys": ["k1"]})
 	e2 := object.union(event("ls"), {"sanitizer_key": "k1"})
-	d2 := policy.decision with input as {"event": e2, "action": shell("", ["ls"], []), "snapshot": s2, "manifest": manifest}
+	d2 := policy.decision with input as engine_input(e2, shell("", ["ls"], []), s2, manifest)
 	d2.decision == "allow"
 }
 
 test_local_taint_does_not_block if {
 	s := object.union(snapshot, {"is_tainted": true, "taint_kinds": ["local"], "taint_sources": [{"seq": 1, "kind": "local", "reason": "tool result"}]})
-	d := policy.decision with input as {"event": event("ls"), "action": shell("", ["ls"], []), "snapshot": s, "manifest": manifest}
+	d := policy.decision with input as engine_input(event("ls"), shell("", ["ls"], []), s, manifest)
 	d.decision == "allow"
 }
 
 test_permissive_turns_low_confidence_deny_into_ask if {
 	s := object.union(snapshot, {"is_tainted": true, "taint_kinds": ["web"], "taint_sources": [{"seq": 1, "kind": "web", "reason": "tool result"}]})
 	mp := object.union(manifest, {"sensitivity": "permissive"})
-	d := policy.decision with input as {"event": event("ls"), "action": shell("", ["ls"], []), "snapshot": s, "manifest": mp}
+	d := policy.decision with input as engine_input(event("ls"), shell("", ["ls"], []), s, mp)
 	d.decision == "ask"
 	d.aarm_decision == "STEP_UP"
 }
 
 test_secret_read_denied if {
 	a := with_facts(object.union(shell("", [], []), {"tool": "file_read", "tool_native": "Read", "paths": ["/w/.env"]}), {"secret_paths": ["/w/.env"]})
-	d := policy.decision with input as {"event": {"hook_point": "PreToolUse", "tool_input": {"file_path": "/w/.env"}}, "action": a, "snapshot": snapshot, "manifest": manifest}
+	d := policy.decision with input as engine_input({"hook_point": "PreToolUse", "tool_input": {"file_path": "/w/.env"}}, a, snapshot, manifest)
 	d.reason_code == "SECRET_ACCESS"
 }
 
 test_write_outside_roots if {
 	a := with_facts(object.union(shell("", [], []), {"tool": "file_write", "tool_native": "Write", "paths": ["/etc/x"], "write_paths": ["/etc/x"]}), {"writes_outside": ["/etc/x"]})
-	d := policy.decision with input as {"event": {"hook_point": "PreToolUse", "tool_input": {}}, "action": a, "snapshot": snapshot, "manifest": manifest}
+	d := policy.decision with input as engine_input({"hook_point": "PreToolUse", "tool_input": {}}, a, snapshot, manifest)
 	d.reason_code == "FS_DENY"
 }
 
 test_protected_hook_config if {
 	a := object.union(shell("", [], []), {"tool": "file_write", "tool_native": "Write", "paths": ["/w/.claude/settings.json"], "write_paths": ["/w/.claude/settings.json"]})
-	d := policy.decision with input as {"event": {"hook_point": "PreToolUse", "tool_input": {}}, "action": a, "snapshot": snapshot, "manifest": manifest}
+	d := policy.decision with input as engine_input({"hook_point": "PreToolUse", "tool_input": {}}, a, snapshot, manifest)
 	d.reason_code == "PROTECTED_PATH"
 }
 
@@ -141,47 +156,47 @@ test_non_tool_hooks_allowed_by_default if {
 
 test_rule_matches_from_the_engine if {
 	a := object.union(with_facts(shell("", ["nmap"], []), {"binaries_denied": ["nmap"]}), {"rules": {"deny": [], "allow": ["shell(nmap *)"], "ask": []}})
-	d := policy.decision with input as {"event": event("nmap x"), "action": a, "snapshot": snapshot, "manifest": manifest}
+	d := policy.decision with input as engine_input(event("nmap x"), a, snapshot, manifest)
 	d.decision == "allow"
 	a2 := object.union(shell("", ["git"], []), {"rules": {"deny": ["shell(git push -f:*)"], "allow": ["shell(git *)"], "ask": []}})
-	d2 := policy.decision with input as {"event": event("git push -f"), "action": a2, "snapshot": snapshot, "manifest": manifest}
+	d2 := policy.decision with input as engine_input(event("git push -f"), a2, snapshot, manifest)
 	d2.reason_code == "RULE_DENY"
 }
 
 test_undeclared_tool if {
 	a := with_facts(shell("", ["ls"], []), {"tool_declared": false})
-	d := policy.decision with input as {"event": event("ls"), "action": a, "snapshot": snapshot, "manifest": manifest}
+	d := policy.decision with input as engine_input(event("ls"), a, snapshot, manifest)
 	d.reason_code == "PERMISSION_UNDECLARED"
 }
 
 test_approval_remembered_by_allow_always if {
 	a := with_facts(object.union(shell("", [], []), {"tool": "file_delete", "tool_native": "Delete"}), {"approval_required": true})
-	d := policy.decision with input as {"event": {"hook_point": "PreToolUse", "tool_input": {}}, "action": a, "snapshot": snapshot, "manifest": manifest}
+	d := policy.decision with input as engine_input({"hook_point": "PreToolUse", "tool_input": {}}, a, snapshot, manifest)
 	d.reason_code == "APPROVAL_REQUIRED"
 	s := object.union(snapshot, {"allowed_artifacts": ["Delete"]})
-	d2 := policy.decision with input as {"event": {"hook_point": "PreToolUse", "tool_input": {}}, "action": a, "snapshot": s, "manifest": manifest}
+	d2 := policy.decision with input as engine_input({"hook_point": "PreToolUse", "tool_input": {}}, a, s, manifest)
 	d2.decision == "allow"
 }
 
 test_too_many_open_approvals_deny if {
 	a := with_facts(object.union(shell("", [], []), {"tool": "file_delete", "tool_native": "Delete"}), {"approval_required": true})
 	s := object.union(snapshot, {"pending": [{"for_seq": 3}]})
-	d := policy.decision with input as {"event": {"hook_point": "PreToolUse", "tool_input": {}}, "action": a, "snapshot": s, "manifest": manifest}
+	d := policy.decision with input as engine_input({"hook_point": "PreToolUse", "tool_input": {}}, a, s, manifest)
 	d.decision == "deny"
 	d.reason_code == "DEFERRALS_EXCEEDED"
 }
 
 test_identity_required if {
 	m := object.union(manifest, {"require_identity": true})
-	d := policy.decision with input as {"event": event("ls"), "action": shell("", ["ls"], []), "snapshot": snapshot, "manifest": m}
+	d := policy.decision with input as engine_input(event("ls"), shell("", ["ls"], []), snapshot, m)
 	d.reason_code == "IDENTITY_MISSING"
 	# A claim in the event is not an identity.
 	claimed := object.union(event("ls"), {"identity": {"principal": "ceo@acme", "agent": "claude-code"}})
-	d1 := policy.decision with input as {"event": claimed, "action": shell("", ["ls"], []), "snapshot": snapshot, "manifest": m}
+	d1 := policy.decision with input as engine_input(claimed, shell("", ["ls"], []), snapshot, m)
 	d1.reason_code == "IDENTITY_MISSING"
 	id := {"principal": "alice@acme", "agent": "claude-code", "authenticated_by": "token:ci"}
-	d2 := policy.decision with input as {"event": event("ls"), "identity": id, "action": shell("", ["ls"], []), "snapshot": snapshot, "manifest": m}
+	d2 := policy.decision with input as object.union(engine_input(event("ls"), shell("", ["ls"], []), snapshot, m), {"identity": id})
 	d2.decision == "allow"
-	d3 := policy.decision with input as {"event": event("ls"), "action": shell("", ["ls"], []), "snapshot": snapshot, "manifest": manifest}
+	d3 := policy.decision with input as engine_input(event("ls"), shell("", ["ls"], []), snapshot, manifest)
 	d3.decision == "allow"
 }

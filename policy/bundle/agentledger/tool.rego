@@ -29,6 +29,7 @@ signals contains sig(1, "FORBIDDEN", "deny", "DENY", "tool_execution", "critical
 
 signals contains sig(1, "FORBIDDEN", "deny", "DENY", "tool_execution", "critical", sprintf("forbidden: %s", [p.reason]), [q], 1) if {
 	input.event.hook_point == "PreToolUse"
+	input.action.has.sql == true
 	some q in input.action.sql
 	some p in forbidden_sql_patterns
 	regex.match(p.re, q)
@@ -49,12 +50,14 @@ signals contains sig(1, "FORBIDDEN", "deny", "DENY", "tool_execution", "critical
 
 signals contains sig(1.1, "PROTECTED_PATH", "deny", "DENY", "persistence", "critical", sprintf("%s is agentledger's or the host's own configuration", [p]), [p], 1) if {
 	input.event.hook_point == "PreToolUse"
+	input.action.has.write_paths == true
 	some p in input.action.write_paths
 	glob_any(protected_globs | {g | some g in input.manifest.protected}, p)
 }
 
 signals contains sig(1.1, "PROTECTED_PATH", "deny", "DENY", "persistence", "critical", h, [h], 1) if {
 	input.event.hook_point == "PreToolUse"
+	input.action.has.protected_hits == true
 	some h in object.get(action, "protected_hits", [])
 }
 
@@ -76,6 +79,7 @@ finding_signals := {
 
 signals contains sig(fs.order, fs.code, "deny", "DENY", fs.category, "critical", f.detail, [f.subject], f.confidence) if {
 	input.event.hook_point == "PreToolUse"
+	input.action.has.findings == true
 	some f in object.get(action, "findings", [])
 	fs := finding_signals[f.class]
 }
@@ -84,6 +88,7 @@ signals contains sig(fs.order, fs.code, "deny", "DENY", fs.category, "critical",
 # two-step form of curl | sh, whatever the domain.
 signals contains sig(1, "DOWNLOAD_EXEC", "deny", "DENY", "supply_chain", "critical", sprintf("runs %s, downloaded earlier in this session", [p]), [p], 1) if {
 	input.event.hook_point == "PreToolUse"
+	input.action.has.executes == true
 	some p in object.get(action, "executes", [])
 	p in object.get(input.snapshot, "downloaded", [])
 }
@@ -92,12 +97,14 @@ signals contains sig(1, "DOWNLOAD_EXEC", "deny", "DENY", "supply_chain", "critic
 # entry mcp__SERVER__...) is asked about.
 signals contains sig(10.5, "MCP_UNDECLARED", "ask", "STEP_UP", "tool_execution", "warning", sprintf("MCP server %s is not declared in manifest %s", [input.action.mcp_server, input.manifest.name]), [input.action.mcp_server], 1) if {
 	input.event.hook_point == "PreToolUse"
+	input.action.has.mcp_server == true
 	input.action.mcp_server != ""
 	not input.action.manifest_facts.mcp_server_declared
 }
 
 signals contains sig(1.2, "RULE_DENY", "deny", "DENY", "tool_execution", "critical", sprintf("denied by rule %s", [r]), [], 1) if {
 	input.event.hook_point == "PreToolUse"
+	input.action.has.rules_deny == true
 	some r in input.action.rules.deny
 }
 
@@ -121,6 +128,7 @@ identified if {
 # A resolution of deny_always or deny_similar holds for the session.
 signals contains sig(1.4, "DENY_ALWAYS", "deny", "DENY", "tool_execution", "critical", sprintf("%s was denied for the rest of the session", [input.action.denied_always]), [input.action.denied_always], 1) if {
 	input.event.hook_point == "PreToolUse"
+	input.action.has.denied_always == true
 	input.action.denied_always != ""
 }
 
@@ -154,6 +162,7 @@ network_tools := {"web_request", "shell", "browser", "mcp_call", "package_instal
 
 signals contains sig(3, "EGRESS_DENY", "deny", "DENY", "network_egress", "critical", sprintf("%s is not an allowed network domain", [h]), [h], 1) if {
 	input.event.hook_point == "PreToolUse"
+	input.action.has.hosts_denied == true
 	input.action.tool in network_tools
 	some h in input.action.manifest_facts.hosts_denied
 	not h in input.snapshot.allowed_artifacts
@@ -220,6 +229,7 @@ signals contains sig(6, "TAINTED_TO_HIGH_RISK", "ask", "STEP_UP", "prompt_inject
 
 signals contains sig(7, "EXEC_DENY", "deny", "DENY", "tool_execution", "warning", sprintf("binary %s is not allowed", [b]), [b], 1) if {
 	input.event.hook_point == "PreToolUse"
+	input.action.has.binaries_denied == true
 	input.action.tool in {"shell", "package_install", "code_exec"}
 	some b in input.action.manifest_facts.binaries_denied
 	not allowed_by_rule
@@ -229,26 +239,31 @@ signals contains sig(7, "EXEC_DENY", "deny", "DENY", "tool_execution", "warning"
 
 signals contains sig(8, "FS_DENY", "deny", "DENY", "persistence", "critical", sprintf("write to %s is outside the write roots", [p]), [p], 1) if {
 	input.event.hook_point == "PreToolUse"
+	input.action.has.writes_outside == true
 	some p in input.action.manifest_facts.writes_outside
 }
 
 signals contains sig(8, "FS_DENY", "deny", "DENY", "data_exfiltration", "warning", sprintf("read of %s is outside the read roots", [p]), [p], 1) if {
 	input.event.hook_point == "PreToolUse"
+	input.action.has.reads_outside == true
 	some p in input.action.manifest_facts.reads_outside
 }
 
 signals contains sig(8, "SECRET_ACCESS", "deny", "DENY", "data_exfiltration", "critical", sprintf("%s holds secrets", [p]), [p], 1) if {
 	input.event.hook_point == "PreToolUse"
+	input.action.has.secret_paths == true
 	some p in input.action.manifest_facts.secret_paths
 }
 
 signals contains sig(8, "SECRET_ACCESS", "deny", "DENY", "data_exfiltration", "critical", sprintf("command reads secret variable %s", [v]), [v], 1) if {
 	input.event.hook_point == "PreToolUse"
+	input.action.has.secret_env_refs == true
 	some v in object.get(action, "secret_env_refs", [])
 }
 
 signals contains sig(8, "PACKAGE_SUSPECT", "deny", "DENY", "supply_chain", "critical", sprintf("package %s:%s looks like %s", [p.manager, p.name, p.suspect]), [concat(":", [p.manager, p.name])], 0.75) if {
 	input.event.hook_point == "PreToolUse"
+	input.action.has.packages == true
 	some p in input.action.packages
 	p.suspect != ""
 }
@@ -290,6 +305,7 @@ signals contains sig(10, "APPROVAL_REQUIRED", "ask", "STEP_UP", "tool_execution"
 
 signals contains sig(10, "RULE_ASK", "ask", "STEP_UP", "tool_execution", "warning", sprintf("rule %s asks for approval", [r]), [], 1) if {
 	input.event.hook_point == "PreToolUse"
+	input.action.has.rules_ask == true
 	not allowed_by_rule
 	some r in input.action.rules.ask
 }
