@@ -79,6 +79,13 @@ func (d *Draft) maxSealedSize() int {
 
 func quotedLen(s string) int { return len(appendString(nil, s)) }
 
+// DraftOf is a draft of what e records, to seal at another chain position
+// (replay re-links recorded events): e's payload is canonical as stored,
+// so nothing is validated or canonicalized again.
+func DraftOf(e *Envelope, lim Limits) *Draft {
+	return &Draft{ev: Event{TenantID: e.tenant, SessionID: e.session, EventType: e.eventType, TsUnixMs: e.ts, Payload: e.payload}, lim: lim}
+}
+
 // Key is the session the draft is for.
 func (d *Draft) Key() SessionKey { return SessionKey{Tenant: d.ev.TenantID, Session: d.ev.SessionID} }
 

@@ -283,8 +283,13 @@ func (x *exact) fold(s *decide.Session, env *ledger.Envelope) error {
 	if err != nil {
 		return err
 	}
-	e, err := ledger.Seal(s.Head, ledger.Event{TenantID: env.TenantID(), SessionID: env.SessionID(), EventType: env.EventType(),
-		TsUnixMs: env.TsUnixMs(), Payload: payload}, x.d.Limits)
+	var e *ledger.Envelope
+	if string(payload) == string(env.Payload()) {
+		e, err = ledger.DraftOf(env, x.d.Limits).Seal(s.Head)
+	} else {
+		e, err = ledger.Seal(s.Head, ledger.Event{TenantID: env.TenantID(), SessionID: env.SessionID(), EventType: env.EventType(),
+			TsUnixMs: env.TsUnixMs(), Payload: payload}, x.d.Limits)
+	}
 	if err != nil {
 		return err
 	}
