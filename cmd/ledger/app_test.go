@@ -289,3 +289,20 @@ func TestVersion(t *testing.T) {
 		t.Fatalf("--version: exit %d: %q", code, out)
 	}
 }
+
+// TestShowHTMLEscapes: what a host sent is text in the HTML timeline,
+// never markup: a payload holding a script tag comes out escaped.
+func TestShowHTMLEscapes(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "d")
+	ev := `{"session_id":"xss","event_type":"PreToolUse","ts_unix_ms":1763800000000,"payload":{"tool_input":{"command":"echo <script>alert(1)</script>"}}}` + "\n"
+	if code, _, errs := run(t, ev, "--data", data, "append"); code != 0 {
+		t.Fatal(errs)
+	}
+	code, out, errs := run(t, "", "--data", data, "--format", "html", "show", "xss")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if strings.Contains(out, "<script>alert") || !strings.Contains(out, "&lt;script&gt;alert") {
+		t.Fatalf("the payload is not escaped:\n%s", out)
+	}
+}

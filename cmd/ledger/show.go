@@ -5,21 +5,29 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"maps"
-	"slices"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentledger/agentledger/cmd/internal/cmdline"
-	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/seal"
 )
 
-// AuditSession is where reveals and shreds are recorded.
-var AuditSession = ledger.SessionKey{Tenant: "agentledger", Session: "audit"}
+// showCommand is `show`.
+func showCommand(a *app) *cli.Command {
+	return cmdline.WithGlobals(&cli.Command{
+		Name:      "show",
+		Usage:     "print a session as a readable timeline (--format text, json or html)",
+		ArgsUsage: "SESSION",
+		Description: "Sealed values are shown as sealed (‹sealed:kind›). --reveal decrypts them with the\n" +
+			"data directory's sealing keys and records the reveal (who, which session, which keys)\n" +
+			"as a signed Reveal record in session audit of tenant agentledger.",
+		Flags: []cli.Flag{&cli.StringFlag{Name: "tenant", Value: ledger.DefaultTenant, Usage: "the session's `TENANT`"},
+			&cli.BoolFlag{Name: "reveal", Usage: "decrypt sealed values (recorded)"}},
+		Action: a.show,
+	})
+}
 
 func (a *app) show(c *cli.Context) error {
 	if c.NArg() != 1 {
@@ -131,61 +139,6 @@ type row struct {
 	unreadable string
 }
 
-// audit records a Reveal or Shred of session k's keys, signed with the
-// data directory's record key, as who runs this command.
-func (a *app) audit(c *cli.Context, st *store.Store, eventType string, k ledger.SessionKey, subject string, kids map[string]bool) error {
-	signer, _, err := cmdline.Signer("", cmdline.Resolve(c, cmdline.FlagData))
-	if err != nil {
-		return err
-	}
-	who := engine.LocalIdentity()
-	rec := seal.AuditRecord{By: who.Principal, AuthenticatedBy: who.By, Tenant: k.Tenant, Session: k.Session, Subject: subject, Kids: sortedKeys(kids)}
-	payload, err := rec.JSON()
-	if err != nil {
-		return err
-	}
-	_, err = st.Append(c.Context, ledger.Event{TenantID: AuditSession.Tenant, SessionID: AuditSession.Session, EventType: eventType,
-		TsUnixMs: nowMs(), Payload: payload, Signer: signer})
-	return err
-}
-
-func (a *app) shred(c *cli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
-	k := ledger.SessionKey{Tenant: c.String("tenant"), Session: c.String("session")}
-	subject := c.String("subject")
-	if (k.Session == "") == (subject == "") {
-		return cmdline.Usage(errors.New("shred needs --session ID or --subject ID (one of them)"))
-	}
-	keys, err := cmdline.KeyStore(cmdline.Resolve(c, cmdline.FlagData))
-	if err != nil {
-		return err
-	}
-	st, err := cmdline.OpenStore(c)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	scope, what := seal.Scope{Tenant: k.Tenant, Session: k.Session, Subject: subject}, k.String()
-	if subject != "" {
-		k.Session, what = "", k.Tenant+" subject "+subject
-	}
-	destroyed, err := keys.Shred(scope)
-	if err != nil {
-		return fmt.Errorf("shred %s: %w", what, err)
-	}
-	kids := map[string]bool{}
-	for _, kid := range destroyed {
-		kids[kid] = true
-	}
-	if err := a.audit(c, st, ledger.EventShred, k, subject, kids); err != nil {
-		return fmt.Errorf("record the shred (the keys are destroyed): %w", err)
-	}
-	fmt.Fprintf(a.stdout, "shredded %s: %d data keys destroyed; recorded in %s\n", what, len(destroyed), AuditSession)
-	return nil
-}
-
 var timeline = template.Must(template.New("t").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>agentledger — {{.Key}}</title>
 <style>
@@ -217,8 +170,3 @@ func writeTimeline(w io.Writer, k ledger.SessionKey, rows []row, revealed bool) 
 	}
 	return timeline.Execute(w, map[string]any{"Key": k.String(), "Rows": lines, "Revealed": revealed})
 }
-
-func sortedKeys(m map[string]bool) []string { return slices.Sorted(maps.Keys(m)) }
-
-// nowMs is the time a Reveal or Shred is recorded at.
-func nowMs() int64 { return time.Now().UnixMilli() }
