@@ -91,6 +91,23 @@ func Load(ctx context.Context, path string, m *manifest.Manifest) (*Policy, erro
 	return LoadLayers(ctx, []string{path}, m)
 }
 
+// LoadManifest reads a capability manifest file; "" is the built-in
+// default manifest.
+func LoadManifest(path string) (*manifest.Manifest, error) {
+	if path == "" {
+		return DefaultManifest(), nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := manifest.Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
+}
+
 // LoadLayers reads several policy directories or bundle files ("" or
 // "default" is the embedded default bundle) as one policy: their modules
 // are compiled together, so a layer can add rules (signals, helpers) to

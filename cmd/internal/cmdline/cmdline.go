@@ -419,50 +419,25 @@ func Sealer(dataDir string, m *manifest.Manifest) (*seal.Sealer, error) {
 	return &seal.Sealer{Keys: keys, Policy: seal.PolicyOf(m)}, nil
 }
 
-// The two signing keys of a data directory: one signs records and their
-// receipts, the other checkpoints, so that each can be held, rotated and
-// trusted on its own.
+// The two signing keys of a data directory (see receipt.DataDirKey).
 const (
-	KeyReceipts    = "receipt"
-	KeyCheckpoints = "checkpoint"
+	KeyReceipts    = receipt.KeyRecords
+	KeyCheckpoints = receipt.KeyCheckpoints
 )
 
-// SigningKey loads an Ed25519 signing key from path, or, when path is
-// empty, dataDir/keys/<name>-ed25519.pem, generating it there on first use
-// and writing its public key beside it (<name>-ed25519.pub.pem).
+// SigningKey loads the Ed25519 signing key at path (a bad file is exit 2),
+// or, when path is empty, the data directory's key name, generated on
+// first use (receipt.DataDirKey). It returns the key and, for the data
+// directory's, its public key's path.
 func SigningKey(path, dataDir, name string) (ed25519.PrivateKey, string, error) {
-	pubPath := ""
 	if path == "" {
-		dir := filepath.Join(dataDir, "keys")
-		path = filepath.Join(dir, name+"-ed25519.pem")
-		pubPath = filepath.Join(dir, name+"-ed25519.pub.pem")
-		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-			if err := os.MkdirAll(dir, 0o700); err != nil {
-				return nil, "", fmt.Errorf("%s key: %w", name, err)
-			}
-			key, err := receipt.GenerateKey()
-			if err != nil {
-				return nil, "", fmt.Errorf("%s key: %w", name, err)
-			}
-			if err := os.WriteFile(path, key, 0o600); err != nil {
-				return nil, "", fmt.Errorf("%s key: %w", name, err)
-			}
-		}
+		return receipt.DataDirKey(dataDir, name)
 	}
-	raw, err := os.ReadFile(path)
+	k, err := receipt.LoadKey(path)
 	if err != nil {
 		return nil, "", Usage(fmt.Errorf("%s key: %w", name, err))
 	}
-	k, err := receipt.ParsePrivateKey(raw)
-	if err != nil {
-		return nil, "", Usage(fmt.Errorf("%s key %s: %w", name, path, err))
-	}
-	if pubPath != "" {
-		if err := os.WriteFile(pubPath, receipt.NewSigner(k).PublicKeyPEM(), 0o644); err != nil {
-			return nil, "", fmt.Errorf("public key: %w", err)
-		}
-	}
-	return k, pubPath, nil
+	return k, "", nil
 }
 
 // PolicyFlag is the --policy flag of every program that evaluates.
@@ -474,15 +449,9 @@ func PolicyFlag() cli.Flag {
 // one) and the policy layers at paths (none: the built-in policy). A bad
 // file is exit 2, naming it.
 func LoadPolicy(ctx context.Context, paths []string, manifestPath string, adjust ...func(*manifest.Manifest)) (*policy.Policy, error) {
-	m := policy.DefaultManifest()
-	if manifestPath != "" {
-		b, err := os.ReadFile(manifestPath)
-		if err != nil {
-			return nil, Usage(err)
-		}
-		if m, err = manifest.Parse(b); err != nil {
-			return nil, Usage(fmt.Errorf("%s: %w", manifestPath, err))
-		}
+	m, err := policy.LoadManifest(manifestPath)
+	if err != nil {
+		return nil, Usage(err)
 	}
 	for _, f := range adjust {
 		f(m)
