@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,21 +36,7 @@ func benchAppend(b *testing.B, sessions int) {
 
 func benchAppendSync(b *testing.B, sessions int, sync SyncPolicy) {
 	ctx := context.Background()
-	s, err := Open(ctx, Config{DataDir: b.TempDir(), Sync: sync})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	rawCfg := s.streamConfig()
-	rawCfg.Name, rawCfg.Subjects = "RAW", []string{"raw.>"}
-	if _, err := s.js.CreateStream(ctx, rawCfg); err != nil {
-		b.Fatal(err)
-	}
-	expCfg := s.streamConfig()
-	expCfg.Name, expCfg.Subjects = "EXP", []string{"exp.>"}
-	if _, err := s.js.CreateStream(ctx, expCfg); err != nil {
-		b.Fatal(err)
-	}
+	s := benchStore(b, Config{Sync: sync}, "RAW", "EXP")
 	expSeq := map[string]uint64{}
 	var expTime time.Duration
 	name := func(i int) string { return "sess-" + strconv.Itoa(i%sessions) }
@@ -117,16 +104,7 @@ func BenchmarkAppendManySessions(b *testing.B) { benchAppend(b, 1000) }
 func BenchmarkAppendMany(b *testing.B) {
 	const sessions, per = 64, 1000
 	ctx := context.Background()
-	s, err := Open(ctx, Config{DataDir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	rawCfg := s.streamConfig()
-	rawCfg.Name, rawCfg.Subjects = "RAW", []string{"raw.>"}
-	if _, err := s.js.CreateStream(ctx, rawCfg); err != nil {
-		b.Fatal(err)
-	}
+	s := benchStore(b, Config{}, "RAW")
 	var appendTime, prepareTime, rawTime time.Duration
 	events := 0
 	b.ResetTimer()
@@ -189,4 +167,25 @@ func rawBatch(ctx context.Context, s *Store, subj string, datas [][]byte) error 
 		}
 	}
 	return nil
+}
+
+// benchStore opens an embedded store with cfg and, beside its ledger
+// stream, raw streams of the same configuration (subjects lower(name).>)
+// for baselines. It is closed when the benchmark ends.
+func benchStore(b *testing.B, cfg Config, raw ...string) *Store {
+	ctx := context.Background()
+	cfg.DataDir = b.TempDir()
+	s, err := Open(ctx, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	for _, name := range raw {
+		c := s.streamConfig()
+		c.Name, c.Subjects = name, []string{strings.ToLower(name) + ".>"}
+		if _, err := s.js.CreateStream(ctx, c); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return s
 }
