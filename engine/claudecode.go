@@ -48,6 +48,37 @@ type HostResolution struct {
 // Hosts are the host adapters, by name.
 var Hosts = map[string]*Host{
 	"claude-code": {Name: "claude-code", Map: mapClaudeCode, Render: renderClaudeCode, Blocking: claudeCodeBlocking},
+	"cursor":      {Name: "cursor", Map: mapCursor, Render: renderCursor, Blocking: cursorBlocking},
+}
+
+// hostEvent starts the AARTS event an adapter maps a host input to: the
+// session, the time it was received, the host and the working directory.
+// "adapter" names the mapping, so that the verdict knows the host has a
+// permission flow of its own (decide.HostAnswer).
+func hostEvent(host, session, cwd string, now time.Time) map[string]any {
+	return map[string]any{
+		"session_id": session, "timestamp": now.UTC().Format(time.RFC3339Nano), "host_id": host,
+		"aarts_version": aarts.Version, "cwd": cwd, "adapter": host,
+	}
+}
+
+// setTool makes e a tool event: the hook point, the call's turn, its
+// native tool name mapped through the taxonomy (and kept), its input.
+func setTool(e map[string]any, hook, turn, native string, input any) {
+	e["hook_point"] = hook
+	e["turn_id"] = turn
+	e["tool_name"] = aarts.StandardTool(native)
+	e["tool_name_native"] = native
+	e["tool_input"] = input
+	e["artifacts"] = []any{}
+}
+
+// hostReason is the reason a host shows for r.
+func hostReason(r HookResponse) string {
+	if reason := strings.Join(r.Reasons, "; "); reason != "" {
+		return "agentledger: " + reason
+	}
+	return "agentledger: " + r.ReasonCode
 }
 
 // HostNamed returns the adapter of a host, or nil.
@@ -138,28 +169,16 @@ func claudeCodeBlocking(event string) bool {
 // tool names go through the taxonomy with the native name kept. ok is false
 // for events AARTS has no hook point for (Notification).
 func (in *ClaudeCodeInput) AARTS(now time.Time) (event []byte, ok bool, err error) {
-	e := map[string]any{
-		"session_id": in.SessionID, "timestamp": now.UTC().Format(time.RFC3339Nano), "host_id": "claude-code",
-		"aarts_version": aarts.Version, "cwd": in.Cwd, "adapter": "claude-code",
-	}
+	e := hostEvent("claude-code", in.SessionID, in.Cwd, now)
 	turn := in.ToolUseID
 	if turn == "" {
 		turn = "turn"
 	}
-	tool := func() {
-		e["turn_id"] = turn
-		e["tool_name"] = aarts.StandardTool(in.ToolName)
-		e["tool_name_native"] = in.ToolName
-		e["tool_input"] = in.ToolInput
-		e["artifacts"] = []any{}
-	}
 	switch in.HookEventName {
 	case "PreToolUse":
-		e["hook_point"] = "PreToolUse"
-		tool()
+		setTool(e, "PreToolUse", turn, in.ToolName, in.ToolInput)
 	case "PostToolUse":
-		e["hook_point"] = "PostToolUse"
-		tool()
+		setTool(e, "PostToolUse", turn, in.ToolName, in.ToolInput)
 		if len(in.ToolResponse) > 0 {
 			e["tool_result"] = in.ToolResponse
 		} else {
@@ -201,12 +220,7 @@ func (in *ClaudeCodeInput) AARTS(now time.Time) (event []byte, ok bool, err erro
 // an event whose name could not be read, a block that every blocking event
 // honours.
 func renderClaudeCode(event string, r HookResponse) json.RawMessage {
-	reason := strings.Join(r.Reasons, "; ")
-	if reason == "" {
-		reason = "agentledger: " + r.ReasonCode
-	} else {
-		reason = "agentledger: " + reason
-	}
+	reason := hostReason(r)
 	var out any = map[string]any{}
 	switch event {
 	case "PreToolUse":

@@ -199,6 +199,14 @@ func hooksCommand(a *app) *cli.Command {
 					"permission prompt still applies, unless a manifest allow rule or an allow_always matched\n"+
 					"(or --auto-approve is given). Input the engine cannot accept is denied and recorded.\n"+
 					"Exit 0 with Claude Code's JSON on stdout, always."),
+			hookCommand(a, "cursor", "Cursor",
+				"Install in .cursor/hooks.json (project) or ~/.cursor/hooks.json (user):\n"+
+					`  {"version":1,"hooks":{"beforeShellExecution":[{"command":"engine hook cursor"}]}}`+
+					"\n(likewise for beforeMCPExecution, beforeReadFile, beforeSubmitPrompt, preToolUse,\n"+
+					"afterShellExecution, afterMCPExecution, afterFileEdit, stop). Every hook process reaches one\n"+
+					"local engine, as for Claude Code. An allow that rests on no explicit allow gives Cursor no\n"+
+					"permission, so its own flow still applies; beforeReadFile cannot ask, so an ask is a deny\n"+
+					"there. Input the engine cannot accept is denied and recorded. Exit 0 with Cursor's JSON."),
 		},
 	}
 }

@@ -1,0 +1,291 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/decide"
+)
+
+// CursorInput is what Cursor writes on a hook's stdin (.cursor/hooks.json
+// command hooks): the fields every event carries and those of the events
+// the adapter maps.
+type CursorInput struct {
+	HookEventName  string   `json:"hook_event_name"`
+	ConversationID string   `json:"conversation_id"`
+	GenerationID   string   `json:"generation_id"`
+	WorkspaceRoots []string `json:"workspace_roots"`
+	Model          string   `json:"model,omitempty"`
+	CursorVersion  string   `json:"cursor_version,omitempty"`
+	TranscriptPath string   `json:"transcript_path,omitempty"`
+
+	Command   string          `json:"command,omitempty"` // a shell command, or an MCP server's command
+	Cwd       string          `json:"cwd,omitempty"`
+	Output    string          `json:"output,omitempty"`
+	ToolName  string          `json:"tool_name,omitempty"`
+	ToolInput json.RawMessage `json:"tool_input,omitempty"` // an object, or a JSON string holding one
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	URL       string          `json:"url,omitempty"`
+	Result    json.RawMessage `json:"result_json,omitempty"`
+	FilePath  string          `json:"file_path,omitempty"`
+	Edits     json.RawMessage `json:"edits,omitempty"`
+	Prompt    string          `json:"prompt,omitempty"`
+	Status    string          `json:"status,omitempty"`
+}
+
+// cursorBlocking: the Cursor events whose answer can stop something.
+func cursorBlocking(event string) bool {
+	switch event {
+	case "afterShellExecution", "afterMCPExecution", "afterFileEdit", "afterAgentResponse", "afterAgentThought",
+		"postToolUse", "postToolUseFailure", "sessionStart", "sessionEnd", "stop", "preCompact":
+		return false
+	}
+	return true
+}
+
+// ParseCursor reads a Cursor hook input, naming what is missing or
+// malformed.
+func ParseCursor(stdin []byte) (*CursorInput, error) {
+	var in CursorInput
+	if err := json.Unmarshal(bytes.TrimSpace(stdin), &in); err != nil {
+		return nil, fmt.Errorf("cursor hook input is not a JSON object: %w", err)
+	}
+	switch {
+	case in.HookEventName == "":
+		return nil, fmt.Errorf("cursor hook input: missing hook_event_name")
+	case in.ConversationID == "":
+		return nil, fmt.Errorf("cursor %s input: missing conversation_id", in.HookEventName)
+	}
+	need := func(field, v string) error {
+		if v == "" {
+			return fmt.Errorf("cursor %s input: missing %s", in.HookEventName, field)
+		}
+		return nil
+	}
+	switch in.HookEventName {
+	case "beforeShellExecution", "afterShellExecution":
+		return &in, need("command", in.Command)
+	case "beforeMCPExecution", "afterMCPExecution", "preToolUse", "postToolUse":
+		return &in, need("tool_name", in.ToolName)
+	case "beforeReadFile", "afterFileEdit":
+		return &in, need("file_path", in.FilePath)
+	}
+	return &in, nil
+}
+
+// toolInput is the call's tool_input as an object: Cursor sends MCP
+// arguments as an object or as a JSON string holding one. Anything else is
+// an error (the call is refused, never judged on a guess).
+func (in *CursorInput) toolInput() (map[string]any, error) {
+	raw := bytes.TrimSpace(in.ToolInput)
+	if len(raw) == 0 {
+		return map[string]any{}, nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, err
+		}
+		raw = []byte(strings.TrimSpace(s))
+		if len(raw) == 0 {
+			return map[string]any{}, nil
+		}
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return nil, fmt.Errorf("cursor %s input: tool_input must be an object or a JSON string holding one", in.HookEventName)
+	}
+	return m, nil
+}
+
+// mcpServer names the MCP server of a call from what Cursor says of it:
+// the host of its URL, or the program its command runs (the package of an
+// npx/uvx/bunx command).
+func (in *CursorInput) mcpServer() string {
+	if u, err := url.Parse(in.URL); err == nil && u.Hostname() != "" {
+		return u.Hostname()
+	}
+	words := strings.Fields(in.Command)
+	for i, w := range words {
+		switch path.Base(w) {
+		case "npx", "uvx", "bunx", "pnpx", "node", "python", "python3", "docker":
+			continue
+		}
+		if strings.HasPrefix(w, "-") || i > 0 && (w == "run" || w == "exec") {
+			continue
+		}
+		return strings.TrimSuffix(path.Base(w), "@latest")
+	}
+	return "cursor"
+}
+
+func (in *CursorInput) cwd() string {
+	if in.Cwd != "" {
+		return in.Cwd
+	}
+	if len(in.WorkspaceRoots) > 0 {
+		return in.WorkspaceRoots[0]
+	}
+	return ""
+}
+
+func mapCursor(native []byte, at time.Time, autoApprove bool) (Mapped, error) {
+	in, err := ParseCursor(native)
+	if err != nil {
+		return Mapped{}, err
+	}
+	e, err := in.AARTS(at)
+	if err != nil || e == nil {
+		return Mapped{Native: in.HookEventName}, err
+	}
+	if autoApprove {
+		e["auto_approve"] = true
+	}
+	ev, err := json.Marshal(e)
+	return Mapped{Native: in.HookEventName, Event: ev}, err
+}
+
+// AARTS maps a Cursor hook input to the AARTS hook event, stamped at now:
+// shell, MCP, file and generic tool events are PreToolUse or PostToolUse
+// with the native tool name kept and mapped through the taxonomy;
+// beforeSubmitPrompt is PreUserInput; stop ends a turn (PreOutputDeliver).
+// A nil event is a Cursor event AARTS has no hook point for.
+func (in *CursorInput) AARTS(now time.Time) (map[string]any, error) {
+	turn := in.GenerationID
+	if in.ToolUseID != "" {
+		turn = in.ToolUseID
+	}
+	if turn == "" {
+		turn = "turn"
+	}
+	e := hostEvent("cursor", in.ConversationID, in.cwd(), now)
+	switch in.HookEventName {
+	case "beforeShellExecution", "afterShellExecution":
+		setTool(e, hookOf(in.HookEventName), turn, "Shell", map[string]any{"command": in.Command, "cwd": in.cwd()})
+		if in.HookEventName == "afterShellExecution" {
+			e["tool_result"] = in.Output
+		}
+	case "beforeMCPExecution", "afterMCPExecution":
+		args, err := in.toolInput()
+		if err != nil {
+			return nil, err
+		}
+		server := in.mcpServer()
+		setTool(e, hookOf(in.HookEventName), turn, "mcp__"+server+"__"+in.ToolName, args)
+		e["mcp_server"] = map[string]any{"name": server, "url": in.URL, "command": in.Command}
+		if in.HookEventName == "afterMCPExecution" {
+			e["tool_result"] = resultOf(in.Result)
+		}
+	case "preToolUse", "postToolUse":
+		args, err := in.toolInput()
+		if err != nil {
+			return nil, err
+		}
+		setTool(e, hookOf(in.HookEventName), turn, in.ToolName, args)
+		if in.HookEventName == "postToolUse" {
+			e["tool_result"] = resultOf(in.Result)
+		}
+	case "beforeReadFile":
+		// The file's content is not recorded: the path is what is judged.
+		setTool(e, "PreToolUse", turn, "read_file", map[string]any{"file_path": in.FilePath})
+	case "afterFileEdit":
+		setTool(e, "PostToolUse", turn, "edit_file", map[string]any{"file_path": in.FilePath, "edits": in.Edits})
+		e["tool_result"] = ""
+	case "beforeSubmitPrompt":
+		e["hook_point"] = "PreUserInput"
+		e["turn_id"] = turn
+		e["raw_input"] = in.Prompt
+		e["input_source"] = "keyboard"
+	case "sessionStart":
+		e["hook_point"] = "SessionStart"
+		e["environment"] = map[string]any{"cwd": in.cwd(), "model": in.Model, "cursor_version": in.CursorVersion}
+	case "sessionEnd":
+		e["hook_point"] = "SessionEnd"
+		e["reason"] = in.Status
+	case "stop":
+		e["hook_point"] = "PreOutputDeliver"
+		e["turn_id"] = turn
+		e["output_text"] = ""
+	default:
+		return nil, nil
+	}
+	return e, nil
+}
+
+// hookOf is the AARTS hook point of a Cursor tool event.
+func hookOf(event string) string {
+	if strings.HasPrefix(event, "before") || strings.HasPrefix(event, "pre") {
+		return "PreToolUse"
+	}
+	return "PostToolUse"
+}
+
+// resultOf is a tool result Cursor sent as JSON text, decoded when it is
+// JSON, else kept as the text.
+func resultOf(raw json.RawMessage) any {
+	if len(raw) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		var v any
+		if json.Unmarshal([]byte(s), &v) == nil {
+			return v
+		}
+		return s
+	}
+	return raw
+}
+
+// renderCursor renders an answer as Cursor reads it for event. A tool
+// call gets "permission": an allow only when the host answer is an
+// explicit allow (any other allow gives no permission, so Cursor's own
+// flow still applies), deny and ask as they are. beforeReadFile cannot
+// ask: an ask is a deny there (AARTS §6.5). A rewrite (MODIFY) is only
+// possible at preToolUse (updated_input); elsewhere it is a deny.
+func renderCursor(event string, r HookResponse) json.RawMessage {
+	reason := hostReason(r)
+	out := map[string]any{}
+	rewrite := decide.RewrittenInput(r.Directives)
+	switch event {
+	case "beforeShellExecution", "beforeMCPExecution", "preToolUse", "beforeReadFile", "":
+		decision := r.Decision
+		if decision == aarts.Allow && rewrite != nil {
+			if event != "preToolUse" {
+				decision = aarts.Deny
+				reason = "agentledger: this call's input would have to be rewritten, which Cursor cannot do here"
+			} else if r.HostAnswer == aarts.Ask {
+				decision = aarts.Ask
+			}
+		}
+		if decision == aarts.Ask && (event == "beforeReadFile" || event == "") {
+			decision = aarts.Deny
+		}
+		if decision == aarts.Allow && r.HostAnswer != aarts.Allow {
+			break // no permission: Cursor's own flow applies
+		}
+		out["permission"] = decision
+		if event != "beforeReadFile" && decision != aarts.Allow {
+			out["user_message"], out["agent_message"] = reason, reason
+		}
+		if event == "preToolUse" && rewrite != nil && decision != aarts.Deny {
+			out["updated_input"] = rewrite
+		}
+		if event == "" {
+			out["continue"] = false
+		}
+	case "beforeSubmitPrompt":
+		out["continue"] = r.Decision == aarts.Allow
+		if r.Decision != aarts.Allow {
+			out["user_message"] = reason
+		}
+	}
+	b, _ := json.Marshal(out)
+	return b
+}
