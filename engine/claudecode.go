@@ -49,6 +49,7 @@ type HostResolution struct {
 var Hosts = map[string]*Host{
 	"claude-code": {Name: "claude-code", Map: mapClaudeCode, Render: renderClaudeCode, Blocking: claudeCodeBlocking},
 	"cursor":      {Name: "cursor", Map: mapCursor, Render: renderCursor, Blocking: cursorBlocking},
+	"copilot":     {Name: "copilot", Map: mapCopilot, Render: renderCopilot, Blocking: copilotBlocking},
 }
 
 // hostEvent starts the AARTS event an adapter maps a host input to: the

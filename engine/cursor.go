@@ -79,29 +79,10 @@ func ParseCursor(stdin []byte) (*CursorInput, error) {
 	return &in, nil
 }
 
-// toolInput is the call's tool_input as an object: Cursor sends MCP
-// arguments as an object or as a JSON string holding one. Anything else is
-// an error (the call is refused, never judged on a guess).
+// toolInput is the call's tool_input as an object (Cursor sends MCP
+// arguments as an object or as a JSON string holding one).
 func (in *CursorInput) toolInput() (map[string]any, error) {
-	raw := bytes.TrimSpace(in.ToolInput)
-	if len(raw) == 0 {
-		return map[string]any{}, nil
-	}
-	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, err
-		}
-		raw = []byte(strings.TrimSpace(s))
-		if len(raw) == 0 {
-			return map[string]any{}, nil
-		}
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
-		return nil, fmt.Errorf("cursor %s input: tool_input must be an object or a JSON string holding one", in.HookEventName)
-	}
-	return m, nil
+	return objectInput(in.ToolInput, "cursor "+in.HookEventName, "tool_input")
 }
 
 // mcpServer names the MCP server of a call from what Cursor says of it:

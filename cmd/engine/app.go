@@ -207,6 +207,13 @@ func hooksCommand(a *app) *cli.Command {
 					"local engine, as for Claude Code. An allow that rests on no explicit allow gives Cursor no\n"+
 					"permission, so its own flow still applies; beforeReadFile cannot ask, so an ask is a deny\n"+
 					"there. Input the engine cannot accept is denied and recorded. Exit 0 with Cursor's JSON."),
+			hookCommand(a, "copilot", "GitHub Copilot",
+				"Install in .github/hooks/agentledger.json:\n"+
+					`  {"version":1,"hooks":{"PreToolUse":[{"type":"command","bash":"engine hook copilot","timeoutSec":30}]}}`+
+					"\n(likewise PostToolUse, UserPromptSubmit, SessionStart, SessionEnd, Stop; the PascalCase names\n"+
+					"make every payload name its event; camelCase payloads are recognised by their fields).\n"+
+					"Only PreToolUse is answered: an allow that rests on no explicit allow gives no decision, so\n"+
+					"Copilot's own permission flow applies. Input the engine cannot accept is denied and recorded."),
 		},
 	}
 }

@@ -1,0 +1,264 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/decide"
+)
+
+// CopilotInput is what GitHub Copilot (CLI and coding agent) writes on a
+// command hook's stdin, in either of its formats: camelCase fields (hooks
+// configured with camelCase event names: the payload does not name its
+// event), or snake_case fields with hook_event_name (hooks configured with
+// PascalCase names, the VS Code compatible format).
+type CopilotInput struct {
+	HookEventName string `json:"hook_event_name"`
+
+	SessionID      string          `json:"sessionId"`
+	SessionIDSnake string          `json:"session_id"`
+	Cwd            string          `json:"cwd"`
+	ToolName       string          `json:"toolName"`
+	ToolNameSnake  string          `json:"tool_name"`
+	ToolArgs       json.RawMessage `json:"toolArgs"`
+	ToolInput      json.RawMessage `json:"tool_input"`
+	ToolResult     json.RawMessage `json:"toolResult"`
+	ToolResultSn   json.RawMessage `json:"tool_result"`
+	Error          json.RawMessage `json:"error"`
+	ErrorContext   string          `json:"errorContext"`
+	ErrorContextSn string          `json:"error_context"`
+	Prompt         *string         `json:"prompt"`
+	Source         string          `json:"source"`
+	Reason         string          `json:"reason"`
+	StopReason     string          `json:"stopReason"`
+	StopReasonSn   string          `json:"stop_reason"`
+	AgentName      string          `json:"agentName"`
+	AgentNameSn    string          `json:"agent_name"`
+	Trigger        string          `json:"trigger"`
+}
+
+// copilotEvents are Copilot's PascalCase event names and their camelCase
+// names, which the adapter uses.
+var copilotEvents = map[string]string{
+	"PreToolUse": "preToolUse", "PostToolUse": "postToolUse", "PostToolUseFailure": "postToolUseFailure",
+	"UserPromptSubmit": "userPromptSubmitted", "SessionStart": "sessionStart", "SessionEnd": "sessionEnd",
+	"Stop": "agentStop", "SubagentStop": "subagentStop", "ErrorOccurred": "errorOccurred", "PreCompact": "preCompact",
+	"Notification": "notification",
+}
+
+// event names the input's event: hook_event_name, else read from the
+// fields only one event carries.
+func (in *CopilotInput) event() string {
+	if in.HookEventName != "" {
+		return copilotEvent(in.HookEventName)
+	}
+	switch {
+	case len(in.ToolResult) > 0:
+		return "postToolUse"
+	case in.ToolName != "" && len(in.Error) > 0:
+		return "postToolUseFailure"
+	case in.ToolName != "":
+		return "preToolUse"
+	case in.Prompt != nil:
+		return "userPromptSubmitted"
+	case in.ErrorContext != "":
+		return "errorOccurred"
+	case in.Trigger != "":
+		return "preCompact"
+	case in.StopReason != "" && in.AgentName != "":
+		return "subagentStop"
+	case in.StopReason != "":
+		return "agentStop"
+	case in.Source != "":
+		return "sessionStart"
+	case in.Reason != "":
+		return "sessionEnd"
+	}
+	return ""
+}
+
+// normalize folds the snake_case fields into the camelCase ones.
+func (in *CopilotInput) normalize() {
+	pick := func(dst *string, alt string) {
+		if *dst == "" {
+			*dst = alt
+		}
+	}
+	pick(&in.SessionID, in.SessionIDSnake)
+	pick(&in.ToolName, in.ToolNameSnake)
+	pick(&in.ErrorContext, in.ErrorContextSn)
+	pick(&in.StopReason, in.StopReasonSn)
+	pick(&in.AgentName, in.AgentNameSn)
+	if len(in.ToolArgs) == 0 {
+		in.ToolArgs = in.ToolInput
+	}
+	if len(in.ToolResult) == 0 {
+		in.ToolResult = in.ToolResultSn
+	}
+}
+
+// ParseCopilot reads a Copilot hook input, naming what is missing.
+func ParseCopilot(stdin []byte) (*CopilotInput, string, error) {
+	var in CopilotInput
+	if err := json.Unmarshal(bytes.TrimSpace(stdin), &in); err != nil {
+		return nil, "", fmt.Errorf("copilot hook input is not a JSON object: %w", err)
+	}
+	in.normalize()
+	event := in.event()
+	switch {
+	case event == "":
+		return nil, "", fmt.Errorf("copilot hook input: cannot tell which event it is (no hook_event_name, and no field only one event has)")
+	case in.SessionID == "":
+		return nil, event, fmt.Errorf("copilot %s input: missing sessionId", event)
+	case (event == "preToolUse" || event == "postToolUse" || event == "postToolUseFailure") && in.ToolName == "":
+		return nil, event, fmt.Errorf("copilot %s input: missing toolName", event)
+	}
+	return &in, event, nil
+}
+
+func mapCopilot(native []byte, at time.Time, autoApprove bool) (Mapped, error) {
+	in, event, err := ParseCopilot(native)
+	if err != nil {
+		return Mapped{Native: event}, err
+	}
+	e, err := in.AARTS(event, at)
+	if err != nil || e == nil {
+		return Mapped{Native: event}, err
+	}
+	if autoApprove {
+		e["auto_approve"] = true
+	}
+	ev, err := json.Marshal(e)
+	return Mapped{Native: event, Event: ev}, err
+}
+
+// AARTS maps a Copilot hook input for event to the AARTS hook event,
+// stamped at now. A nil event is a Copilot event AARTS has no hook point
+// for (errorOccurred, notification).
+func (in *CopilotInput) AARTS(event string, now time.Time) (map[string]any, error) {
+	e := hostEvent("copilot", in.SessionID, in.Cwd, now)
+	turn := "t" + now.UTC().Format("20060102T150405.000000000")
+	switch event {
+	case "preToolUse", "postToolUse", "postToolUseFailure":
+		args, err := objectInput(in.ToolArgs, "copilot "+event, "toolArgs")
+		if err != nil {
+			return nil, err
+		}
+		setTool(e, hookOf(strings.Replace(event, "Failure", "", 1)), turn, in.ToolName, args)
+		switch event {
+		case "postToolUse":
+			e["tool_result"] = copilotResult(in.ToolResult)
+		case "postToolUseFailure":
+			e["tool_result"] = map[string]any{"error": resultOf(in.Error)}
+		}
+	case "userPromptSubmitted":
+		e["hook_point"] = "PreUserInput"
+		e["turn_id"] = turn
+		e["raw_input"] = *in.Prompt
+		e["input_source"] = "keyboard"
+	case "sessionStart":
+		e["hook_point"] = "SessionStart"
+		e["environment"] = map[string]any{"cwd": in.Cwd, "source": in.Source}
+	case "sessionEnd":
+		e["hook_point"] = "SessionEnd"
+		e["reason"] = in.Reason
+	case "agentStop", "subagentStop":
+		e["hook_point"] = "PreOutputDeliver"
+		e["turn_id"] = turn
+		e["output_text"] = ""
+	case "preCompact":
+		e["hook_point"] = "PreCompact"
+		e["turn_id"] = turn
+		e["compaction_reason"] = map[string]string{"manual": "user_triggered", "auto": "token_limit"}[in.Trigger]
+	default:
+		return nil, nil
+	}
+	return e, nil
+}
+
+// objectInput is a tool's arguments as an object: hosts send them as an
+// object or as a JSON string holding one. Anything else is an error (the
+// call is refused, never judged on a guess).
+func objectInput(raw json.RawMessage, what, field string) (map[string]any, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return map[string]any{}, nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, err
+		}
+		if raw = []byte(strings.TrimSpace(s)); len(raw) == 0 {
+			return map[string]any{}, nil
+		}
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return nil, fmt.Errorf("%s input: %s must be an object or a JSON string holding one", what, field)
+	}
+	return m, nil
+}
+
+// copilotResult is the text Copilot hands the model for a tool result.
+func copilotResult(raw json.RawMessage) any {
+	var r struct {
+		Text      string `json:"textResultForLlm"`
+		TextSnake string `json:"text_result_for_llm"`
+	}
+	if json.Unmarshal(raw, &r) == nil && (r.Text != "" || r.TextSnake != "") {
+		return r.Text + r.TextSnake
+	}
+	return resultOf(raw)
+}
+
+// copilotBlocking: only preToolUse waits for an answer that can stop the
+// call (an input whose event cannot be told counts as blocking).
+func copilotBlocking(event string) bool {
+	event = copilotEvent(event)
+	return event == "preToolUse" || event == ""
+}
+
+// copilotEvent is the camelCase name of a Copilot event named either way.
+func copilotEvent(name string) string {
+	if e, ok := copilotEvents[name]; ok {
+		return e
+	}
+	return name
+}
+
+// renderCopilot renders an answer as Copilot reads it: for preToolUse a
+// flat permissionDecision, allow only for an explicit allow (any other
+// allow gives no decision, so Copilot's own permission flow applies), and
+// modifiedArgs for a rewrite the user approves (ask). Other events need
+// no answer. An input whose event could not be told gets a deny, which
+// preToolUse honours.
+func renderCopilot(event string, r HookResponse) json.RawMessage {
+	event = copilotEvent(event)
+	out := map[string]any{}
+	if event == "preToolUse" || event == "" {
+		decision := r.Decision
+		rewrite := decide.RewrittenInput(r.Directives)
+		if decision == aarts.Allow && rewrite != nil && r.HostAnswer == aarts.Ask {
+			decision = aarts.Ask
+		}
+		if decision == aarts.Ask && event == "" {
+			decision = aarts.Deny
+		}
+		if decision != aarts.Allow || r.HostAnswer == aarts.Allow {
+			out["permissionDecision"] = decision
+			if decision != aarts.Allow {
+				out["permissionDecisionReason"] = hostReason(r)
+			}
+			if rewrite != nil && decision == aarts.Ask {
+				out["modifiedArgs"] = rewrite
+			}
+		}
+	}
+	b, _ := json.Marshal(out)
+	return b
+}
