@@ -148,7 +148,7 @@ func (in *CopilotInput) AARTS(event string, now time.Time) (map[string]any, erro
 		if err != nil {
 			return nil, err
 		}
-		setTool(e, hookOf(strings.Replace(event, "Failure", "", 1)), turn, in.ToolName, args)
+		setTool(e, hookOf(event), turn, in.ToolName, args)
 		switch event {
 		case "postToolUse":
 			e["tool_result"] = copilotResult(in.ToolResult)

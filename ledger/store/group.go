@@ -39,6 +39,10 @@ type grouper struct {
 	reqs chan *groupReq
 	stop chan struct{}
 	wg   sync.WaitGroup
+	// mu guards closed: a run is handed in under the read lock, so once
+	// close has set closed no run can arrive after the queue is drained.
+	mu     sync.RWMutex
+	closed bool
 	// shared counts the batches that held runs of more than one session.
 	shared atomic.Int64
 }
@@ -55,6 +59,13 @@ func newGrouper(s *Store) *grouper {
 // close stops the workers once no batch is in flight; runs still queued
 // are answered with ErrUnavailable.
 func (g *grouper) close() {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return
+	}
+	g.closed = true
+	g.mu.Unlock()
 	close(g.stop)
 	g.wg.Wait()
 	for {
@@ -78,13 +89,20 @@ func (g *grouper) commit(ctx context.Context, r run) (uint64, error) {
 	for _, e := range r.envs {
 		req.bytes += len(e.Bytes())
 	}
+	// The workers run until closed is set, so a full queue drains while
+	// this waits under the read lock.
+	g.mu.RLock()
+	if g.closed {
+		g.mu.RUnlock()
+		return 0, ErrUnavailable
+	}
 	select {
 	case g.reqs <- req:
-	case <-g.stop:
-		return 0, ErrUnavailable
 	case <-ctx.Done():
+		g.mu.RUnlock()
 		return 0, ctx.Err()
 	}
+	g.mu.RUnlock()
 	res := <-req.done
 	return res.seq, res.err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentledger/agentledger/ledger"
 )
@@ -154,4 +155,49 @@ func drafts(t testing.TB, evs ...ledger.Event) []*ledger.Draft {
 		out[i] = d
 	}
 	return out
+}
+
+// TestCloseWhileAppending closes a store while sessions are handing runs to
+// the group committer: every append returns (none waits forever on a run
+// queued after the committer stopped), and an append after Close fails.
+func TestCloseWhileAppending(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, Config{DataDir: t.TempDir(), Sync: SyncInterval, AtomicBatch: true, RetryFor: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair := func(k string, p int, head ledger.Head) []*ledger.Envelope {
+		d0, _ := ledger.Prepare(event("acme", k, 2*p), ledger.Limits{})
+		d1, _ := ledger.Prepare(event("acme", k, 2*p+1), ledger.Limits{})
+		envs, _ := sealChain(head, []*ledger.Draft{d0, d1})
+		return envs
+	}
+	var wg sync.WaitGroup
+	started := make(chan struct{}, 32)
+	for i := range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			k := fmt.Sprintf("c%d", i)
+			var head ledger.Head
+			for p := 0; ; p++ {
+				if p == 1 {
+					started <- struct{}{}
+				}
+				envs := pair(k, p, head)
+				if _, err := s.AppendSealed(ctx, envs); err != nil {
+					return
+				}
+				head = envs[1].Head()
+			}
+		}()
+	}
+	for range 32 {
+		<-started
+	}
+	s.Close()
+	wg.Wait()
+	if _, err := s.AppendSealed(ctx, pair("after", 0, ledger.Head{})); err == nil {
+		t.Fatal("an append after Close succeeded")
+	}
 }

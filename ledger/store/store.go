@@ -186,8 +186,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 // Close disconnects and, for the embedded server, shuts it down.
 func (s *Store) Close() error {
 	if s.group != nil {
-		s.group.close()
-		s.group = nil
+		s.group.close() // appends after this answer ErrUnavailable
 	}
 	if s.nc != nil {
 		s.nc.Close()
