@@ -237,7 +237,11 @@ func NewVerifier(m Mode, lim Limits) *Verifier {
 // names faults of its own: record signatures and receipts (package
 // receipt), say. It gets the stored bytes as read and where they came from.
 type Check interface {
-	Envelope(raw []byte, at Position) []*ChainError
+	// Envelope looks at one stored envelope. decoded is the envelope as
+	// Decode would return it, when the pass decoded it in full (deep
+	// mode) and it is whole; nil when the pass read only its frame (fast
+	// mode) or it does not decode whole (chain verification names why).
+	Envelope(raw []byte, decoded *Envelope, at Position) []*ChainError
 }
 
 // With adds checks that see every envelope v reads; their faults go into
@@ -279,10 +283,24 @@ func (v *Verifier) Add(raw []byte, at Position) { v.add(raw, at) }
 // session. raw must not change while the envelope is in use.
 func (v *Verifier) add(raw []byte, at Position) *Envelope {
 	v.count++
-	for _, c := range v.checks {
-		v.faults = append(v.faults, c.Envelope(raw, at)...)
-	}
 	f, ok := scanFrame(raw)
+	// Deep mode (and a frame the scanner cannot read) decodes the envelope
+	// in full, once: for the chain checks below and for v's checks.
+	var e *Envelope
+	var canonical bool
+	var decodeErr error
+	if !ok || v.mode == Deep {
+		e, canonical, decodeErr = decode(raw, v.lim)
+	}
+	if len(v.checks) > 0 {
+		var whole *Envelope // what Decode would return
+		if decodeErr == nil && e != nil && canonical && (e.seq == 0) == (e.prevHash == "") {
+			whole = e
+		}
+		for _, c := range v.checks {
+			v.faults = append(v.faults, c.Envelope(raw, whole, at)...)
+		}
+	}
 	canonicalLayout := ok
 	hashOK := ok && f.hashMatches(raw)
 	var key SessionKey
@@ -298,7 +316,7 @@ func (v *Verifier) add(raw []byte, at Position) *Envelope {
 	}
 	var decoded *Envelope
 	if !ok || v.mode == Deep {
-		e, canonical, err := decode(raw, v.lim)
+		err := decodeErr
 		var ce *ChainError
 		switch {
 		case err == nil:
