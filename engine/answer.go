@@ -134,7 +134,7 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 			}
 		}
 		if m.Event == nil {
-			return HookResponse{Verdict: aarts.Verdict{Decision: aarts.Allow}, ReasonCode: "NOT_JUDGED", HostOutput: host.Render(native, HookResponse{Verdict: aarts.Verdict{Decision: aarts.Allow}})}
+			return HookResponse{Verdict: aarts.Verdict{Decision: aarts.Allow}, ReasonCode: "NOT_JUDGED", HostOutput: host.Render(native, req.Body, HookResponse{Verdict: aarts.Verdict{Decision: aarts.Allow}})}
 		}
 		payload = m.Event
 	}
@@ -157,7 +157,7 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 		r = e.fail(req.Tenant, ev, payload, err)
 	}
 	if host != nil {
-		r.HostOutput = host.Render(native, r)
+		r.HostOutput = host.Render(native, req.Body, r)
 	}
 	return r
 }
@@ -249,7 +249,7 @@ func (e *Engine) reject(ctx context.Context, req Request, host *Host, defect err
 		AARMDecision: aarmOf(rej.Answered), ReasonCode: ReasonInputRejected,
 	}
 	if host != nil {
-		r.HostOutput = host.Render(probe.HostEvent, r)
+		r.HostOutput = host.Render(probe.HostEvent, req.Body, r)
 	}
 	return r
 }

@@ -19,9 +19,10 @@ type Host struct {
 	// Map maps one native input, received at at. Mapped.Event is nil for
 	// a host event AARTS has no hook point for (nothing to judge).
 	Map func(native []byte, at time.Time, autoApprove bool) (Mapped, error)
-	// Render is the host's answer to its event named event ("" when the
-	// name could not be read) for r.
-	Render func(event string, r HookResponse) json.RawMessage
+	// Render is the host's answer for r to its event named event ("" when
+	// the name could not be read); input is the host's input as received
+	// (a host whose answer depends on what it sent reads it).
+	Render func(event string, input []byte, r HookResponse) json.RawMessage
 	// Blocking reports whether the host waits for the answer to its event
 	// and can block it. An unknown event counts as blocking.
 	Blocking func(event string) bool
@@ -50,6 +51,7 @@ var Hosts = map[string]*Host{
 	"claude-code": {Name: "claude-code", Map: mapClaudeCode, Render: renderClaudeCode, Blocking: claudeCodeBlocking},
 	"cursor":      {Name: "cursor", Map: mapCursor, Render: renderCursor, Blocking: cursorBlocking},
 	"copilot":     {Name: "copilot", Map: mapCopilot, Render: renderCopilot, Blocking: copilotBlocking},
+	"gemini":      {Name: "gemini", Map: mapGemini, Render: renderGemini, Blocking: geminiBlocking},
 }
 
 // hostEvent starts the AARTS event an adapter maps a host input to: the
@@ -220,7 +222,7 @@ func (in *ClaudeCodeInput) AARTS(now time.Time) (event []byte, ok bool, err erro
 // PostToolUse and UserPromptSubmit get a block with its reason when denied;
 // an event whose name could not be read, a block that every blocking event
 // honours.
-func renderClaudeCode(event string, r HookResponse) json.RawMessage {
+func renderClaudeCode(event string, _ []byte, r HookResponse) json.RawMessage {
 	reason := hostReason(r)
 	var out any = map[string]any{}
 	switch event {
@@ -267,7 +269,7 @@ func renderClaudeCode(event string, r HookResponse) json.RawMessage {
 func HostOutput(host string, input []byte, r HookResponse) []byte {
 	out := r.HostOutput
 	if h := HostNamed(host); len(out) == 0 && h != nil {
-		out = h.Render(probeInput(input).HostEvent, r)
+		out = h.Render(probeInput(input).HostEvent, input, r)
 	}
 	if len(out) == 0 {
 		out = []byte("{}")

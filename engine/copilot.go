@@ -141,7 +141,7 @@ func mapCopilot(native []byte, at time.Time, autoApprove bool) (Mapped, error) {
 // for (errorOccurred, notification).
 func (in *CopilotInput) AARTS(event string, now time.Time) (map[string]any, error) {
 	e := hostEvent("copilot", in.SessionID, in.Cwd, now)
-	turn := "t" + now.UTC().Format("20060102T150405.000000000")
+	turn := clockTurn(now)
 	switch event {
 	case "preToolUse", "postToolUse", "postToolUseFailure":
 		args, err := objectInput(in.ToolArgs, "copilot "+event, "toolArgs")
@@ -237,7 +237,7 @@ func copilotEvent(name string) string {
 // modifiedArgs for a rewrite the user approves (ask). Other events need
 // no answer. An input whose event could not be told gets a deny, which
 // preToolUse honours.
-func renderCopilot(event string, r HookResponse) json.RawMessage {
+func renderCopilot(event string, _ []byte, r HookResponse) json.RawMessage {
 	event = copilotEvent(event)
 	out := map[string]any{}
 	if event == "preToolUse" || event == "" {

@@ -108,7 +108,7 @@ func TestCopilotRender(t *testing.T) {
 		{"userPromptSubmitted", resp("deny", "deny", nil), `{}`},
 		{"", resp("ask", "", nil), `{"permissionDecision":"deny","permissionDecisionReason":"agentledger: because"}`},
 	} {
-		if got := string(renderCopilot(tt.event, tt.r)); got != tt.want {
+		if got := string(renderCopilot(tt.event, nil, tt.r)); got != tt.want {
 			t.Errorf("%s %s/%s: %s\nwant %s", tt.event, tt.r.Decision, tt.r.HostAnswer, got, tt.want)
 		}
 	}

@@ -230,7 +230,7 @@ func resultOf(raw json.RawMessage) any {
 // flow still applies), deny and ask as they are. beforeReadFile cannot
 // ask: an ask is a deny there (AARTS §6.5). A rewrite (MODIFY) is only
 // possible at preToolUse (updated_input); elsewhere it is a deny.
-func renderCursor(event string, r HookResponse) json.RawMessage {
+func renderCursor(event string, _ []byte, r HookResponse) json.RawMessage {
 	reason := hostReason(r)
 	out := map[string]any{}
 	rewrite := decide.RewrittenInput(r.Directives)

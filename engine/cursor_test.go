@@ -145,7 +145,7 @@ func TestCursorRender(t *testing.T) {
 		{"afterShellExecution", resp("deny", "deny", nil), `{}`},
 		{"", resp("deny", "", nil), `{"agent_message":"agentledger: because","continue":false,"permission":"deny","user_message":"agentledger: because"}`},
 	} {
-		if got := string(renderCursor(tt.event, tt.r)); got != tt.want {
+		if got := string(renderCursor(tt.event, nil, tt.r)); got != tt.want {
 			t.Errorf("%s %s/%s: %s\nwant %s", tt.event, tt.r.Decision, tt.r.HostAnswer, got, tt.want)
 		}
 	}

@@ -214,6 +214,13 @@ func hooksCommand(a *app) *cli.Command {
 					"make every payload name its event; camelCase payloads are recognised by their fields).\n"+
 					"Only PreToolUse is answered: an allow that rests on no explicit allow gives no decision, so\n"+
 					"Copilot's own permission flow applies. Input the engine cannot accept is denied and recorded."),
+			hookCommand(a, "gemini", "Gemini CLI",
+				"Install in .gemini/settings.json (project) or ~/.gemini/settings.json (user):\n"+
+					`  {"hooks":{"BeforeTool":[{"matcher":".*","hooks":[{"type":"command","command":"engine hook gemini","timeout":10000}]}]}}`+
+					"\n(likewise AfterTool, BeforeAgent, AfterAgent, BeforeModel, AfterModel, SessionStart, SessionEnd,\n"+
+					"PreCompress). BeforeTool runs after Gemini CLI's own confirmation, so an ask is a deny; a rewrite\n"+
+					"is merged into the call's arguments (one that drops an argument is a deny). Input the engine\n"+
+					"cannot accept is denied and recorded. Exit 0 with Gemini CLI's JSON on stdout."),
 		},
 	}
 }
