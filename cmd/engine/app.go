@@ -32,6 +32,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			serveCommand(a),
 			stdioCommand(a),
 			hooksCommand(a),
+			installCommand(a, false),
+			installCommand(a, true),
 			evalCommand(a),
 		},
 	}

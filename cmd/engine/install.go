@@ -1,0 +1,94 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/agentledger/agentledger/cmd/internal/cmdline"
+	"github.com/agentledger/agentledger/hostconfig"
+)
+
+// installCommand is `install` (remove false) or `uninstall` (remove true).
+func installCommand(a *app, remove bool) *cli.Command {
+	name, usage := "install", "send an agent host's hook events to agentledger (merges into its configuration)"
+	desc := "Adds `engine hook HOST` to the host's hook configuration for every event its adapter handles,\n" +
+		"beside the hooks already there, and prints the change as a diff. A second install changes\n" +
+		"nothing; a hook of agentledger written before (another path or flags) is updated in place.\n" +
+		"Files: claude-code .claude/settings.json, cursor .cursor/hooks.json, copilot\n" +
+		".github/hooks/agentledger.json (user: ~/.copilot/hooks/), gemini .gemini/settings.json; in the\n" +
+		"project directory, or under the home directory with --user."
+	if remove {
+		name, usage = "uninstall", "remove agentledger's hooks from an agent host's configuration"
+		desc = "Removes exactly the hooks `engine install` wrote (any engine program running `hook HOST`) and\n" +
+			"what only held them; the user's own hooks and settings stay. Prints the change as a diff."
+	}
+	return &cli.Command{
+		Name:        name,
+		Usage:       usage,
+		ArgsUsage:   strings.Join(hostconfig.Hosts(), "|"),
+		Description: desc,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "project", Value: ".", Usage: "project `DIR` whose configuration is changed"},
+			&cli.BoolFlag{Name: "user", Usage: "change the user's configuration (under the home directory) instead of a project's"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the change, write nothing"},
+			&cli.StringFlag{Name: "command", Usage: "the hook `COMMAND` to write (default: this engine program's absolute path, then hook HOST)"},
+		},
+		Action: func(c *cli.Context) error { return a.install(c, remove) },
+	}
+}
+
+func (a *app) install(c *cli.Context, remove bool) error {
+	if c.NArg() != 1 {
+		return cmdline.Usage(fmt.Errorf("name one host: %s", strings.Join(hostconfig.Hosts(), ", ")))
+	}
+	host := c.Args().First()
+	if c.Bool("user") && c.IsSet("project") {
+		return cmdline.Usage(errors.New("--project and --user exclude each other"))
+	}
+	command := c.String("command")
+	if command == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		if exe, err = filepath.Abs(exe); err != nil {
+			return err
+		}
+		command = hostconfig.Command(exe, host)
+	}
+	dir, err := filepath.Abs(c.String("project"))
+	if err != nil {
+		return err
+	}
+	plan := hostconfig.Install
+	if remove {
+		plan = hostconfig.Uninstall
+	}
+	change, err := plan(host, hostconfig.Scope{Dir: dir, User: c.Bool("user")}, command)
+	if err != nil {
+		return cmdline.Usage(err)
+	}
+	fmt.Fprint(a.stdout, change.Diff())
+	switch {
+	case !change.Changed():
+		fmt.Fprintf(a.stdout, "%s: no change\n", change.Path)
+		return nil
+	case c.Bool("dry-run"):
+		fmt.Fprintf(a.stdout, "%s: dry run, nothing written\n", change.Path)
+		return nil
+	}
+	if err := change.Apply(); err != nil {
+		return fmt.Errorf("%s: %w", change.Path, err)
+	}
+	verb := "wrote"
+	if change.After == nil {
+		verb = "removed"
+	}
+	fmt.Fprintf(a.stdout, "%s %s\n", verb, change.Path)
+	return nil
+}

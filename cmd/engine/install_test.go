@@ -1,0 +1,62 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestInstallCommand: `engine install HOST --dry-run` prints the diff and
+// writes nothing; without it the file is written, a second run reports no
+// change, and uninstall removes what install wrote; usage errors exit 2.
+func TestInstallCommand(t *testing.T) {
+	for _, host := range []string{"claude-code", "cursor", "copilot", "gemini"} {
+		dir := t.TempDir()
+		code, out, errOut := run(t, "", "install", host, "--project", dir, "--dry-run", "--command", "engine hook "+host)
+		if code != 0 || !strings.Contains(out, "+") || !strings.Contains(out, "dry run, nothing written") {
+			t.Fatalf("%s dry run: exit %d\n%s%s", host, code, out, errOut)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Fatalf("%s: --dry-run wrote %v", host, entries)
+		}
+		if code, out, errOut = run(t, "", "install", host, "--project", dir, "--command", "engine hook "+host); code != 0 || !strings.Contains(out, "wrote ") {
+			t.Fatalf("%s install: exit %d\n%s%s", host, code, out, errOut)
+		}
+		path := strings.TrimSpace(strings.TrimPrefix(out[strings.LastIndex(out, "wrote "):], "wrote "))
+		data, err := os.ReadFile(path)
+		if err != nil || !strings.Contains(string(data), `"engine hook `+host+`"`) || !strings.HasPrefix(path, dir) {
+			t.Fatalf("%s: %s: %v\n%s", host, path, err, data)
+		}
+		if code, out, _ = run(t, "", "install", host, "--project", dir, "--command", "engine hook "+host); code != 0 || !strings.HasSuffix(out, ": no change\n") {
+			t.Errorf("%s second install: exit %d\n%s", host, code, out)
+		}
+		if code, out, _ = run(t, "", "uninstall", host, "--project", dir, "--dry-run", "--command", "engine hook "+host); code != 0 || !strings.Contains(out, "-") {
+			t.Errorf("%s uninstall dry run: exit %d\n%s", host, code, out)
+		}
+		if _, err := os.Stat(path); err != nil {
+			t.Errorf("%s: uninstall --dry-run removed the file", host)
+		}
+		if code, out, _ = run(t, "", "uninstall", host, "--project", dir); code != 0 || !strings.Contains(out, "removed ") {
+			t.Errorf("%s uninstall: exit %d\n%s", host, code, out)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("%s: uninstall left %v", host, entries)
+		}
+	}
+	for _, args := range [][]string{
+		{"install"},
+		{"install", "vscode"},
+		{"install", "cursor", "--user", "--project", t.TempDir()},
+	} {
+		if code, _, errOut := run(t, "", args...); code != 2 || errOut == "" {
+			t.Errorf("%v: exit %d (%q), want 2 with a message", args, code, errOut)
+		}
+	}
+	bad := t.TempDir()
+	os.MkdirAll(filepath.Join(bad, ".cursor"), 0o755)
+	os.WriteFile(filepath.Join(bad, ".cursor", "hooks.json"), []byte(`{"version":1,"hooks":{"stop":[],"stop":[]}}`), 0o644)
+	if code, _, errOut := run(t, "", "install", "cursor", "--project", bad); code != 2 || !strings.Contains(errOut, "appears twice") {
+		t.Errorf("a duplicate member: exit %d %q, want 2 naming it", code, errOut)
+	}
+}

@@ -1,0 +1,494 @@
+// Package hostconfig writes agentledger's hooks into an agent host's own
+// configuration file (Claude Code, Cursor, GitHub Copilot, Gemini CLI) and
+// takes them out again.
+//
+// An install merges: every member of the file agentledger does not own
+// keeps its place and its value, the hook entries are added beside the
+// user's own, and an install that finds its hooks in place changes
+// nothing. An uninstall removes exactly the hook entries agentledger
+// wrote (recognised by their command: the engine program running
+// "hook <host>"), and what became empty because of that. Every change is
+// planned first (Change, with a unified diff), then applied atomically.
+package hostconfig
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// HookTimeout is the time, in seconds, a host gives one agentledger hook:
+// enough for the first hook of a session to start the local engine.
+const HookTimeout = 30
+
+// Scope is where a host's configuration is written: a project (Dir), or
+// the user's own configuration (User, under Home).
+type Scope struct {
+	Dir  string // the project directory
+	User bool
+	Home string // the user's home directory (default: os.UserHomeDir)
+	// Getenv reads the environment (default os.Getenv); Copilot's user
+	// hooks live under $COPILOT_HOME when it is set.
+	Getenv func(string) string
+}
+
+func (s Scope) home() (string, error) {
+	if s.Home != "" {
+		return s.Home, nil
+	}
+	return os.UserHomeDir()
+}
+
+func (s Scope) env(k string) string {
+	if s.Getenv == nil {
+		return os.Getenv(k)
+	}
+	return s.Getenv(k)
+}
+
+// spec is how one host configures command hooks.
+type spec struct {
+	// events are the host events the adapter handles, in the order the
+	// file lists them.
+	events []string
+	// file is the configuration file for a scope.
+	file func(s Scope) (string, error)
+	// base is a new file's content before any hook is added.
+	base func() *node
+	// grouped hosts list, per event, groups {matcher, hooks: [handler]};
+	// the others list handlers directly.
+	grouped bool
+	// matcher is the matcher of a group for event ("" for none).
+	matcher func(event string) string
+	// commandKey is the handler member holding the command.
+	commandKey string
+	// handler is agentledger's handler running command.
+	handler func(command string) *node
+	// owned: the file is agentledger's alone (removed when its hooks are).
+	owned bool
+}
+
+func dirFile(project, user string) func(Scope) (string, error) {
+	return func(s Scope) (string, error) {
+		if !s.User {
+			return filepath.Join(s.Dir, project), nil
+		}
+		home, err := s.home()
+		return filepath.Join(home, user), err
+	}
+}
+
+var specs = map[string]*spec{
+	"claude-code": {
+		events: []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionDenied", "PostToolUse", "PreCompact", "Stop", "SubagentStop", "SessionEnd"},
+		file:   dirFile(".claude/settings.json", ".claude/settings.json"),
+		base:   func() *node { return object() }, grouped: true,
+		matcher: func(event string) string {
+			if event == "PreToolUse" || event == "PostToolUse" || event == "PermissionDenied" {
+				return "*"
+			}
+			return ""
+		},
+		commandKey: "command",
+		handler: func(c string) *node {
+			return object(member{"type", scalar("command")}, member{"command", scalar(c)}, member{"timeout", scalar(HookTimeout)})
+		},
+	},
+	"cursor": {
+		events: []string{"sessionStart", "beforeSubmitPrompt", "preToolUse", "beforeShellExecution", "beforeMCPExecution", "beforeReadFile",
+			"postToolUse", "afterShellExecution", "afterMCPExecution", "afterFileEdit", "stop", "sessionEnd"},
+		file:       dirFile(".cursor/hooks.json", ".cursor/hooks.json"),
+		base:       func() *node { return object(member{"version", scalar(1)}) },
+		commandKey: "command",
+		handler: func(c string) *node {
+			return object(member{"command", scalar(c)}, member{"timeout", scalar(HookTimeout)})
+		},
+	},
+	"copilot": {
+		// PascalCase names: every payload then names its event.
+		events: []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PreCompact", "Stop", "SubagentStop", "SessionEnd"},
+		file: func(s Scope) (string, error) {
+			if !s.User {
+				return filepath.Join(s.Dir, ".github/hooks/agentledger.json"), nil
+			}
+			if h := s.env("COPILOT_HOME"); h != "" {
+				return filepath.Join(h, "hooks/agentledger.json"), nil
+			}
+			home, err := s.home()
+			return filepath.Join(home, ".copilot/hooks/agentledger.json"), err
+		},
+		base:       func() *node { return object(member{"version", scalar(1)}) },
+		commandKey: "bash",
+		handler: func(c string) *node {
+			return object(member{"type", scalar("command")}, member{"bash", scalar(c)}, member{"timeoutSec", scalar(HookTimeout)})
+		},
+		owned: true,
+	},
+	"gemini": {
+		events: []string{"SessionStart", "BeforeAgent", "BeforeModel", "AfterModel", "BeforeTool", "AfterTool", "AfterAgent", "PreCompress", "SessionEnd"},
+		file:   dirFile(".gemini/settings.json", ".gemini/settings.json"),
+		base:   func() *node { return object() }, grouped: true,
+		matcher: func(event string) string {
+			if event == "BeforeTool" || event == "AfterTool" {
+				return ".*"
+			}
+			return ""
+		},
+		commandKey: "command",
+		handler: func(c string) *node {
+			// Gemini CLI's timeout is in milliseconds.
+			return object(member{"name", scalar("agentledger")}, member{"type", scalar("command")}, member{"command", scalar(c)}, member{"timeout", scalar(HookTimeout * 1000)})
+		},
+	},
+}
+
+// Hosts are the hosts an install can configure, sorted.
+func Hosts() []string {
+	var out []string
+	for h := range specs {
+		out = append(out, h)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Events are the host events an install sends to agentledger.
+func Events(host string) []string {
+	if s := specs[host]; s != nil {
+		return slices.Clone(s.events)
+	}
+	return nil
+}
+
+// Change is a planned change of one configuration file.
+type Change struct {
+	Path          string
+	Before, After []byte // After is nil when the file is to be removed
+	Existed       bool
+	root          string // the project or home directory the file is under
+}
+
+// Changed reports whether applying the change would change the file.
+func (c *Change) Changed() bool {
+	return c.Existed != (c.After != nil) || string(c.Before) != string(c.After)
+}
+
+// Diff is the change as a unified diff ("" when nothing changes).
+func (c *Change) Diff() string { return Diff(c.Path, c.Before, c.After) }
+
+// Apply makes the change: the new file is written beside the old one and
+// renamed over it (keeping its mode), so a host never reads half a file.
+func (c *Change) Apply() error {
+	if !c.Changed() {
+		return nil
+	}
+	if c.After == nil {
+		if err := os.Remove(c.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		// The directories an install made, as far as nothing else is in them.
+		for dir := filepath.Dir(c.Path); c.root != "" && strings.HasPrefix(dir, c.root+string(filepath.Separator)); dir = filepath.Dir(dir) {
+			if os.Remove(dir) != nil {
+				break
+			}
+		}
+		return nil
+	}
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(c.Path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	if err := os.MkdirAll(filepath.Dir(c.Path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(c.Path), "."+filepath.Base(c.Path)+".agentledger-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(c.After); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), c.Path)
+}
+
+// load reads the host's configuration file for scope, or its base content
+// when there is none.
+func load(host string, scope Scope) (*spec, *Change, *node, error) {
+	sp := specs[host]
+	if sp == nil {
+		return nil, nil, nil, fmt.Errorf("unknown host %q (one of %s)", host, strings.Join(Hosts(), ", "))
+	}
+	if !scope.User && scope.Dir == "" {
+		return nil, nil, nil, errors.New("no project directory")
+	}
+	p, err := sp.file(scope)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	c := &Change{Path: p, root: filepath.Clean(scope.Dir)}
+	if scope.User {
+		c.root, _ = scope.home()
+	}
+	data, err := os.ReadFile(p)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return sp, c, sp.base(), nil
+	case err != nil:
+		return nil, nil, nil, err
+	}
+	c.Before, c.Existed = data, true
+	if strings.TrimSpace(string(data)) == "" {
+		return sp, c, sp.base(), nil
+	}
+	doc, err := parseJSON(data)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%s: %w; nothing was changed", p, err)
+	}
+	if !doc.isObj {
+		return nil, nil, nil, fmt.Errorf("%s: not a JSON object; nothing was changed", p)
+	}
+	if h := doc.get("hooks"); h != nil && !h.isObj {
+		return nil, nil, nil, fmt.Errorf("%s: \"hooks\" is not an object; nothing was changed", p)
+	}
+	return sp, c, doc, nil
+}
+
+// Install plans the change that sends every event the host's adapter
+// handles to command (the engine program and "hook <host>", with any
+// flags). Hooks of agentledger already in place for an event are updated
+// to command, duplicates of them removed; the user's own hooks stay.
+func Install(host string, scope Scope, command string) (*Change, error) {
+	sp, c, doc, err := load(host, scope)
+	if err != nil {
+		return nil, err
+	}
+	hooks := doc.get("hooks")
+	if hooks == nil {
+		hooks = object()
+		doc.set("hooks", hooks)
+	}
+	prog := program(command)
+	for _, event := range sp.events {
+		list := hooks.get(event)
+		if list == nil {
+			list = array()
+			hooks.set(event, list)
+		}
+		if !list.isArr {
+			return nil, fmt.Errorf("%s: hooks.%s is not an array; nothing was changed", c.Path, event)
+		}
+		found := false
+		sp.eachOurs(list, host, prog, func(h *node) bool {
+			if found {
+				return false // a duplicate: removed
+			}
+			found = true
+			mergeHandler(h, sp.handler(command))
+			return true
+		})
+		if !found {
+			entry := sp.handler(command)
+			if sp.grouped {
+				entry = object(member{"hooks", array(entry)})
+				if m := sp.matcher(event); m != "" {
+					entry = object(member{"matcher", scalar(m)}, member{"hooks", entry.get("hooks")})
+				}
+			}
+			list.arr = append(list.arr, entry)
+			list.dirty = true
+		}
+	}
+	c.After = doc.encode(indentOf(c.Before))
+	if c.Existed && equal(mustParse(c.Before), doc) {
+		c.After = c.Before // nothing to do: the file stays byte for byte
+	}
+	return c, nil
+}
+
+// Uninstall plans the change that removes every hook of agentledger from
+// the host's configuration for scope, and the groups, event lists and
+// hooks object that only held them. A file that then holds nothing but
+// what an install started it with is removed.
+func Uninstall(host string, scope Scope, command string) (*Change, error) {
+	sp, c, doc, err := load(host, scope)
+	if err != nil {
+		return nil, err
+	}
+	if !c.Existed {
+		return c, nil
+	}
+	c.After = c.Before
+	hooks := doc.get("hooks")
+	if hooks == nil {
+		return c, nil
+	}
+	prog, removed := program(command), 0
+	for _, m := range slices.Clone(hooks.obj) {
+		if !m.val.isArr {
+			continue
+		}
+		had := len(m.val.arr)
+		sp.eachOurs(m.val, host, prog, func(*node) bool { removed++; return false })
+		if had > 0 && len(m.val.arr) == 0 {
+			hooks.remove(m.key)
+		}
+	}
+	if removed == 0 {
+		return c, nil
+	}
+	if len(hooks.obj) == 0 {
+		doc.remove("hooks")
+	}
+	c.After = doc.encode(indentOf(c.Before))
+	if equal(doc, sp.base()) || len(doc.obj) == 0 {
+		c.After = nil // only what an install created is left
+	}
+	return c, nil
+}
+
+// eachOurs calls keep with every handler of agentledger for host in an
+// event's list; a handler keep returns false for is removed, and with it a
+// group that held nothing else.
+func (sp *spec) eachOurs(list *node, host, prog string, keep func(h *node) bool) {
+	filter := func(parent *node, f func(*node) bool) {
+		out := parent.arr[:0]
+		for _, it := range parent.arr {
+			if f(it) {
+				out = append(out, it)
+			}
+		}
+		if len(out) != len(parent.arr) {
+			parent.dirty = true
+		}
+		parent.arr = out
+	}
+	handlers := func(h *node) bool { return !isOurs(h.str(sp.commandKey), host, prog) || keep(h) }
+	if !sp.grouped {
+		filter(list, handlers)
+		return
+	}
+	filter(list, func(g *node) bool {
+		hs := g.get("hooks")
+		if hs == nil || !hs.isArr || len(hs.arr) == 0 {
+			return true // not a group agentledger touches
+		}
+		filter(hs, handlers)
+		return len(hs.arr) > 0
+	})
+}
+
+// mergeHandler brings an existing handler of agentledger to want, keeping
+// members the user added to it.
+func mergeHandler(h, want *node) {
+	for _, m := range want.obj {
+		if !equal(h.get(m.key), m.val) {
+			h.set(m.key, m.val)
+		}
+	}
+}
+
+// isOurs reports whether a hook command is agentledger's hook for host:
+// the engine program (named prog, or engine) running "hook <host>".
+func isOurs(command, host, prog string) bool {
+	words := shellWords(command)
+	if len(words) < 3 {
+		return false
+	}
+	if name := path.Base(filepath.ToSlash(words[0])); name != prog && name != "engine" {
+		return false
+	}
+	for i := 1; i+1 < len(words); i++ {
+		if words[i] == "hook" && words[i+1] == host {
+			return true
+		}
+	}
+	return false
+}
+
+// program is the name of the program a hook command runs.
+func program(command string) string {
+	words := shellWords(command)
+	if len(words) == 0 {
+		return ""
+	}
+	return path.Base(filepath.ToSlash(words[0]))
+}
+
+// shellWords splits a command line as a POSIX shell would split plain
+// words: on blanks, with single quotes, double quotes and backslashes.
+func shellWords(s string) []string {
+	var words []string
+	var w strings.Builder
+	inWord, quote := false, rune(0)
+	for i := 0; i < len(s); i++ {
+		c := rune(s[i])
+		switch {
+		case quote == '\'':
+			if c == '\'' {
+				quote = 0
+			} else {
+				w.WriteByte(s[i])
+			}
+		case c == '\\' && i+1 < len(s) && quote != '\'':
+			i++
+			w.WriteByte(s[i])
+			inWord = true
+		case quote == '"':
+			if c == '"' {
+				quote = 0
+			} else {
+				w.WriteByte(s[i])
+			}
+		case c == '\'' || c == '"':
+			quote, inWord = c, true
+		case c == ' ' || c == '\t' || c == '\n':
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+		default:
+			w.WriteByte(s[i])
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words
+}
+
+func mustParse(b []byte) *node {
+	n, err := parseJSON(b)
+	if err != nil {
+		return object()
+	}
+	return n
+}
+
+// Command is the hook command for host that runs the engine program at
+// exe: its path, quoted for the shell when it needs to be.
+func Command(exe, host string, args ...string) string {
+	q := exe
+	if strings.ContainsAny(exe, " \t'\"$`\\;&|<>()*?[]#~") {
+		q = "'" + strings.ReplaceAll(exe, "'", `'\''`) + "'"
+	}
+	return strings.Join(append([]string{q, "hook", host}, args...), " ")
+}
