@@ -2,6 +2,7 @@ package aarts
 
 import (
 	"encoding/base64"
+	"fmt"
 	"net/url"
 	"path"
 	"regexp"
@@ -421,4 +422,44 @@ func printable(s string) bool {
 		}
 	}
 	return true
+}
+
+// InputArtifacts are the artifacts an adapter reports with a tool call
+// (AARTS §6.4): each command, file path and URL of the tool input,
+// verbatim, with the field it came from ("tool_input.command",
+// "tool_input.edits[0].path"), in field order. Reading them is the
+// engine's work (AnalyzeTool); these only name them.
+func InputArtifacts(input any) []Artifact {
+	out := []Artifact{}
+	var walk func(v any, field, at string)
+	walk = func(v any, field, at string) {
+		switch x := v.(type) {
+		case string:
+			f := strings.ToLower(field)
+			switch {
+			case x == "":
+			case f == "command" || f == "cmd" || f == "script" || f == "commands":
+				out = append(out, Artifact{Type: ArtifactCommand, Value: x, SourceField: at})
+			case isPathField(f):
+				out = append(out, Artifact{Type: ArtifactFilePath, Value: x, SourceField: at})
+			case f == "url" || f == "uri" || strings.HasPrefix(x, "http://") || strings.HasPrefix(x, "https://"):
+				out = append(out, Artifact{Type: ArtifactURL, Value: x, SourceField: at})
+			}
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				walk(x[k], k, at+"."+k)
+			}
+		case []any:
+			for i, e := range x {
+				walk(e, field, fmt.Sprintf("%s[%d]", at, i))
+			}
+		}
+	}
+	walk(input, "", "tool_input")
+	return out
 }

@@ -66,14 +66,28 @@ func hostEvent(host, session, cwd string, now time.Time) map[string]any {
 }
 
 // setTool makes e a tool event: the hook point, the call's turn, its
-// native tool name mapped through the taxonomy (and kept), its input.
+// native tool name mapped through the taxonomy (and kept), its input and
+// the artifacts it names (verbatim, AARTS §6.4.1).
 func setTool(e map[string]any, hook, turn, native string, input any) {
 	e["hook_point"] = hook
 	e["turn_id"] = turn
 	e["tool_name"] = aarts.StandardTool(native)
 	e["tool_name_native"] = native
 	e["tool_input"] = input
-	e["artifacts"] = []any{}
+	if raw, ok := input.(json.RawMessage); ok {
+		_ = json.Unmarshal(raw, &input)
+	}
+	e["artifacts"] = aarts.InputArtifacts(input)
+}
+
+// setMCPServer records, with an MCP tool call, the server it goes to as
+// the host configured it: its name, its URL or its command; the URL is a
+// network_address artifact.
+func setMCPServer(e map[string]any, name, url, command string) {
+	e["mcp_server"] = map[string]any{"name": name, "url": url, "command": command}
+	if url != "" {
+		e["artifacts"] = append(e["artifacts"].([]aarts.Artifact), aarts.Artifact{Type: aarts.ArtifactNetworkAddress, Value: url, SourceField: "mcp_server.url"})
+	}
 }
 
 // hostReason is the reason a host shows for r.

@@ -159,7 +159,7 @@ func (in *CursorInput) AARTS(now time.Time) (map[string]any, error) {
 		}
 		server := in.mcpServer()
 		setTool(e, hookOf(in.HookEventName), turn, "mcp__"+server+"__"+in.ToolName, args)
-		e["mcp_server"] = map[string]any{"name": server, "url": in.URL, "command": in.Command}
+		setMCPServer(e, server, in.URL, in.Command)
 		if in.HookEventName == "afterMCPExecution" {
 			e["tool_result"] = resultOf(in.Result)
 		}

@@ -161,7 +161,11 @@ func (in *GeminiInput) AARTS(now time.Time) (map[string]any, error) {
 		}
 		setTool(e, hookOf(strings.ToLower(in.HookEventName)), turn, in.nativeTool(), args)
 		if m := in.MCPContext; m != nil {
-			e["mcp_server"] = map[string]any{"name": m.ServerName, "url": m.URL, "command": strings.TrimSpace(m.Command + " " + strings.Join(m.Args, " ")), "tcp": m.TCP}
+			url := m.URL
+			if url == "" {
+				url = m.TCP
+			}
+			setMCPServer(e, m.ServerName, url, strings.TrimSpace(m.Command+" "+strings.Join(m.Args, " ")))
 		}
 		if in.HookEventName == "AfterTool" {
 			e["tool_result"] = resultOf(in.ToolResponse)
