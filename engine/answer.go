@@ -271,6 +271,10 @@ type probed struct {
 	HostEvent string // a host's native event name (hook_event_name)
 }
 
+// ProbeHostEvent is the host event a host's input names
+// (hook_event_name), as far as it can be read.
+func ProbeHostEvent(input []byte) string { return probeInput(input).HostEvent }
+
 // probeInput reads the top-level session id and event name from input that
 // may be broken: truncated, not I-JSON, or not JSON past some point. It
 // reads tokens up to the first error and keeps the first value of each key

@@ -66,17 +66,26 @@ func hostEvent(host, session, cwd string, now time.Time) map[string]any {
 }
 
 // setTool makes e a tool event: the hook point, the call's turn, its
-// native tool name mapped through the taxonomy (and kept), its input and
-// the artifacts it names (verbatim, AARTS §6.4.1).
+// native tool name mapped through the taxonomy (and kept; a shell command
+// that installs packages is package_install), its input and the artifacts
+// it names (verbatim, AARTS §6.4.1).
 func setTool(e map[string]any, hook, turn, native string, input any) {
 	e["hook_point"] = hook
 	e["turn_id"] = turn
-	e["tool_name"] = aarts.StandardTool(native)
 	e["tool_name_native"] = native
 	e["tool_input"] = input
 	if raw, ok := input.(json.RawMessage); ok {
 		_ = json.Unmarshal(raw, &input)
 	}
+	tool := aarts.StandardTool(native)
+	if tool == aarts.ToolShell {
+		// AARTS §7: package_install is derived from the shell command.
+		cwd, _ := e["cwd"].(string)
+		if a := aarts.AnalyzeTool(native, input, cwd); a.Tool == aarts.ToolPackageInstall {
+			tool = a.Tool
+		}
+	}
+	e["tool_name"] = tool
 	e["artifacts"] = aarts.InputArtifacts(input)
 }
 

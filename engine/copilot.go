@@ -234,7 +234,8 @@ func copilotEvent(name string) string {
 // renderCopilot renders an answer as Copilot reads it: for preToolUse a
 // flat permissionDecision, allow only for an explicit allow (any other
 // allow gives no decision, so Copilot's own permission flow applies), and
-// modifiedArgs for a rewrite the user approves (ask). Other events need
+// modifiedArgs for a rewrite, with an explicit allow or for the user to
+// approve (ask). Other events need
 // no answer. An input whose event could not be told gets a deny, which
 // preToolUse honours.
 func renderCopilot(event string, _ []byte, r HookResponse) json.RawMessage {
@@ -254,7 +255,7 @@ func renderCopilot(event string, _ []byte, r HookResponse) json.RawMessage {
 			if decision != aarts.Allow {
 				out["permissionDecisionReason"] = hostReason(r)
 			}
-			if rewrite != nil && decision == aarts.Ask {
+			if rewrite != nil && decision != aarts.Deny {
 				out["modifiedArgs"] = rewrite
 			}
 		}

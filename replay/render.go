@@ -2,12 +2,13 @@ package replay
 
 import (
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"io"
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/agentledger/agentledger/internal/junit"
 )
 
 // Formats are the report formats Render writes.
@@ -194,43 +195,12 @@ func renderMarkdown(w io.Writer, rep *Report) error {
 	return err
 }
 
-type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Errors   int         `xml:"errors,attr"`
-	Cases    []junitCase `xml:"testcase"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Failure   *junitFailure `xml:"failure,omitempty"`
-	Error     *junitFailure `xml:"error,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
-}
-
-type junitFailure struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr"`
-	Text    string `xml:",chardata"`
-}
-
 // renderJUnit writes one testcase per session: a faulty session is an
 // error, a session with a difference the gate fails on is a failure.
 func renderJUnit(w io.Writer, rep *Report) error {
-	suite := junitSuite{Name: "agentledger replay " + ModeExact}
+	suite := junit.Suite{Name: "agentledger replay " + ModeExact}
 	for _, r := range rep.Sessions {
-		c := junitCase{Name: r.TenantID + "/" + r.SessionID, Classname: "replay." + r.Mode}
+		c := junit.Case{Name: r.TenantID + "/" + r.SessionID, Classname: "replay." + r.Mode}
 		var lines []string
 		failing := 0
 		for _, d := range r.Diffs {
@@ -241,28 +211,15 @@ func renderJUnit(w io.Writer, rep *Report) error {
 		}
 		switch {
 		case r.Fault != "":
-			c.Error = &junitFailure{Message: "faulty session", Type: "fault", Text: r.Fault}
-			suite.Errors++
+			c.Error = &junit.Failure{Message: "faulty session", Type: "fault", Text: r.Fault}
 		case failing > 0:
-			c.Failure = &junitFailure{Message: fmt.Sprintf("%d differences fail --fail-on %s", failing, rep.Gate.FailOn), Type: "diff", Text: strings.Join(lines, "\n")}
-			suite.Failures++
+			c.Failure = &junit.Failure{Message: fmt.Sprintf("%d differences fail --fail-on %s", failing, rep.Gate.FailOn), Type: "diff", Text: strings.Join(lines, "\n")}
 		case len(lines) > 0:
 			c.SystemOut = strings.Join(lines, "\n")
 		}
-		suite.Cases = append(suite.Cases, c)
-		suite.Tests++
+		suite.Add(c)
 	}
-	doc := junitSuites{Name: "agentledger replay", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors, Suites: []junitSuite{suite}}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return junit.Write(w, "agentledger replay", suite)
 }
 
 // ghEscape escapes a workflow command's message.

@@ -34,6 +34,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			hooksCommand(a),
 			installCommand(a, false),
 			installCommand(a, true),
+			conformanceCommand(a),
 			evalCommand(a),
 		},
 	}

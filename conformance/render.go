@@ -1,0 +1,66 @@
+package conformance
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/agentledger/agentledger/internal/junit"
+)
+
+// Formats are the report formats Render writes.
+var Formats = []string{"text", "json", "junit"}
+
+// Render writes rep in format (one of Formats).
+func Render(w io.Writer, format string, rep *Report) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	case "junit":
+		var suites []junit.Suite
+		for _, h := range rep.Hosts {
+			s := junit.Suite{Name: fmt.Sprintf("%s (AARTS level %d)", h.Host, h.Level)}
+			for _, c := range h.Cases {
+				jc := junit.Case{Name: c.Name, Classname: "conformance." + h.Host}
+				if !c.Pass {
+					jc.Failure = &junit.Failure{Message: c.Failures[0], Type: "conformance", Text: strings.Join(c.Failures, "\n")}
+				}
+				s.Add(jc)
+			}
+			suites = append(suites, s)
+		}
+		return junit.Write(w, "agentledger "+rep.Suite+" v"+rep.Version, suites...)
+	case "text":
+		return renderText(w, rep)
+	}
+	return fmt.Errorf("--format %q: want one of %s", format, strings.Join(Formats, ", "))
+}
+
+func renderText(w io.Writer, rep *Report) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "AARTS adapter conformance, pack v%s, adapter %s\n", rep.Version, rep.Adapter)
+	for _, h := range rep.Hosts {
+		fmt.Fprintf(&b, "\n%s: level %d  (%d of %d cases pass)\n", h.Host, h.Level, h.Passed, h.Passed+h.Failed)
+		fmt.Fprintf(&b, "  hook points  %s\n", strings.Join(h.HookPoints, ", "))
+		fmt.Fprintf(&b, "  tools        %s\n", strings.Join(h.Tools, ", "))
+		fmt.Fprintf(&b, "  enforces     %s; provenance on PreToolUse: %v\n", strings.Join(h.Enforces, ", "), h.Provenance)
+		if len(h.NextLevel) > 0 {
+			fmt.Fprintf(&b, "  level %d needs %s\n", h.Level+1, strings.Join(h.NextLevel, ", "))
+		}
+		for _, c := range h.Cases {
+			if !c.Pass {
+				fmt.Fprintf(&b, "  FAIL %s\n", c.Name)
+				for _, f := range c.Failures {
+					fmt.Fprintf(&b, "       %s\n", f)
+				}
+			}
+		}
+	}
+	fmt.Fprintf(&b, "\n%d cases pass, %d fail\n", rep.Passed, rep.Failed)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
