@@ -43,3 +43,46 @@ func FuzzClaudeCodeInput(f *testing.F) {
 		}
 	})
 }
+
+// FuzzHostInput: for every host adapter, any input is refused with an
+// error, maps to nothing, or maps to JSON the engine can validate; and the
+// answer rendered for it, whatever the verdict, is a JSON object. Seeds are
+// the conformance pack's inputs' shapes for each host.
+func FuzzHostInput(f *testing.F) {
+	for _, s := range []string{
+		`{"hook_event_name":"beforeShellExecution","conversation_id":"c","generation_id":"g","workspace_roots":["/w"],"command":"ls"}`,
+		`{"hook_event_name":"beforeMCPExecution","conversation_id":"c","tool_name":"q","tool_input":"{\"a\":1}","url":"https://m.example/mcp"}`,
+		`{"sessionId":"s","timestamp":1,"cwd":"/w","toolName":"bash","toolArgs":"{\"command\":\"ls\"}"}`,
+		`{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"create","tool_input":{"path":"/w/a"}}`,
+		`{"session_id":"s","hook_event_name":"BeforeTool","tool_name":"x","tool_input":{},"mcp_context":{"server_name":"g","tool_name":"x","args":["-y"]}}`,
+		`{"session_id":"s","hook_event_name":"AfterModel","llm_request":{"model":"m","messages":[]},"llm_response":{"candidates":[{"content":{"parts":["a"]}}]}}`,
+		`{"session_id":"s","hook_event_name":"BeforeModel","llm_request":{"messages":[{"role":"user","content":"hi"}]}}`,
+		`not json`, `{}`, `[]`,
+	} {
+		f.Add([]byte(s))
+	}
+	at := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
+	verdicts := []HookResponse{
+		{Verdict: aarts.Verdict{Decision: aarts.Deny}},
+		{Verdict: aarts.Verdict{Decision: aarts.Ask}, HostAnswer: aarts.Ask},
+		{Verdict: aarts.Verdict{Decision: aarts.Allow, Directives: map[string]any{"tool_input": map[string]any{"command": "ls"}}}, HostAnswer: aarts.Allow},
+	}
+	f.Fuzz(func(t *testing.T, input []byte) {
+		for name, h := range Hosts {
+			m, err := h.Map(input, at, false)
+			if err == nil && m.Event != nil {
+				if _, err := aarts.ParseEvent(m.Event); err != nil {
+					if _, isValidation := err.(*aarts.ValidationError); !isValidation {
+						t.Fatalf("%s: mapped event is not JSON: %v\n%s", name, err, m.Event)
+					}
+				}
+			}
+			for _, r := range verdicts {
+				out := h.Render(ProbeHostEvent(input), input, r)
+				if len(out) == 0 || out[0] != '{' {
+					t.Fatalf("%s: answer %q is not a JSON object", name, out)
+				}
+			}
+		}
+	})
+}
