@@ -99,6 +99,15 @@ func setMCPServer(e map[string]any, name, url, command string) {
 	}
 }
 
+// setCompact makes e a PreCompact event: the transcript about to be
+// compacted, and why (a host's "manual" or "auto" trigger).
+func setCompact(e map[string]any, turn, transcript, trigger string) {
+	e["hook_point"] = "PreCompact"
+	e["turn_id"] = turn
+	e["context_before"] = transcript
+	e["compaction_reason"] = map[string]string{"manual": "user_triggered", "auto": "token_limit"}[trigger]
+}
+
 // hostReason is the reason a host shows for r.
 func hostReason(r HookResponse) string {
 	if reason := strings.Join(r.Reasons, "; "); reason != "" {
@@ -226,10 +235,7 @@ func (in *ClaudeCodeInput) AARTS(now time.Time) (event []byte, ok bool, err erro
 		e["turn_id"] = turn
 		e["output_text"] = in.LastAssistant
 	case "PreCompact":
-		e["hook_point"] = "PreCompact"
-		e["turn_id"] = turn
-		e["context_before"] = in.TranscriptPath
-		e["compaction_reason"] = map[string]string{"manual": "user_triggered", "auto": "token_limit"}[in.Trigger]
+		setCompact(e, turn, in.TranscriptPath, in.Trigger)
 	default:
 		return nil, false, nil
 	}

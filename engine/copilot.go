@@ -39,6 +39,8 @@ type CopilotInput struct {
 	AgentName      string          `json:"agentName"`
 	AgentNameSn    string          `json:"agent_name"`
 	Trigger        string          `json:"trigger"`
+	TranscriptPath string          `json:"transcriptPath"`
+	TranscriptSn   string          `json:"transcript_path"`
 }
 
 // copilotEvents are Copilot's PascalCase event names and their camelCase
@@ -93,6 +95,7 @@ func (in *CopilotInput) normalize() {
 	pick(&in.ErrorContext, in.ErrorContextSn)
 	pick(&in.StopReason, in.StopReasonSn)
 	pick(&in.AgentName, in.AgentNameSn)
+	pick(&in.TranscriptPath, in.TranscriptSn)
 	if len(in.ToolArgs) == 0 {
 		in.ToolArgs = in.ToolInput
 	}
@@ -171,9 +174,7 @@ func (in *CopilotInput) AARTS(event string, now time.Time) (map[string]any, erro
 		e["turn_id"] = turn
 		e["output_text"] = ""
 	case "preCompact":
-		e["hook_point"] = "PreCompact"
-		e["turn_id"] = turn
-		e["compaction_reason"] = map[string]string{"manual": "user_triggered", "auto": "token_limit"}[in.Trigger]
+		setCompact(e, turn, in.TranscriptPath, in.Trigger)
 	default:
 		return nil, nil
 	}

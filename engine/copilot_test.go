@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"testing"
 	"time"
 
@@ -33,6 +32,7 @@ func TestCopilotMapping(t *testing.T) {
 		{"session start", `{"sessionId":"s-1","timestamp":1763892000000,"cwd":"/workspace/shop","source":"startup","initialPrompt":"hi"}`, "sessionStart", "SessionStart", "", "", nil, nil},
 		{"session end", `{"hook_event_name":"SessionEnd","session_id":"s-1","timestamp":"2026-11-23T10:00:00Z","cwd":"/w","reason":"complete"}`, "sessionEnd", "SessionEnd", "", "", nil, nil},
 		{"stop", `{"sessionId":"s-1","timestamp":1763892000000,"cwd":"/w","transcriptPath":"/t","stopReason":"end_turn"}`, "agentStop", "PreOutputDeliver", "", "", nil, nil},
+		{"compaction", `{"sessionId":"s-1","timestamp":1763892000000,"cwd":"/w","transcriptPath":"/t","trigger":"auto"}`, "preCompact", "PreCompact", "", "", nil, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			m, err := mapCopilot([]byte(tt.in), at, false)
@@ -52,20 +52,7 @@ func TestCopilotMapping(t *testing.T) {
 			if tt.tool == "" {
 				return
 			}
-			a := ev.Action()
-			if ev.ToolName != tt.tool || ev.ToolNameNative != tt.nat || a.Tool != tt.tool {
-				t.Errorf("tool %s (%s, analysed %s), want %s (%s)", ev.ToolName, ev.ToolNameNative, a.Tool, tt.tool, tt.nat)
-			}
-			for _, b := range tt.binaries {
-				if !slices.Contains(a.Binaries, b) {
-					t.Errorf("binaries %v lack %s", a.Binaries, b)
-				}
-			}
-			for _, p := range tt.paths {
-				if !slices.Contains(a.Paths, p) {
-					t.Errorf("paths %v lack %s", a.Paths, p)
-				}
-			}
+			checkAction(t, ev, tt.tool, tt.nat, tt.binaries, tt.paths)
 		})
 	}
 }

@@ -64,20 +64,7 @@ func TestCursorMapping(t *testing.T) {
 			if tt.tool == "" {
 				return
 			}
-			a := ev.Action()
-			if ev.ToolName != tt.tool || ev.ToolNameNative != tt.nat || a.Tool != tt.tool {
-				t.Errorf("tool %s (%s, analysed %s), want %s (%s)", ev.ToolName, ev.ToolNameNative, a.Tool, tt.tool, tt.nat)
-			}
-			for _, c := range tt.commands {
-				if !slices.Contains(a.Binaries, c) {
-					t.Errorf("binaries %v lack %s", a.Binaries, c)
-				}
-			}
-			for _, p := range tt.paths {
-				if !slices.Contains(a.Paths, p) {
-					t.Errorf("paths %v lack %s", a.Paths, p)
-				}
-			}
+			a := checkAction(t, ev, tt.tool, tt.nat, tt.commands, tt.paths)
 			for _, h := range tt.hosts {
 				if !slices.Contains(a.Hosts, h) {
 					t.Errorf("hosts %v lack %s", a.Hosts, h)

@@ -216,10 +216,7 @@ func (in *GeminiInput) AARTS(now time.Time) (map[string]any, error) {
 		e["hook_point"] = "SessionEnd"
 		e["reason"] = in.Reason
 	case "PreCompress":
-		e["hook_point"] = "PreCompact"
-		e["turn_id"] = turn
-		e["context_before"] = in.TranscriptPath
-		e["compaction_reason"] = map[string]string{"manual": "user_triggered", "auto": "token_limit"}[in.Trigger]
+		setCompact(e, turn, in.TranscriptPath, in.Trigger)
 	default:
 		return nil, nil
 	}

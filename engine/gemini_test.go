@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,20 +72,7 @@ func TestGeminiMapping(t *testing.T) {
 			if tt.tool == "" {
 				return
 			}
-			a := ev.Action()
-			if ev.ToolName != tt.tool || ev.ToolNameNative != tt.nat || a.Tool != tt.tool {
-				t.Errorf("tool %s (%s, analysed %s), want %s (%s)", ev.ToolName, ev.ToolNameNative, a.Tool, tt.tool, tt.nat)
-			}
-			for _, b := range tt.binaries {
-				if !slices.Contains(a.Binaries, b) {
-					t.Errorf("binaries %v lack %s", a.Binaries, b)
-				}
-			}
-			for _, p := range tt.paths {
-				if !slices.Contains(a.Paths, p) {
-					t.Errorf("paths %v lack %s", a.Paths, p)
-				}
-			}
+			checkAction(t, ev, tt.tool, tt.nat, tt.binaries, tt.paths)
 			if tt.tool == aarts.ToolMCPCall {
 				srv, _ := ev.Field("mcp_server").(map[string]any)
 				if srv["name"] == "" || srv["command"] == "" && srv["url"] == "" {

@@ -117,3 +117,25 @@ func TestEveryHostRefusesBadInput(t *testing.T) {
 		}
 	}
 }
+
+// checkAction checks the tool an adapter mapped ev to and what the engine
+// reads in it: the canonical and native names, and binaries and paths
+// among the analysis's.
+func checkAction(t *testing.T, ev *aarts.Event, tool, native string, binaries, paths []string) *aarts.Analysis {
+	t.Helper()
+	a := ev.Action()
+	if ev.ToolName != tool || ev.ToolNameNative != native || a.Tool != tool {
+		t.Errorf("tool %s (%s, analysed %s), want %s (%s)", ev.ToolName, ev.ToolNameNative, a.Tool, tool, native)
+	}
+	for _, b := range binaries {
+		if !slices.Contains(a.Binaries, b) {
+			t.Errorf("binaries %v lack %s", a.Binaries, b)
+		}
+	}
+	for _, p := range paths {
+		if !slices.Contains(a.Paths, p) {
+			t.Errorf("paths %v lack %s", a.Paths, p)
+		}
+	}
+	return a
+}
