@@ -139,3 +139,37 @@ func checkAction(t *testing.T, ev *aarts.Event, tool, native string, binaries, p
 	}
 	return a
 }
+
+// BenchmarkHostAdapters measures each adapter's own share of a hook: map
+// the host's curl | sh call, validate the AARTS event, render a deny;
+// ratio_vs_unmarshal is that against decoding the same input into a map
+// (the least any adapter does), measured in the same run.
+func BenchmarkHostAdapters(b *testing.B) {
+	at := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	deny := HookResponse{Verdict: aarts.Verdict{Decision: aarts.Deny, Reasons: []string{"FORBIDDEN"}}, HostAnswer: aarts.Deny}
+	for _, c := range sameAction {
+		in := []byte(c.in)
+		var rawNs float64
+		b.Run(c.host+"/raw", func(b *testing.B) {
+			for b.Loop() {
+				var m map[string]any
+				_ = json.Unmarshal(in, &m)
+			}
+			rawNs = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+		})
+		b.Run(c.host+"/adapter", func(b *testing.B) {
+			h := Hosts[c.host]
+			for b.Loop() {
+				m, err := h.Map(in, at, false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := aarts.ParseEvent(m.Event); err != nil {
+					b.Fatal(err)
+				}
+				_ = h.Render(m.Native, in, deny)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/rawNs, "ratio_vs_unmarshal")
+		})
+	}
+}
