@@ -193,8 +193,8 @@ func hooksCommand(a *app) *cli.Command {
 		Usage: "answer an agent host's hook with a recorded verdict",
 		Subcommands: []*cli.Command{
 			hookCommand(a, "claude-code", "Claude Code",
-				"Install in .claude/settings.json (README: Using agentledger with Claude Code):\n"+
-					`  {"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"engine hook claude-code","timeout":10}]}]}}`+
+				"`engine install claude-code [--user]` writes into .claude/settings.json, for every event:\n"+
+					`  {"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"engine hook claude-code","timeout":30}]}]}}`+
 					"\n(likewise for PostToolUse, UserPromptSubmit, SessionStart, SessionEnd, Stop, SubagentStop, PreCompact, PermissionDenied).\n"+
 					"Every hook process of the user reaches one local engine on DATA/engine.sock, started by the\n"+
 					"first hook that finds none (it exits after --idle-exit without hooks), or the engine\n"+
@@ -203,23 +203,23 @@ func hooksCommand(a *app) *cli.Command {
 					"(or --auto-approve is given). Input the engine cannot accept is denied and recorded.\n"+
 					"Exit 0 with Claude Code's JSON on stdout, always."),
 			hookCommand(a, "cursor", "Cursor",
-				"Install in .cursor/hooks.json (project) or ~/.cursor/hooks.json (user):\n"+
-					`  {"version":1,"hooks":{"beforeShellExecution":[{"command":"engine hook cursor"}]}}`+
+				"`engine install cursor [--user]` writes into .cursor/hooks.json (or ~/.cursor/hooks.json):\n"+
+					`  {"version":1,"hooks":{"beforeShellExecution":[{"command":"engine hook cursor","timeout":30}]}}`+
 					"\n(likewise for beforeMCPExecution, beforeReadFile, beforeSubmitPrompt, preToolUse,\n"+
 					"afterShellExecution, afterMCPExecution, afterFileEdit, stop). Every hook process reaches one\n"+
 					"local engine, as for Claude Code. An allow that rests on no explicit allow gives Cursor no\n"+
 					"permission, so its own flow still applies; beforeReadFile cannot ask, so an ask is a deny\n"+
 					"there. Input the engine cannot accept is denied and recorded. Exit 0 with Cursor's JSON."),
 			hookCommand(a, "copilot", "GitHub Copilot",
-				"Install in .github/hooks/agentledger.json:\n"+
+				"`engine install copilot [--user]` writes .github/hooks/agentledger.json (or ~/.copilot/hooks/):\n"+
 					`  {"version":1,"hooks":{"PreToolUse":[{"type":"command","bash":"engine hook copilot","timeoutSec":30}]}}`+
 					"\n(likewise PostToolUse, UserPromptSubmit, SessionStart, SessionEnd, Stop; the PascalCase names\n"+
 					"make every payload name its event; camelCase payloads are recognised by their fields).\n"+
 					"Only PreToolUse is answered: an allow that rests on no explicit allow gives no decision, so\n"+
 					"Copilot's own permission flow applies. Input the engine cannot accept is denied and recorded."),
 			hookCommand(a, "gemini", "Gemini CLI",
-				"Install in .gemini/settings.json (project) or ~/.gemini/settings.json (user):\n"+
-					`  {"hooks":{"BeforeTool":[{"matcher":".*","hooks":[{"type":"command","command":"engine hook gemini","timeout":10000}]}]}}`+
+				"`engine install gemini [--user]` writes into .gemini/settings.json (or ~/.gemini/settings.json):\n"+
+					`  {"hooks":{"BeforeTool":[{"matcher":".*","hooks":[{"type":"command","name":"agentledger","command":"engine hook gemini","timeout":30000}]}]}}`+
 					"\n(likewise AfterTool, BeforeAgent, AfterAgent, BeforeModel, AfterModel, SessionStart, SessionEnd,\n"+
 					"PreCompress). BeforeTool runs after Gemini CLI's own confirmation, so an ask is a deny; a rewrite\n"+
 					"is merged into the call's arguments (one that drops an argument is a deny). Input the engine\n"+
