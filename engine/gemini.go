@@ -117,7 +117,7 @@ func ParseGemini(stdin []byte) (*GeminiInput, error) {
 func mapGemini(native []byte, at time.Time, autoApprove bool) (Mapped, error) {
 	in, err := ParseGemini(native)
 	if err != nil {
-		return Mapped{Native: probeInput(native).HostEvent}, err
+		return Mapped{}, err
 	}
 	e, err := in.AARTS(at)
 	if err != nil || e == nil {
@@ -254,7 +254,7 @@ func renderGemini(event string, input []byte, r HookResponse) json.RawMessage {
 		switch {
 		case r.Decision == aarts.Deny:
 			deny(reason)
-		case r.Decision == aarts.Ask || event == "" && r.Decision != aarts.Allow:
+		case r.Decision == aarts.Ask:
 			deny(reason + " (approval needed; Gemini CLI cannot ask at this point)")
 		case rewrite != nil && r.HostAnswer == aarts.Ask:
 			deny("agentledger: this call would run only with rewritten arguments the user approves; Gemini CLI cannot ask at this point")

@@ -316,8 +316,8 @@ func Install(host string, scope Scope, command string) (*Change, error) {
 		}
 	}
 	c.After = doc.encode(indentOf(c.Before))
-	if c.Existed && equal(mustParse(c.Before), doc) {
-		c.After = c.Before // nothing to do: the file stays byte for byte
+	if c.Existed && doc.clean() {
+		c.After = c.Before // nothing changed: the file stays byte for byte
 	}
 	return c, nil
 }
@@ -473,14 +473,6 @@ func shellWords(s string) []string {
 		words = append(words, w.String())
 	}
 	return words
-}
-
-func mustParse(b []byte) *node {
-	n, err := parseJSON(b)
-	if err != nil {
-		return object()
-	}
-	return n
 }
 
 // Command is the hook command for host that runs the engine program at
