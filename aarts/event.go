@@ -72,29 +72,27 @@ type Event struct {
 	// Time is Timestamp, parsed (once, by ParseEvent).
 	Time time.Time `json:"-"`
 
-	action   *Analysis // Action, computed on first use
-	analyzed bool
+	derived []derivation // Derived, computed on first use
 }
 
-// Action is the engine's reading of what the event would do: the tool call
-// of PreToolUse and PostToolUse, the server of PreMCPConnect. Nil for
-// events without an action. It is computed once per event and shared by
-// the reducer, the policy and the receipt: callers must not modify it.
-func (e *Event) Action() *Analysis {
-	if e.analyzed {
-		return e.action
+// Derived returns what derive makes of the event, computed on the first
+// call with key and kept for the event's lifetime, so that a reading of the
+// event (its action analysis) is computed once and shared by the reducer,
+// the policy and the receipt. key is a value of a type private to the
+// deriving package, so derivations never collide. Callers MUST NOT modify
+// what is returned. An Event is not safe for concurrent Derived calls.
+func (e *Event) Derived(key any, derive func(*Event) any) any {
+	for _, d := range e.derived {
+		if d.key == key {
+			return d.value
+		}
 	}
-	e.analyzed = true
-	switch e.HookPoint {
-	case "PreToolUse", "PostToolUse":
-		a := AnalyzeTool(e.NativeTool(), e.ToolInput, e.Cwd)
-		e.action = &a
-	case "PreMCPConnect":
-		a := AnalyzeText(e.String("server_uri") + " " + e.String("server_command"))
-		e.action = &a
-	}
-	return e.action
+	v := derive(e)
+	e.derived = append(e.derived, derivation{key, v})
+	return v
 }
+
+type derivation struct{ key, value any }
 
 // Extensions of AARTS §6.2.
 const (

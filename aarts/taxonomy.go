@@ -135,16 +135,6 @@ func Canonical(native string) string {
 	return ToolOther
 }
 
-// CanonicalFor is Canonical refined by the tool's input: a shell command
-// that installs packages is package_install.
-func CanonicalFor(native string, a *Analysis) string {
-	t := Canonical(native)
-	if (t == ToolShell || t == ToolCodeExec) && a != nil && len(a.Packages) > 0 {
-		return ToolPackageInstall
-	}
-	return t
-}
-
 // MCPServer returns the server of an MCP tool name such as
 // mcp__github__create_issue, or "".
 func MCPServer(native string) string {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/action"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/policy"
 	"github.com/agentledger/agentledger/receipt"
@@ -213,7 +214,7 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 		}
 	}
 	auth := inheritedAuth(s.Auth, snap.Inherited)
-	dec, err := d.Policy.Evaluate(ctx, policy.Input{Event: ev.Raw, Action: ev.Action(), Snapshot: snap.Map(), Identity: auth.Map()}, at)
+	dec, err := d.Policy.Evaluate(ctx, policy.Input{Event: ev.Raw, Action: action.Of(ev), Snapshot: snap.Map(), Identity: auth.Map()}, at)
 	if err != nil {
 		return nil, err
 	}
@@ -307,7 +308,7 @@ func (d *Decider) receipt(ev *aarts.Event, env *ledger.Envelope, step *Step, aut
 		Decision:     receipt.Decision{AARTS: step.Decision.Decision, AARM: step.Decision.AARMDecision, ReasonCode: step.Decision.ReasonCode},
 		PolicyDigest: step.Decision.PolicyDigest,
 	}
-	if a := ev.Action(); a != nil {
+	if a := action.Of(ev); a != nil {
 		r.Action.Tool = a.Tool
 	}
 	if id, ok := ev.Field("identity").(map[string]any); ok {

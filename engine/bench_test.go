@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/action"
 	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
@@ -79,7 +80,7 @@ func BenchmarkEvaluate(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	in := policy.Input{Event: ev.Raw, Action: ev.Action(), Snapshot: snap.Map()}
+	in := policy.Input{Event: ev.Raw, Action: action.Of(ev), Snapshot: snap.Map()}
 	at := time.UnixMilli(snap.LastMs)
 	ctx := context.Background()
 	lat := make([]time.Duration, 0, b.N)

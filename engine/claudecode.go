@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/action"
 	"github.com/agentledger/agentledger/decide"
 )
 
@@ -81,12 +82,12 @@ func setTool(e map[string]any, hook, turn, native string, input any) {
 	if tool == aarts.ToolShell {
 		// AARTS §7: package_install is derived from the shell command.
 		cwd, _ := e["cwd"].(string)
-		if a := aarts.AnalyzeTool(native, input, cwd); a.Tool == aarts.ToolPackageInstall {
+		if a := action.AnalyzeTool(native, input, cwd); a.Tool == aarts.ToolPackageInstall {
 			tool = a.Tool
 		}
 	}
 	e["tool_name"] = tool
-	e["artifacts"] = aarts.InputArtifacts(input)
+	e["artifacts"] = action.InputArtifacts(input)
 }
 
 // setMCPServer records, with an MCP tool call, the server it goes to as

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/action"
 	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/receipt"
@@ -208,7 +209,7 @@ func approvalOf(st *decide.Step) PendingApproval {
 	p := PendingApproval{ForSeq: st.Envelope.Seq(), HookPoint: st.Event.HookPoint, AARMDecision: st.Record.AARMDecision,
 		ReasonCode: st.Record.ReasonCode, Reasons: st.Record.Verdict.Reasons, Artifacts: st.Record.Verdict.Artifacts,
 		ToolNative: st.Event.NativeTool(), ToolInput: recordedToolInput(st), ActionSHA256: st.Record.ActionSHA256}
-	if a := st.Event.Action(); a != nil {
+	if a := action.Of(st.Event); a != nil {
 		p.Tool = a.Tool
 	}
 	return p

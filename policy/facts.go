@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/action"
 	"github.com/agentledger/agentledger/manifest"
 )
 
@@ -14,7 +15,7 @@ import (
 // policy decides on plain facts: whether the tool is declared or needs
 // approval, and which hosts, binaries, paths and secrets fall outside what
 // the manifest allows. The policy still decides what each fact means.
-func manifestFacts(m *manifest.Manifest, domains *regexp.Regexp, a *aarts.Analysis) map[string]any {
+func manifestFacts(m *manifest.Manifest, domains *regexp.Regexp, a *action.Analysis) map[string]any {
 	hosts := []string{}
 	for _, h := range a.Hosts {
 		if !domains.MatchString(h) {
@@ -23,7 +24,7 @@ func manifestFacts(m *manifest.Manifest, domains *regexp.Regexp, a *aarts.Analys
 	}
 	binaries := []string{}
 	for _, b := range a.Binaries {
-		if !aarts.IsShellBuiltin(b) && !slices.Contains(m.Exec.AllowedBinaries, b) {
+		if !action.IsShellBuiltin(b) && !slices.Contains(m.Exec.AllowedBinaries, b) {
 			binaries = append(binaries, b)
 		}
 	}
@@ -66,7 +67,7 @@ func manifestFacts(m *manifest.Manifest, domains *regexp.Regexp, a *aarts.Analys
 // toolListed reports whether a manifest tool list names the action's tool:
 // its canonical name, its native name, or a glob over the native name. A
 // package install is a shell call.
-func toolListed(entries []string, a *aarts.Analysis) bool {
+func toolListed(entries []string, a *action.Analysis) bool {
 	for _, e := range entries {
 		if e == a.Tool || e == a.ToolNative || a.Tool == aarts.ToolPackageInstall && e == aarts.ToolShell ||
 			strings.ContainsAny(e, "*?") && manifest.MatchGlob(e, a.ToolNative, false) {

@@ -29,6 +29,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/rego"
 
 	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/action"
 	"github.com/agentledger/agentledger/canon"
 	"github.com/agentledger/agentledger/manifest"
 )
@@ -250,7 +251,7 @@ func (p *Policy) Manifest() *manifest.Manifest { return p.manifest }
 // input.snapshot and input.manifest.
 type Input struct {
 	Event    map[string]any  // the hook event as the host sent it
-	Action   *aarts.Analysis // the engine's reading of a tool call, or nil
+	Action   *action.Analysis // the engine's reading of a tool call, or nil
 	Snapshot map[string]any  // the session snapshot with this event folded in (reducer.Snapshot.Map)
 	// Identity is who the sender was authenticated as (principal, agent,
 	// service, scope, authenticated_by), never what the event claims:
@@ -325,7 +326,7 @@ func (p *Policy) Evaluate(ctx context.Context, in Input, at time.Time) (*Decisio
 // patterns are tested against, the permission rules that match
 // (rules.deny, rules.allow, rules.ask), the secret variables the call
 // refers to, and manifest_facts.
-func (p *Policy) addFacts(am map[string]any, a *aarts.Analysis, event map[string]any) {
+func (p *Policy) addFacts(am map[string]any, a *action.Analysis, event map[string]any) {
 	lines := make([]string, 0, len(a.Commands)+1)
 	if ti, ok := event["tool_input"].(map[string]any); ok {
 		if c, ok := ti["command"].(string); ok {
@@ -357,7 +358,7 @@ func (p *Policy) addFacts(am map[string]any, a *aarts.Analysis, event map[string
 // explicitAllow names what explicitly allows an action, if anything: a
 // manifest allow rule that matches it (RULE_ALLOW), or an earlier
 // allow_always of its tool, command or host (ALLOW_ALWAYS).
-func explicitAllow(am map[string]any, a *aarts.Analysis, allowed []string) string {
+func explicitAllow(am map[string]any, a *action.Analysis, allowed []string) string {
 	if rules, _ := am["rules"].(map[string]any); rules != nil {
 		if allow, _ := rules["allow"].([]string); len(allow) > 0 {
 			return "RULE_ALLOW"
@@ -372,7 +373,7 @@ func explicitAllow(am map[string]any, a *aarts.Analysis, allowed []string) strin
 // matchArtifact returns the first of the action's tool, command lines and
 // hosts that is in artifacts (what an *_always or *_similar resolution
 // remembered), or "".
-func matchArtifact(am map[string]any, a *aarts.Analysis, artifacts []string) string {
+func matchArtifact(am map[string]any, a *action.Analysis, artifacts []string) string {
 	if len(artifacts) == 0 {
 		return ""
 	}

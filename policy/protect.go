@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/action"
 	"github.com/agentledger/agentledger/manifest"
 )
 
@@ -50,7 +51,7 @@ func newGuard(m *manifest.Manifest) *guard {
 
 // hits returns why an action touches what agentledger protects, one
 // reason per path; none for an action that does not.
-func (g *guard) hits(a *aarts.Analysis) []string {
+func (g *guard) hits(a *action.Analysis) []string {
 	var out []string
 	add := func(format string, args ...any) {
 		if r := fmt.Sprintf(format, args...); !slices.Contains(out, r) {
@@ -76,7 +77,7 @@ func (g *guard) hits(a *aarts.Analysis) []string {
 	return out
 }
 
-func (g *guard) shellHits(c aarts.Command, cwd string, add func(string, ...any)) {
+func (g *guard) shellHits(c action.Command, cwd string, add func(string, ...any)) {
 	readOnly, destructive := readOnly(c), destructive(c)
 	check := func(arg string, write bool) {
 		p := g.expand(arg, cwd)
@@ -195,7 +196,7 @@ var readOnlyBinaries = map[string]bool{
 var readOnlyGit = map[string]bool{"status": true, "diff": true, "log": true, "show": true, "blame": true, "ls-files": true}
 
 // readOnly reports whether c only reads the files it names.
-func readOnly(c aarts.Command) bool {
+func readOnly(c action.Command) bool {
 	args := c.Argv[1:]
 	switch c.Binary {
 	case "sed":
@@ -216,7 +217,7 @@ func readOnly(c aarts.Command) bool {
 }
 
 // destructive reports whether c removes or moves what it names.
-func destructive(c aarts.Command) bool {
+func destructive(c action.Command) bool {
 	switch c.Binary {
 	case "rm", "rmdir", "mv", "shred", "unlink", "chmod", "chown", "chattr", "truncate":
 		return true

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/action"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/manifest"
 )
@@ -202,7 +203,7 @@ func (r *Reducer) foldHook(n *Snapshot, e *ledger.Envelope, ev *aarts.Event) err
 		result := ev.Field("tool_result")
 		text := textOf(result)
 		n.OutputBytes += int64(len(text))
-		a := *ev.Action()
+		a := *action.Of(ev)
 		kind := TaintLocal
 		switch {
 		case a.Tool == aarts.ToolWebRequest || a.Tool == aarts.ToolBrowser || len(a.Hosts) > 0:
@@ -273,7 +274,7 @@ func (r *Reducer) unlabeledSensitive() bool {
 // label adds the classes the manifest's labels give a tool result and
 // reports whether any label matched (a label of a non-sensitive class,
 // such as PUBLIC or INTERNAL, classifies data too).
-func (r *Reducer) label(n *Snapshot, seq uint64, native string, a aarts.Analysis) bool {
+func (r *Reducer) label(n *Snapshot, seq uint64, native string, a action.Analysis) bool {
 	m := r.cfg.Manifest
 	if m == nil {
 		return false

@@ -1,4 +1,4 @@
-package aarts
+package action
 
 import "strings"
 

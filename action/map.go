@@ -1,4 +1,4 @@
-package aarts
+package action
 
 // Map returns the analysis as plain values keyed by its JSON member names,
 // for the policy input, without the artifacts list (the same facts in AARTS

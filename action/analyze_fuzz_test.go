@@ -1,8 +1,10 @@
-package aarts
+package action
 
 import (
 	"testing"
 	"unicode/utf8"
+
+	"github.com/agentledger/agentledger/aarts"
 )
 
 // FuzzAnalyzeTool: the analysis never panics and always ends, whatever the
@@ -18,7 +20,7 @@ func FuzzAnalyzeTool(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, cmd string) {
 		a := AnalyzeTool("Bash", map[string]any{"command": cmd}, "/workspace/shop")
-		if a.Tool != ToolShell && a.Tool != ToolPackageInstall {
+		if a.Tool != aarts.ToolShell && a.Tool != aarts.ToolPackageInstall {
 			t.Fatalf("tool %q for a Bash call", a.Tool)
 		}
 		for _, c := range a.Commands {

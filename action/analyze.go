@@ -1,4 +1,4 @@
-package aarts
+package action
 
 import (
 	"encoding/base64"
@@ -10,24 +10,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
-)
 
-// Artifact is a security-relevant element of an event (AARTS §6.4).
-type Artifact struct {
-	Type        string `json:"type"`
-	Value       string `json:"value"`
-	Context     string `json:"context,omitempty"`
-	SourceField string `json:"source_field,omitempty"`
-}
-
-// Artifact types (AARTS §6.4).
-const (
-	ArtifactURL            = "url"
-	ArtifactCommand        = "command"
-	ArtifactFilePath       = "file_path"
-	ArtifactPackage        = "package"
-	ArtifactNetworkAddress = "network_address"
-	ArtifactContent        = "content"
+	"github.com/agentledger/agentledger/aarts"
 )
 
 // Package is a software package an action installs.
@@ -45,20 +29,20 @@ type Package struct {
 // (AARTS §6.4.1). Every list is sorted or in order of appearance, so the
 // same input always gives the same Analysis.
 type Analysis struct {
-	Tool         string     `json:"tool"`
-	ToolNative   string     `json:"tool_native"`
-	MCPServer    string     `json:"mcp_server,omitempty"`
-	Commands     []Command  `json:"commands"`
-	Binaries     []string   `json:"binaries"`
-	URLs         []string   `json:"urls"`
-	Hosts        []string   `json:"hosts"`
-	Paths        []string   `json:"paths"`
-	WritePaths   []string   `json:"write_paths"`
-	Packages     []Package  `json:"packages"`
-	SQL          []string   `json:"sql"`
-	Decoded      []string   `json:"decoded"`
-	PipedToShell bool       `json:"piped_to_shell"`
-	Artifacts    []Artifact `json:"artifacts"`
+	Tool         string           `json:"tool"`
+	ToolNative   string           `json:"tool_native"`
+	MCPServer    string           `json:"mcp_server,omitempty"`
+	Commands     []Command        `json:"commands"`
+	Binaries     []string         `json:"binaries"`
+	URLs         []string         `json:"urls"`
+	Hosts        []string         `json:"hosts"`
+	Paths        []string         `json:"paths"`
+	WritePaths   []string         `json:"write_paths"`
+	Packages     []Package        `json:"packages"`
+	SQL          []string         `json:"sql"`
+	Decoded      []string         `json:"decoded"`
+	PipedToShell bool             `json:"piped_to_shell"`
+	Artifacts    []aarts.Artifact `json:"artifacts"`
 	// Findings are what the reading found that a policy should weigh
 	// (FindDestructive, FindDownloadExec, ...).
 	Findings []Finding `json:"findings"`
@@ -75,25 +59,25 @@ type Analysis struct {
 // cwd the working directory relative paths resolve against ("" leaves them
 // relative).
 func AnalyzeTool(native string, input any, cwd string) Analysis {
-	a := Analysis{ToolNative: native, MCPServer: MCPServer(native), Cwd: cwd}
-	base := Canonical(native)
+	a := Analysis{ToolNative: native, MCPServer: aarts.MCPServer(native), Cwd: cwd}
+	base := aarts.Canonical(native)
 	var shellLines []string
 	walkStrings(input, "", func(field, s string) {
 		f := strings.ToLower(field)
 		switch {
-		case base == ToolShell && (f == "command" || f == "cmd" || f == "script" || f == "commands"):
+		case base == aarts.ToolShell && (f == "command" || f == "cmd" || f == "script" || f == "commands"):
 			shellLines = append(shellLines, s)
-		case base == ToolCodeExec && (f == "code" || f == "source"):
+		case base == aarts.ToolCodeExec && (f == "code" || f == "source"):
 			a.Decoded = append(a.Decoded, decodeB64(s)...)
 		case f == "query" || f == "sql" || f == "statement":
-			if base == ToolDatabase || looksSQL(s) {
+			if base == aarts.ToolDatabase || looksSQL(s) {
 				a.SQL = append(a.SQL, s)
 			}
 		}
 		if isPathField(f) && s != "" {
 			p := resolve(s, cwd)
 			a.Paths = append(a.Paths, p)
-			if base == ToolFileWrite || base == ToolFileEdit || base == ToolFileDelete {
+			if base == aarts.ToolFileWrite || base == aarts.ToolFileEdit || base == aarts.ToolFileDelete {
 				a.WritePaths = append(a.WritePaths, p)
 			}
 		}
@@ -107,7 +91,7 @@ func AnalyzeTool(native string, input any, cwd string) Analysis {
 		a.addShell(line, cwd, 0)
 	}
 	a.findings(cwd)
-	a.Tool = CanonicalFor(native, &a)
+	a.Tool = canonicalFor(native, &a)
 	a.finish()
 	return a
 }
@@ -238,10 +222,10 @@ func (a *Analysis) finish() {
 	a.Packages = slices.Compact(a.Packages)
 	a.Artifacts = a.Artifacts[:0]
 	for _, u := range a.URLs {
-		a.Artifacts = append(a.Artifacts, Artifact{Type: ArtifactURL, Value: u})
+		a.Artifacts = append(a.Artifacts, aarts.Artifact{Type: aarts.ArtifactURL, Value: u})
 	}
 	for _, h := range a.Hosts {
-		a.Artifacts = append(a.Artifacts, Artifact{Type: ArtifactNetworkAddress, Value: h})
+		a.Artifacts = append(a.Artifacts, aarts.Artifact{Type: aarts.ArtifactNetworkAddress, Value: h})
 	}
 	for _, c := range a.Commands {
 		ctx := ""
@@ -251,20 +235,20 @@ func (a *Analysis) finish() {
 		if len(c.Via) > 0 {
 			ctx = strings.TrimPrefix(ctx+",via:"+strings.Join(c.Via, ">"), ",")
 		}
-		a.Artifacts = append(a.Artifacts, Artifact{Type: ArtifactCommand, Value: strings.Join(c.Argv, " "), Context: ctx})
+		a.Artifacts = append(a.Artifacts, aarts.Artifact{Type: aarts.ArtifactCommand, Value: strings.Join(c.Argv, " "), Context: ctx})
 	}
 	for _, p := range a.Paths {
-		a.Artifacts = append(a.Artifacts, Artifact{Type: ArtifactFilePath, Value: p})
+		a.Artifacts = append(a.Artifacts, aarts.Artifact{Type: aarts.ArtifactFilePath, Value: p})
 	}
 	for _, p := range a.Packages {
 		v := p.Manager + ":" + p.Name
 		if p.Version != "" {
 			v += "@" + p.Version
 		}
-		a.Artifacts = append(a.Artifacts, Artifact{Type: ArtifactPackage, Value: v})
+		a.Artifacts = append(a.Artifacts, aarts.Artifact{Type: aarts.ArtifactPackage, Value: v})
 	}
 	for _, d := range a.Decoded {
-		a.Artifacts = append(a.Artifacts, Artifact{Type: ArtifactContent, Value: d, Context: "base64_encoded"})
+		a.Artifacts = append(a.Artifacts, aarts.Artifact{Type: aarts.ArtifactContent, Value: d, Context: "base64_encoded"})
 	}
 	for _, f := range []*[]string{&a.Binaries, &a.URLs, &a.Hosts, &a.Paths, &a.WritePaths, &a.SQL, &a.Decoded} {
 		if *f == nil {
@@ -278,7 +262,7 @@ func (a *Analysis) finish() {
 		a.Packages = []Package{}
 	}
 	if a.Artifacts == nil {
-		a.Artifacts = []Artifact{}
+		a.Artifacts = []aarts.Artifact{}
 	}
 	if a.Findings == nil {
 		a.Findings = []Finding{}
@@ -429,8 +413,8 @@ func printable(s string) bool {
 // verbatim, with the field it came from ("tool_input.command",
 // "tool_input.edits[0].path"), in field order. Reading them is the
 // engine's work (AnalyzeTool); these only name them.
-func InputArtifacts(input any) []Artifact {
-	out := []Artifact{}
+func InputArtifacts(input any) []aarts.Artifact {
+	out := []aarts.Artifact{}
 	var walk func(v any, field, at string)
 	walk = func(v any, field, at string) {
 		switch x := v.(type) {
@@ -439,11 +423,11 @@ func InputArtifacts(input any) []Artifact {
 			switch {
 			case x == "":
 			case f == "command" || f == "cmd" || f == "script" || f == "commands":
-				out = append(out, Artifact{Type: ArtifactCommand, Value: x, SourceField: at})
+				out = append(out, aarts.Artifact{Type: aarts.ArtifactCommand, Value: x, SourceField: at})
 			case isPathField(f):
-				out = append(out, Artifact{Type: ArtifactFilePath, Value: x, SourceField: at})
+				out = append(out, aarts.Artifact{Type: aarts.ArtifactFilePath, Value: x, SourceField: at})
 			case f == "url" || f == "uri" || strings.HasPrefix(x, "http://") || strings.HasPrefix(x, "https://"):
-				out = append(out, Artifact{Type: ArtifactURL, Value: x, SourceField: at})
+				out = append(out, aarts.Artifact{Type: aarts.ArtifactURL, Value: x, SourceField: at})
 			}
 		case map[string]any:
 			keys := make([]string, 0, len(x))
@@ -462,4 +446,14 @@ func InputArtifacts(input any) []Artifact {
 	}
 	walk(input, "", "tool_input")
 	return out
+}
+
+// canonicalFor is aarts.Canonical refined by the tool's input: a shell command
+// that installs packages is package_install.
+func canonicalFor(native string, a *Analysis) string {
+	t := aarts.Canonical(native)
+	if (t == aarts.ToolShell || t == aarts.ToolCodeExec) && a != nil && len(a.Packages) > 0 {
+		return aarts.ToolPackageInstall
+	}
+	return t
 }
