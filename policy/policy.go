@@ -250,9 +250,9 @@ func (p *Policy) Manifest() *manifest.Manifest { return p.manifest }
 // input.event, input.action (absent for events without an action),
 // input.snapshot and input.manifest.
 type Input struct {
-	Event    map[string]any  // the hook event as the host sent it
+	Event    map[string]any   // the hook event as the host sent it
 	Action   *action.Analysis // the engine's reading of a tool call, or nil
-	Snapshot map[string]any  // the session snapshot with this event folded in (reducer.Snapshot.Map)
+	Snapshot map[string]any   // the session snapshot with this event folded in (reducer.Snapshot.Map)
 	// Identity is who the sender was authenticated as (principal, agent,
 	// service, scope, authenticated_by), never what the event claims:
 	// input.identity. Nil reads as an empty object.
