@@ -50,6 +50,12 @@ type Analysis struct {
 	Downloads []string `json:"downloads"`
 	// Executes are the files the action runs, sources or makes executable.
 	Executes []string `json:"executes"`
+	// Caveats say what the reading cannot vouch for (a script file, code
+	// on a pipe, a program named by configuration or a variable, install
+	// scripts) or that the action changes what other programs run later
+	// (a makefile, a CI workflow, git configuration, an instruction file).
+	// An action with a caveat is never explicitly allowed.
+	Caveats []string `json:"caveats"`
 	// Cwd is the working directory relative paths were read against.
 	Cwd string `json:"-"`
 }
@@ -90,6 +96,7 @@ func AnalyzeTool(native string, input any, cwd string) Analysis {
 	for _, line := range shellLines {
 		a.addShell(line, cwd, 0)
 	}
+	a.caveats(shellLines, cwd)
 	a.findings(cwd)
 	a.Tool = canonicalFor(native, &a)
 	a.finish()
@@ -110,7 +117,15 @@ func AnalyzeText(s string) Analysis {
 func (a *Analysis) addShell(line, cwd string, depth int) {
 	cmds := ParseShell(line)
 	sawFetch := false
+	dir := cwd
 	for _, c := range cmds {
+		if c.Binary == "cd" {
+			dir = cdTarget(c, dir)
+		}
+		cwd := dir
+		if dir != a.Cwd {
+			c.Dir = dir
+		}
 		a.Commands = append(a.Commands, c)
 		a.Binaries = append(a.Binaries, c.Binary)
 		for _, w := range c.Via {
@@ -147,6 +162,9 @@ func (a *Analysis) addShell(line, cwd string, depth int) {
 			p := resolve(r, cwd)
 			a.Paths = append(a.Paths, p)
 			a.WritePaths = append(a.WritePaths, p)
+		}
+		for _, r := range c.Inputs {
+			a.Paths = append(a.Paths, resolve(r, cwd)) // read: cmd < FILE
 		}
 		if writers[c.Binary] {
 			for _, arg := range c.Argv[1:] {
@@ -197,6 +215,20 @@ func (a *Analysis) addShell(line, cwd string, depth int) {
 			}
 		}
 	}
+}
+
+// cdTarget is the directory a cd command moves to from dir: its operand
+// resolved against dir; the home directory (~) for cd alone; dir itself
+// when the target cannot be known (cd -).
+func cdTarget(c Command, dir string) string {
+	ops := operands(c.Argv)
+	switch {
+	case len(ops) == 0:
+		return "~"
+	case ops[0] == "-":
+		return dir
+	}
+	return resolve(ops[0], dir)
 }
 
 // finish derives hosts and artifacts and sorts the sets.
@@ -266,6 +298,10 @@ func (a *Analysis) finish() {
 	}
 	if a.Findings == nil {
 		a.Findings = []Finding{}
+	}
+	a.Caveats = uniq(a.Caveats)
+	if a.Caveats == nil {
+		a.Caveats = []string{}
 	}
 	a.Downloads = uniq(a.Downloads)
 	if a.Downloads == nil {

@@ -1,6 +1,7 @@
 package action
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/hex"
 	"path"
@@ -71,6 +72,7 @@ func (a *Analysis) findings(cwd string) {
 	}
 	downloaded := map[string]string{}
 	for _, c := range a.Commands {
+		cwd := cmp.Or(c.Dir, cwd)
 		destructive(c, cwd, add)
 		a.downloadExec(c, cwd, downloaded, add)
 		exfiltration(c, a.Commands, add)
@@ -605,6 +607,11 @@ func exfiltration(c Command, all []Command, add func(string, string, string, flo
 		}
 		if f, ok := strings.CutPrefix(a, "@"); ok && secretStore(f) {
 			add(FindExfiltration, f, c.Binary+" uploads "+f, 1)
+		}
+	}
+	for _, f := range c.Inputs {
+		if secretStore(f) {
+			add(FindExfiltration, f, c.Binary+" sends "+f+" (its standard input)", 1)
 		}
 	}
 	// An environment dump or a secret read piped into the sender.

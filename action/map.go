@@ -17,6 +17,15 @@ func (a *Analysis) Map() map[string]any {
 		if len(c.Redirects) > 0 {
 			m["redirects"] = c.Redirects
 		}
+		if len(c.Inputs) > 0 {
+			m["inputs"] = c.Inputs
+		}
+		if len(c.Env) > 0 {
+			m["env"] = c.Env
+		}
+		if c.Dir != "" {
+			m["dir"] = c.Dir
+		}
 		if c.Heredoc != "" {
 			m["heredoc"] = c.Heredoc
 		}
@@ -33,7 +42,7 @@ func (a *Analysis) Map() map[string]any {
 	out := map[string]any{
 		"tool": a.Tool, "tool_native": a.ToolNative, "commands": cmds, "binaries": a.Binaries, "urls": a.URLs,
 		"hosts": a.Hosts, "paths": a.Paths, "write_paths": a.WritePaths, "packages": pkgs, "sql": a.SQL,
-		"decoded": a.Decoded, "piped_to_shell": a.PipedToShell, "findings": findings, "downloads": a.Downloads, "executes": a.Executes,
+		"decoded": a.Decoded, "piped_to_shell": a.PipedToShell, "findings": findings, "downloads": a.Downloads, "executes": a.Executes, "caveats": a.Caveats,
 	}
 	if a.MCPServer != "" {
 		out["mcp_server"] = a.MCPServer

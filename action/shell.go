@@ -19,6 +19,14 @@ type Command struct {
 	Via []string `json:"via,omitempty"`
 	// Redirects are files written with > or >>.
 	Redirects []string `json:"redirects,omitempty"`
+	// Inputs are files read on standard input with < (or <>).
+	Inputs []string `json:"inputs,omitempty"`
+	// Env are the NAME=value assignments the command runs with (before
+	// it, or given to env), as written.
+	Env []string `json:"env,omitempty"`
+	// Dir is the directory the command runs in when a cd earlier on the
+	// line changed it (resolved against the call's working directory).
+	Dir string `json:"dir,omitempty"`
 	// Heredoc is the here-document or here-string the command reads on
 	// its standard input, when it is one.
 	Heredoc string `json:"heredoc,omitempty"`
@@ -116,13 +124,16 @@ func IsShellBuiltin(name string) bool { return shellBuiltins[name] }
 var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "fish": true, "ash": true}
 
 func emit(toks []token, stage int, piped bool, via []string, depth int, out *[]Command) {
-	var argv []string
-	var redirects []string
+	var argv, redirects, inputs, env []string
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		if t.redirect != "" {
-			if strings.HasPrefix(t.redirect, ">") && t.text != "" && !strings.HasPrefix(t.text, "&") {
+			switch {
+			case t.text == "" || strings.HasPrefix(t.text, "&"):
+			case strings.HasPrefix(t.redirect, ">"):
 				redirects = append(redirects, t.text)
+			case t.redirect == "<" || t.redirect == "<>":
+				inputs = append(inputs, t.text)
 			}
 			continue
 		}
@@ -130,6 +141,7 @@ func emit(toks []token, stage int, piped bool, via []string, depth int, out *[]C
 	}
 	// Leading VAR=value assignments.
 	for len(argv) > 0 && isAssignment(argv[0]) {
+		env = append(env, argv[0])
 		argv = argv[1:]
 	}
 	for len(argv) > 0 {
@@ -143,6 +155,7 @@ func emit(toks []token, stage int, piped bool, via []string, depth int, out *[]C
 		for i < len(argv) {
 			a := argv[i]
 			if bin == "env" && isAssignment(a) {
+				env = append(env, a)
 				i++
 				continue
 			}
@@ -185,7 +198,7 @@ func emit(toks []token, stage int, piped bool, via []string, depth int, out *[]C
 		return
 	}
 	bin := base(argv[0])
-	cmd := Command{Binary: bin, Argv: argv, Stage: stage, Piped: piped, Via: via, Redirects: redirects}
+	cmd := Command{Binary: bin, Argv: argv, Stage: stage, Piped: piped, Via: via, Redirects: redirects, Inputs: inputs, Env: env}
 	*out = append(*out, cmd)
 	// Interpreters of command strings.
 	switch {

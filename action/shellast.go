@@ -72,13 +72,17 @@ func (w *shellWalker) pipeline(st *syntax.Stmt) {
 }
 
 func (w *shellWalker) stmt(st *syntax.Stmt, stage int, piped bool) {
-	var redirects []string
+	var redirects, inputs []string
 	for _, r := range st.Redirs {
 		w.substs(r.Word)
 		switch r.Op {
 		case syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll, syntax.RdrClob, syntax.AppClob:
 			if t := wordText(r.Word); t != "" && !strings.HasPrefix(t, "&") {
 				redirects = append(redirects, t)
+			}
+		case syntax.RdrIn, syntax.RdrInOut:
+			if t := wordText(r.Word); t != "" && !strings.HasPrefix(t, "&") {
+				inputs = append(inputs, t)
 			}
 		}
 	}
@@ -122,17 +126,25 @@ func (w *shellWalker) stmt(st *syntax.Stmt, stage int, piped bool) {
 				}
 			}
 		}
-		toks := make([]token, 0, len(argv)+len(redirects))
+		toks := make([]token, 0, len(c.Assigns)+len(argv)+len(redirects)+len(inputs))
+		for _, a := range c.Assigns {
+			if a.Name != nil {
+				toks = append(toks, token{text: a.Name.Value + "=" + wordText(a.Value)})
+			}
+		}
 		for _, a := range argv {
 			toks = append(toks, token{text: a})
 		}
 		for _, r := range redirects {
 			toks = append(toks, token{redirect: ">", text: r})
 		}
+		for _, r := range inputs {
+			toks = append(toks, token{redirect: "<", text: r})
+		}
 		before := len(*w.out)
 		emit(toks, stage, piped, w.via, w.depth, w.out)
 		w.stdinOf(st, before)
-		w.heredocs(st, toks)
+		w.heredocs(st, argv[0])
 	case *syntax.BinaryCmd: // && and ||
 		w.pipeline(c.X)
 		w.pipeline(c.Y)
@@ -222,13 +234,13 @@ func (w *shellWalker) stdinOf(st *syntax.Stmt, before int) {
 }
 
 // heredocs reads a here-document fed to a shell as the commands it is.
-func (w *shellWalker) heredocs(st *syntax.Stmt, toks []token) {
-	if len(toks) == 0 || !shells[base(toks[0].text)] || w.depth >= maxShellDepth {
+func (w *shellWalker) heredocs(st *syntax.Stmt, prog string) {
+	if !shells[base(prog)] || w.depth >= maxShellDepth {
 		return
 	}
 	for _, r := range st.Redirs {
 		if (r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc) && r.Hdoc != nil {
-			parseShell(wordText(r.Hdoc), append(clone(w.via), base(toks[0].text)+" <<"), w.depth+1, w.out)
+			parseShell(wordText(r.Hdoc), append(clone(w.via), base(prog)+" <<"), w.depth+1, w.out)
 		}
 	}
 }

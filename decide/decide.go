@@ -193,6 +193,11 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 	if ev.SessionID != session {
 		return nil, &aarts.ValidationError{HookPoint: ev.HookPoint, Field: "session_id", Msg: fmt.Sprintf("%q does not belong to session %q", ev.SessionID, session)}
 	}
+	if ev.HookPoint == "PostAskResolution" {
+		if err := reducer.MatchAskResolution(s.Snapshot, ev); err != nil {
+			return nil, &aarts.ValidationError{HookPoint: ev.HookPoint, Field: "turn_id", Msg: err.Error()}
+		}
+	}
 	stored, err := d.Stored(tenant, session, payload)
 	if err != nil {
 		return nil, err
@@ -225,8 +230,8 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 		PolicyDigest: dec.PolicyDigest, SnapshotHash: step.SnapshotHash, HostAnswer: HostAnswer(ev, dec),
 		ActionSHA256: ActionDigest(ev, env), Inherited: inherited,
 	}
-	if step.Record.HostAnswer == aarts.Ask {
-		step.Record.TurnID = ev.TurnID
+	if step.Record.HostAnswer == aarts.Ask || dec.Decision == aarts.Ask {
+		step.Record.TurnID = ev.TurnID // what a PostAskResolution must name
 	}
 	if d.Signer != nil {
 		if step.Record.Receipt, err = d.receipt(ev, env, step, auth, at); err != nil {
@@ -270,8 +275,11 @@ func HostAnswer(ev *aarts.Event, dec *policy.Decision) string {
 	if !guardedHosts[ev.String("adapter")] {
 		return ""
 	}
-	if dec.Decision != aarts.Allow || dec.Explicit || ev.Field("auto_approve") == true {
+	if dec.Decision != aarts.Allow || dec.Explicit {
 		return dec.Decision
+	}
+	if a := action.Of(ev); ev.Field("auto_approve") == true && (a == nil || len(a.Caveats) == 0) {
+		return dec.Decision // the documented opt-in, for what the engine could read whole
 	}
 	if RewrittenInput(dec.Directives) != nil {
 		// A rewrite the host must apply: the user sees the rewritten call

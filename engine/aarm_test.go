@@ -65,9 +65,10 @@ func TestHTTPAskApproveRunRounds(t *testing.T) {
 		if r.Decision != aarts.Ask || r.ReasonCode == "DEFERRALS_EXCEEDED" {
 			t.Fatalf("round %d: %s %s %v, want an ask", i, r.Decision, r.ReasonCode, r.Reasons)
 		}
-		res := post("host-acme", hook("PostAskResolution", "rounds", 3*i+1, fmt.Sprintf(
+		// The resolution names the asked call's turn (AARTS Turn extension).
+		res := post("host-acme", strings.Replace(hook("PostAskResolution", "rounds", 3*i+1, fmt.Sprintf(
 			`,"original_hook_point":"PreToolUse","original_verdict":{"decision":"ask","category":%q,"severity":%q,"source":%q,"matched_rule_id":%q},"resolution":"approved"`,
-			r.Category, r.Severity, r.Source, r.MatchedRuleID)))
+			r.Category, r.Severity, r.Source, r.MatchedRuleID)), fmt.Sprintf(`"turn_id":"t%d"`, 3*i+1), fmt.Sprintf(`"turn_id":"t%d"`, 3*i), 1))
 		if res.ReasonCode == ReasonInputRejected || res.ReasonCode == ReasonEngineFailure {
 			t.Fatalf("round %d resolution: %+v", i, res)
 		}

@@ -157,7 +157,7 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 		r = e.fail(req.Tenant, ev, payload, err)
 	}
 	if host != nil {
-		r.HostOutput = host.Render(native, req.Body, r)
+		r.HostOutput = host.Render(native, req.Body, renderable(r))
 	}
 	return r
 }
@@ -172,41 +172,51 @@ func sessionIDValid(tenant, session string) error {
 // and recorded: the answer is deny, or allow under fail-open, and the
 // failure is recorded durably before the answer is returned.
 func (e *Engine) fail(tenant string, ev *aarts.Event, payload []byte, cause error) HookResponse {
-	answer := aarts.Deny
-	if e.failOpen {
+	r := failureAnswer(e.failOpen, "the engine could not decide and record this event: "+cause.Error())
+	answer := r.Decision
+	if !blocking(ev.HookPoint) {
+		r.Decision, r.AARMDecision, r.HostAnswer = aarts.Allow, aarts.AARMAllow, "" // a notification: the host does not wait
 		answer = aarts.Allow
 	}
-	if !blocking(ev.HookPoint) {
-		answer = aarts.Allow
+	if r.HostAnswer == aarts.HostAnswerNone {
+		answer = aarts.HostAnswerNone
 	}
 	e.noteFailure(ledger.SessionKey{Tenant: tenant, Session: ev.SessionID}, payload, answer, cause)
-	return HookResponse{
-		Verdict: aarts.Verdict{Decision: answer, Category: "engine_failure", Severity: "critical", Source: "failure_policy",
-			Reasons: []string{"the engine could not decide and record this event: " + cause.Error()}},
-		AARMDecision: aarmOf(answer), ReasonCode: ReasonEngineFailure,
+	return r
+}
+
+// failureAnswer is the failure policy's answer: deny; or, under fail-open,
+// no decision — on the AARTS API an ask (which a caller that cannot ask
+// treats as deny, AARTS §6.6) with host answer "none", which host adapters
+// render as no decision, so the host's own permission flow decides. It is
+// never an allow.
+func failureAnswer(failOpen bool, reason string) HookResponse {
+	r := HookResponse{
+		Verdict: aarts.Verdict{Decision: aarts.Deny, Category: "engine_failure", Severity: "critical", Source: "failure_policy",
+			Reasons: []string{reason}},
+		AARMDecision: aarts.AARMDeny, ReasonCode: ReasonEngineFailure,
 	}
+	if failOpen {
+		r.Decision, r.AARMDecision, r.HostAnswer = aarts.Ask, aarts.AARMStepUp, aarts.HostAnswerNone
+	}
+	return r
+}
+
+// renderable is r as a host renderer reads it: a failure answered with no
+// decision (fail-open) is an allow that rests on nothing explicit, which
+// every renderer answers with no decision.
+func renderable(r HookResponse) HookResponse {
+	if r.ReasonCode == ReasonEngineFailure && r.HostAnswer == aarts.HostAnswerNone {
+		r.Decision = aarts.Allow
+	}
+	return r
 }
 
 // FailureResponse is the answer of the failure policy when no engine
-// could be reached at all (an adapter whose engine is down): deny, or allow
-// when failOpen.
+// could be reached at all (an adapter whose engine is down): deny, or no
+// decision when failOpen (failureAnswer).
 func FailureResponse(failOpen bool, cause error) HookResponse {
-	answer := aarts.Deny
-	if failOpen {
-		answer = aarts.Allow
-	}
-	return HookResponse{
-		Verdict: aarts.Verdict{Decision: answer, Category: "engine_failure", Severity: "critical", Source: "failure_policy",
-			Reasons: []string{"the security engine could not be reached: " + cause.Error()}},
-		AARMDecision: aarmOf(answer), ReasonCode: ReasonEngineFailure,
-	}
-}
-
-func aarmOf(decision string) string {
-	if decision == aarts.Allow {
-		return aarts.AARMAllow
-	}
-	return aarts.AARMDeny
+	return failureAnswer(failOpen, "the security engine could not be reached: "+cause.Error())
 }
 
 // blocking reports whether the host waits for the verdict of a hook point
@@ -249,7 +259,7 @@ func (e *Engine) reject(ctx context.Context, req Request, host *Host, defect err
 		AARMDecision: aarmOf(rej.Answered), ReasonCode: ReasonInputRejected,
 	}
 	if host != nil {
-		r.HostOutput = host.Render(probe.HostEvent, req.Body, r)
+		r.HostOutput = host.Render(probe.HostEvent, req.Body, renderable(r))
 	}
 	return r
 }
@@ -344,4 +354,11 @@ func (e *Engine) recordRejection(ctx context.Context, k ledger.SessionKey, rej *
 	if err := e.Flush(ctx, k); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		e.warn(fmt.Errorf("record rejection in %s (kept in the spool): %w", k, err))
 	}
+}
+
+func aarmOf(decision string) string {
+	if decision == aarts.Allow {
+		return aarts.AARMAllow
+	}
+	return aarts.AARMDeny
 }

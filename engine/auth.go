@@ -28,7 +28,9 @@ const (
 	RoleAuditor  = "auditor"
 	// roleLocal is the caller on the engine's own Unix socket (or, with
 	// --insecure-dev, any caller without a token): the user who runs the
-	// engine, who may do everything.
+	// engine — or anything that runs as that user, the agent and the
+	// scripts it writes included. It reports events and reads, and never
+	// approves: only an approver's token resolves an ask.
 	roleLocal = "local"
 )
 
@@ -43,9 +45,13 @@ type Principal struct {
 	Identity receipt.Authenticated
 }
 
-// may reports whether p acts in one of roles.
+// may reports whether p acts in one of roles. The local caller acts as a
+// host and an auditor, never as an approver.
 func (p *Principal) may(roles ...string) bool {
-	return p.Role == roleLocal || slices.Contains(roles, p.Role)
+	if p.Role == roleLocal {
+		return slices.ContainsFunc(roles, func(r string) bool { return r != RoleApprover })
+	}
+	return slices.Contains(roles, p.Role)
 }
 
 // Tokens maps bearer tokens to principals. The file holds SHA-256 digests

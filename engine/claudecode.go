@@ -213,6 +213,10 @@ func (in *ClaudeCodeInput) AARTS(now time.Time) (event []byte, ok bool, err erro
 	switch in.HookEventName {
 	case "PreToolUse":
 		setTool(e, "PreToolUse", turn, in.ToolName, in.ToolInput)
+		if in.PermissionMode != "" {
+			// agentledger extension: whether the host will prompt at all.
+			e["permission_mode"] = in.PermissionMode
+		}
 	case "PostToolUse":
 		setTool(e, "PostToolUse", turn, in.ToolName, in.ToolInput)
 		if len(in.ToolResponse) > 0 {
@@ -299,7 +303,7 @@ func renderClaudeCode(event string, _ []byte, r HookResponse) json.RawMessage {
 func HostOutput(host string, input []byte, r HookResponse) []byte {
 	out := r.HostOutput
 	if h := HostNamed(host); len(out) == 0 && h != nil {
-		out = h.Render(probeInput(input).HostEvent, input, r)
+		out = h.Render(probeInput(input).HostEvent, input, renderable(r))
 	}
 	if len(out) == 0 {
 		out = []byte("{}")

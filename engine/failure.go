@@ -21,7 +21,7 @@ type Failure struct {
 	// ID makes recording the failure idempotent (it is spooled first).
 	ID       string          `json:"id"`
 	Event    json.RawMessage `json:"event"`
-	Answered string          `json:"answered"` // the decision the host got: allow (fail-open), deny, or unknown
+	Answered string          `json:"answered"` // the decision the host got: deny, none (fail-open: no decision), allow (a notification), or unknown
 	Error    string          `json:"error"`
 	AtMs     int64           `json:"at_unix_ms"`
 }

@@ -3,12 +3,14 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
 )
@@ -117,5 +119,28 @@ func TestRebuildRecordsALostVerdict(t *testing.T) {
 	})
 	if strings.Join(types, ",") != "PreToolUse,EngineFailure,PreToolUse,Verdict" {
 		t.Fatalf("recorded %v", types)
+	}
+}
+
+// TestFailOpenNeverAllows: the failure policy never answers allow on any
+// API. Fail-closed it denies; under fail-open the AARTS API gets an ask
+// (which a caller that cannot ask treats as a deny) with host answer
+// "none", and a host adapter renders it as no decision.
+func TestFailOpenNeverAllows(t *testing.T) {
+	pre := `{"session_id":"s","transcript_path":"/t","cwd":"/w","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"t1"}`
+	for _, tt := range []struct {
+		failOpen              bool
+		decision, host, rendr string
+	}{
+		{false, aarts.Deny, "", `"permissionDecision":"deny"`},
+		{true, aarts.Ask, aarts.HostAnswerNone, `{}`},
+	} {
+		r := FailureResponse(tt.failOpen, errors.New("connection refused"))
+		if r.Decision != tt.decision || r.HostAnswer != tt.host || r.ReasonCode != ReasonEngineFailure {
+			t.Errorf("fail-open %v: %s/%q/%s, want %s/%q", tt.failOpen, r.Decision, r.HostAnswer, r.ReasonCode, tt.decision, tt.host)
+		}
+		if out := string(HostOutput("claude-code", []byte(pre), r)); !strings.Contains(out, tt.rendr) {
+			t.Errorf("fail-open %v: Claude Code gets %s, want %s", tt.failOpen, out, tt.rendr)
+		}
 	}
 }

@@ -14,8 +14,10 @@ import (
 // manifestFacts says what the manifest makes of an action, so that the
 // policy decides on plain facts: whether the tool is declared or needs
 // approval, and which hosts, binaries, paths and secrets fall outside what
-// the manifest allows. The policy still decides what each fact means.
-func manifestFacts(m *manifest.Manifest, domains *regexp.Regexp, a *action.Analysis) map[string]any {
+// the manifest allows. A binary an allow rule allows wherever it runs in
+// the action (allowed) is not denied for missing from allowed_binaries.
+// The policy still decides what each fact means.
+func manifestFacts(m *manifest.Manifest, domains *regexp.Regexp, a *action.Analysis, allowed map[string]bool) map[string]any {
 	hosts := []string{}
 	for _, h := range a.Hosts {
 		if !domains.MatchString(h) {
@@ -24,7 +26,7 @@ func manifestFacts(m *manifest.Manifest, domains *regexp.Regexp, a *action.Analy
 	}
 	binaries := []string{}
 	for _, b := range a.Binaries {
-		if !action.IsShellBuiltin(b) && !slices.Contains(m.Exec.AllowedBinaries, b) {
+		if !action.IsShellBuiltin(b) && !slices.Contains(m.Exec.AllowedBinaries, b) && !allowed[b] {
 			binaries = append(binaries, b)
 		}
 	}

@@ -326,7 +326,7 @@ func (p *Policy) Evaluate(ctx context.Context, in Input, at time.Time) (*Decisio
 // patterns are tested against, the permission rules that match
 // (rules.deny, rules.allow, rules.ask), the secret variables the call
 // refers to, and manifest_facts.
-func (p *Policy) addFacts(am map[string]any, a *action.Analysis, event map[string]any) {
+func (p *Policy) addFacts(am map[string]any, a *action.Analysis, event map[string]any, cv coverage) {
 	lines := make([]string, 0, len(a.Commands)+1)
 	if ti, ok := event["tool_input"].(map[string]any); ok {
 		if c, ok := ti["command"].(string); ok {
@@ -351,23 +351,8 @@ func (p *Policy) addFacts(am map[string]any, a *action.Analysis, event map[strin
 		}
 	}
 	am["secret_env_refs"] = refs
-	am["manifest_facts"] = manifestFacts(p.manifest, p.domains, a)
+	am["manifest_facts"] = manifestFacts(p.manifest, p.domains, a, cv.binaries)
 	am["protected_hits"] = orEmpty(p.guard.hits(a))
-}
-
-// explicitAllow names what explicitly allows an action, if anything: a
-// manifest allow rule that matches it (RULE_ALLOW), or an earlier
-// allow_always of its tool, command or host (ALLOW_ALWAYS).
-func explicitAllow(am map[string]any, a *action.Analysis, allowed []string) string {
-	if rules, _ := am["rules"].(map[string]any); rules != nil {
-		if allow, _ := rules["allow"].([]string); len(allow) > 0 {
-			return "RULE_ALLOW"
-		}
-	}
-	if matchArtifact(am, a, allowed) != "" {
-		return "ALLOW_ALWAYS"
-	}
-	return ""
 }
 
 // matchArtifact returns the first of the action's tool, command lines and
@@ -400,9 +385,10 @@ func (p *Policy) inputValue(in Input) (ast.Value, error) {
 	input := map[string]any{"event": in.Event, "snapshot": in.Snapshot, "manifest": p.mvalue, "identity": identity}
 	if in.Action != nil {
 		am := in.Action.Map()
-		p.addFacts(am, in.Action, in.Event)
-		allowed, _ := in.Snapshot["allowed_artifacts"].([]string)
-		am["explicit_allow"] = explicitAllow(am, in.Action, allowed)
+		cv := p.cover(in.Action, in.Snapshot)
+		p.addFacts(am, in.Action, in.Event, cv)
+		am["explicit_allow"] = cv.explicit
+		am["rule_allowed"] = cv.byRule
 		denied, _ := in.Snapshot["denied_artifacts"].([]string)
 		am["denied_always"] = matchArtifact(am, in.Action, denied)
 		am["has"] = presence(am)

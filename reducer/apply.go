@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -37,6 +38,9 @@ const (
 	maxTaintSources = 8
 	// maxPending bounds Pending.
 	maxPending = 64
+	// maxWritten bounds Snapshot.Written; past it, the set is "*" (any
+	// file may have been written by the session).
+	maxWritten = 256
 )
 
 // Loop violation kinds.
@@ -134,6 +138,7 @@ func (s Snapshot) clone() Snapshot {
 	n.DataFindings = slices.Clone(s.DataFindings)
 	n.EgressDomains = slices.Clone(s.EgressDomains)
 	n.Downloaded = slices.Clone(s.Downloaded)
+	n.Written = slices.Clone(s.Written)
 	n.Pending = slices.Clone(s.Pending)
 	n.HostAsks = slices.Clone(s.HostAsks)
 	n.PermittedTools = slices.Clone(s.PermittedTools)
@@ -199,6 +204,16 @@ func (r *Reducer) foldHook(n *Snapshot, e *ledger.Envelope, ev *aarts.Event) err
 			n.ParentSessionID = ev.ParentSessionID
 		}
 		n.recordCall(seq, ev)
+		if a := action.Of(ev); a != nil {
+			for _, p := range a.WritePaths {
+				if len(n.Written) >= maxWritten {
+					n.Written = []string{"*"}
+				}
+				if !slices.Equal(n.Written, []string{"*"}) {
+					n.Written = addSorted(n.Written, p)
+				}
+			}
+		}
 	case "PostToolUse":
 		result := ev.Field("tool_result")
 		text := textOf(result)
@@ -361,9 +376,8 @@ func (n *Snapshot) foldVerdict(v *aarts.VerdictRecord) error {
 	}
 	if v.Verdict.Decision == aarts.Ask || v.AARMDecision == aarts.AARMStepUp || v.AARMDecision == aarts.AARMDefer {
 		p := Pending{ForSeq: v.ForSeq, HookPoint: v.HookPoint, AARMDecision: v.AARMDecision,
-			ReasonCode: v.ReasonCode, Artifacts: v.Verdict.Artifacts, Action: v.ActionSHA256}
+			ReasonCode: v.ReasonCode, Artifacts: v.Verdict.Artifacts, Action: v.ActionSHA256, TurnID: v.TurnID}
 		if v.HostAnswer == aarts.Ask {
-			p.TurnID = v.TurnID
 			n.HostAsks = append(n.HostAsks, p)
 			if len(n.HostAsks) > maxPending {
 				n.HostAsks = n.HostAsks[len(n.HostAsks)-maxPending:]
@@ -396,42 +410,62 @@ func (n *Snapshot) foldResolution(e *ledger.Envelope) error {
 		p = (*open)[i]
 		*open = slices.Delete(*open, i, i+1)
 	}
-	artifacts := r.Artifacts
-	if len(artifacts) == 0 {
-		artifacts = p.Artifacts
+	if i < 0 {
+		return nil // answers nothing open: changes nothing
 	}
-	n.resolve(r.Resolution, p.ReasonCode, artifacts)
+	n.resolve(r.Resolution, p.ReasonCode, p.Artifacts) // the scope is the engine's own verdict
 	return nil
 }
 
-// foldAskResolution applies a host's PostAskResolution.
+// foldAskResolution applies a host's PostAskResolution to the ask it
+// answers (MatchAskResolution); one that answers none changes nothing
+// (the engine records such an event as Rejected, never as a hook event).
+// A host event never widens what is allowed: allow_always and
+// allow_similar close the ask as approved. Its scope is the engine's own
+// recorded verdict, never what the event claims.
 func (n *Snapshot) foldAskResolution(ev *aarts.Event) {
-	var artifacts []string
-	reason := ""
-	if v, ok := ev.Field("original_verdict").(map[string]any); ok {
-		if as, ok := v["artifacts"].([]any); ok {
-			for _, a := range as {
-				if s, ok := a.(string); ok {
-					artifacts = append(artifacts, s)
-				}
-			}
-		}
-		reason, _ = v["matched_rule_id"].(string)
+	open, i := n.matchAsk(ev)
+	if open == nil {
+		return
 	}
-	// The host answers the ask it prompted for: the latest open item of
-	// that hook point and rule is closed (it never times out into a
-	// denial, and it no longer counts as waiting).
-	hook := ev.String("original_hook_point")
+	p := (*open)[i]
+	*open = slices.Delete(*open, i, i+1)
+	resolution := ev.String("resolution")
+	if resolution == "allow_always" || resolution == "allow_similar" {
+		resolution = "approved"
+	}
+	n.resolve(resolution, p.ReasonCode, p.Artifacts)
+}
+
+// ErrNoOpenAsk is the fault of a resolution that answers no ask the engine
+// recorded in the session and that is still open.
+var ErrNoOpenAsk = errors.New("no open ask of the engine matches this resolution")
+
+// MatchAskResolution checks that a PostAskResolution answers an ask the
+// engine recorded in s and that is still open: same hook point and turn,
+// and, when the event names it (action_sha256), the same action.
+func MatchAskResolution(s Snapshot, ev *aarts.Event) error {
+	if open, _ := s.matchAsk(ev); open == nil {
+		return fmt.Errorf("%w (original_hook_point %q, turn_id %q)", ErrNoOpenAsk, ev.String("original_hook_point"), ev.TurnID)
+	}
+	return nil
+}
+
+// matchAsk finds the open ask ev answers: the list it is in and its
+// index, or nil.
+func (n *Snapshot) matchAsk(ev *aarts.Event) (*[]Pending, int) {
+	hook, digest := ev.String("original_hook_point"), ev.String("action_sha256")
+	if ev.TurnID == "" {
+		return nil, -1
+	}
 	for _, open := range []*[]Pending{&n.Pending, &n.HostAsks} {
 		for i := len(*open) - 1; i >= 0; i-- {
-			if p := (*open)[i]; p.HookPoint == hook && (reason == "" || p.ReasonCode == reason) {
-				*open = slices.Delete(*open, i, i+1)
-				n.resolve(ev.String("resolution"), reason, artifacts)
-				return
+			if p := (*open)[i]; p.HookPoint == hook && p.TurnID == ev.TurnID && (digest == "" || digest == p.Action) {
+				return open, i
 			}
 		}
 	}
-	n.resolve(ev.String("resolution"), reason, artifacts)
+	return nil, -1
 }
 
 // resolve applies a resolution: a denial or a timeout counts as a denied
@@ -442,6 +476,9 @@ func (n *Snapshot) resolve(resolution, reasonCode string, artifacts []string) {
 	case "denied", "timeout":
 		n.DeniedCount++ // the action did not happen
 	case "allow_always", "allow_similar":
+		if !widenable[reasonCode] {
+			break // an ask that stands for a deny is approved once, never widened
+		}
 		for _, a := range artifacts {
 			n.AllowedArtifacts = addSorted(n.AllowedArtifacts, a)
 		}
@@ -455,6 +492,15 @@ func (n *Snapshot) resolve(resolution, reasonCode string, artifacts []string) {
 		n.clearLoop()
 	}
 }
+
+// widenable are the reason codes of asks that are asks by nature (a tool
+// that needs approval, an ask rule, an undeclared MCP server, a loop, a
+// call the host would not have asked about): allow_always of one
+// remembers its artifacts for the session. Every other ask stands for a
+// deny the sensitivity turned into an ask (a forbidden command, egress,
+// secrets, exfiltration, a destructive target, self-protection), and is
+// approved once, never widened.
+var widenable = map[string]bool{"APPROVAL_REQUIRED": true, "RULE_ASK": true, "MCP_UNDECLARED": true, "LOOP_DETECTED": true, "HOST_WILL_NOT_ASK": true}
 
 // decodeStrict reads one of agentledger's own records with exact key
 // matching (ledger.DecodeExact).

@@ -40,6 +40,9 @@ func (s Snapshot) Map() map[string]any {
 	if len(s.Downloaded) > 0 {
 		m["downloaded"] = s.Downloaded
 	}
+	if len(s.Written) > 0 {
+		m["written"] = s.Written
+	}
 	if s.Inherited != nil {
 		in := s.Inherited
 		im := map[string]any{"parent_session_id": in.ParentSessionID, "known": in.Known, "parent_seq": in.ParentSeq}

@@ -48,7 +48,12 @@ type Snapshot struct {
 	EgressDomains   []string `json:"egress_domains"`
 	// Downloaded are the files tool calls of the session downloaded (curl
 	// -o, wget), so that running one later is seen as what it is.
-	Downloaded  []string  `json:"downloaded,omitempty"`
+	Downloaded []string `json:"downloaded,omitempty"`
+	// Written are the files tool calls of the session wrote (file tools
+	// and shell redirects), so that running one later (go run, make -f,
+	// a script) is known to run code the agent wrote: never explicitly
+	// allowed. At most maxWritten are kept.
+	Written     []string  `json:"written,omitempty"`
 	DeniedCount int       `json:"denied_count"`
 	Pending     []Pending `json:"pending"`
 	// HostAsks are asks the host resolves in its own prompt (Claude

@@ -6,8 +6,9 @@
 #   2 PERMISSION_UNDECLARED                     8 FS_DENY / SECRET_ACCESS / PACKAGE_SUSPECT
 #   3 EGRESS_DENY                               9 DATA_EXFILTRATION (composition)
 #   4 BUDGET_EXCEEDED                          10 APPROVAL_REQUIRED / RULE_ASK
-#   5 LOOP_DETECTED                            11 CONTEXT_PENDING (DEFER)
-#   6 TAINTED_TO_HIGH_RISK                     12 MODIFY signals (directives)
+#   5 LOOP_DETECTED                            10.6 HOST_WILL_NOT_ASK (the host's mode)
+#   6 TAINTED_TO_HIGH_RISK                     11 CONTEXT_PENDING (DEFER)
+#                                              12 MODIFY signals (directives)
 #
 # A heuristic deny whose confidence is under the manifest's sensitivity
 # threshold becomes ask (AARTS §6.6).

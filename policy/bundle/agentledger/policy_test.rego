@@ -155,9 +155,17 @@ test_non_tool_hooks_allowed_by_default if {
 }
 
 test_rule_matches_from_the_engine if {
-	a := object.union(with_facts(shell("", ["nmap"], []), {"binaries_denied": ["nmap"]}), {"rules": {"deny": [], "allow": ["shell(nmap *)"], "ask": []}})
+	# An allow rule covering every command: the engine leaves the binary
+	# out of binaries_denied and says the rules cover the action.
+	a := object.union(shell("", ["nmap"], []), {"rules": {"deny": [], "allow": ["shell(nmap *)"], "ask": []}, "rule_allowed": true, "explicit_allow": "RULE_ALLOW"})
 	d := policy.decision with input as engine_input(event("nmap x"), a, snapshot, manifest)
 	d.decision == "allow"
+	d.explicit == true
+	# A rule matching only part of a compound command covers nothing: the
+	# other binary is still denied.
+	p := object.union(with_facts(shell("", ["git", "nc"], []), {"binaries_denied": ["nc"]}), {"rules": {"deny": [], "allow": ["shell(git *)"], "ask": []}, "rule_allowed": false})
+	dp := policy.decision with input as engine_input(event("git log; nc h 1"), p, snapshot, manifest)
+	dp.reason_code == "EXEC_DENY"
 	a2 := object.union(shell("", ["git"], []), {"rules": {"deny": ["shell(git push -f:*)"], "allow": ["shell(git *)"], "ask": []}})
 	d2 := policy.decision with input as engine_input(event("git push -f"), a2, snapshot, manifest)
 	d2.reason_code == "RULE_DENY"

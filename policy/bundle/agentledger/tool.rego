@@ -108,7 +108,10 @@ signals contains sig(1.2, "RULE_DENY", "deny", "DENY", "tool_execution", "critic
 	some r in input.action.rules.deny
 }
 
-allowed_by_rule if count(input.action.rules.allow) > 0
+# The manifest's allow rules cover the whole action, part by part (every
+# simple command of a command line, every path of a file call; see
+# policy/allow.go): then a matching ask rule does not ask.
+allowed_by_rule if input.action.rule_allowed == true
 
 # 1. Identity (AARM R6), when the manifest requires it.
 
@@ -165,7 +168,6 @@ signals contains sig(3, "EGRESS_DENY", "deny", "DENY", "network_egress", "critic
 	input.action.has.hosts_denied == true
 	input.action.tool in network_tools
 	some h in input.action.manifest_facts.hosts_denied
-	not h in input.snapshot.allowed_artifacts
 }
 
 # 4. Budgets.
@@ -232,7 +234,6 @@ signals contains sig(7, "EXEC_DENY", "deny", "DENY", "tool_execution", "warning"
 	input.action.has.binaries_denied == true
 	input.action.tool in {"shell", "package_install", "code_exec"}
 	some b in input.action.manifest_facts.binaries_denied
-	not allowed_by_rule
 }
 
 # 8. Files, secrets, packages.
@@ -318,4 +319,24 @@ signals contains sig(11, "CONTEXT_PENDING", "ask", "DEFER", "privilege_escalatio
 	object.get(input.event, "is_sub_agent", false) == true
 	input.snapshot.parent_session_id == ""
 	count(input.snapshot.permitted_tools) == 0
+}
+
+# 10.6 The host will not prompt. A call the engine cannot vouch for (a
+# caveat: a script whose code is not read, code on a pipe, a program named
+# by configuration or a variable, a write to a file other programs run)
+# is left to the host's own prompt; where the host reports that it will
+# not prompt — Claude Code's (and Codex's) bypassPermissions and auto
+# modes, acceptEdits for file edits — the engine asks instead.
+host_will_not_prompt if object.get(input.event, "permission_mode", "") in {"bypassPermissions", "auto"}
+
+host_will_not_prompt if {
+	object.get(input.event, "permission_mode", "") == "acceptEdits"
+	input.action.tool in {"file_write", "file_edit"}
+}
+
+signals contains sig(10.6, "HOST_WILL_NOT_ASK", "ask", "STEP_UP", "tool_execution", "warning", sprintf("%s; the host runs in %s mode and would not ask", [c, input.event.permission_mode]), [], 1) if {
+	input.event.hook_point == "PreToolUse"
+	input.action.has.caveats == true
+	host_will_not_prompt
+	some c in input.action.caveats
 }
