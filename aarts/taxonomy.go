@@ -80,7 +80,7 @@ var nativeTools = map[string]string{
 	"run_terminal_cmd": ToolShell, "execute_command": ToolShell, "local_shell": ToolShell, "powershell": ToolShell,
 	"run_in_terminal": ToolShell, "sh": ToolShell, "cmd": ToolShell,
 	// file write
-	"write": ToolFileWrite, "create": ToolFileWrite, "create_file": ToolFileWrite, "write_file": ToolFileWrite, "write_to_file": ToolFileWrite,
+	"write": ToolFileWrite, "save_memory": ToolFileWrite, "create": ToolFileWrite, "create_file": ToolFileWrite, "write_file": ToolFileWrite, "write_to_file": ToolFileWrite,
 	"notebookwrite": ToolFileWrite,
 	// file edit
 	"edit": ToolFileEdit, "multiedit": ToolFileEdit, "apply_patch": ToolFileEdit, "str_replace": ToolFileEdit,

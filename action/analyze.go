@@ -56,6 +56,10 @@ type Analysis struct {
 	// (a makefile, a CI workflow, git configuration, an instruction file).
 	// An action with a caveat is never explicitly allowed.
 	Caveats []string `json:"caveats"`
+	// MemoryWrites are the texts the action writes into files hosts load
+	// as instructions or memory (CLAUDE.md, AGENTS.md, GEMINI.md, rules,
+	// memory directories), for the memory-poisoning rules.
+	MemoryWrites []string `json:"memory_writes"`
 	// Cwd is the working directory relative paths were read against.
 	Cwd string `json:"-"`
 }
@@ -67,9 +71,12 @@ type Analysis struct {
 func AnalyzeTool(native string, input any, cwd string) Analysis {
 	a := Analysis{ToolNative: native, MCPServer: aarts.MCPServer(native), Cwd: cwd}
 	base := aarts.Canonical(native)
-	var shellLines []string
+	var shellLines, written []string
 	walkStrings(input, "", func(field, s string) {
 		f := strings.ToLower(field)
+		if (base == aarts.ToolFileWrite || base == aarts.ToolFileEdit) && contentFields[f] {
+			written = append(written, s)
+		}
 		switch {
 		case base == aarts.ToolShell && (f == "command" || f == "cmd" || f == "script" || f == "commands"):
 			shellLines = append(shellLines, s)
@@ -96,6 +103,10 @@ func AnalyzeTool(native string, input any, cwd string) Analysis {
 	for _, line := range shellLines {
 		a.addShell(line, cwd, 0)
 	}
+	if native == "save_memory" { // Gemini CLI's memory tool writes its user memory file
+		a.WritePaths = append(a.WritePaths, "~/.gemini/GEMINI.md")
+	}
+	a.readWrites(written, cwd)
 	a.caveats(shellLines, cwd)
 	a.findings(cwd)
 	a.Tool = canonicalFor(native, &a)
@@ -298,6 +309,9 @@ func (a *Analysis) finish() {
 	}
 	if a.Findings == nil {
 		a.Findings = []Finding{}
+	}
+	if a.MemoryWrites == nil {
+		a.MemoryWrites = []string{}
 	}
 	a.Caveats = uniq(a.Caveats)
 	if a.Caveats == nil {

@@ -256,7 +256,7 @@ func (in *ClaudeCodeInput) AARTS(now time.Time) (event []byte, ok bool, err erro
 // PostToolUse and UserPromptSubmit get a block with its reason when denied;
 // an event whose name could not be read, a block that every blocking event
 // honours.
-func renderClaudeCode(event string, _ []byte, r HookResponse) json.RawMessage {
+func renderClaudeCode(event string, input []byte, r HookResponse) json.RawMessage {
 	reason := hostReason(r)
 	var out any = map[string]any{}
 	switch event {
@@ -276,9 +276,16 @@ func renderClaudeCode(event string, _ []byte, r HookResponse) json.RawMessage {
 		out = map[string]any{"hookSpecificOutput": hso}
 	case "PostToolUse":
 		if r.Decision != aarts.Allow { // no prompt here: ask is deny (AARTS §6.6)
-			out = map[string]any{"decision": "block", "reason": reason, "hookSpecificOutput": map[string]any{
-				"hookEventName": "PostToolUse", "additionalContext": "agentledger withheld this tool result: " + reason,
-			}}
+			hso := map[string]any{"hookEventName": "PostToolUse", "additionalContext": withheldNotice + reason}
+			if len(r.Withheld) > 0 {
+				// The result Claude sees instead (Claude Code 2.1.121+ for
+				// every tool; updatedMCPToolOutput before that, MCP only).
+				hso["updatedToolOutput"] = r.Withheld
+				if tool := probeToolName(input); strings.HasPrefix(tool, "mcp__") {
+					hso["updatedMCPToolOutput"] = r.Withheld
+				}
+			}
+			out = map[string]any{"decision": "block", "reason": reason, "hookSpecificOutput": hso}
 		}
 	case "UserPromptSubmit":
 		if r.Decision != aarts.Allow {
@@ -309,4 +316,13 @@ func HostOutput(host string, input []byte, r HookResponse) []byte {
 		out = []byte("{}")
 	}
 	return append(bytes.Clone(out), '\n')
+}
+
+// probeToolName reads the tool_name of a host's input, or "".
+func probeToolName(input []byte) string {
+	var in struct {
+		ToolName string `json:"tool_name"`
+	}
+	_ = json.Unmarshal(input, &in)
+	return in.ToolName
 }

@@ -261,6 +261,12 @@ func renderCopilot(event string, _ []byte, r HookResponse) json.RawMessage {
 			}
 		}
 	}
+	if event == "postToolUse" && r.Decision != aarts.Allow {
+		// The result the model sees instead (command hooks honour
+		// modifiedResult in current Copilot CLI).
+		out["modifiedResult"] = map[string]any{"resultType": "success", "textResultForLlm": withheldText(r)}
+		out["additionalContext"] = withheldNotice + hostReason(r)
+	}
 	b, _ := json.Marshal(out)
 	return b
 }

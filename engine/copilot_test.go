@@ -91,7 +91,8 @@ func TestCopilotRender(t *testing.T) {
 		{"PreToolUse", resp("deny", "deny", nil), `{"permissionDecision":"deny","permissionDecisionReason":"agentledger: because"}`},
 		{"preToolUse", resp("ask", "ask", nil), `{"permissionDecision":"ask","permissionDecisionReason":"agentledger: because"}`},
 		{"preToolUse", resp("allow", "ask", map[string]any{"tool_input": map[string]any{"command": "ls"}}), `{"modifiedArgs":{"command":"ls"},"permissionDecision":"ask","permissionDecisionReason":"agentledger: because"}`},
-		{"postToolUse", resp("deny", "deny", nil), `{}`},
+		{"postToolUse", resp("deny", "deny", nil), `{"additionalContext":"agentledger withheld this tool result: agentledger: because","modifiedResult":{"resultType":"success","textResultForLlm":"agentledger withheld this tool result: agentledger: because"}}`},
+		{"postToolUse", resp("allow", "none", nil), `{}`},
 		{"userPromptSubmitted", resp("deny", "deny", nil), `{}`},
 		{"", resp("ask", "", nil), `{"permissionDecision":"deny","permissionDecisionReason":"agentledger: because"}`},
 	} {

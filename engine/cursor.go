@@ -33,10 +33,14 @@ type CursorInput struct {
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	URL       string          `json:"url,omitempty"`
 	Result    json.RawMessage `json:"result_json,omitempty"`
-	FilePath  string          `json:"file_path,omitempty"`
-	Edits     json.RawMessage `json:"edits,omitempty"`
-	Prompt    string          `json:"prompt,omitempty"`
-	Status    string          `json:"status,omitempty"`
+	// ToolOutput is postToolUse's result (a JSON string).
+	ToolOutput json.RawMessage `json:"tool_output,omitempty"`
+	// Content is the file beforeReadFile is about to hand the agent.
+	Content  string          `json:"content,omitempty"`
+	FilePath string          `json:"file_path,omitempty"`
+	Edits    json.RawMessage `json:"edits,omitempty"`
+	Prompt   string          `json:"prompt,omitempty"`
+	Status   string          `json:"status,omitempty"`
 }
 
 // cursorBlocking: the Cursor events whose answer can stop something.
@@ -171,10 +175,18 @@ func (in *CursorInput) AARTS(now time.Time) (map[string]any, error) {
 		setTool(e, hookOf(in.HookEventName), turn, in.ToolName, args)
 		if in.HookEventName == "postToolUse" {
 			e["tool_result"] = resultOf(in.Result)
+			if len(in.ToolOutput) > 0 {
+				e["tool_result"] = resultOf(in.ToolOutput)
+			}
 		}
 	case "beforeReadFile":
-		// The file's content is not recorded: the path is what is judged.
+		// The content Cursor is about to hand the agent is judged (and
+		// classified) now: a deny withholds it. Secrets in it are sealed in
+		// the record like any other.
 		setTool(e, "PreToolUse", turn, "read_file", map[string]any{"file_path": in.FilePath})
+		if in.Content != "" {
+			e["read_content"] = in.Content
+		}
 	case "afterFileEdit":
 		setTool(e, "PostToolUse", turn, "edit_file", map[string]any{"file_path": in.FilePath, "edits": in.Edits})
 		e["tool_result"] = ""
@@ -265,6 +277,15 @@ func renderCursor(event string, _ []byte, r HookResponse) json.RawMessage {
 		out["continue"] = r.Decision == aarts.Allow
 		if r.Decision != aarts.Allow {
 			out["user_message"] = reason
+		}
+	case "postToolUse":
+		// Cursor replaces only an MCP tool's output (other tools' output
+		// reaches the model; the record has the denial).
+		if r.Decision != aarts.Allow {
+			out["additional_context"] = withheldNotice + reason
+			if len(r.Withheld) > 0 {
+				out["updated_mcp_tool_output"] = r.Withheld
+			}
 		}
 	}
 	b, _ := json.Marshal(out)

@@ -167,6 +167,10 @@ type HookResponse struct {
 	// HostAnswer is what a host with its own permission flow is answered
 	// (see aarts.VerdictRecord.HostAnswer).
 	HostAnswer string `json:"host_answer,omitempty"`
+	// Withheld, for a denied tool result (PostToolUse), is what the model
+	// may see instead: the result's shape, none of what was denied (see
+	// withheld).
+	Withheld json.RawMessage `json:"withheld,omitempty"`
 	// HostOutput, for input that came through a host adapter, is the
 	// host's native answer.
 	HostOutput json.RawMessage `json:"host_output,omitempty"`
@@ -176,7 +180,7 @@ type HookResponse struct {
 func ResponseOf(st *decide.Step) HookResponse {
 	return HookResponse{Verdict: st.Record.Verdict, AARMDecision: st.Record.AARMDecision, ReasonCode: st.Record.ReasonCode,
 		Constraints: st.Record.Constraints, Seq: st.Envelope.Seq(), EventHash: st.Envelope.Hash(), VerdictHash: st.Verdict.Hash(),
-		PendingID: st.PendingID, HostAnswer: st.Record.HostAnswer}
+		PendingID: st.PendingID, HostAnswer: st.Record.HostAnswer, Withheld: withheld(st)}
 }
 
 // hookBodyCap bounds how much of an oversized hook body is read (and

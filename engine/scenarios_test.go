@@ -41,7 +41,9 @@ var scenarios = []struct {
 		{"cleanup-gone-wrong", 3, "allow/ALLOW/ALLOW"}, {"cleanup-gone-wrong", 4, "deny/DENY/DESTRUCTIVE"},
 		{"cleanup-gone-wrong", 5, "deny/DENY/FORBIDDEN"}, {"cleanup-gone-wrong", 6, "deny/DENY/RULE_DENY"}}},
 	{"path-traversal", "coding-agent.json", []expect{
-		{"traversal-write", 3, "deny/DENY/PERSISTENCE"}, {"traversal-write", 4, "deny/DENY/PERSISTENCE"}, {"traversal-write", 5, "allow/ALLOW/ALLOW"}}},
+		// #4 writes "curl … | sh" into ~/.bashrc: the content is read as the
+		// commands the shell will run at its next start.
+		{"traversal-write", 3, "deny/DENY/PERSISTENCE"}, {"traversal-write", 4, "deny/DENY/FORBIDDEN"}, {"traversal-write", 5, "allow/ALLOW/ALLOW"}}},
 	{"hallucinated-package", "coding-agent.json", []expect{
 		{"typo-deps", 3, "deny/DENY/PACKAGE_SUSPECT"}, {"typo-deps", 4, "deny/DENY/PACKAGE_SUSPECT"}, {"typo-deps", 5, "allow/ALLOW/ALLOW"}}},
 	{"loop", "coding-agent.json", []expect{
@@ -62,7 +64,9 @@ var scenarios = []struct {
 	{"self-protection", "coding-agent.json", []expect{
 		{"hook-tamper", 3, "deny/DENY/PROTECTED_PATH"}, {"hook-tamper", 4, "deny/DENY/PROTECTED_PATH"}}},
 	{"approval-resolution", "coding-agent.json", []expect{
-		{"delete-approval", 3, "ask/STEP_UP/APPROVAL_REQUIRED"}, {"delete-approval", 5, "allow/ALLOW/ALLOW"}}},
+		// The host's allow_always closes the ask as approved and widens
+		// nothing: only an approver (POST /v1/resolutions) widens.
+		{"delete-approval", 3, "ask/STEP_UP/APPROVAL_REQUIRED"}, {"delete-approval", 5, "ask/STEP_UP/APPROVAL_REQUIRED"}}},
 	{"download-then-run", "coding-agent.json", []expect{
 		{"download-then-run", 3, "allow/ALLOW/ALLOW"}, {"download-then-run", 5, "deny/DENY/DOWNLOAD_EXEC"},
 		{"download-then-run", 6, "deny/DENY/DOWNLOAD_EXEC"}}},

@@ -204,6 +204,11 @@ func (r *Reducer) foldHook(n *Snapshot, e *ledger.Envelope, ev *aarts.Event) err
 			n.ParentSessionID = ev.ParentSessionID
 		}
 		n.recordCall(seq, ev)
+		if content, ok := ev.Field("read_content").(string); ok {
+			// What a host is about to hand the agent (Cursor's
+			// beforeReadFile): classified before the agent sees it.
+			n.classify(seq, content)
+		}
 		if a := action.Of(ev); a != nil {
 			for _, p := range a.WritePaths {
 				if len(n.Written) >= maxWritten {

@@ -46,9 +46,24 @@ signals contains s if {
 signals contains sig(1, "MEMORY_POISONING", "deny", "DENY", "persistence", "critical", "memory write carries instructions aimed at the agent", [], 0.8) if {
 	input.event.hook_point == "PreMemoryWrite"
 	text := memory_text
-	some p in injection_patterns
+	some p in poisoning_patterns
 	regex.match(p, text)
 }
+
+# A tool call (a file tool or a shell redirect) that writes into a file a
+# host loads as instructions or memory (CLAUDE.md, AGENTS.md, GEMINI.md,
+# rules, memory directories; input.action.memory_writes) is a memory write.
+signals contains sig(1, "MEMORY_POISONING", "deny", "DENY", "persistence", "critical", "write to an instruction file carries instructions aimed at the agent", [], 0.8) if {
+	input.event.hook_point == "PreToolUse"
+	input.action.has.memory_writes == true
+	some text in input.action.memory_writes
+	some p in poisoning_patterns
+	regex.match(p, text)
+}
+
+# What poisons memory: injected instructions, and downloads piped into a
+# shell (an instruction to run one).
+poisoning_patterns := array.concat(injection_patterns, [`(?i)\b(curl|wget|iwr|invoke-webrequest)\b[^\n]*\|\s*(sudo\s+)?(ba|z|da|k)?sh\b`])
 
 signals contains sig(6, "TAINTED_TO_HIGH_RISK", "ask", "STEP_UP", "persistence", "warning", "tainted session writes an instruction to memory", [], 0.6) if {
 	input.event.hook_point == "PreMemoryWrite"
@@ -99,6 +114,16 @@ signals contains sig(6, "TAINTED_TO_HIGH_RISK", "ask", "STEP_UP", "privilege_esc
 
 signals contains sig(8, "SECRET_IN_RESULT", "deny", "DENY", "data_exfiltration", "critical", sprintf("tool result contains %s", [f.detector]), [f.detector], 1) if {
 	input.event.hook_point == "PostToolUse"
+	some f in input.snapshot.data_findings
+	f.seq == input.snapshot.seq
+	f.class == "SECRET"
+}
+
+# Content a host is about to hand the agent with the call (Cursor's
+# beforeReadFile): a secret in it is withheld by denying the read.
+signals contains sig(8, "SECRET_IN_RESULT", "deny", "DENY", "data_exfiltration", "critical", sprintf("the file's content contains %s", [f.detector]), [f.detector], 1) if {
+	input.event.hook_point == "PreToolUse"
+	is_string(input.event.read_content)
 	some f in input.snapshot.data_findings
 	f.seq == input.snapshot.seq
 	f.class == "SECRET"

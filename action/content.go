@@ -1,0 +1,271 @@
+package action
+
+import (
+	"cmp"
+	"encoding/json"
+	"maps"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Content written to files that other programs execute is code: a
+// makefile's recipes, a package manifest's scripts, a CI workflow's run
+// steps, direnv's .envrc, a shell start-up file, a git hook, a script on
+// PATH, git configuration that names programs, an editor's tasks. The
+// commands it carries are read at the write, whichever tool writes it
+// (file tools, or echo, printf and here-documents redirected by a shell),
+// and judged like any other command of the call. Content written to files
+// hosts load as instructions is kept as a memory write for the policy's
+// memory-poisoning rules.
+
+// contentFields are the tool input members that carry what a write puts
+// into its file.
+var contentFields = map[string]bool{"content": true, "new_string": true, "new_str": true, "file_text": true, "new_source": true,
+	"contents": true, "text": true, "fact": true, "code_edit": true, "insert_text": true, "patch": true}
+
+// maxContent bounds how much written text is read.
+const maxContent = 256 << 10
+
+// readWrites reads what a call writes into code and instruction files:
+// texts are the written contents of a file tool, for its write paths.
+func (a *Analysis) readWrites(texts []string, cwd string) {
+	for _, p := range a.WritePaths {
+		for _, t := range texts {
+			a.readWritten(p, t, cwd)
+		}
+	}
+	for _, c := range a.Commands {
+		for _, r := range c.Redirects {
+			if text := writtenBy(c); text != "" {
+				a.readWritten(resolve(r, cmp.Or(c.Dir, cwd)), text, cwd)
+			}
+		}
+	}
+}
+
+// writtenBy is the text a command writes to its redirections: its
+// here-document, or what echo or printf print.
+func writtenBy(c Command) string {
+	switch {
+	case c.Heredoc != "" && (c.Binary == "cat" || c.Binary == "tee"):
+		return c.Heredoc
+	case c.Binary == "echo":
+		return strings.Join(operands(c.Argv), " ")
+	case c.Binary == "printf":
+		return unescapePrintf(strings.Join(operands(c.Argv), " "))
+	}
+	return ""
+}
+
+// readWritten reads text written to p.
+func (a *Analysis) readWritten(p, text, cwd string) {
+	if len(text) > maxContent {
+		text = text[:maxContent]
+	}
+	if InstructionFile(p) != "" && len(a.MemoryWrites) < 16 {
+		a.MemoryWrites = append(a.MemoryWrites, text)
+	}
+	if codeFile(p) == "" && !strings.HasSuffix(p, ".sh") && !strings.HasPrefix(text, "#!") {
+		return
+	}
+	for _, cmd := range commandsIn(p, text) {
+		if len(a.Commands) >= 256 {
+			return
+		}
+		a.addShell(cmd, cwd, 1)
+	}
+	if base := path.Base(p); base == "setup.py" || base == "conftest.py" || base == "noxfile.py" || strings.HasPrefix(text, "#!") && strings.Contains(firstLine(text), "python") {
+		if code := text; len(code) > 0 {
+			a.readCode(code, "python", []string{"writes " + p}, cwd, a.addFinding)
+		}
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+func (a *Analysis) addFinding(class, subject, detail string, confidence float64) {
+	f := Finding{Class: class, Subject: subject, Detail: detail, Confidence: confidence}
+	for _, g := range a.Findings {
+		if g == f {
+			return
+		}
+	}
+	a.Findings = append(a.Findings, f)
+}
+
+// commandsIn returns the command lines text carries when it is written to
+// p, by the kind of file p is.
+func commandsIn(p, text string) []string {
+	base := path.Base(p)
+	switch {
+	case base == "Makefile" || base == "makefile" || base == "GNUmakefile" || strings.HasSuffix(base, ".mk"):
+		return makeLines(text)
+	case base == "package.json" || base == "composer.json":
+		return scriptValues(text)
+	case strings.Contains(p, "/.github/workflows/") || strings.HasSuffix(p, ".gitlab-ci.yml") || strings.Contains(p, "/.circleci/") ||
+		base == ".pre-commit-config.yaml" || strings.HasSuffix(base, ".yml") || strings.HasSuffix(base, ".yaml"):
+		return yamlRuns(text)
+	case strings.Contains(p, "/.vscode/") || strings.Contains(p, "/.devcontainer/"):
+		return jsonCommands(text)
+	case strings.Contains(p, "/.git/") && base == "config" || base == ".gitconfig" || strings.HasSuffix(p, "/git/config") || base == ".gitmodules":
+		return gitConfigRuns(text)
+	case base == ".npmrc" || base == ".yarnrc" || base == ".yarnrc.yml":
+		return rcRuns(text)
+	}
+	// .envrc, start-up files, hooks, scripts on PATH, *.sh: shell.
+	return []string{text}
+}
+
+// makeLines are a makefile's recipe lines, as shell.
+func makeLines(text string) []string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		switch {
+		case strings.HasPrefix(l, "\t"):
+			l = strings.TrimLeft(l, "\t @+-")
+		case strings.Contains(l, ":") && strings.Contains(l, ";") && !strings.HasPrefix(strings.TrimSpace(l), "#"):
+			_, l, _ = strings.Cut(l, ";")
+		default:
+			continue
+		}
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, strings.ReplaceAll(l, "$$", "$"))
+		}
+	}
+	return out
+}
+
+// scriptKey is a package.json member that holds a script: the lifecycle
+// scripts and the common ones (a fragment of the file, as an edit writes
+// it, is read by its keys).
+var scriptPair = regexp.MustCompile(`"((?:pre|post)?(?:install|uninstall|prepare|publish|publishOnly|pack|test|build|start|dev|lint|serve|ci|version|restart|stop|shrinkwrap|deploy|release|setup|format|check|typecheck|watch))"\s*:\s*"((?:[^"\\]|\\.)*)"`)
+
+// scriptValues are the scripts of a package manifest: every member of
+// "scripts" when the text is a whole JSON object, else the members named
+// like scripts.
+func scriptValues(text string) []string {
+	var pkg struct {
+		Scripts map[string]string `json:"scripts"`
+	}
+	if json.Unmarshal([]byte(text), &pkg) == nil && len(pkg.Scripts) > 0 {
+		out := make([]string, 0, len(pkg.Scripts))
+		for _, k := range slices.Sorted(maps.Keys(pkg.Scripts)) {
+			out = append(out, pkg.Scripts[k])
+		}
+		return out
+	}
+	var out []string
+	for _, m := range scriptPair.FindAllStringSubmatch(text, -1) {
+		var v string
+		if json.Unmarshal([]byte(`"`+m[2]+`"`), &v) == nil {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// yamlRuns are the commands of a CI definition: run: steps (one line, or
+// a | or > block), script:/before_script:/after_script: lists, entry:
+// of pre-commit hooks, command: members.
+func yamlRuns(text string) []string {
+	var out []string
+	lines := strings.Split(text, "\n")
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		t := strings.TrimLeft(strings.TrimPrefix(strings.TrimSpace(l), "- "), " ")
+		key, value, ok := strings.Cut(t, ":")
+		if !ok {
+			continue
+		}
+		switch key {
+		case "run", "script", "before_script", "after_script", "entry", "command", "cmd", "shell":
+		default:
+			continue
+		}
+		value = strings.TrimSpace(value)
+		indent := len(l) - len(strings.TrimLeft(l, " "))
+		switch {
+		case value == "|" || value == ">" || strings.HasPrefix(value, "|") || strings.HasPrefix(value, ">") || value == "":
+			var block []string
+			for i+1 < len(lines) {
+				next := lines[i+1]
+				if strings.TrimSpace(next) != "" && len(next)-len(strings.TrimLeft(next, " ")) <= indent {
+					break
+				}
+				i++
+				item := strings.TrimSpace(next)
+				if value == "" {
+					item = strings.TrimPrefix(item, "- ")
+				}
+				block = append(block, item)
+			}
+			if len(block) > 0 {
+				out = append(out, strings.Join(block, "\n"))
+			}
+		default:
+			out = append(out, strings.Trim(value, `'"`))
+		}
+	}
+	return out
+}
+
+// jsonCommands are the "command" members (with their "args") of an
+// editor's task or dev container file, and its lifecycle commands.
+var jsonCommand = regexp.MustCompile(`"(command|postCreateCommand|postStartCommand|postAttachCommand|onCreateCommand|initializeCommand|updateContentCommand)"\s*:\s*"((?:[^"\\]|\\.)*)"`)
+
+func jsonCommands(text string) []string {
+	var out []string
+	for _, m := range jsonCommand.FindAllStringSubmatch(text, -1) {
+		var v string
+		if json.Unmarshal([]byte(`"`+m[2]+`"`), &v) == nil {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// gitConfigRuns are the commands git configuration text makes git run
+// (section.key = value lines whose key names a program).
+func gitConfigRuns(text string) []string {
+	var out []string
+	section := ""
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(l)
+		switch {
+		case strings.HasPrefix(l, "["):
+			s := strings.Trim(l, "[]")
+			name, sub, ok := strings.Cut(s, " ")
+			if ok {
+				s = name + "." + strings.Trim(sub, `"`)
+			}
+			section = s
+		case strings.Contains(l, "="):
+			k, v, _ := strings.Cut(l, "=")
+			if cmd := gitRuns(section+"."+strings.TrimSpace(k), strings.Trim(strings.TrimSpace(v), `"`)); cmd != "" {
+				out = append(out, cmd)
+			}
+		}
+	}
+	return out
+}
+
+// rcRuns are the programs a package manager's rc file names
+// (script-shell, node-options with --require, ...): their values.
+func rcRuns(text string) []string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok {
+			k, v, ok = strings.Cut(l, ":")
+		}
+		if ok && (strings.Contains(k, "script-shell") || strings.Contains(k, "shell") || strings.Contains(k, "node-options") || strings.Contains(k, "git")) {
+			out = append(out, strings.Trim(strings.TrimSpace(v), `'"`))
+		}
+	}
+	return out
+}
