@@ -60,6 +60,16 @@ type Analysis struct {
 	// as instructions or memory (CLAUDE.md, AGENTS.md, GEMINI.md, rules,
 	// memory directories), for the memory-poisoning rules.
 	MemoryWrites []string `json:"memory_writes"`
+	// Symlinks maps paths the call names that the engine saw to be
+	// symbolic links to what they point to; Removes are untracked files
+	// the engine saw a git clean or git stash -u of the call would take
+	// away. Both are the engine's observation of the file system when the
+	// event arrived, recorded with the event (its fs_facts extension), so
+	// replay reads the same.
+	Symlinks map[string]string `json:"symlinks,omitempty"`
+	Removes  []string          `json:"removes,omitempty"`
+	// EndDir is where a cd on the line leaves the shell, when it moves it.
+	EndDir string `json:"end_dir,omitempty"`
 	// Cwd is the working directory relative paths were read against.
 	Cwd string `json:"-"`
 }
@@ -218,6 +228,9 @@ func (a *Analysis) addShell(line, cwd string, depth int) {
 			}
 			start = end
 		}
+	}
+	if depth == 0 && dir != a.Cwd && len(cmds) > 0 {
+		a.EndDir = dir
 	}
 	if depth == 0 {
 		for _, d := range a.Decoded {

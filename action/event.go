@@ -19,10 +19,43 @@ func analyzeEvent(e *aarts.Event) any {
 	switch e.HookPoint {
 	case "PreToolUse", "PostToolUse":
 		a := AnalyzeTool(e.NativeTool(), e.ToolInput, e.Cwd)
+		a.observed(e.Field(FSFacts))
 		return &a
 	case "PreMCPConnect":
 		a := AnalyzeText(e.String("server_uri") + " " + e.String("server_command"))
 		return &a
 	}
 	return (*Analysis)(nil)
+}
+
+// FSFacts is the event member (an agentledger extension) in which the
+// engine records what it saw of the file system when the event arrived:
+// {"symlinks": {"<path>": "<target>"}, "removes": ["<path>", ...]}.
+const FSFacts = "fs_facts"
+
+// observed takes the engine's recorded observation of the file system
+// into the analysis: symlinks of the paths the call names, and the
+// untracked files a git clean or stash of the call would take away.
+func (a *Analysis) observed(facts any) {
+	m, ok := facts.(map[string]any)
+	if !ok {
+		return
+	}
+	if links, ok := m["symlinks"].(map[string]any); ok {
+		for p, t := range links {
+			if target, ok := t.(string); ok {
+				if a.Symlinks == nil {
+					a.Symlinks = map[string]string{}
+				}
+				a.Symlinks[p] = target
+			}
+		}
+	}
+	if rm, ok := m["removes"].([]any); ok {
+		for _, p := range rm {
+			if s, ok := p.(string); ok {
+				a.Removes = append(a.Removes, s)
+			}
+		}
+	}
 }

@@ -44,6 +44,19 @@ func (a *Analysis) Map() map[string]any {
 		"hosts": a.Hosts, "paths": a.Paths, "write_paths": a.WritePaths, "packages": pkgs, "sql": a.SQL,
 		"decoded": a.Decoded, "piped_to_shell": a.PipedToShell, "findings": findings, "downloads": a.Downloads, "executes": a.Executes, "caveats": a.Caveats, "memory_writes": a.MemoryWrites,
 	}
+	if len(a.Symlinks) > 0 {
+		links := make(map[string]any, len(a.Symlinks))
+		for k, v := range a.Symlinks {
+			links[k] = v
+		}
+		out["symlinks"] = links
+	}
+	if len(a.Removes) > 0 {
+		out["removes"] = a.Removes
+	}
+	if a.EndDir != "" {
+		out["end_dir"] = a.EndDir
+	}
 	if a.MCPServer != "" {
 		out["mcp_server"] = a.MCPServer
 	}

@@ -42,6 +42,10 @@ type Request struct {
 	// Auth is who the transport authenticated the sender as: the identity
 	// the receipts of its actions attest (AARM R6).
 	Auth receipt.Authenticated
+	// Observe says the sender runs on the engine's machine (the local
+	// socket): the engine looks at the file system paths a call names and
+	// records what it saw (see observe).
+	Observe bool
 	// AutoApprove is the adapter's documented opt-in to answer every allow
 	// with the host's own allow, which skips the host's permission prompt.
 	AutoApprove bool
@@ -137,6 +141,9 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 			return HookResponse{Verdict: aarts.Verdict{Decision: aarts.Allow}, ReasonCode: "NOT_JUDGED", HostOutput: host.Render(native, req.Body, HookResponse{Verdict: aarts.Verdict{Decision: aarts.Allow}})}
 		}
 		payload = m.Event
+		if req.Observe {
+			payload = observe(ctx, payload)
+		}
 	}
 	// The event is validated and canonicalized once, when it is sealed:
 	// what is not I-JSON, over a limit or not a valid event comes back as an

@@ -45,6 +45,9 @@ type ServerConfig struct {
 	// Unix socket, which the agent's own processes can reach, so that an
 	// agent can never approve its own ask through it.
 	LocalRole string
+	// Observe says the callers run on this machine (the local socket):
+	// the engine records what it sees of the paths their calls name.
+	Observe bool
 	// Config, for a local engine a hook started, is the digest of its
 	// configuration (ConfigDigest); a hook that sends another one is
 	// answered 409 and Stale is called, which stops the engine.
@@ -200,7 +203,7 @@ func (s *server) hooks(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	req := Request{Tenant: tenantOf(r), Auth: principalOf(r).Identity, Host: r.PathValue("host"), AutoApprove: r.Header.Get(HeaderAutoApprove) == "1"}
+	req := Request{Tenant: tenantOf(r), Auth: principalOf(r).Identity, Host: r.PathValue("host"), AutoApprove: r.Header.Get(HeaderAutoApprove) == "1", Observe: s.cfg.Observe}
 	var err error
 	if req.Body, req.Size, req.SHA256, req.Truncated, err = ReadBounded(r.Body, s.cfg.MaxBody, hookBodyCap); err != nil {
 		writeError(w, http.StatusBadRequest, "reading body: "+err.Error())

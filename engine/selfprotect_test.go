@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -120,5 +123,147 @@ func TestSelfProtection(t *testing.T) {
 				t.Fatalf("%s %s %v: a read or an ordinary action taken for self-protection", r.Decision, r.ReasonCode, r.Reasons)
 			}
 		})
+	}
+}
+
+// TestSelfProtectionByResolution tries what a path resolves to rather than
+// how it is spelt: ${VAR:-default} and XDG spellings, a cd in one call and
+// a relative path in the next, symlinks the engine sees (deletes and
+// writes through them, and creating one toward a protected path), the
+// engine's own program, every host's user-level hook and settings files,
+// and git clean / git stash taking untracked hook configuration away. Each
+// attempt is denied for self-protection; a git clean in a repository whose
+// hook configuration is tracked is not.
+func TestSelfProtectionByResolution(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	data := filepath.Join(home, ".local/share/agentledger")
+	work := filepath.Join(root, "work")
+	clean := filepath.Join(root, "clean")
+	exe := filepath.Join(root, "bin/engine")
+	for _, d := range []string{data + "/keys", home + "/.claude", home + "/.copilot/hooks", work + "/.claude", clean + "/.claude", filepath.Dir(exe)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{home + "/.claude/settings.json", work + "/.claude/settings.local.json", clean + "/.claude/settings.json", exe} {
+		if err := os.WriteFile(f, []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{work + "/notes": data, work + "/cfg": home + "/.claude", work + "/local": home + "/.local"} {
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git := func(dir string, args ...string) {
+		cmd := exec.Command("git", append([]string{"-c", "user.email=t@example.com", "-c", "user.name=t"}, args...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v: %s", args, err, out)
+		}
+	}
+	git(work, "init", "-q")
+	git(clean, "init", "-q")
+	git(clean, "add", ".claude/settings.json")
+	git(clean, "commit", "-qm", "hooks")
+	t.Setenv("HOME", home)
+
+	m := policy.DefaultManifest()
+	m.Home = home
+	m.ProtectedData = []string{data}
+	m.Protected = []string{exe}
+	p, err := policy.Load(context.Background(), "", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := openStore(t, t.TempDir())
+	t.Cleanup(func() { st.Close() })
+	e := newEngine(t, decide.NewDecider(p), st)
+	n := 0
+	call := func(session, cwd, tool string, input map[string]any) HookResponse {
+		n++
+		in, _ := json.Marshal(input)
+		body := fmt.Sprintf(`{"session_id":%q,"transcript_path":"/t","cwd":%q,"permission_mode":"default","hook_event_name":"PreToolUse","tool_name":%q,"tool_input":%s,"tool_use_id":"toolu_%d"}`,
+			session, cwd, tool, in, n)
+		return e.Answer(context.Background(), Request{Host: "claude-code", Body: []byte(body), Observe: true})
+	}
+	protection := func(r HookResponse) bool {
+		for _, s := range r.Reasons {
+			if strings.Contains(s, "agentledger's own data") || strings.Contains(s, "hook configuration") || strings.Contains(s, "which holds") ||
+				strings.Contains(s, "agentledger's or the host's own configuration") {
+				return true
+			}
+		}
+		return false
+	}
+	bash := func(cmd string) map[string]any { return map[string]any{"command": cmd} }
+	type attempt struct {
+		name, cwd, tool string
+		input           map[string]any
+		before          string // a shell call of the same session first
+	}
+	attempts := []attempt{
+		{"XDG default quoted", work, "Bash", bash(`rm -rf "${XDG_DATA_HOME:-$HOME/.local/share}/agentledger"`), ""},
+		{"XDG default with ~", work, "Bash", bash(`rm -rf ${XDG_DATA_HOME:-~/.local/share}/agentledger`), ""},
+		{"XDG variable", work, "Bash", bash(`rm -rf $XDG_DATA_HOME/agentledger`), ""},
+		{"XDG variable braced", work, "Bash", bash(`rm -rf ${XDG_DATA_HOME}/agentledger/`), ""},
+		{"XDG variable quoted", work, "Bash", bash(`rm -rf "$XDG_DATA_HOME"/agentledger`), ""},
+		{"XDG default without colon", work, "Bash", bash(`mv "${XDG_DATA_HOME-$HOME/.local/share}/agentledger" /tmp/x`), ""},
+		{"XDG assign default", work, "Bash", bash(`cat ${XDG_DATA_HOME:=$HOME/.local/share}/agentledger/keys/receipt-ed25519.pem`), ""},
+		{"find -delete by XDG", work, "Bash", bash(`find ${XDG_DATA_HOME:-$HOME/.local/share}/agentledger -delete`), ""},
+		{"XDG config default", work, "Bash", bash(`rm -rf "${XDG_CONFIG_HOME:-$HOME/.config}/github-copilot"`), ""},
+		{"HOME braced settings", work, "Bash", bash(`echo x > "${HOME}/.claude/settings.json"`), ""},
+		{"cd then relative rm", work, "Bash", bash("rm -rf agentledger"), "cd ~/.local/share"},
+		{"cd then rm the parent", work, "Bash", bash("rm -rf share"), "cd ~/.local"},
+		{"cd then rm settings", work, "Bash", bash("rm settings.json"), "cd ~/.claude"},
+		{"cd then overwrite settings", work, "Bash", bash(`echo '{}' > settings.local.json`), "cd " + work + "/.claude"},
+		{"cd home then mv", work, "Bash", bash("mv .claude /tmp/x"), "cd"},
+		{"cd by XDG then rm", work, "Bash", bash("rm -rf agentledger"), `cd "${XDG_DATA_HOME:-$HOME/.local/share}"`},
+		{"rm through a symlink", work, "Bash", bash("rm -rf notes"), ""},
+		{"rm inside a symlink", work, "Bash", bash("rm -rf notes/keys"), ""},
+		{"redirect through a symlinked dir", work, "Bash", bash(`echo '{}' > cfg/settings.json`), ""},
+		{"Write through a symlinked dir", work, "Write", map[string]any{"file_path": work + "/cfg/settings.json", "content": "{}"}, ""},
+		{"rm through a symlinked parent", work, "Bash", bash("rm -rf local/share"), ""},
+		{"symlink toward the data dir", work, "Bash", bash("ln -s ~/.local/share/agentledger notes2"), ""},
+		{"symlink toward the settings", work, "Bash", bash("ln -s ~/.claude/settings.json s.json"), ""},
+		{"cp over the engine", work, "Bash", bash("cp /tmp/evil " + exe), ""},
+		{"Write the engine", work, "Write", map[string]any{"file_path": exe, "content": "#!/bin/sh\nexit 0\n"}, ""},
+		{"redirect over the engine", work, "Bash", bash(`echo '#!/bin/sh' > ` + exe), ""},
+		{"chmod the engine", work, "Bash", bash("chmod -x " + exe), ""},
+		{"mv the engine", work, "Bash", bash("mv " + exe + " /tmp/engine.bak"), ""},
+		{"copilot user hooks", work, "Bash", bash("rm -rf ~/.copilot/hooks"), ""},
+		{"copilot user hook file", work, "Bash", bash(`echo '{}' > ~/.copilot/hooks/agentledger.json`), ""},
+		{"copilot user settings", work, "Write", map[string]any{"file_path": home + "/.copilot/settings.json", "content": "{}"}, ""},
+		{"claude.json Write", work, "Write", map[string]any{"file_path": home + "/.claude.json", "content": "{}"}, ""},
+		{"claude.json sed", work, "Bash", bash(`sed -i 's/x/y/' ~/.claude.json`), ""},
+		{"copilot repo settings", work, "Edit", map[string]any{"file_path": work + "/.github/copilot/settings.json", "old_string": "a", "new_string": "b"}, ""},
+		{"codex user hooks", work, "Bash", bash("rm ~/.codex/hooks.json"), ""},
+		{"cursor user hooks", work, "Write", map[string]any{"file_path": home + "/.cursor/hooks.json", "content": "{}"}, ""},
+		{"managed claude settings", work, "Bash", bash("tee /etc/claude-code/managed-settings.json < /tmp/x"), ""},
+		{"gemini system settings", work, "Bash", bash("rm /etc/gemini-cli/settings.json"), ""},
+		{"git clean -fdx takes the untracked settings", work, "Bash", bash("git clean -fdx"), ""},
+		{"git clean -fd takes the untracked settings", work, "Bash", bash("git clean -fd"), ""},
+		{"git clean -ffdx after cd", root, "Bash", bash("cd work && git clean -ffdx"), ""},
+		{"git stash -u", work, "Bash", bash("git stash -u"), ""},
+		{"git stash --all", work, "Bash", bash("git stash --all"), ""},
+	}
+	if len(attempts) < 40 {
+		t.Fatalf("%d attempts, want at least 40", len(attempts))
+	}
+	for i, a := range attempts {
+		session := fmt.Sprintf("resolve-%d", i)
+		if a.before != "" {
+			call(session, a.cwd, "Bash", bash(a.before))
+		}
+		if r := call(session, a.cwd, a.tool, a.input); r.Decision != aarts.Deny || !protection(r) {
+			t.Errorf("%s: %s %s %v, want a deny for self-protection", a.name, r.Decision, r.ReasonCode, r.Reasons)
+		}
+	}
+	if r := call("resolve-clean", clean, "Bash", bash("git clean -fdx")); protection(r) {
+		t.Errorf("git clean in a repository whose hook configuration is tracked: %s %v", r.Decision, r.Reasons)
+	}
+	if r := call("resolve-ordinary", work, "Bash", bash("rm -rf build dist")); protection(r) || r.Decision == aarts.Deny {
+		t.Errorf("rm -rf build dist: %s %v", r.Decision, r.Reasons)
 	}
 }

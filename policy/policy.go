@@ -326,7 +326,7 @@ func (p *Policy) Evaluate(ctx context.Context, in Input, at time.Time) (*Decisio
 // patterns are tested against, the permission rules that match
 // (rules.deny, rules.allow, rules.ask), the secret variables the call
 // refers to, and manifest_facts.
-func (p *Policy) addFacts(am map[string]any, a *action.Analysis, event map[string]any, cv coverage) {
+func (p *Policy) addFacts(am map[string]any, a *action.Analysis, event map[string]any, cv coverage, shellDir string) {
 	lines := make([]string, 0, len(a.Commands)+1)
 	if ti, ok := event["tool_input"].(map[string]any); ok {
 		if c, ok := ti["command"].(string); ok {
@@ -352,7 +352,7 @@ func (p *Policy) addFacts(am map[string]any, a *action.Analysis, event map[strin
 	}
 	am["secret_env_refs"] = refs
 	am["manifest_facts"] = manifestFacts(p.manifest, p.domains, a, cv.binaries)
-	am["protected_hits"] = orEmpty(p.guard.hits(a))
+	am["protected_hits"] = orEmpty(p.guard.hits(a, shellDir))
 }
 
 // matchArtifact returns the first of the action's tool, command lines and
@@ -386,7 +386,8 @@ func (p *Policy) inputValue(in Input) (ast.Value, error) {
 	if in.Action != nil {
 		am := in.Action.Map()
 		cv := p.cover(in.Action, in.Snapshot)
-		p.addFacts(am, in.Action, in.Event, cv)
+		shellDir, _ := in.Snapshot["shell_dir"].(string)
+		p.addFacts(am, in.Action, in.Event, cv, shellDir)
 		am["explicit_allow"] = cv.explicit
 		am["rule_allowed"] = cv.byRule
 		denied, _ := in.Snapshot["denied_artifacts"].([]string)

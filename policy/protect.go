@@ -1,8 +1,10 @@
 package policy
 
 import (
+	"cmp"
 	"fmt"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -21,16 +23,18 @@ import (
 var dataGlobs = []string{"**/ledger-data", "**/.agentledger", "**/.local/share/agentledger"}
 
 // hostConfigGlobs are the hosts' hook configurations in any project or
-// home directory.
+// home directory, and the machine-wide ones.
 var hostConfigGlobs = []string{
 	"**/.claude/settings.json", "**/.claude/settings.local.json", "**/.claude/hooks",
 	"**/.cursor/hooks.json", "**/.github/hooks", "**/.gemini/settings.json",
-	"**/.codex/config.toml", "**/.codex/hooks.json",
+	"**/.codex/config.toml", "**/.codex/hooks.json", "**/.github/copilot/settings.json", "**/.github/copilot/settings.local.json",
+	"/etc/claude-code", "/Library/Application Support/ClaudeCode", "/etc/cursor/hooks.json",
+	"/Library/Application Support/Cursor/hooks.json", "/etc/gemini-cli", "/etc/github-copilot", "/etc/codex",
 }
 
-// homeConfigDirs are the hosts' per-user directories, protected whole
-// (their settings, hooks and plugins live there).
-var homeConfigDirs = []string{".claude", ".cursor", ".gemini", ".codex"}
+// homeConfigDirs are the hosts' per-user directories and files, protected
+// whole (their settings, hooks, plugins and credentials live there).
+var homeConfigDirs = []string{".claude", ".claude.json", ".cursor", ".gemini", ".codex", ".copilot", ".config/github-copilot"}
 
 // guard is what the self-protection checks: roots no tool may touch, and
 // roots no tool may write.
@@ -40,7 +44,7 @@ type guard struct {
 }
 
 func newGuard(m *manifest.Manifest) *guard {
-	g := &guard{home: m.Home, data: slices.Concat(dataGlobs, m.ProtectedData), config: slices.Clone(hostConfigGlobs)}
+	g := &guard{home: m.Home, data: slices.Concat(dataGlobs, m.ProtectedData), config: slices.Concat(hostConfigGlobs, m.Protected)}
 	if m.Home != "" {
 		for _, d := range homeConfigDirs {
 			g.config = append(g.config, path.Join(m.Home, d))
@@ -50,8 +54,11 @@ func newGuard(m *manifest.Manifest) *guard {
 }
 
 // hits returns why an action touches what agentledger protects, one
-// reason per path; none for an action that does not.
-func (g *guard) hits(a *action.Analysis) []string {
+// reason per path; none for an action that does not. Relative paths are
+// read against the call's working directory and, for shell calls, also
+// against shellDir (where a cd of an earlier call of the session left the
+// shell, when it differs).
+func (g *guard) hits(a *action.Analysis, shellDir string) []string {
 	var out []string
 	add := func(format string, args ...any) {
 		if r := fmt.Sprintf(format, args...); !slices.Contains(out, r) {
@@ -61,11 +68,25 @@ func (g *guard) hits(a *action.Analysis) []string {
 	switch a.Tool {
 	case aarts.ToolShell, aarts.ToolCodeExec, aarts.ToolPackageInstall:
 		for _, c := range a.Commands {
-			g.shellHits(c, a.Cwd, add)
+			g.shellHits(c, cmp.Or(c.Dir, a.Cwd), a.Symlinks, add)
+			if shellDir != "" && shellDir != a.Cwd && c.Dir == "" {
+				g.shellHits(c, shellDir, a.Symlinks, add)
+			}
+		}
+		for _, p := range a.Removes {
+			if r, ok := g.under(g.expand(p, a.Cwd), g.config); ok {
+				add("the call would take away %s, an agent host's hook configuration (%s), untracked in its repository", p, r)
+			}
 		}
 	default:
 		writes := a.Tool == aarts.ToolFileWrite || a.Tool == aarts.ToolFileEdit || a.Tool == aarts.ToolFileDelete
+		paths := slices.Clone(a.Paths)
 		for _, p := range a.Paths {
+			if t, ok := a.Symlinks[g.expand(p, a.Cwd)]; ok {
+				paths = append(paths, t) // what a symlink the engine saw points to
+			}
+		}
+		for _, p := range paths {
 			p = g.expand(p, a.Cwd)
 			if r, ok := g.under(p, g.data); ok {
 				add("%s is agentledger's own data (%s): no tool may touch it", p, r)
@@ -77,10 +98,14 @@ func (g *guard) hits(a *action.Analysis) []string {
 	return out
 }
 
-func (g *guard) shellHits(c action.Command, cwd string, add func(string, ...any)) {
+func (g *guard) shellHits(c action.Command, cwd string, symlinks map[string]string, add func(string, ...any)) {
 	readOnly, destructive := readOnly(c), destructive(c)
-	check := func(arg string, write bool) {
+	var check func(arg string, write bool)
+	check = func(arg string, write bool) {
 		p := g.expand(arg, cwd)
+		if t, ok := symlinks[p]; ok && t != p {
+			check(t, write) // through a symlink the engine saw
+		}
 		if r, ok := g.under(p, g.data); ok {
 			add("%s touches %s, agentledger's own data (%s)", c.Binary, p, r)
 			return
@@ -112,10 +137,14 @@ func (g *guard) shellHits(c action.Command, cwd string, add func(string, ...any)
 }
 
 // expand reads a path as the shell would: ~ and $HOME are the home
-// directory (kept as written when it is not known), a relative path is
-// under cwd.
+// directory (kept as written when it is not known), ${VAR:-default} is its
+// default, the XDG variables their defaults under the home directory, a
+// relative path is under cwd.
 func (g *guard) expand(p, cwd string) string {
-	p = strings.Trim(p, `"'`)
+	p = expandVars(strings.Trim(p, `"'`))
+	if !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~") && !strings.HasPrefix(p, "$HOME") && !strings.HasPrefix(p, "${HOME}") && cwd != "" {
+		p = expandVars(cwd) + "/" + p
+	}
 	for _, h := range []string{"${HOME}", "$HOME", "~"} {
 		if rest, ok := strings.CutPrefix(p, h); ok && (rest == "" || rest[0] == '/') {
 			if g.home == "" {
@@ -124,10 +153,43 @@ func (g *guard) expand(p, cwd string) string {
 			return path.Clean(g.home + rest)
 		}
 	}
-	if !strings.HasPrefix(p, "/") && cwd != "" && !strings.HasPrefix(p, "~") {
-		p = cwd + "/" + p
-	}
 	return path.Clean(p)
+}
+
+// varDefault matches ${NAME:-word}, ${NAME-word}, ${NAME:=word} and
+// ${NAME=word}.
+var varDefault = regexp.MustCompile(`\$\{(\w+):?[-=]([^{}]*)\}`)
+
+// xdgDefaults are the XDG base directories' values when they are unset.
+var xdgDefaults = map[string]string{"XDG_DATA_HOME": "~/.local/share", "XDG_CONFIG_HOME": "~/.config", "XDG_STATE_HOME": "~/.local/state", "XDG_CACHE_HOME": "~/.cache"}
+
+// expandVars reads the variables of a path the way the shell would when
+// they hold their defaults: ${X:-default} is default; $XDG_DATA_HOME and
+// friends are their defaults under the home directory.
+func expandVars(p string) string {
+	if !strings.Contains(p, "$") {
+		return p
+	}
+	for range 4 { // nested defaults: ${A:-${B:-~/x}}
+		q := varDefault.ReplaceAllStringFunc(p, func(m string) string {
+			sub := varDefault.FindStringSubmatch(m)
+			if d, ok := xdgDefaults[sub[1]]; ok && sub[2] == "" {
+				return d
+			}
+			return sub[2]
+		})
+		if q == p {
+			break
+		}
+		p = q
+	}
+	for name, d := range xdgDefaults {
+		p = strings.ReplaceAll(p, "${"+name+"}", d)
+		if i := strings.Index(p, "$"+name); i >= 0 && (i+1+len(name) == len(p) || p[i+1+len(name)] == '/') {
+			p = p[:i] + d + p[i+1+len(name):]
+		}
+	}
+	return p
 }
 
 // under reports whether p is one of roots or inside one (or, for a path

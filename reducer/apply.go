@@ -210,6 +210,9 @@ func (r *Reducer) foldHook(n *Snapshot, e *ledger.Envelope, ev *aarts.Event) err
 			n.classify(seq, content)
 		}
 		if a := action.Of(ev); a != nil {
+			if a.EndDir != "" && (a.Tool == aarts.ToolShell || a.Tool == aarts.ToolPackageInstall) {
+				n.ShellDir = a.EndDir
+			}
 			for _, p := range a.WritePaths {
 				if len(n.Written) >= maxWritten {
 					n.Written = []string{"*"}

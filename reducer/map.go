@@ -43,6 +43,9 @@ func (s Snapshot) Map() map[string]any {
 	if len(s.Written) > 0 {
 		m["written"] = s.Written
 	}
+	if s.ShellDir != "" {
+		m["shell_dir"] = s.ShellDir
+	}
 	if s.Inherited != nil {
 		in := s.Inherited
 		im := map[string]any{"parent_session_id": in.ParentSessionID, "known": in.Known, "parent_seq": in.ParentSeq}

@@ -53,7 +53,10 @@ type Snapshot struct {
 	// and shell redirects), so that running one later (go run, make -f,
 	// a script) is known to run code the agent wrote: never explicitly
 	// allowed. At most maxWritten are kept.
-	Written     []string  `json:"written,omitempty"`
+	Written []string `json:"written,omitempty"`
+	// ShellDir is where a cd of the session's last shell call that moved
+	// the shell left it (hosts keep the shell's directory across calls).
+	ShellDir    string    `json:"shell_dir,omitempty"`
 	DeniedCount int       `json:"denied_count"`
 	Pending     []Pending `json:"pending"`
 	// HostAsks are asks the host resolves in its own prompt (Claude

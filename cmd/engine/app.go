@@ -63,7 +63,11 @@ func loadEnginePolicy(c *cli.Context) (*policy.Policy, error) {
 			keep = append(keep, c.String(f))
 		}
 	}
-	return cmdline.LoadPolicy(c.Context, c.StringSlice("policy"), c.String("manifest"), cmdline.Protect(keep...))
+	writes := append([]string{c.String("manifest")}, c.StringSlice("policy")...)
+	if exe, err := os.Executable(); err == nil {
+		writes = append(writes, exe) // the program every hook runs
+	}
+	return cmdline.LoadPolicy(c.Context, c.StringSlice("policy"), c.String("manifest"), cmdline.Protect(keep...), cmdline.ProtectWrites(writes...))
 }
 
 func (a *app) stdio(c *cli.Context) error {

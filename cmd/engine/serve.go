@@ -218,7 +218,7 @@ func (a *app) runServers(c *cli.Context, f serveFlags, p *policy.Policy, eng *en
 		// The socket is this user's only (0600 in a 0700 directory): its
 		// requests act as --tenant without a token.
 		serveOn(ln, engine.Handler(engine.ServerConfig{Engine: eng, Store: st, Insecure: true, Tenant: c.String("tenant"), Timeout: timeout,
-			LocalIdentity: engine.LocalIdentity(), LocalRole: engine.RoleHost,
+			LocalIdentity: engine.LocalIdentity(), LocalRole: engine.RoleHost, Observe: true,
 			Config: c.String("config-digest"), Stale: a.staleConfig(ln)}))
 		fmt.Fprintf(a.stderr, "engine: serving hooks on %s (tenant %s)\n", f.socket, c.String("tenant"))
 	}

@@ -540,6 +540,37 @@ func Protect(paths ...string) func(*manifest.Manifest) {
 	}
 }
 
+// ProtectWrites returns a manifest adjustment that keeps every tool from
+// changing paths (files or directories): the engine's own program (every
+// hook runs it) and the policy and manifest it judges with. Reading them
+// stays allowed. Symlinks are protected as written and as resolved.
+func ProtectWrites(paths ...string) func(*manifest.Manifest) {
+	return func(m *manifest.Manifest) {
+		for _, p := range paths {
+			if p == "" || p == "default" {
+				continue
+			}
+			abs, err := filepath.Abs(p)
+			if err != nil {
+				continue
+			}
+			for _, q := range []string{abs, resolved(abs)} {
+				if q != "" && !slices.Contains(m.Protected, q) {
+					m.Protected = append(m.Protected, q)
+				}
+			}
+		}
+	}
+}
+
+func resolved(p string) string {
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return ""
+	}
+	return r
+}
+
 // FormatUsage sets what cmd's --format flag says it accepts.
 func FormatUsage(cmd *cli.Command, formats []string) *cli.Command {
 	return FlagUsage(cmd, FlagFormat, fmt.Sprintf("output format: %s (env %s, default %q)", strings.Join(formats, ", "), envOf[FlagFormat], defaults[FlagFormat]))
