@@ -60,6 +60,11 @@ type Analysis struct {
 	// as instructions or memory (CLAUDE.md, AGENTS.md, GEMINI.md, rules,
 	// memory directories), for the memory-poisoning rules.
 	MemoryWrites []string `json:"memory_writes"`
+	// Sends are the ways the call carries data off the machine beyond a
+	// request body: uploads from standard input, long query strings and
+	// headers, raw sockets, DNS names built from data, interpreter code
+	// that opens a connection.
+	Sends []string `json:"sends"`
 	// Symlinks maps paths the call names that the engine saw to be
 	// symbolic links to what they point to; Removes are untracked files
 	// the engine saw a git clean or git stash -u of the call would take
@@ -119,6 +124,7 @@ func AnalyzeTool(native string, input any, cwd string) Analysis {
 	a.readWrites(written, cwd)
 	a.caveats(shellLines, cwd)
 	a.findings(cwd)
+	a.sends()
 	a.Tool = canonicalFor(native, &a)
 	a.finish()
 	return a
@@ -171,6 +177,9 @@ func (a *Analysis) addShell(line, cwd string, depth int) {
 			}
 			if h := scpHost(arg); h != "" && (c.Binary == "ssh" || c.Binary == "scp" || c.Binary == "rsync" || c.Binary == "git" || c.Binary == "sftp") {
 				a.Hosts = append(a.Hosts, h)
+			}
+			if i == 1 {
+				a.Hosts = append(a.Hosts, rawSenderHosts(c)...)
 			}
 			if f, ok := strings.CutPrefix(arg, "@"); ok && looksPath(f) {
 				arg = f // curl -d @FILE, httpie field@FILE: the file is read
@@ -325,6 +334,10 @@ func (a *Analysis) finish() {
 	}
 	if a.MemoryWrites == nil {
 		a.MemoryWrites = []string{}
+	}
+	a.Sends = uniq(a.Sends)
+	if a.Sends == nil {
+		a.Sends = []string{}
 	}
 	a.Caveats = uniq(a.Caveats)
 	if a.Caveats == nil {

@@ -42,7 +42,7 @@ func (a *Analysis) Map() map[string]any {
 	out := map[string]any{
 		"tool": a.Tool, "tool_native": a.ToolNative, "commands": cmds, "binaries": a.Binaries, "urls": a.URLs,
 		"hosts": a.Hosts, "paths": a.Paths, "write_paths": a.WritePaths, "packages": pkgs, "sql": a.SQL,
-		"decoded": a.Decoded, "piped_to_shell": a.PipedToShell, "findings": findings, "downloads": a.Downloads, "executes": a.Executes, "caveats": a.Caveats, "memory_writes": a.MemoryWrites,
+		"decoded": a.Decoded, "piped_to_shell": a.PipedToShell, "findings": findings, "downloads": a.Downloads, "executes": a.Executes, "caveats": a.Caveats, "memory_writes": a.MemoryWrites, "sends": a.Sends,
 	}
 	if len(a.Symlinks) > 0 {
 		links := make(map[string]any, len(a.Symlinks))

@@ -289,10 +289,47 @@ sends_out if {
 	count(input.action.urls) > 0
 }
 
-signals contains sig(9, "DATA_EXFILTRATION", "deny", "DENY", "data_exfiltration", "critical", sprintf("session read %s data and this call sends data out", [concat(", ", sort(classes))]), input.action.hosts, 0.9) if {
+# What the engine's reading found the call sends out (input.action.sends:
+# uploads from standard input, long query strings and headers, raw
+# sockets, DNS names built from data, interpreter code that connects).
+sends_out if input.action.has.sends == true
+
+# MCP arguments go to a server the manifest does not name.
+sends_out if {
+	input.action.tool == "mcp_call"
+	not input.action.manifest_facts.mcp_server_declared
+}
+
+# A destination the manifest does not allow: a denied host, an undeclared
+# MCP server, or none known (a name built from data, a socket).
+destination_not_allowed if input.action.has.hosts_denied == true
+
+destination_not_allowed if {
+	input.action.tool == "mcp_call"
+	not input.action.manifest_facts.mcp_server_declared
+}
+
+destination_not_allowed if {
+	sends_out
+	count(input.action.hosts) == 0
+	input.action.tool != "mcp_call"
+}
+
+# The classes a send may not carry: the sensitive ones anywhere, INTERNAL
+# toward a destination the manifest does not allow.
+exfil_classes contains c if {
+	some c in input.snapshot.data_classes
+	c in sensitive_classes
+}
+
+exfil_classes contains "INTERNAL" if {
+	"INTERNAL" in input.snapshot.data_classes
+	destination_not_allowed
+}
+
+signals contains sig(9, "DATA_EXFILTRATION", "deny", "DENY", "data_exfiltration", "critical", sprintf("session read %s data and this call sends data out", [concat(", ", sort(exfil_classes))]), input.action.hosts, 0.9) if {
 	input.event.hook_point == "PreToolUse"
-	classes := {c | some c in input.snapshot.data_classes; c in sensitive_classes}
-	count(classes) > 0
+	count(exfil_classes) > 0
 	sends_out
 }
 

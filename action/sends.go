@@ -1,0 +1,132 @@
+package action
+
+import (
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Sends: the ways a call carries data off the machine, beyond a request
+// body. A policy that knows the session read sensitive data weighs them as
+// exfiltration by composition: data read in one call and sent in another.
+
+// maxQuietQuery is how long a query string or header value may be before
+// a GET counts as sending data.
+const maxQuietQuery = 64
+
+// sendFlags are the downloader flags that send a body or a file.
+var sendFlags = map[string]bool{"-d": true, "--data": true, "--data-binary": true, "--data-raw": true, "--data-urlencode": true,
+	"--json": true, "-F": true, "--form": true, "-T": true, "--upload-file": true, "--post-file": true, "--post-data": true, "--body-data": true, "--body-file": true}
+
+// dnsTools resolve or reach a name they are given.
+var dnsTools = map[string]bool{"dig": true, "nslookup": true, "host": true, "drill": true, "ping": true, "ping6": true, "traceroute": true,
+	"getent": true, "resolvectl": true, "kdig": true, "delv": true}
+
+// rawSenders write what they read to a network peer.
+var rawSenders = map[string]bool{"nc": true, "ncat": true, "netcat": true, "socat": true, "telnet": true, "openssl": true}
+
+// socketCode is inline interpreter code that opens a network connection.
+var socketCode = regexp.MustCompile(`\b(?:socket\.socket|socket\.create_connection|\.connect\(|urllib\.request|urlopen|http\.client|requests\.(?:post|put|get|patch)|httpx\.|aiohttp|` +
+	`net\.connect|net\.createConnection|https?\.request|fetch\(|XMLHttpRequest|WebSocket|Net::HTTP|TCPSocket|IO::Socket|LWP::|HTTP::Tiny|fsockopen|curl_exec|Invoke-WebRequest|Invoke-RestMethod|New-Object\s+System\.Net)`)
+
+// sends finds what the call sends out; it runs after the commands are
+// known.
+func (a *Analysis) sends() {
+	add := func(why string) {
+		if !slices.Contains(a.Sends, why) {
+			a.Sends = append(a.Sends, why)
+		}
+	}
+	for i := 0; i < len(a.Commands) && i < 256; i++ {
+		c := a.Commands[i]
+		args := c.Argv[1:]
+		switch {
+		case fetchers[c.Binary] || c.Binary == "https" || c.Binary == "xh":
+			for j, arg := range args {
+				flag, value, _ := strings.Cut(arg, "=")
+				if sendFlags[flag] || sendFlags[arg] {
+					add(c.Binary + " " + flag + " sends a body")
+					if value == "" && j+1 < len(args) {
+						value = args[j+1]
+					}
+					if value == "@-" || value == "-" || strings.HasPrefix(value, "@/dev/stdin") {
+						add(c.Binary + " uploads its standard input")
+					}
+				}
+				if (arg == "-H" || arg == "--header") && j+1 < len(args) && len(args[j+1]) > maxQuietQuery {
+					add(c.Binary + " sends a long header")
+				}
+				if arg == "-X" && j+1 < len(args) && args[j+1] != "GET" && args[j+1] != "HEAD" {
+					add(c.Binary + " -X " + args[j+1])
+				}
+				if strings.Contains(arg, "://") {
+					if u, err := url.Parse(arg); err == nil && len(u.RawQuery) > maxQuietQuery {
+						add(c.Binary + " sends data in a query string")
+					}
+				}
+			}
+			if len(c.Inputs) > 0 || c.Heredoc != "" {
+				add(c.Binary + " reads what it sends from standard input")
+			}
+		case rawSenders[c.Binary]:
+			if len(c.Inputs) > 0 || c.Piped || c.Heredoc != "" {
+				add(c.Binary + " sends its standard input to a network peer")
+			}
+		case dnsTools[c.Binary]:
+			for _, arg := range args {
+				if strings.ContainsAny(arg, "$`") {
+					add(c.Binary + " looks up a name built from data (" + arg + ")")
+				}
+			}
+		case c.Binary == "ssh" || c.Binary == "scp" || c.Binary == "rsync" || c.Binary == "sftp":
+			if c.Piped || len(c.Inputs) > 0 {
+				add(c.Binary + " sends its standard input to a remote host")
+			}
+		}
+		for _, arg := range args {
+			if i := strings.Index(arg, "://"); i >= 0 && strings.ContainsAny(hostPart(arg[i+3:]), "$`") {
+				add(c.Binary + " reaches a host named from data (" + arg + ")")
+			}
+		}
+		for _, r := range c.Redirects {
+			if strings.HasPrefix(r, "/dev/tcp/") || strings.HasPrefix(r, "/dev/udp/") {
+				add(c.Binary + " writes to a network socket (" + r + ")")
+			}
+		}
+		if code, lang := inlineCode(c); code != "" && socketCode.MatchString(code) {
+			add(c.Binary + " runs " + lang + " code that opens a network connection")
+		}
+	}
+}
+
+// hostPart is the host (and port) of what follows a URL's scheme.
+func hostPart(s string) string {
+	if i := strings.IndexAny(s, "/?#"); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// rawSenderHosts are the network peers raw senders are given (nc HOST
+// PORT, /dev/tcp/HOST/PORT), for egress.
+func rawSenderHosts(c Command) []string {
+	var out []string
+	if rawSenders[c.Binary] && c.Binary != "openssl" {
+		for _, op := range operands(c.Argv) {
+			if strings.Contains(op, ".") && !strings.Contains(op, "/") && !isDigits(strings.ReplaceAll(op, ".", "")) || strings.Count(op, ".") == 3 {
+				out = append(out, strings.ToLower(op))
+				break
+			}
+		}
+	}
+	for _, r := range slices.Concat(c.Redirects, c.Inputs) {
+		for _, p := range []string{"/dev/tcp/", "/dev/udp/"} {
+			if rest, ok := strings.CutPrefix(r, p); ok {
+				host, _, _ := strings.Cut(rest, "/")
+				out = append(out, strings.ToLower(host))
+			}
+		}
+	}
+	return out
+}
