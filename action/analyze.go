@@ -335,21 +335,10 @@ func (a *Analysis) finish() {
 	if a.MemoryWrites == nil {
 		a.MemoryWrites = []string{}
 	}
-	a.Sends = uniq(a.Sends)
-	if a.Sends == nil {
-		a.Sends = []string{}
-	}
-	a.Caveats = uniq(a.Caveats)
-	if a.Caveats == nil {
-		a.Caveats = []string{}
-	}
-	a.Downloads = uniq(a.Downloads)
-	if a.Downloads == nil {
-		a.Downloads = []string{}
-	}
-	a.Executes = uniq(a.Executes)
-	if a.Executes == nil {
-		a.Executes = []string{}
+	for _, f := range []*[]string{&a.Sends, &a.Caveats, &a.Downloads, &a.Executes} {
+		if *f = uniq(*f); *f == nil {
+			*f = []string{}
+		}
 	}
 }
 

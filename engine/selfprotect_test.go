@@ -22,18 +22,9 @@ import (
 // is denied as such, by any path form and any tool. Reading a host's
 // configuration stays allowed.
 func TestSelfProtection(t *testing.T) {
-	m := policy.DefaultManifest()
 	// What the engine adds at start (cmdline.Protect): its data directory,
 	// checkpoint directory and signing key, and the user's home.
-	m.Home = "/home/dev"
-	m.ProtectedData = []string{"/home/dev/.local/share/agentledger", "/srv/checkpoints", "/srv/keys/receipt-ed25519.pem"}
-	p, err := policy.Load(context.Background(), "", m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := openStore(t, t.TempDir())
-	t.Cleanup(func() { st.Close() })
-	e := newEngine(t, decide.NewDecider(p), st)
+	e := protectingEngine(t, "/home/dev", []string{"/home/dev/.local/share/agentledger", "/srv/checkpoints", "/srv/keys/receipt-ed25519.pem"}, nil)
 
 	bash := func(cwd, cmd string) string {
 		in, _ := json.Marshal(map[string]string{"command": cmd})
@@ -169,17 +160,7 @@ func TestSelfProtectionByResolution(t *testing.T) {
 	git(clean, "commit", "-qm", "hooks")
 	t.Setenv("HOME", home)
 
-	m := policy.DefaultManifest()
-	m.Home = home
-	m.ProtectedData = []string{data}
-	m.Protected = []string{exe}
-	p, err := policy.Load(context.Background(), "", m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := openStore(t, t.TempDir())
-	t.Cleanup(func() { st.Close() })
-	e := newEngine(t, decide.NewDecider(p), st)
+	e := protectingEngine(t, home, []string{data}, []string{exe})
 	n := 0
 	call := func(session, cwd, tool string, input map[string]any) HookResponse {
 		n++
@@ -266,4 +247,20 @@ func TestSelfProtectionByResolution(t *testing.T) {
 	if r := call("resolve-ordinary", work, "Bash", bash("rm -rf build dist")); protection(r) || r.Decision == aarts.Deny {
 		t.Errorf("rm -rf build dist: %s %v", r.Decision, r.Reasons)
 	}
+}
+
+// protectingEngine is an engine with the built-in manifest and what the
+// engine adds at start: the user's home, the data it protects from every
+// tool, and the paths it protects from writes.
+func protectingEngine(t *testing.T, home string, data, writes []string) *Engine {
+	t.Helper()
+	m := policy.DefaultManifest()
+	m.Home, m.ProtectedData, m.Protected = home, data, writes
+	p, err := policy.Load(context.Background(), "", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := openStore(t, t.TempDir())
+	t.Cleanup(func() { st.Close() })
+	return newEngine(t, decide.NewDecider(p), st)
 }

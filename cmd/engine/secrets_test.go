@@ -78,3 +78,35 @@ func TestNoSecretInLogsOrTelemetry(t *testing.T) {
 		}
 	}
 }
+
+// TestCursorReadIsSealed: a file Cursor is about to hand the agent that
+// holds a secret is denied (beforeReadFile), and its content is on the
+// record with the secret sealed, never in the clear.
+func TestCursorReadIsSealed(t *testing.T) {
+	bin := buildEngine(t)
+	data := t.TempDir()
+	t.Cleanup(func() { stopLocalEngine(t, data) })
+	const key = "AKIAIOSFODNN7EXAMPLE"
+	in := `{"hook_event_name":"beforeReadFile","conversation_id":"cur-read","generation_id":"g","workspace_roots":["/workspace/shop"],` +
+		`"file_path":"/workspace/shop/config/app.yml","content":"region: eu\naws_key: ` + key + `\n","attachments":[]}`
+	cmd := hostHookCmd(bin, "cursor", data, in)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("hook: %v: %s", err, errb.String())
+	}
+	if !strings.Contains(out.String(), `"permission":"deny"`) {
+		t.Fatalf("beforeReadFile of a secret: %s, want permission deny", out.String())
+	}
+	stopLocalEngine(t, data)
+	found := false
+	for _, e := range recorded(t, data) {
+		if strings.Contains(string(e.Payload()), key) {
+			t.Fatalf("the secret is in the clear in a %s record", e.EventType())
+		}
+		found = found || e.EventType() == "PreToolUse" && strings.Contains(string(e.Payload()), "read_content")
+	}
+	if !found {
+		t.Fatal("the read is not on the record with its (sealed) content")
+	}
+}
