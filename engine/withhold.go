@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/decide"
+	"github.com/agentledger/agentledger/seal"
+)
+
+// What a deny withholds stays withheld. A tool result (PostToolUse) the
+// engine denies has already been produced; hosts that let a hook replace
+// the result the model sees (Claude Code's updatedToolOutput and
+// updatedMCPToolOutput, Cursor's updated_mcp_tool_output for MCP tools,
+// Copilot's modifiedResult; Gemini CLI's AfterTool replaces it with the
+// deny's reason) are given the withheld form instead. It keeps the
+// result's shape — a host validates it against the tool's output schema and
+// falls back to the original on a mismatch — and none of what was denied:
+// for a secret, the result as recorded (every secret sealed, shown by its
+// kind) and redacted once more; for anything else, every string replaced by
+// a notice.
+
+// withheldNotice opens every string of a result withheld whole.
+const withheldNotice = "agentledger withheld this tool result: "
+
+// withheld returns the withheld form of a denied tool result, or nil when
+// st is not one.
+func withheld(st *decide.Step) json.RawMessage {
+	if st == nil || st.Event.HookPoint != "PostToolUse" || st.Record.Verdict.Decision == aarts.Allow {
+		return nil
+	}
+	var ev map[string]any
+	if err := json.Unmarshal(seal.Render(st.Envelope.Payload()), &ev); err != nil {
+		return nil
+	}
+	result, ok := ev["tool_result"]
+	if !ok {
+		return nil
+	}
+	if st.Record.ReasonCode == "SECRET_IN_RESULT" {
+		result = Redact(result)
+	} else {
+		result = replaceStrings(result, withheldNotice+strings.TrimPrefix(hostReason(HookResponse{Verdict: st.Record.Verdict, ReasonCode: st.Record.ReasonCode}), "agentledger: "))
+	}
+	b, err := json.Marshal(result)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// replaceStrings returns v with every string replaced by s (numbers,
+// booleans and the shape kept).
+func replaceStrings(v any, s string) any {
+	switch x := v.(type) {
+	case string:
+		return s
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = replaceStrings(e, s)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = replaceStrings(e, s)
+		}
+		return out
+	}
+	return v
+}
+
+// withheldText is the withheld form as the text a host that takes text
+// shows the model.
+func withheldText(r HookResponse) string {
+	if len(r.Withheld) == 0 {
+		return withheldNotice + hostReason(r)
+	}
+	var s string
+	if json.Unmarshal(r.Withheld, &s) == nil {
+		return s
+	}
+	return string(r.Withheld)
+}

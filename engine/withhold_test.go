@@ -1,0 +1,83 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestDeniedResultsAreWithheld: a tool result carrying a secret is denied
+// at PostToolUse by every host's adapter; what each host is answered is
+// shown here, and where the host lets a hook replace the result (Claude
+// Code for every tool, Cursor for MCP tools, Copilot, Gemini CLI with the
+// reason) the replacement carries no secret. Claude Code's replacement
+// keeps the Bash output's shape, so Claude Code applies it.
+func TestDeniedResultsAreWithheld(t *testing.T) {
+	const secret = "ghp_0123456789abcdefghijABCDEFGHIJ012345"
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	e := newEngine(t, decider(t, "coding-agent.json"), st)
+	for _, c := range []struct {
+		host, in string
+		check    func(t *testing.T, out map[string]any)
+	}{
+		{"claude-code", `{"session_id":"w-cc","transcript_path":"/t","cwd":"/workspace/shop","permission_mode":"default","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"cat .git/config"},"tool_use_id":"toolu_w","tool_response":{"stdout":"url = https://x:` + secret + `@github.com/acme/shop","stderr":"","interrupted":false,"isImage":false}}`,
+			func(t *testing.T, out map[string]any) {
+				hso, _ := out["hookSpecificOutput"].(map[string]any)
+				rep, _ := hso["updatedToolOutput"].(map[string]any)
+				if out["decision"] != "block" || rep == nil {
+					t.Fatalf("got %v, want a block with updatedToolOutput", out)
+				}
+				for _, k := range []string{"stdout", "stderr", "interrupted", "isImage"} {
+					if _, ok := rep[k]; !ok {
+						t.Errorf("updatedToolOutput lacks %s (Claude Code ignores a replacement of another shape): %v", k, rep)
+					}
+				}
+				if s, _ := rep["stdout"].(string); !strings.Contains(s, "github.com/acme/shop") {
+					t.Errorf("stdout %q: want the result with the secret taken out, not nothing", s)
+				}
+			}},
+		{"claude-code", `{"session_id":"w-cc","transcript_path":"/t","cwd":"/workspace/shop","permission_mode":"default","hook_event_name":"PostToolUse","tool_name":"mcp__github__get_secret","tool_input":{},"tool_use_id":"toolu_m","tool_response":{"content":[{"type":"text","text":"token ` + secret + `"}]}}`,
+			func(t *testing.T, out map[string]any) {
+				hso, _ := out["hookSpecificOutput"].(map[string]any)
+				if hso["updatedMCPToolOutput"] == nil || hso["updatedToolOutput"] == nil {
+					t.Fatalf("got %v, want updatedMCPToolOutput and updatedToolOutput", out)
+				}
+			}},
+		{"cursor", `{"hook_event_name":"postToolUse","conversation_id":"w-cu","generation_id":"g","workspace_roots":["/workspace/shop"],"tool_name":"MCP:get_secret","tool_input":{},"tool_use_id":"tu","tool_output":"token ` + secret + `"}`,
+			func(t *testing.T, out map[string]any) {
+				if out["updated_mcp_tool_output"] == nil {
+					t.Fatalf("got %v, want updated_mcp_tool_output", out)
+				}
+			}},
+		{"copilot", `{"sessionId":"w-cp","timestamp":1763892000000,"cwd":"/workspace/shop","toolName":"bash","toolArgs":{"command":"cat .git/config"},"toolResult":{"resultType":"success","textResultForLlm":"url = https://x:` + secret + `@github.com/acme/shop"}}`,
+			func(t *testing.T, out map[string]any) {
+				mr, _ := out["modifiedResult"].(map[string]any)
+				if mr == nil || mr["textResultForLlm"] == nil {
+					t.Fatalf("got %v, want modifiedResult", out)
+				}
+			}},
+		{"gemini", `{"session_id":"w-gm","transcript_path":"/t","cwd":"/workspace/shop","hook_event_name":"AfterTool","timestamp":"2026-11-23T10:00:00Z","tool_name":"run_shell_command","tool_input":{"command":"cat .git/config"},"tool_response":{"llmContent":"url = https://x:` + secret + `@github.com/acme/shop","returnDisplay":""}}`,
+			func(t *testing.T, out map[string]any) {
+				if out["decision"] != "deny" || out["reason"] == nil {
+					t.Fatalf("got %v, want deny with the reason that replaces the result", out)
+				}
+			}},
+	} {
+		r := e.Answer(context.Background(), Request{Host: c.host, Body: []byte(c.in)})
+		t.Logf("%s answers %s", c.host, r.HostOutput)
+		if r.Decision != "deny" || r.ReasonCode != "SECRET_IN_RESULT" {
+			t.Errorf("%s: %s %s %v, want deny SECRET_IN_RESULT", c.host, r.Decision, r.ReasonCode, r.Reasons)
+			continue
+		}
+		if strings.Contains(string(r.HostOutput), secret) || strings.Contains(string(r.HostOutput), secret[4:20]) {
+			t.Errorf("%s: the answer carries the secret: %s", c.host, r.HostOutput)
+		}
+		var out map[string]any
+		if err := json.Unmarshal(r.HostOutput, &out); err != nil {
+			t.Fatalf("%s: host output %q", c.host, r.HostOutput)
+		}
+		c.check(t, out)
+	}
+}
