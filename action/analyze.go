@@ -196,11 +196,9 @@ func (a *Analysis) addShell(line, cwd string, depth int) {
 		for _, r := range c.Inputs {
 			a.Paths = append(a.Paths, resolve(r, cwd)) // read: cmd < FILE
 		}
-		if writers[c.Binary] {
-			for _, arg := range c.Argv[1:] {
-				if looksPath(arg) {
-					a.WritePaths = append(a.WritePaths, resolve(arg, cwd))
-				}
+		for _, arg := range writtenArgs(c) {
+			if looksPath(arg) {
+				a.WritePaths = append(a.WritePaths, resolve(arg, cwd))
 			}
 		}
 		if dbClients[c.Binary] {
@@ -437,6 +435,22 @@ var privileged = map[string]bool{"sudo": true, "doas": true, "su": true, "pkexec
 var fetchers = map[string]bool{"curl": true, "wget": true, "fetch": true, "http": true, "aria2c": true, "nc": true, "ncat": true}
 
 var interpreters = map[string]bool{"python": true, "python3": true, "perl": true, "ruby": true, "node": true, "php": true, "source": true, ".": true}
+
+// writtenArgs are the arguments of c that name files it writes: every one
+// for most writers, the destination for cp (its sources are read).
+func writtenArgs(c Command) []string {
+	if !writers[c.Binary] {
+		return nil
+	}
+	if c.Binary == "cp" {
+		ops := operands(c.Argv)
+		if len(ops) < 2 {
+			return ops
+		}
+		return ops[len(ops)-1:]
+	}
+	return c.Argv[1:]
+}
 
 var writers = map[string]bool{"rm": true, "mv": true, "cp": true, "tee": true, "touch": true, "mkdir": true, "rmdir": true, "chmod": true, "chown": true, "dd": true, "truncate": true, "ln": true, "shred": true}
 

@@ -203,11 +203,9 @@ func (a *Analysis) addSub(argv []string, via []string, cwd string) {
 				a.Paths = append(a.Paths, resolve(arg, cwd))
 			}
 		}
-		if writers[c.Binary] {
-			for _, arg := range c.Argv[1:] {
-				if looksPath(arg) {
-					a.WritePaths = append(a.WritePaths, resolve(arg, cwd))
-				}
+		for _, arg := range writtenArgs(c) {
+			if looksPath(arg) {
+				a.WritePaths = append(a.WritePaths, resolve(arg, cwd))
 			}
 		}
 	}

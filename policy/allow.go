@@ -17,7 +17,8 @@ import (
 //     interpreters, what find -exec, xargs, git options and make's rules
 //     run — is matched by an allow rule of the manifest (or was allowed
 //     with allow_always earlier in the session). Harmless builtins (cd,
-//     echo, printf, test, true, false, pwd, :) need no rule.
+//     echo, printf, test, true, false, pwd, :) need no rule unless they
+//     write a file (echo x > f).
 //   - A file call is covered when every path it names is.
 //   - Any other call is covered when a rule matches one of its subjects.
 //
@@ -79,8 +80,8 @@ func (p *Policy) cover(a *action.Analysis, snapshot map[string]any) coverage {
 		uncovered := map[string]bool{}
 		n := 0
 		for _, c := range a.Commands {
-			if harmless[c.Binary] && len(c.Via) == 0 {
-				continue
+			if harmless[c.Binary] && len(c.Via) == 0 && len(c.Redirects) == 0 {
+				continue // a builtin that writes a file (echo x > f) needs a rule like any other
 			}
 			n++
 			line := strings.Join(c.Argv, " ")
