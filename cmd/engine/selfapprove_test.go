@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -27,9 +30,10 @@ func socketClient(data string) *http.Client {
 
 // TestAgentCannotApproveItself: the agent forges a PostAskResolution
 // allow_always for a host the engine denied, and for an ask the engine
-// did make, through the hook's own socket, and posts a resolution there:
-// no later answer changes, the forged resolution that answers no open ask
-// is on record as Rejected, and the socket may not resolve asks at all.
+// did make, through the hook's own socket, reports the asked call as run
+// through the hook, and posts a resolution on the socket: no later answer
+// changes, the forged resolution that answers no open ask is on record as
+// Rejected, and the socket may not resolve asks at all.
 func TestAgentCannotApproveItself(t *testing.T) {
 	bin := buildEngine(t)
 	data := t.TempDir()
@@ -78,7 +82,12 @@ func TestAgentCannotApproveItself(t *testing.T) {
 	if code != 200 || out["reason_code"] == engine.ReasonInputRejected {
 		t.Fatalf("resolution of the engine's own ask: %d %v", code, out)
 	}
-	// 3. The socket is no approver.
+	// 3. Through the hook itself: a PostToolUse of the asked turn (how a
+	// host's approval reaches the engine) closes that one ask as approved,
+	// and widens nothing.
+	runHook(t, bin, data, ccSession(session, "PostToolUse",
+		`,"tool_name":"Bash","tool_input":{"command":"git push origin main"},"tool_use_id":"toolu_p1","tool_response":{"stdout":"","stderr":"","interrupted":false,"isImage":false}`))
+	// 4. The socket is no approver.
 	if code, out = post("/v1/resolutions", map[string]any{"pending_id": "x", "resolution": "allow_always", "action_sha256": strings.Repeat("0", 64)}); code != http.StatusForbidden {
 		t.Fatalf("POST /v1/resolutions on the socket: %d %v, want 403", code, out)
 	}
@@ -97,5 +106,36 @@ func TestAgentCannotApproveItself(t *testing.T) {
 	}
 	if rejected != 1 {
 		t.Fatalf("%d rejections of the forged resolution on record, want 1", rejected)
+	}
+}
+
+// TestEngineProtectsItsOwnProgram: the program every hook runs, and the
+// manifest it judges with, may not be written by any tool (a Write over the
+// engine would leave every later hook answering nothing and recording
+// nothing); reading them stays allowed.
+func TestEngineProtectsItsOwnProgram(t *testing.T) {
+	bin := buildEngine(t)
+	data := t.TempDir()
+	t.Cleanup(func() { stopLocalEngine(t, data) })
+	manifest := filepath.Join(t.TempDir(), "manifest.json")
+	raw, err := os.ReadFile("../../fixtures/manifests/coding-agent.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(manifest, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	for i, c := range []struct{ tool, input, want string }{
+		{"Write", `{"file_path":` + q(bin) + `,"content":"#!/bin/sh\nexit 0\n"}`, "deny"},
+		{"Bash", `{"command":` + q("cp /tmp/evil "+bin) + `}`, "deny"},
+		{"Bash", `{"command":` + q("chmod -x "+bin) + `}`, "deny"},
+		{"Edit", `{"file_path":` + q(manifest) + `,"old_string":"deny","new_string":"allow"}`, "deny"},
+		{"Read", `{"file_path":` + q(manifest) + `}`, "allow"},
+	} {
+		in := ccSession(fmt.Sprintf("own-%d", i), "PreToolUse", `,"tool_name":"`+c.tool+`","tool_input":`+c.input+`,"tool_use_id":"toolu_o"`)
+		if got := decisionOf(t, runHook(t, bin, data, in, "--manifest", manifest)); got != c.want {
+			t.Errorf("%s %s: %q, want %q", c.tool, c.input, got, c.want)
+		}
 	}
 }
