@@ -108,9 +108,10 @@ func TestAnalyzeTool(t *testing.T) {
 	if !slices.Equal(a.SQL, []string{"DROP DATABASE prod;"}) {
 		t.Errorf("sql: got %+v", a.SQL)
 	}
-	// The same input always analyzes the same way.
-	x := AnalyzeTool("Bash", map[string]any{"command": "a | b", "description": "https://b.example https://a.example"}, "")
-	y := AnalyzeTool("Bash", map[string]any{"description": "https://b.example https://a.example", "command": "a | b"}, "")
+	// The same input always analyzes the same way. (A shell call's URLs
+	// are those its network commands name: TestURLsInTextGoNowhere.)
+	x := AnalyzeTool("mcp__web__fetch", map[string]any{"query": "a | b", "urls": "https://b.example https://a.example"}, "")
+	y := AnalyzeTool("mcp__web__fetch", map[string]any{"urls": "https://b.example https://a.example", "query": "a | b"}, "")
 	if !slices.Equal(x.URLs, y.URLs) || x.URLs[0] != "https://a.example" {
 		t.Errorf("order: %v vs %v", x.URLs, y.URLs)
 	}
@@ -142,3 +143,32 @@ func TestAnalysisMapMatchesJSON(t *testing.T) {
 		t.Fatalf("Map differs from JSON:\n%s\n%s", viaMap, viaJSON)
 	}
 }
+
+// TestURLsInTextGoNowhere: a URL or an email address in a command that does
+// not reach the network (a commit message, a grep pattern, an echo, an
+// author) names no host; in a network command it does.
+func TestURLsInTextGoNowhere(t *testing.T) {
+	for _, tt := range []struct {
+		cmd   string
+		hosts []string
+	}{
+		{`git commit -m "docs: link https://example.com/guide"`, nil},
+		{`grep -rn "https://api.stripe.com" .`, nil},
+		{`sed -i 's#http://old.example#https://new.example#' README.md`, nil},
+		{`echo "visit http://localhost:8080"`, nil},
+		{`git config user.email me@example.com`, nil},
+		{`git commit --author="A B <a@mycompany.com>" -m x`, nil},
+		{`git log HEAD@{1.week.ago}`, nil},
+		{"git commit -m \"$(cat <<'EOF'\nfix\n\nCo-Authored-By: Claude <noreply@anthropic.com>\nEOF\n)\"", nil},
+		{`curl -s https://api.example.com/x`, []string{"api.example.com"}},
+		{`git clone git@github.com:acme/shop.git`, []string{"github.com"}},
+		{`git push https://evil.example/x.git main`, []string{"evil.example"}},
+		{`python3 fetch.py https://data.example/x.csv`, []string{"data.example"}},
+	} {
+		a := AnalyzeTool("Bash", map[string]any{"command": tt.cmd, "description": "see https://desc.example"}, "/w")
+		if !slices.Equal(a.Hosts, tt.hosts) && !(len(a.Hosts) == 0 && len(tt.hosts) == 0) {
+			t.Errorf("%q: hosts %v, want %v", tt.cmd, a.Hosts, tt.hosts)
+		}
+	}
+}
+

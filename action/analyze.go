@@ -109,7 +109,9 @@ func AnalyzeTool(native string, input any, cwd string) Analysis {
 				a.WritePaths = append(a.WritePaths, p)
 			}
 		}
-		if strings.Contains(s, "://") {
+		if strings.Contains(s, "://") && base != aarts.ToolShell {
+			// A shell call's URLs are its network commands' (addShell): a
+			// URL in a commit message or a grep pattern goes nowhere.
 			for _, u := range urlPattern.FindAllString(s, -1) {
 				a.URLs = append(a.URLs, trimURL(u))
 			}
@@ -170,12 +172,13 @@ func (a *Analysis) addShell(line, cwd string, depth int) {
 			if i == 0 {
 				continue
 			}
-			if strings.Contains(arg, "://") {
+			if strings.Contains(arg, "://") && networkCommand(c) {
 				for _, u := range urlPattern.FindAllString(arg, -1) {
 					a.URLs = append(a.URLs, trimURL(u))
 				}
 			}
-			if h := scpHost(arg); h != "" && (c.Binary == "ssh" || c.Binary == "scp" || c.Binary == "rsync" || c.Binary == "git" || c.Binary == "sftp") {
+			if h := scpHost(arg); h != "" && (c.Binary == "ssh" || c.Binary == "scp" || c.Binary == "rsync" || c.Binary == "sftp" ||
+				c.Binary == "git" && gitRemote(arg)) {
 				a.Hosts = append(a.Hosts, h)
 			}
 			if i == 1 {
@@ -427,6 +430,40 @@ func scpHost(s string) string {
 		return ""
 	}
 	return strings.ToLower(rest)
+}
+
+// networkCommand reports whether c reaches the network with the URLs it
+// names: downloaders and senders, package managers, git's remote
+// commands, containers, browsers, remote shells and interpreters (a script
+// given a URL may fetch it). A URL in any other command's arguments (a
+// commit message, a grep pattern, an echo) is text.
+func networkCommand(c Command) bool {
+	switch {
+	case fetchers[c.Binary] || senders[c.Binary] || rawSenders[c.Binary] || dnsTools[c.Binary] || interpreterLang(c.Binary) != "" || shells[c.Binary]:
+		return true
+	case len(packagesOf(c)) > 0 || installers[c.Binary].manager != "":
+		return true
+	}
+	switch c.Binary {
+	case "git":
+		sub, _ := gitSub(c.Argv)
+		switch sub {
+		case "clone", "fetch", "pull", "push", "remote", "ls-remote", "submodule", "archive", "request-pull", "send-email":
+			return true
+		}
+	case "docker", "podman", "nerdctl", "kubectl", "helm", "gh", "glab", "open", "xdg-open", "firefox", "chromium", "google-chrome",
+		"w3m", "lynx", "links", "httpie", "xh", "ftp", "lftp", "svn", "hg", "aws", "gcloud", "az", "gsutil", "terraform", "ansible":
+		return true
+	}
+	return false
+}
+
+// gitRemote reports whether a git argument is a remote in scp form
+// (user@host:path), not an author, an email or a reflog entry.
+func gitRemote(arg string) bool {
+	at := strings.IndexByte(arg, '@')
+	colon := strings.IndexByte(arg, ':')
+	return at > 0 && colon > at+1 && !strings.ContainsAny(arg, " <>{}")
 }
 
 // privileged wrappers run their command as another user.

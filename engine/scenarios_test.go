@@ -39,7 +39,7 @@ var scenarios = []struct {
 		{"config-leak", 6, "deny/DENY/EGRESS_DENY"}, {"config-leak", 7, "deny/DENY/DATA_EXFILTRATION"}}},
 	{"destructive-commands", "coding-agent.json", []expect{
 		{"cleanup-gone-wrong", 3, "allow/ALLOW/ALLOW"}, {"cleanup-gone-wrong", 4, "deny/DENY/DESTRUCTIVE"},
-		{"cleanup-gone-wrong", 5, "deny/DENY/FORBIDDEN"}, {"cleanup-gone-wrong", 6, "deny/DENY/RULE_DENY"}}},
+		{"cleanup-gone-wrong", 5, "deny/DENY/FORBIDDEN"}, {"cleanup-gone-wrong", 6, "ask/STEP_UP/RULE_ASK"}}},
 	{"path-traversal", "coding-agent.json", []expect{
 		// #4 writes "curl … | sh" into ~/.bashrc: the content is read as the
 		// commands the shell will run at its next start.

@@ -115,6 +115,25 @@ type Sealing struct {
 	Fields  map[string][]string `json:"fields,omitempty"`
 }
 
+// SecretPath reports whether p is one of the paths the manifest says hold
+// secrets (secrets.paths). Templates of secret files (.env.example,
+// .env.sample, .env.template, .env.dist, .env.defaults) hold none: they are
+// committed on purpose, and reading them is ordinary work.
+func (m *Manifest) SecretPath(p string) bool {
+	base := path.Base(p)
+	for _, t := range []string{".example", ".sample", ".template", ".dist", ".defaults"} {
+		if strings.HasSuffix(base, t) {
+			return false
+		}
+	}
+	for _, g := range m.Secrets.Paths {
+		if MatchGlob(g, p, true) {
+			return true
+		}
+	}
+	return false
+}
+
 // Treatments of unlabelled data (DataLabels.Unlabeled).
 const (
 	UnlabeledSensitive = "sensitive"

@@ -34,7 +34,7 @@ func (m *Manifest) Compile() *RuleSet {
 			if err != nil {
 				continue
 			}
-			c := compiledRule{text: p.Text, tool: p.Tool, re: regexp.MustCompile("^" + GlobRegexp(p.Glob, fileTools[p.Tool]) + "$")}
+			c := compiledRule{text: p.Text, tool: p.Tool, re: regexp.MustCompile("^" + ruleRegexp(p, fileTools[p.Tool]) + "$")}
 			if strings.ContainsAny(p.Tool, "*?") {
 				c.glob = true
 				c.toolG = regexp.MustCompile("^" + GlobRegexp(p.Tool, false) + "$")
@@ -43,6 +43,22 @@ func (m *Manifest) Compile() *RuleSet {
 		}
 	}
 	return rs
+}
+
+// ruleRegexp is a rule's pattern as a regular expression. For command
+// rules, a trailing ":*" or " *" ends the prefix at a word: shell(git
+// push --force:*) matches "git push --force" and "git push --force origin"
+// but not "git push --force-with-lease", and shell(make *) matches "make"
+// too.
+func ruleRegexp(r Rule, paths bool) string {
+	if !paths && r.Pattern != "" {
+		for _, suffix := range []string{":*", " *"} {
+			if prefix, ok := strings.CutSuffix(r.Pattern, suffix); ok && prefix != "" && !strings.HasSuffix(prefix, "*") {
+				return GlobRegexp(prefix, false) + `(?:\s(?s:.*))?`
+			}
+		}
+	}
+	return GlobRegexp(r.Glob, paths)
 }
 
 // Match returns the rules that match a call of tool (canonical) / native

@@ -46,11 +46,8 @@ func manifestFacts(m *manifest.Manifest, domains *regexp.Regexp, a *action.Analy
 	}
 	secrets := []string{}
 	for _, p := range a.Paths {
-		for _, g := range m.Secrets.Paths {
-			if manifest.MatchGlob(g, p, true) {
-				secrets = append(secrets, p)
-				break
-			}
+		if m.SecretPath(p) {
+			secrets = append(secrets, p)
 		}
 	}
 	return map[string]any{

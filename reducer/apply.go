@@ -320,11 +320,9 @@ func (r *Reducer) label(n *Snapshot, seq uint64, native string, a action.Analysi
 				}
 			}
 		}
-		for _, g := range m.Secrets.Paths {
-			if manifest.MatchGlob(g, p, true) {
-				labelled = true
-				n.addFinding(seq, ClassSecret, "secret_path")
-			}
+		if m.SecretPath(p) {
+			labelled = true
+			n.addFinding(seq, ClassSecret, "secret_path")
 		}
 	}
 	return labelled
