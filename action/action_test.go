@@ -171,4 +171,3 @@ func TestURLsInTextGoNowhere(t *testing.T) {
 		}
 	}
 }
-
