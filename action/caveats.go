@@ -50,6 +50,19 @@ func (a *Analysis) caveats(lines []string, cwd string) {
 		if strings.ContainsAny(c.Argv[0], "$`") {
 			add("runs a program named at run time (" + c.Argv[0] + ")")
 		}
+		for _, e := range c.Env {
+			if name, _, _ := strings.Cut(e, "="); !inertVars[name] {
+				add(c.Binary + " runs with " + name + " set")
+			}
+		}
+		if !harmlessBuiltin[c.Binary] {
+			for _, arg := range c.Argv[1:] {
+				if runtimeWord.MatchString(arg) {
+					add(c.Binary + " is given an argument built at run time (" + arg + ")")
+					break
+				}
+			}
+		}
 		if c.Binary == "eval" && slices.ContainsFunc(c.Argv[1:], func(s string) bool { return strings.ContainsAny(s, "$`") }) {
 			add("eval runs text built at run time")
 		}
@@ -102,19 +115,20 @@ func (a *Analysis) caveats(lines []string, cwd string) {
 // the agent (CLAUDE.md, AGENTS.md, GEMINI.md, Cursor and Copilot rules,
 // the hosts' memory directories), or "". A write there is a memory write.
 func InstructionFile(p string) string {
+	p = strings.ToLower(p) // CLAUDE.md is claude.md on a case-insensitive file system
 	base := path.Base(p)
 	switch {
-	case base == "CLAUDE.md" || base == "CLAUDE.local.md" || strings.Contains(p, "/.claude/rules/") || strings.Contains(p, "/.claude/commands/") ||
+	case base == "claude.md" || base == "claude.local.md" || strings.Contains(p, "/.claude/rules/") || strings.Contains(p, "/.claude/commands/") ||
 		strings.Contains(p, "/.claude/agents/") || strings.Contains(p, "/.claude/skills/") || strings.Contains(p, "/.claude/projects/") && strings.Contains(p, "/memory/"):
 		return "instructions Claude Code loads"
-	case base == "AGENTS.md" || base == "AGENTS.override.md":
+	case base == "agents.md" || base == "agents.override.md":
 		return "instructions Codex and other agents load"
-	case base == "GEMINI.md" || strings.Contains(p, "/.gemini/") && strings.HasSuffix(base, ".md"):
+	case base == "gemini.md" || strings.Contains(p, "/.gemini/") && strings.HasSuffix(base, ".md"):
 		return "instructions Gemini CLI loads"
 	case base == ".cursorrules" || strings.Contains(p, "/.cursor/rules/"):
 		return "rules Cursor loads"
-	case strings.HasSuffix(p, "/.github/copilot-instructions.md") || strings.Contains(p, "/.github/instructions/") || strings.Contains(p, "/.github/prompts/") ||
-		strings.Contains(p, "/.github/chatmodes/"):
+	case base == "copilot-instructions.md" || strings.Contains(p, "/.github/instructions/") || strings.Contains(p, "/.github/prompts/") ||
+		strings.Contains(p, "/.github/chatmodes/") || strings.Contains(p, "/.copilot/instructions/"):
 		return "instructions GitHub Copilot loads"
 	case base == ".windsurfrules" || strings.Contains(p, "/.windsurf/rules/") || base == ".clinerules" || strings.Contains(p, "/.clinerules/"):
 		return "rules an agent host loads"
@@ -123,10 +137,27 @@ func InstructionFile(p string) string {
 }
 
 // programVars are assignments of variables that decide which program runs,
-// or what it loads: PATH=..., export LD_PRELOAD=..., env GIT_SSH_COMMAND=...
-var programVars = regexp.MustCompile(`(?:^|[\s;&|(])(?:export\s+|env\s+(?:-\S+\s+)*)?(PATH|LD_PRELOAD|LD_LIBRARY_PATH|LD_AUDIT|DYLD_\w+|BASH_ENV|ENV|PROMPT_COMMAND|` +
-	`GIT_SSH_COMMAND|GIT_SSH|GIT_EXEC_PATH|GIT_CONFIG\w*|GIT_PAGER|GIT_EDITOR|GIT_ASKPASS|GIT_PROXY_COMMAND|GIT_EXTERNAL_DIFF|GIT_TEMPLATE_DIR|` +
-	`SSH_ASKPASS|EDITOR|VISUAL|PAGER|LESSOPEN|NODE_OPTIONS|PYTHONSTARTUP|PYTHONPATH|PERL5OPT|PERL5LIB|RUBYOPT|RUBYLIB|MAKEFLAGS|GOFLAGS)\+?=`)
+// what it loads or which configuration it reads: PATH=..., export
+// LD_PRELOAD=..., env GIT_SSH_COMMAND=..., HOME=...
+var programVars = regexp.MustCompile(`(?:^|[\s;&|(])(?:export\s+|env\s+(?:-\S+\s+)*)?(PATH|LD_\w+|DYLD_\w+|BASH_ENV|ENV|PROMPT_COMMAND|` +
+	`GIT_\w+|HOME|XDG_\w+|SSH_ASKPASS|EDITOR|VISUAL|PAGER|LESSOPEN|NODE_OPTIONS|PYTHON\w*|PERL5\w+|RUBYOPT|RUBYLIB|` +
+	`MAKEFLAGS|GNUMAKEFLAGS|MAKEFILES|GOFLAGS|GOROOT|GOENV|GOBIN|GOTOOLCHAIN|GOPROXY|CC|CXX|CGO_\w+)\+?=`)
+
+// inertVars are environment variables a command may run with and still be
+// explicitly allowed: they change what it does, not which programs run or
+// which configuration they read.
+var inertVars = map[string]bool{"GOOS": true, "GOARCH": true, "GOARM": true, "GOAMD64": true, "GO386": true, "CGO_ENABLED": true,
+	"GOMAXPROCS": true, "GOGC": true, "GOTRACEBACK": true, "NODE_ENV": true, "CI": true, "DEBUG": true, "LANG": true, "LC_ALL": true,
+	"LC_CTYPE": true, "LC_MESSAGES": true, "TZ": true, "TERM": true, "NO_COLOR": true, "FORCE_COLOR": true, "COLUMNS": true,
+	"RUST_LOG": true, "RUST_BACKTRACE": true, "PYTHONUNBUFFERED": true, "PYTHONDONTWRITEBYTECODE": true}
+
+// harmlessBuiltin are builtins whose arguments are only printed or
+// compared.
+var harmlessBuiltin = map[string]bool{"echo": true, "printf": true, "test": true, "[": true, "[[": true, "true": true, "false": true, ":": true, "cd": true}
+
+// runtimeWord matches an argument the shell completes at run time: a
+// variable, a command substitution, a backquote.
+var runtimeWord = regexp.MustCompile("\\$[A-Za-z_{(]|`")
 
 // otherInterpreters run code given inline with one of their flags.
 var otherInterpreters = map[string][]string{
@@ -229,166 +260,37 @@ func hexDigit(c byte) int {
 	return -1
 }
 
-// gitProgramKeys are git configuration keys whose value is a program or
-// command line git runs (an alias runs one when it starts with !).
-var gitProgramKeys = regexp.MustCompile(`(?i)^(?:core\.(?:fsmonitor|sshcommand|pager|editor|askpass|gitproxy)|` +
-	`diff\.external|diff\.[^.]+\.(?:textconv|command)|merge\.[^.]+\.driver|filter\.[^.]+\.(?:clean|smudge|process)|credential(?:\.[^=]*)?\.helper|` +
-	`gpg(?:\.[^.]+)?\.program|sequence\.editor|pager\.[^.]+|alias\.[^.]+|uploadpack\.packobjectshook|remote\.[^.]+\.(?:uploadpack|receivepack|proxy))$`)
-
-// gitPathKeys are git configuration keys whose value decides what git
-// loads or runs without being a command itself: hooks, includes,
-// templates, attribute files (which name filters and drivers), URL
-// rewrites.
-var gitPathKeys = regexp.MustCompile(`(?i)^(?:core\.(?:hookspath|attributesfile)|include\.path|includeif\..*\.path|init\.templatedir|url\..*\.insteadof|protocol\.[^.]+\.allow|ssh\.variant)$`)
-
-// gitRuns returns the command line a git configuration value makes git
-// run, or "" when it names none.
-func gitRuns(key, value string) string {
-	if strings.HasPrefix(strings.ToLower(key), "alias.") {
-		cmd, ok := strings.CutPrefix(value, "!")
-		if !ok {
-			return ""
-		}
-		return cmd
-	}
-	if gitProgramKeys.MatchString(key) {
-		return value
-	}
-	return ""
-}
-
-// gitCaveats reads what a git command makes git run: -c KEY=VALUE and git
-// config KEY VALUE for keys that name programs, --upload-pack and friends,
-// and commands git runs for you (submodule foreach, bisect run, rebase
-// --exec, filter-branch); and what it removes (git clean, git stash -u).
-func (a *Analysis) gitCaveats(c Command, dir string, add func(string), addFinding func(string, string, string, float64)) {
-	config := func(how, key, value string) {
-		if cmd := gitRuns(key, value); cmd != "" {
-			add("git runs " + cmd + " (" + how + " " + key + ")")
-			if len(a.Commands) < 256 {
-				a.addShell(cmd, dir, 1)
-			}
-		} else if gitPathKeys.MatchString(key) {
-			add(how + " " + key + " changes what git loads and runs")
-		}
-	}
-	runs := func(why, cmd string) {
-		add("git runs " + cmd + " (" + why + ")")
-		if cmd != "" && len(a.Commands) < 256 {
-			a.addShell(cmd, dir, 1)
-		}
-	}
-	for i := 1; i < len(c.Argv); i++ {
-		arg := c.Argv[i]
-		switch {
-		case arg == "-c" && i+1 < len(c.Argv):
-			if k, v, ok := strings.Cut(c.Argv[i+1], "="); ok {
-				config("git -c", k, v)
-			}
-			i++
-		case arg == "-C" && i+1 < len(c.Argv):
-			dir = resolve(c.Argv[i+1], dir)
-			i++
-		case strings.HasPrefix(arg, "--upload-pack=") || strings.HasPrefix(arg, "--receive-pack=") || strings.HasPrefix(arg, "--exec="):
-			k, v, _ := strings.Cut(arg, "=")
-			runs(k, v)
-		case (arg == "--upload-pack" || arg == "--receive-pack" || arg == "-u" || arg == "--exec" || arg == "-x") && i+1 < len(c.Argv):
-			sub, _ := gitSub(c.Argv)
-			if arg == "-u" && sub != "clone" && sub != "fetch" && sub != "ls-remote" || arg == "-x" && sub != "rebase" {
-				continue
-			}
-			runs(arg, c.Argv[i+1])
-			i++
-		case strings.HasPrefix(arg, "--config=") || arg == "--config" && i+1 < len(c.Argv):
-			kv := strings.TrimPrefix(arg, "--config=")
-			if arg == "--config" {
-				kv = c.Argv[i+1]
-				i++
-			}
-			if k, v, ok := strings.Cut(kv, "="); ok {
-				config("git --config", k, v)
-			}
-		}
-	}
-	sub, args := gitSub(c.Argv)
-	ops := operands(append([]string{"git"}, args...))
-	switch sub {
-	case "config":
-		if len(ops) >= 2 && !slices.Contains(args, "--get") && !slices.Contains(args, "--unset") && !slices.Contains(args, "--get-all") {
-			value := strings.Join(ops[1:], " ")
-			config("git config", ops[0], value)
-			if cmd := gitRuns(ops[0], value); cmd != "" {
-				addFinding(FindPersistence, ops[0], "git config "+ops[0]+" makes git run "+cmd+" later", 0.6)
-			}
-		}
-	case "submodule":
-		if len(ops) >= 2 && ops[0] == "foreach" {
-			runs("submodule foreach", strings.Join(ops[1:], " "))
-		}
-	case "bisect":
-		if len(ops) >= 2 && ops[0] == "run" {
-			runs("bisect run", strings.Join(ops[1:], " "))
-		}
-	case "filter-branch", "filter-repo":
-		add("git " + sub + " runs the filters it is given")
-	case "hook":
-		add("git hook runs the repository's hooks")
-	case "clean":
-		force := slices.ContainsFunc(args, func(s string) bool {
-			return s == "--force" || strings.HasPrefix(s, "-") && !strings.HasPrefix(s, "--") && strings.Contains(s, "f")
-		})
-		dry := slices.ContainsFunc(args, func(s string) bool {
-			return s == "--dry-run" || s == "-n" || strings.HasPrefix(s, "-") && !strings.HasPrefix(s, "--") && strings.Contains(s, "n")
-		})
-		if !force || dry {
-			return
-		}
-		add("git clean deletes untracked files (the project's own hook configuration may be among them)")
-		if what := dangerousTarget(dir, ""); what != "" && what != "the working directory" {
-			addFinding(FindDestructive, "git clean", "git clean in "+dir+" deletes every untracked file of "+what, 1)
-		}
-	case "stash":
-		if slices.ContainsFunc(args, func(s string) bool {
-			return s == "-u" || s == "--include-untracked" || s == "-a" || s == "--all"
-		}) {
-			add("git stash takes untracked files away (the project's own hook configuration may be among them)")
-		}
-	}
-}
-
 // makeCaveats: make reading its rules from standard input or --eval runs
 // what they say (read here where the text is on the line); make -f FILE
-// and plain make run the makefile's recipes.
+// and plain make run the makefile's recipes (in -C's directory); variable
+// overrides that name programs or hold code change what every recipe runs.
+// Options may be stuck to their value (-Cdir, -fFILE, -E'...') or long
+// ones abbreviated (--ev=, --dir=), as make allows.
 func (a *Analysis) makeCaveats(c Command, dir string, add func(string)) {
-	stdin := false
+	stdin, named := false, ""
 	for i := 1; i < len(c.Argv); i++ {
 		arg := c.Argv[i]
+		opt, value, ok := makeOption(c.Argv, &i)
 		switch {
-		case (arg == "-f" || arg == "--file" || arg == "--makefile") && i+1 < len(c.Argv):
-			f := c.Argv[i+1]
-			if f == "-" || strings.HasPrefix(f, "/dev/") || strings.HasPrefix(f, "<(") {
+		case !ok && strings.Contains(arg, "=") && !strings.HasPrefix(arg, "-"):
+			k, v, _ := strings.Cut(arg, "=")
+			k = strings.TrimRight(k, ":+?! ")
+			if makeProgramVars[k] || strings.ContainsAny(v, "$`;|&") {
+				add("make " + k + "= changes what make's recipes run")
+			}
+		case opt == "file":
+			if value == "-" || strings.HasPrefix(value, "/dev/") || strings.HasPrefix(value, "<(") {
 				stdin = true
 			} else {
-				a.Executes = append(a.Executes, resolve(f, dir))
+				named = value
 			}
-			i++
-		case strings.HasPrefix(arg, "--file=") || strings.HasPrefix(arg, "--makefile="):
-			_, f, _ := strings.Cut(arg, "=")
-			if f == "-" || strings.HasPrefix(f, "/dev/") {
-				stdin = true
-			}
-		case strings.HasPrefix(arg, "--eval=") || arg == "-E" && i+1 < len(c.Argv) || arg == "--eval" && i+1 < len(c.Argv):
-			text := strings.TrimPrefix(arg, "--eval=")
-			if !strings.HasPrefix(arg, "--eval=") {
-				text = c.Argv[i+1]
-				i++
-			}
+		case opt == "directory":
+			dir = resolve(value, dir)
+		case opt == "eval":
 			add("make --eval runs rules given on the command line")
-			a.makeRecipes(unescapePrintf(text), dir)
-		case strings.Contains(arg, "=") && !strings.HasPrefix(arg, "-"):
-			if k, v, _ := strings.Cut(arg, "="); k == "SHELL" || k == ".SHELLFLAGS" || strings.Contains(v, "$(shell") {
-				add("make " + k + "= changes what make runs")
-			}
+			a.makeRecipes(unescapePrintf(value), dir)
+		case opt == "include-dir":
+			add("make -I reads makefiles from " + value)
 		}
 	}
 	if stdin || c.Heredoc != "" {
@@ -402,11 +304,69 @@ func (a *Analysis) makeCaveats(c Command, dir string, add func(string)) {
 		a.makeRecipes(text, dir)
 		return
 	}
-	if !slices.ContainsFunc(c.Argv[1:], func(s string) bool {
-		return s == "-f" || strings.HasPrefix(s, "--file") || strings.HasPrefix(s, "--makefile")
-	}) {
-		a.Executes = append(a.Executes, resolve("Makefile", dir))
+	if named != "" {
+		a.Executes = append(a.Executes, resolve(named, dir))
+		return
 	}
+	for _, f := range []string{"GNUmakefile", "makefile", "Makefile"} {
+		a.Executes = append(a.Executes, resolve(f, dir))
+	}
+}
+
+// makeProgramVars are make variables that name the programs recipes run.
+var makeProgramVars = map[string]bool{"SHELL": true, ".SHELLFLAGS": true, "CC": true, "CXX": true, "CPP": true, "LD": true, "AR": true,
+	"AS": true, "MAKE": true, "MAKEFLAGS": true, "GNUMAKEFLAGS": true, "MAKEFILES": true, "MAKESHELL": true, "FC": true, "GO": true,
+	"PYTHON": true, "NPM": true, "DOCKER": true, "INSTALL": true, "RM": true}
+
+// makeOptions are make's options that take a value, by short letter and
+// long name.
+var makeOptions = []struct {
+	short      byte
+	long, name string
+}{
+	{'f', "--file", "file"}, {'f', "--makefile", "file"}, {'C', "--directory", "directory"}, {'E', "--eval", "eval"},
+	{'I', "--include-dir", "include-dir"}, {'o', "--old-file", ""}, {'W', "--what-if", ""}, {'j', "--jobs", ""}, {'l', "--load-average", ""},
+}
+
+// makeOption reads the option at argv[*i] when it takes a value: its
+// name and the value (stuck, after =, or the next argument, which *i then
+// skips). ok is false for anything else.
+func makeOption(argv []string, i *int) (name, value string, ok bool) {
+	arg := argv[*i]
+	next := func() string {
+		if *i+1 < len(argv) {
+			*i++
+			return argv[*i]
+		}
+		return ""
+	}
+	if strings.HasPrefix(arg, "--") {
+		long, v, hasValue := strings.Cut(arg, "=")
+		for _, o := range makeOptions {
+			if len(long) >= 4 && strings.HasPrefix(o.long, long) {
+				if !hasValue && o.short != 'j' && o.short != 'l' {
+					v = next()
+				}
+				return o.name, v, true
+			}
+		}
+		return "", "", false
+	}
+	if len(arg) < 2 || arg[0] != '-' {
+		return "", "", false
+	}
+	for _, o := range makeOptions {
+		if arg[1] == o.short {
+			if len(arg) > 2 {
+				return o.name, arg[2:], true
+			}
+			if o.short == 'j' || o.short == 'l' {
+				return "", "", true
+			}
+			return o.name, next(), true
+		}
+	}
+	return "", "", false
 }
 
 // makeRecipes reads the recipe lines of makefile text (tab-indented, or
@@ -427,20 +387,22 @@ func (a *Analysis) makeRecipes(text, dir string) {
 	}
 }
 
-// goCaveats: go run of a module at a version runs downloaded code; go
-// generate runs the commands source files name; -exec and -toolexec run
-// another program; go env -w changes every later go command.
+// goCaveats: go run of a module at a version runs downloaded code, and of
+// a directory or file the session may have written; go generate runs the
+// commands source files name; -exec, -toolexec and -vettool (one dash or
+// two) run another program; go tool runs a tool that may not be Go's own;
+// go env -w changes every later go command; -o writes a file.
 func (a *Analysis) goCaveats(c Command, dir string, add func(string)) {
 	if len(c.Argv) < 2 {
 		return
 	}
 	switch c.Argv[1] {
 	case "run":
-		for _, op := range operands(c.Argv[1:]) {
+		for _, op := range operands(c.Argv[1:])[:min(1, len(operands(c.Argv[1:])))] {
 			switch {
 			case strings.Contains(op, "@"):
 				add("go run " + op + " runs downloaded code")
-			case strings.HasSuffix(op, ".go"):
+			case strings.HasSuffix(op, ".go") || strings.HasPrefix(op, ".") || strings.HasPrefix(op, "/"):
 				a.Executes = append(a.Executes, resolve(op, dir)) // known to run code the session wrote, if it did
 			}
 		}
@@ -450,13 +412,36 @@ func (a *Analysis) goCaveats(c Command, dir string, add func(string)) {
 		if slices.Contains(c.Argv, "-w") {
 			add("go env -w changes what every later go command does")
 		}
+	case "tool":
+		if ops := operands(c.Argv[1:]); len(ops) > 0 && !goTools[ops[0]] {
+			add("go tool " + ops[0] + " runs a tool that is not Go's own")
+		}
 	}
-	for _, a := range c.Argv[2:] {
-		if a == "-exec" || a == "-toolexec" || strings.HasPrefix(a, "-exec=") || strings.HasPrefix(a, "-toolexec=") {
-			add("go " + c.Argv[1] + " " + a + " runs another program")
+	for i := 2; i < len(c.Argv); i++ {
+		flag, value, hasValue := strings.Cut(strings.TrimPrefix(c.Argv[i], "-"), "=")
+		if !strings.HasPrefix(c.Argv[i], "-") {
+			continue
+		}
+		switch strings.TrimPrefix(flag, "-") {
+		case "exec", "toolexec", "vettool", "overlay":
+			add("go " + c.Argv[1] + " -" + strings.TrimPrefix(flag, "-") + " runs another program")
+		case "o":
+			if !hasValue && i+1 < len(c.Argv) {
+				value = c.Argv[i+1]
+				i++
+			}
+			if value != "" {
+				a.Paths = append(a.Paths, resolve(value, dir))
+				a.WritePaths = append(a.WritePaths, resolve(value, dir))
+			}
 		}
 	}
 }
+
+// goTools are the tools of Go's own distribution.
+var goTools = map[string]bool{"addr2line": true, "asm": true, "buildid": true, "cgo": true, "compile": true, "covdata": true, "cover": true,
+	"dist": true, "distpack": true, "doc": true, "fix": true, "link": true, "nm": true, "objdump": true, "pack": true, "pprof": true,
+	"preprofile": true, "test2json": true, "trace": true, "vet": true}
 
 // containerCaveats: a container with the host's root, its Docker socket
 // or full privileges can do anything the host can.
@@ -503,26 +488,35 @@ func scriptRunners(c Command) bool {
 // git's configuration and hooks, a shell start-up file, an editor's tasks,
 // a directory on PATH — or "".
 func codeFile(p string) string {
+	orig := p
+	p = strings.ToLower(p) // case-insensitive file systems (macOS) open MAKEFILE as Makefile
 	base := path.Base(p)
 	switch {
-	case base == "Makefile" || base == "makefile" || base == "GNUmakefile" || strings.HasSuffix(base, ".mk"):
+	case base == ".git" || strings.Contains(p, "/.git/") || strings.HasPrefix(p, ".git/"):
+		return "git's own files (configuration, hooks, attributes), which name programs git runs"
+	case base == ".mcp.json" || base == "mcp.json" && (strings.Contains(p, "/.cursor/") || strings.Contains(p, "/.vscode/") || strings.Contains(p, "/.gemini/")) ||
+		base == ".claude.json":
+		return "MCP servers a host starts"
+	case strings.Contains(p, "/.github/actions/") || strings.Contains(p, "/.githooks/"):
+		return "code CI or git runs"
+	case base == "makefile" || base == "gnumakefile" || strings.HasSuffix(base, ".mk"):
 		return "a makefile make runs"
-	case base == "package.json" || base == "pyproject.toml" || base == "setup.py" || base == "setup.cfg" || base == "Cargo.toml" ||
-		base == "build.rs" || base == "composer.json" || base == "Rakefile" || base == "Gemfile" || base == "build.gradle" ||
-		base == "build.gradle.kts" || base == "pom.xml" || base == "CMakeLists.txt" || base == "meson.build" || base == "justfile" ||
-		base == "Justfile" || base == "Taskfile.yml" || base == "Taskfile.yaml" || base == "noxfile.py" || base == "tox.ini" ||
+	case base == "package.json" || base == "pyproject.toml" || base == "setup.py" || base == "setup.cfg" || base == "cargo.toml" ||
+		base == "build.rs" || base == "composer.json" || base == "rakefile" || base == "gemfile" || base == "build.gradle" ||
+		base == "build.gradle.kts" || base == "pom.xml" || base == "cmakelists.txt" || base == "meson.build" || base == "justfile" ||
+		base == "taskfile.yml" || base == "taskfile.yaml" || base == "noxfile.py" || base == "tox.ini" ||
 		base == "conftest.py" || base == ".pre-commit-config.yaml" || base == "lefthook.yml" || base == ".lefthook.yml" || base == "go.mod":
 		return "a build or package file whose scripts run"
 	case strings.Contains(p, "/.github/workflows/") || strings.HasSuffix(p, "/.gitlab-ci.yml") || strings.Contains(p, "/.circleci/") ||
-		base == "Jenkinsfile" || base == "azure-pipelines.yml" || base == ".travis.yml" || strings.Contains(p, "/.buildkite/"):
+		base == "jenkinsfile" || base == "azure-pipelines.yml" || base == ".travis.yml" || strings.Contains(p, "/.buildkite/"):
 		return "a CI workflow"
 	case base == ".envrc" || base == ".env.sh" || base == ".tool-versions" || base == ".npmrc" || base == ".yarnrc" || base == ".yarnrc.yml" || base == "pip.conf":
 		return "configuration a tool loads and runs by itself"
 	case strings.Contains(p, "/.git/") && (strings.Contains(p, "/.git/hooks/") || base == "config") || base == ".gitconfig" ||
 		strings.HasSuffix(p, "/.config/git/config") || base == ".gitattributes" || base == ".gitmodules":
 		return "git configuration, which can name programs git runs"
-	case persistencePath(p) != "":
-		return persistencePath(p)
+	case persistencePath(orig) != "":
+		return persistencePath(orig)
 	case strings.Contains(p, "/.vscode/") || strings.Contains(p, "/.idea/") || strings.Contains(p, "/.devcontainer/"):
 		return "editor configuration that can run tasks"
 	case strings.Contains(p, "/.local/bin/") || strings.Contains(p, "/bin/") && (strings.HasPrefix(p, "~") || strings.HasPrefix(p, "/home/") ||

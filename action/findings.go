@@ -175,8 +175,9 @@ func (a *Analysis) uncover(c Command, cwd string, add func(string, string, strin
 			}
 		}
 	}
-	// sed -i and perl -i edit the files they name.
-	if (c.Binary == "sed" || c.Binary == "perl") && slices.ContainsFunc(c.Argv, func(x string) bool { return strings.HasPrefix(x, "-i") || x == "--in-place" }) {
+	// sed -i and perl -i edit the files they name; sed's w command writes
+	// the file it names.
+	if (c.Binary == "sed" || c.Binary == "perl") && InPlace(c) {
 		ops := operands(c.Argv)
 		if len(ops) > 1 {
 			for _, f := range ops[1:] {
@@ -184,6 +185,46 @@ func (a *Analysis) uncover(c Command, cwd string, add func(string, string, strin
 			}
 		}
 	}
+	if c.Binary == "sed" {
+		for _, f := range SedWrites(c) {
+			a.Paths = append(a.Paths, resolve(f, cwd))
+			a.WritePaths = append(a.WritePaths, resolve(f, cwd))
+		}
+	}
+}
+
+// InPlace reports whether a sed or perl command edits its files in place
+// (-i, alone, with a suffix, or in a cluster such as -ni; --in-place).
+func InPlace(c Command) bool {
+	return slices.ContainsFunc(c.Argv[1:], func(x string) bool {
+		return strings.HasPrefix(x, "--in-place") || strings.HasPrefix(x, "-") && !strings.HasPrefix(x, "--") && strings.Contains(strings.SplitN(x, "=", 2)[0], "i")
+	})
+}
+
+// sedWrite matches sed's w and W commands, and the s command's w flag,
+// with the file they write.
+var sedWrite = regexp.MustCompile(`(?:^|[;{}\s/0-9$]|\d)[wW]\s+(\S+)`)
+
+// SedWrites are the files a sed script writes with w, W or s///w.
+func SedWrites(c Command) []string {
+	var out []string
+	for i, arg := range c.Argv[1:] {
+		script := arg
+		if strings.HasPrefix(arg, "-") {
+			if (arg == "-e" || arg == "--expression") && i+2 < len(c.Argv) {
+				script = c.Argv[i+2]
+			} else {
+				continue
+			}
+		}
+		for _, m := range sedWrite.FindAllStringSubmatch(script, 4) {
+			out = append(out, m[1])
+		}
+		if !strings.HasPrefix(arg, "-") {
+			break // the first operand is the script
+		}
+	}
+	return out
 }
 
 // fetcherNames are the downloaders, for text that names them.
@@ -322,6 +363,10 @@ var codeDeleters = regexp.MustCompile(`(?:\b|\.)(?:(shutil\.rmtree|rmtree|remove
 var opaqueCode = regexp.MustCompile(`\b(?:eval|exec|compile|__import__|importlib|getattr|b64decode|base64|fromCharCode|Function|atob|` +
 	`codecs\.decode|marshal|pickle\.loads|bytes\.fromhex|unhexlify|Buffer\.from)\s*\(|\\x[0-9a-fA-F]{2}`)
 
+// codeFileWrites are calls that write a file named by a string literal.
+var codeFileWrites = regexp.MustCompile(`\bopen\(\s*["']([^"']+)["']\s*,\s*["'][wax+]|(?:writeFileSync|appendFileSync|writeFile|appendFile|createWriteStream|file_put_contents)\(\s*["']([^"']+)["']|` +
+	`\bFile\.(?:write|open)\(\s*["']([^"']+)["']\s*(?:,\s*["'][wa])?|Path\(\s*["']([^"']+)["']\s*\)\.write_(?:text|bytes)|Set-Content\s+(?:-Path\s+)?["']?([^"'\s]+)`)
+
 // envDump is code that reads the whole environment.
 var envDump = regexp.MustCompile(`\bos\.environ\b(?:\.copy\(\)|\)|\s*$|\.items\(\))|dict\(os\.environ\)|JSON\.stringify\(process\.env\)|\bprocess\.env\b\s*[),]|\bENV\.to_h\b|%ENV\b|getenv\(\)`)
 
@@ -362,6 +407,14 @@ func (a *Analysis) readCode(code, lang string, via []string, cwd string, add fun
 		a.Commands = append(a.Commands, Command{Binary: "rm", Argv: []string{"rm", flag, args[0]}, Via: via})
 		a.Paths = append(a.Paths, resolve(args[0], cwd))
 		a.WritePaths = append(a.WritePaths, resolve(args[0], cwd))
+	}
+	for _, m := range codeFileWrites.FindAllStringSubmatch(code, 16) {
+		for _, p := range m[1:] {
+			if p != "" {
+				a.Paths = append(a.Paths, resolve(p, cwd))
+				a.WritePaths = append(a.WritePaths, resolve(p, cwd))
+			}
+		}
 	}
 	if loc := opaqueCode.FindStringIndex(code); loc != nil {
 		add(FindOpaqueCode, strings.TrimSpace(code[loc[0]:loc[1]]), "inline "+lang+" code builds or decodes what it runs", 0.5)

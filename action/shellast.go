@@ -2,6 +2,7 @@ package action
 
 import (
 	"bytes"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -192,19 +193,29 @@ func (w *shellWalker) stmt(st *syntax.Stmt, stage int, piped bool) {
 	}
 }
 
-// expand replaces a word that is a variable defined earlier on the line
-// ($x, ${x}) by its value, split into words as the shell splits it.
+// expand replaces the variables defined earlier on the line ($x, ${x}) in
+// a word by their values; a word that is one variable is split into words
+// as the shell splits it.
 func (w *shellWalker) expand(word string) []string {
-	name := strings.TrimPrefix(word, "$")
-	if name == word {
+	if !strings.Contains(word, "$") || len(w.vars) == 0 {
 		return []string{word}
 	}
-	name = strings.TrimSuffix(strings.TrimPrefix(name, "{"), "}")
-	if v, ok := w.vars[name]; ok {
+	name := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(word, "$"), "{"), "}")
+	if v, ok := w.vars[name]; ok && (word == "$"+name || word == "${"+name+"}") {
 		return strings.Fields(v)
 	}
-	return []string{word}
+	out := shellVar.ReplaceAllStringFunc(word, func(m string) string {
+		n := strings.Trim(strings.TrimPrefix(m, "$"), "{}")
+		if v, ok := w.vars[n]; ok {
+			return v
+		}
+		return m
+	})
+	return []string{out}
 }
+
+// shellVar matches $name and ${name}.
+var shellVar = regexp.MustCompile(`\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)`)
 
 // stdinOf gives the command emitted at out[before] what it reads on its
 // standard input: a here-document or here-string; and when it runs under
@@ -332,12 +343,21 @@ func braces(word *syntax.Word) []string {
 		return nil
 	}
 	lit, ok := word.Parts[0].(*syntax.Lit)
-	if !ok || len(lit.Value) < 4 || lit.Value[0] != '{' || lit.Value[len(lit.Value)-1] != '}' {
+	if !ok {
 		return nil
 	}
-	inner := lit.Value[1 : len(lit.Value)-1]
+	// prefix{a,b,c}suffix, one level: /tmp/{a,b} is /tmp/a /tmp/b.
+	open, end := strings.IndexByte(lit.Value, '{'), strings.LastIndexByte(lit.Value, '}')
+	if open < 0 || end < open+3 {
+		return nil
+	}
+	inner := lit.Value[open+1 : end]
 	if !strings.Contains(inner, ",") || strings.ContainsAny(inner, "{}") {
 		return nil
 	}
-	return strings.Split(unescape(inner, false), ",")
+	var out []string
+	for _, alt := range strings.Split(inner, ",") {
+		out = append(out, unescape(lit.Value[:open]+alt+lit.Value[end+1:], false))
+	}
+	return out
 }

@@ -228,6 +228,17 @@ func TestSelfProtectionByResolution(t *testing.T) {
 		{"git clean -ffdx after cd", root, "Bash", bash("cd work && git clean -ffdx"), ""},
 		{"git stash -u", work, "Bash", bash("git stash -u"), ""},
 		{"git stash --all", work, "Bash", bash("git stash --all"), ""},
+		{"git log --output over the settings", work, "Bash", bash("git log -1 --format='{}' --output=~/.claude/settings.json"), ""},
+		{"git diff --output over the engine", work, "Bash", bash("git diff --output=" + exe), ""},
+		{"sed -ni", work, "Bash", bash("sed -ni 's/x/y/' ~/.claude/settings.json"), ""},
+		{"sed -Ei", work, "Bash", bash("sed -Ei 's/x/y/' ~/.claude/settings.json"), ""},
+		{"sed w", work, "Bash", bash("sed -n 'w " + home + "/.claude/settings.json' /dev/null"), ""},
+		{"sed s///w", work, "Bash", bash("sed 's/x/y/w " + exe + "' /dev/null"), ""},
+		{"find -fls", work, "Bash", bash("find . -maxdepth 0 -fls ~/.claude/settings.json"), ""},
+		{"tar into home", work, "Bash", bash("tar -xf /tmp/x.tar -C ~"), ""},
+		{"python open for writing", work, "Bash", bash(`python3 -c 'open("` + home + `/.claude/settings.json","w").write("{}")'`), ""},
+		{"a variable inside a word", work, "Bash", bash("p=" + home + "/.local/share/agent; rm -r ${p}ledger"), ""},
+		{"a brace list inside a word", work, "Bash", bash("rm -r " + home + "/.local/share/{agentledger,zz}"), ""},
 	}
 	if len(attempts) < 40 {
 		t.Fatalf("%d attempts, want at least 40", len(attempts))

@@ -143,7 +143,9 @@ func runsWritten(a *action.Analysis, snapshot map[string]any) string {
 		return ""
 	}
 	for _, x := range a.Executes {
-		if slices.Contains(written, x) || slices.Equal(written, []string{"*"}) {
+		// A file the session wrote, or one inside a directory it runs
+		// (go run ./cmd/x after an edit of cmd/x/main.go).
+		if slices.Equal(written, []string{"*"}) || slices.ContainsFunc(written, func(w string) bool { return w == x || strings.HasPrefix(w, x+"/") }) {
 			return x
 		}
 	}

@@ -73,6 +73,14 @@ func (g *guard) hits(a *action.Analysis, shellDir string) []string {
 				g.shellHits(c, shellDir, a.Symlinks, add)
 			}
 		}
+		for _, p := range a.WritePaths { // what interpreter code, sed w and git --output write
+			p = g.expand(p, a.Cwd)
+			if r, ok := g.under(p, g.data); ok {
+				add("the call writes %s, agentledger's own data (%s)", p, r)
+			} else if r, ok := g.under(p, g.config); ok {
+				add("the call would change %s, an agent host's hook configuration (%s)", p, r)
+			}
+		}
 		for _, p := range a.Removes {
 			if r, ok := g.under(g.expand(p, a.Cwd), g.config); ok {
 				add("the call would take away %s, an agent host's hook configuration (%s), untracked in its repository", p, r)
@@ -262,12 +270,17 @@ func readOnly(c action.Command) bool {
 	args := c.Argv[1:]
 	switch c.Binary {
 	case "sed":
-		return !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "-i") || strings.HasPrefix(a, "--in-place") })
+		return !action.InPlace(c) && len(action.SedWrites(c)) == 0
 	case "find":
 		return !slices.ContainsFunc(args, func(a string) bool {
-			return a == "-delete" || strings.HasPrefix(a, "-exec") || a == "-ok" || a == "-okdir" || strings.HasPrefix(a, "-fprint")
+			return a == "-delete" || strings.HasPrefix(a, "-exec") || a == "-ok" || a == "-okdir" || strings.HasPrefix(a, "-fprint") || a == "-fls"
 		})
 	case "git":
+		if slices.ContainsFunc(args, func(a string) bool {
+			return strings.HasPrefix(a, "--out") || strings.HasPrefix(a, "-c") || strings.HasPrefix(a, "--config")
+		}) {
+			return false // writes a file, or runs with configuration of its own
+		}
 		for _, a := range args {
 			if !strings.HasPrefix(a, "-") {
 				return readOnlyGit[a]
@@ -287,6 +300,13 @@ func destructive(c action.Command) bool {
 		return !readOnly(c)
 	case "rsync":
 		return slices.ContainsFunc(c.Argv, func(a string) bool { return strings.HasPrefix(a, "--delete") || a == "--remove-source-files" })
+	case "tar":
+		// Extracting into a directory overwrites what is there.
+		return slices.ContainsFunc(c.Argv[1:], func(a string) bool {
+			return a == "--extract" || a == "--get" || !strings.HasPrefix(a, "--") && strings.Contains(a, "x") && (strings.HasPrefix(a, "-") || a == c.Argv[1])
+		})
+	case "unzip", "cpio", "7z", "bsdtar":
+		return true
 	}
 	return false
 }
