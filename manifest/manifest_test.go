@@ -29,7 +29,7 @@ func TestParseNamesTheField(t *testing.T) {
 	tests := []struct{ from, to, field string }{
 		{`"version": 1`, `"version": 2`, "version"},
 		{`"*.github.com"`, `"*.GitHub.com"`, "network.domains[1]"},
-		{`"shell(rm -rf:*)"`, `"shell rm -rf"`, "rules.deny[0]"},
+		{`"shell(rm -rf:*)"`, `"shell rm -rf"`, "rules.ask[0]"},
 		{`"read_roots": ["/workspace/shop"`, `"read_roots": ["workspace"`, "fs.read_roots[0]"},
 		{`"max_tool_calls": 120`, `"max_tool_calls": -1`, "budgets.max_tool_calls"},
 		{`"max_tool_calls": 120`, `"max_tool_calls": "lots"`, "budgets.max_tool_calls"},
