@@ -152,8 +152,16 @@ func (a *Analysis) addShell(line, cwd string, depth int) {
 			dir = cdTarget(c, dir)
 		}
 		cwd := dir
-		if dir != a.Cwd {
-			c.Dir = dir
+		if c.Binary == "git" {
+			// git -C DIR runs in DIR: its paths are DIR's.
+			for i := 1; i+1 < len(c.Argv) && !gitSubcommands[c.Argv[i]]; i++ {
+				if c.Argv[i] == "-C" {
+					cwd = resolve(c.Argv[i+1], cwd)
+				}
+			}
+		}
+		if cwd != a.Cwd {
+			c.Dir = cwd
 		}
 		a.Commands = append(a.Commands, c)
 		a.Binaries = append(a.Binaries, c.Binary)
@@ -199,7 +207,7 @@ func (a *Analysis) addShell(line, cwd string, depth int) {
 		for _, r := range c.Inputs {
 			a.Paths = append(a.Paths, resolve(r, cwd)) // read: cmd < FILE
 		}
-		for _, arg := range writtenArgs(c) {
+		for _, arg := range WrittenArgs(c) {
 			if looksPath(arg) {
 				a.WritePaths = append(a.WritePaths, resolve(arg, cwd))
 			}
@@ -355,9 +363,16 @@ func uniq(s []string) []string {
 // walkStrings calls fn with every string in v and the name of the object
 // member holding it (the nearest key, for strings in arrays).
 func walkStrings(v any, field string, fn func(field, s string)) {
+	walkFields(v, field, "", func(field, _, s string) { fn(field, s) })
+}
+
+// walkFields calls fn with every string in v, in key order: the name of
+// the member holding it (the nearest key, for strings in arrays) and where
+// it is (at, then .key and [i] for each step down).
+func walkFields(v any, field, at string, fn func(field, at, s string)) {
 	switch x := v.(type) {
 	case string:
-		fn(field, x)
+		fn(field, at, x)
 	case map[string]any:
 		keys := make([]string, 0, len(x))
 		for k := range x {
@@ -365,11 +380,11 @@ func walkStrings(v any, field string, fn func(field, s string)) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			walkStrings(x[k], k, fn)
+			walkFields(x[k], k, at+"."+k, fn)
 		}
 	case []any:
-		for _, e := range x {
-			walkStrings(e, field, fn)
+		for i, e := range x {
+			walkFields(e, field, fmt.Sprintf("%s[%d]", at, i), fn)
 		}
 	}
 }
@@ -473,9 +488,9 @@ var fetchers = map[string]bool{"curl": true, "wget": true, "fetch": true, "http"
 
 var interpreters = map[string]bool{"python": true, "python3": true, "perl": true, "ruby": true, "node": true, "php": true, "source": true, ".": true}
 
-// writtenArgs are the arguments of c that name files it writes: every one
+// WrittenArgs are the arguments of c that name files it writes: every one
 // for most writers, the destination for cp (its sources are read).
-func writtenArgs(c Command) []string {
+func WrittenArgs(c Command) []string {
 	if !writers[c.Binary] {
 		return nil
 	}
@@ -531,36 +546,18 @@ func printable(s string) bool {
 // engine's work (AnalyzeTool); these only name them.
 func InputArtifacts(input any) []aarts.Artifact {
 	out := []aarts.Artifact{}
-	var walk func(v any, field, at string)
-	walk = func(v any, field, at string) {
-		switch x := v.(type) {
-		case string:
-			f := strings.ToLower(field)
-			switch {
-			case x == "":
-			case f == "command" || f == "cmd" || f == "script" || f == "commands":
-				out = append(out, aarts.Artifact{Type: aarts.ArtifactCommand, Value: x, SourceField: at})
-			case isPathField(f):
-				out = append(out, aarts.Artifact{Type: aarts.ArtifactFilePath, Value: x, SourceField: at})
-			case f == "url" || f == "uri" || strings.HasPrefix(x, "http://") || strings.HasPrefix(x, "https://"):
-				out = append(out, aarts.Artifact{Type: aarts.ArtifactURL, Value: x, SourceField: at})
-			}
-		case map[string]any:
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				walk(x[k], k, at+"."+k)
-			}
-		case []any:
-			for i, e := range x {
-				walk(e, field, fmt.Sprintf("%s[%d]", at, i))
-			}
+	walkFields(input, "", "tool_input", func(field, at, x string) {
+		f := strings.ToLower(field)
+		switch {
+		case x == "":
+		case f == "command" || f == "cmd" || f == "script" || f == "commands":
+			out = append(out, aarts.Artifact{Type: aarts.ArtifactCommand, Value: x, SourceField: at})
+		case isPathField(f):
+			out = append(out, aarts.Artifact{Type: aarts.ArtifactFilePath, Value: x, SourceField: at})
+		case f == "url" || f == "uri" || strings.HasPrefix(x, "http://") || strings.HasPrefix(x, "https://"):
+			out = append(out, aarts.Artifact{Type: aarts.ArtifactURL, Value: x, SourceField: at})
 		}
-	}
-	walk(input, "", "tool_input")
+	})
 	return out
 }
 

@@ -291,7 +291,12 @@ func (a *Analysis) makeCaveats(c Command, dir string, add func(string)) {
 			a.makeRecipes(unescapePrintf(value), dir)
 		case opt == "include-dir":
 			add("make -I reads makefiles from " + value)
+		case opt == "environment":
+			add("make -e lets the environment override the makefile's variables")
 		}
+	}
+	if a.Cwd != "" && !strings.HasPrefix(dir, a.Cwd) || named != "" && !strings.HasPrefix(resolve(named, dir), a.Cwd) {
+		add("make runs a makefile outside the working directory")
 	}
 	if stdin || c.Heredoc != "" {
 		add("make reads its rules from standard input")
@@ -343,7 +348,7 @@ func makeOption(argv []string, i *int) (name, value string, ok bool) {
 	if strings.HasPrefix(arg, "--") {
 		long, v, hasValue := strings.Cut(arg, "=")
 		for _, o := range makeOptions {
-			if len(long) >= 4 && strings.HasPrefix(o.long, long) {
+			if len(long) >= 3 && strings.HasPrefix(o.long, long) {
 				if !hasValue && o.short != 'j' && o.short != 'l' {
 					v = next()
 				}
@@ -355,15 +360,23 @@ func makeOption(argv []string, i *int) (name, value string, ok bool) {
 	if len(arg) < 2 || arg[0] != '-' {
 		return "", "", false
 	}
-	for _, o := range makeOptions {
-		if arg[1] == o.short {
-			if len(arg) > 2 {
-				return o.name, arg[2:], true
+	// A cluster of flags (-sE '...', -sCdir): the first that takes a value
+	// takes the rest of the cluster, or the next argument.
+	for j := 1; j < len(arg); j++ {
+		for _, o := range makeOptions {
+			if arg[j] != o.short {
+				continue
 			}
 			if o.short == 'j' || o.short == 'l' {
-				return "", "", true
+				return "", "", true // a number, if anything
+			}
+			if j+1 < len(arg) {
+				return o.name, arg[j+1:], true
 			}
 			return o.name, next(), true
+		}
+		if arg[j] == 'e' {
+			return "environment", "", true
 		}
 	}
 	return "", "", false
@@ -398,19 +411,36 @@ func (a *Analysis) goCaveats(c Command, dir string, add func(string)) {
 	}
 	switch c.Argv[1] {
 	case "run":
-		for _, op := range operands(c.Argv[1:])[:min(1, len(operands(c.Argv[1:])))] {
-			switch {
+		runDir := dir
+		for i := 2; i+1 < len(c.Argv); i++ {
+			if c.Argv[i] == "-C" {
+				runDir = resolve(c.Argv[i+1], dir)
+			}
+		}
+		if ops := goOperands(c.Argv[2:]); len(ops) > 0 {
+			switch op := ops[0]; {
 			case strings.Contains(op, "@"):
 				add("go run " + op + " runs downloaded code")
 			case strings.HasSuffix(op, ".go") || strings.HasPrefix(op, ".") || strings.HasPrefix(op, "/"):
-				a.Executes = append(a.Executes, resolve(op, dir)) // known to run code the session wrote, if it did
+				a.Executes = append(a.Executes, resolve(op, runDir)) // known to run code the session wrote, if it did
+			default:
+				a.Executes = append(a.Executes, "**/*.go") // a package by its import path: any Go file the session wrote
 			}
 		}
 	case "generate":
 		add("go generate runs the commands its source files name")
 	case "env":
-		if slices.Contains(c.Argv, "-w") {
+		if slices.ContainsFunc(c.Argv[2:], func(a string) bool { return strings.HasPrefix(a, "-w") || strings.HasPrefix(a, "--w") }) {
 			add("go env -w changes what every later go command does")
+		}
+	case "install":
+		// go install writes $GOBIN (or ~/go/bin)/<package name>.
+		for _, op := range goOperands(c.Argv[2:]) {
+			name, _, _ := strings.Cut(path.Base(strings.TrimSuffix(op, "/...")), "@")
+			if name != "" && name != "." && name != "..." {
+				a.Paths = append(a.Paths, "~/go/bin/"+name)
+				a.WritePaths = append(a.WritePaths, "~/go/bin/"+name)
+			}
 		}
 	case "tool":
 		if ops := operands(c.Argv[1:]); len(ops) > 0 && !goTools[ops[0]] {
@@ -425,17 +455,58 @@ func (a *Analysis) goCaveats(c Command, dir string, add func(string)) {
 		switch strings.TrimPrefix(flag, "-") {
 		case "exec", "toolexec", "vettool", "overlay":
 			add("go " + c.Argv[1] + " -" + strings.TrimPrefix(flag, "-") + " runs another program")
-		case "o":
+		case "o", "outputdir":
 			if !hasValue && i+1 < len(c.Argv) {
 				value = c.Argv[i+1]
 				i++
 			}
-			if value != "" {
-				a.Paths = append(a.Paths, resolve(value, dir))
-				a.WritePaths = append(a.WritePaths, resolve(value, dir))
+			if value == "" {
+				continue
 			}
+			out := resolve(value, dir)
+			switch {
+			case strings.TrimPrefix(flag, "-") == "outputdir":
+				out += "/*" // the profiles, by whatever names they are given
+			case strings.HasSuffix(value, "/"):
+				// A directory: go names the file after the package.
+				out += "/*"
+				for _, op := range goOperands(c.Argv[i+1:]) {
+					out = resolve(value, dir) + "/" + path.Base(op)
+				}
+			}
+			a.Paths = append(a.Paths, out)
+			a.WritePaths = append(a.WritePaths, out)
 		}
 	}
+}
+
+// goValueFlags are go build and test flags that take a value.
+var goValueFlags = map[string]bool{"C": true, "o": true, "p": true, "tags": true, "ldflags": true, "gcflags": true, "asmflags": true,
+	"mod": true, "modfile": true, "overlay": true, "pgo": true, "pkgdir": true, "toolexec": true, "exec": true, "covermode": true,
+	"coverpkg": true, "buildmode": true, "compiler": true, "installsuffix": true, "gccgoflags": true, "run": true, "bench": true,
+	"count": true, "timeout": true, "cpu": true, "parallel": true, "outputdir": true, "coverprofile": true, "cpuprofile": true,
+	"memprofile": true, "blockprofile": true, "mutexprofile": true, "trace": true, "vettool": true, "skip": true, "fuzz": true,
+	"fuzztime": true, "benchtime": true, "shuffle": true, "json": false, "v": false, "race": false, "x": false, "n": false}
+
+// goOperands are a go command's operands (packages, files): its arguments
+// less flags and their values.
+func goOperands(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i+1:]...)
+		}
+		if !strings.HasPrefix(a, "-") {
+			out = append(out, a)
+			continue
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !hasValue && goValueFlags[name] {
+			i++
+		}
+	}
+	return out
 }
 
 // goTools are the tools of Go's own distribution.

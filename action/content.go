@@ -67,6 +67,35 @@ func (a *Analysis) readWritten(p, text, cwd string) {
 	if InstructionFile(p) != "" && len(a.MemoryWrites) < 16 {
 		a.MemoryWrites = append(a.MemoryWrites, text)
 	}
+	// Source code the session writes runs later (go test, make, an
+	// import): what it plainly runs or deletes is judged at the write.
+	if lang := sourceLang(p, text); lang != "" {
+		paths, writes := len(a.Paths), len(a.WritePaths)
+		a.readCode(text, lang, []string{"writes " + p}, cwd, func(class, subject, detail string, confidence float64) {
+			if class != FindOpaqueCode { // source is full of escapes and reflection: only what it plainly does counts
+				a.addFinding(class, subject, detail, confidence)
+			}
+		})
+		// The files the code names are its own business when it runs,
+		// not this call's reads and writes.
+		a.Paths, a.WritePaths = a.Paths[:paths], a.WritePaths[:writes]
+	}
+	// Git configuration is read by its content, wherever it is (a bare
+	// repository's config is just "config").
+	if gitConfigText.MatchString(text) {
+		for _, cmd := range gitConfigRuns(text) {
+			add := len(a.Commands) < 256
+			if add {
+				a.addShell(cmd, cwd, 1)
+			}
+		}
+		if cmds := gitConfigRuns(text); len(cmds) > 0 {
+			a.Caveats = append(a.Caveats, "writes git configuration that runs "+cmds[0])
+		}
+	}
+	if strings.Contains(p, "/hooks/") {
+		a.Caveats = append(a.Caveats, "writes "+p+", a hook a program may run")
+	}
 	if codeFile(p) == "" && !strings.HasSuffix(p, ".sh") && !strings.HasPrefix(text, "#!") {
 		return
 	}
@@ -76,11 +105,33 @@ func (a *Analysis) readWritten(p, text, cwd string) {
 		}
 		a.addShell(cmd, cwd, 1)
 	}
-	if base := path.Base(p); base == "setup.py" || base == "conftest.py" || base == "noxfile.py" || strings.HasPrefix(text, "#!") && strings.Contains(firstLine(text), "python") {
-		if code := text; len(code) > 0 {
-			a.readCode(code, "python", []string{"writes " + p}, cwd, a.addFinding)
-		}
+}
+
+// gitConfigText matches text that sets a git configuration key naming a
+// program (with or without its section header, as an edit writes it).
+var gitConfigText = regexp.MustCompile(`(?im)^\s*(?:fsmonitor|sshcommand|gitproxy|askpass|pager|editor|textconv|cmd|command|driver|clean|smudge|process|helper|program|uploadpack|receivepack|alternaterefscommand|packobjectshook|sendmailcmd|hookspath)\s*=`)
+
+// sourceLang is the language of source code written to p whose calls are
+// read (Python, JavaScript and TypeScript, Ruby, Perl, PHP, Go, shell by
+// its #! line), or "".
+func sourceLang(p, text string) string {
+	switch ext := strings.ToLower(path.Ext(p)); {
+	case ext == ".py":
+		return "python"
+	case ext == ".js" || ext == ".mjs" || ext == ".cjs" || ext == ".ts" || ext == ".mts" || ext == ".tsx" || ext == ".jsx":
+		return "node"
+	case ext == ".rb":
+		return "ruby"
+	case ext == ".pl" || ext == ".pm":
+		return "perl"
+	case ext == ".php":
+		return "php"
+	case ext == ".go":
+		return "go"
+	case strings.HasPrefix(text, "#!") && strings.Contains(firstLine(text), "python"):
+		return "python"
 	}
+	return ""
 }
 
 func firstLine(s string) string {
@@ -246,7 +297,15 @@ func gitConfigRuns(text string) []string {
 			section = s
 		case strings.Contains(l, "="):
 			k, v, _ := strings.Cut(l, "=")
-			if cmd := gitRuns(section+"."+strings.TrimSpace(k), strings.Trim(strings.TrimSpace(v), `"`)); cmd != "" {
+			sec := section
+			if sec == "" {
+				sec = "core" // an edit's fragment: the key as core's
+			}
+			key := sec + "." + strings.TrimSpace(k)
+			if strings.Count(key, ".") == 1 && sec != "core" && sec != "alias" {
+				key = sec + ".x." + strings.TrimSpace(k) // [filter "x"] written as [filter]
+			}
+			if cmd := gitRuns(key, strings.Trim(strings.TrimSpace(v), `"`)); cmd != "" {
 				out = append(out, cmd)
 			}
 		}

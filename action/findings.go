@@ -244,7 +244,7 @@ func (a *Analysis) addSub(argv []string, via []string, cwd string) {
 				a.Paths = append(a.Paths, resolve(arg, cwd))
 			}
 		}
-		for _, arg := range writtenArgs(c) {
+		for _, arg := range WrittenArgs(c) {
 			if looksPath(arg) {
 				a.WritePaths = append(a.WritePaths, resolve(arg, cwd))
 			}
@@ -349,13 +349,13 @@ func interpreterLang(bin string) string {
 
 // codeRunners are calls that run a command line (their first string
 // argument, or the strings of a list).
-var codeRunners = regexp.MustCompile(`\b(?:os\.system|os\.popen|os\.exec\w*|subprocess\.\w+|commands\.getoutput|pty\.spawn|` +
+var codeRunners = regexp.MustCompile(`\b(?:exec\.Command(?:Context)?|os\.system|os\.popen|os\.exec\w*|subprocess\.\w+|commands\.getoutput|pty\.spawn|` +
 	`child_process\.\w+|execSync|execFileSync|spawnSync|spawn|exec|execFile|shell_exec|passthru|proc_open|popen|system|` +
 	`Open3\.\w+|IO\.popen|Deno\.run|Bun\.spawn|do shell script|Start-Process|Invoke-Expression|iex)\s*\(?\s*`)
 
 // codeDeleters remove files or trees: their first string argument is the
 // target, and recursive ones delete like rm -r.
-var codeDeleters = regexp.MustCompile(`(?:\b|\.)(?:(shutil\.rmtree|rmtree|remove_tree|rmSync|rm|promises\.rm|rimraf\w*|FileUtils\.rm_rf|FileUtils\.rm_r|FileUtils\.remove_dir|Remove-Item)|` +
+var codeDeleters = regexp.MustCompile(`(?:\b|\.)(?:(shutil\.rmtree|rmtree|remove_tree|rmSync|rm|promises\.rm|rimraf\w*|FileUtils\.rm_rf|FileUtils\.rm_r|FileUtils\.remove_dir|Remove-Item|os\.RemoveAll|RemoveAll)|` +
 	`(os\.remove|os\.unlink|os\.rmdir|os\.removedirs|unlinkSync|rmdirSync|unlink|rmdir|File\.delete|FileUtils\.rm))\s*\(\s*`)
 
 // opaqueCode is what makes code unreadable: it builds or decodes what it
@@ -364,7 +364,7 @@ var opaqueCode = regexp.MustCompile(`\b(?:eval|exec|compile|__import__|importlib
 	`codecs\.decode|marshal|pickle\.loads|bytes\.fromhex|unhexlify|Buffer\.from)\s*\(|\\x[0-9a-fA-F]{2}`)
 
 // codeFileWrites are calls that write a file named by a string literal.
-var codeFileWrites = regexp.MustCompile(`\bopen\(\s*["']([^"']+)["']\s*,\s*["'][wax+]|(?:writeFileSync|appendFileSync|writeFile|appendFile|createWriteStream|file_put_contents)\(\s*["']([^"']+)["']|` +
+var codeFileWrites = regexp.MustCompile(`\bprint[^>\n]*>>?\s*"([^"]+)"|\bopen\(\s*["']([^"']+)["']\s*,\s*["'][wax+]|(?:writeFileSync|appendFileSync|writeFile|appendFile|createWriteStream|file_put_contents)\(\s*["']([^"']+)["']|` +
 	`\bFile\.(?:write|open)\(\s*["']([^"']+)["']\s*(?:,\s*["'][wa])?|Path\(\s*["']([^"']+)["']\s*\)\.write_(?:text|bytes)|Set-Content\s+(?:-Path\s+)?["']?([^"'\s]+)`)
 
 // envDump is code that reads the whole environment.
@@ -373,15 +373,32 @@ var envDump = regexp.MustCompile(`\bos\.environ\b(?:\.copy\(\)|\)|\s*$|\.items\(
 // readCode reads inline interpreter code as the shell actions it takes.
 func (a *Analysis) readCode(code, lang string, via []string, cwd string, add func(string, string, string, float64)) {
 	via = append(clone(via), lang+" code")
+	for _, m := range codeFileWrites.FindAllStringSubmatch(code, 16) {
+		for _, p := range m[1:] {
+			if p != "" {
+				a.Paths = append(a.Paths, resolve(p, cwd))
+				a.WritePaths = append(a.WritePaths, resolve(p, cwd))
+			}
+		}
+	}
 	if lang != "powershell" && lang != "osascript" && !strings.ContainsAny(code, "(`\\") {
 		return // no call at all: print 1, $1, ...
 	}
 	for _, m := range codeRunners.FindAllStringIndex(code, -1) {
 		if args := stringArgs(code[m[1]:]); len(args) > 0 {
 			line := strings.Join(args, " ")
+			if len(args) >= 3 && shells[base(args[0])] && args[1] == "-c" {
+				line = args[2] // ("sh", "-c", "a | b"): the line the shell runs
+			}
 			before := len(a.Commands)
 			parseShell(line, via, 1, &a.Commands)
+			fetched := false
 			for _, c := range a.Commands[before:] {
+				if c.Stage == 0 {
+					fetched = fetchers[c.Binary]
+				} else if c.Piped && fetched && (shells[c.Binary] || interpreters[c.Binary]) {
+					a.PipedToShell = true // the code runs curl … | sh
+				}
 				a.Binaries = append(a.Binaries, c.Binary)
 				for _, arg := range c.Argv[1:] {
 					if looksPath(arg) {
@@ -407,14 +424,6 @@ func (a *Analysis) readCode(code, lang string, via []string, cwd string, add fun
 		a.Commands = append(a.Commands, Command{Binary: "rm", Argv: []string{"rm", flag, args[0]}, Via: via})
 		a.Paths = append(a.Paths, resolve(args[0], cwd))
 		a.WritePaths = append(a.WritePaths, resolve(args[0], cwd))
-	}
-	for _, m := range codeFileWrites.FindAllStringSubmatch(code, 16) {
-		for _, p := range m[1:] {
-			if p != "" {
-				a.Paths = append(a.Paths, resolve(p, cwd))
-				a.WritePaths = append(a.WritePaths, resolve(p, cwd))
-			}
-		}
 	}
 	if loc := opaqueCode.FindStringIndex(code); loc != nil {
 		add(FindOpaqueCode, strings.TrimSpace(code[loc[0]:loc[1]]), "inline "+lang+" code builds or decodes what it runs", 0.5)
@@ -676,7 +685,7 @@ func exfiltration(c Command, all []Command, add func(string, string, string, flo
 }
 
 // secretPatterns are what credential searches look for.
-var secretPatterns = regexp.MustCompile(`(?i)AKIA|ASIA|BEGIN [A-Z ]*PRIVATE KEY|passw(or)?d|secret|token|api[_-]?key|ghp_|xox[bp]-|sk-[a-z]`)
+var secretPatterns = regexp.MustCompile(`(?i)\b(?:AKIA|ASIA)|BEGIN [A-Z ]*PRIVATE KEY|\bpassw(?:or)?d\b|\bsecret\b|\btoken\b|\bapi[_-]?key\b|\bghp_|\bxox[bp]-|\bsk-[a-z]`)
 
 // secretNames are file names that hold credentials.
 var secretNames = regexp.MustCompile(`(?i)\*?\.(pem|key|p12|pfx|kdbx|keystore|jks)$|^\*?id_(rsa|dsa|ecdsa|ed25519)|^\*?\.env\b|credentials|\.netrc|\.pgpass|\.npmrc|\.pypirc`)
@@ -690,8 +699,10 @@ func secretDiscovery(c Command, add func(string, string, string, float64)) {
 			return
 		}
 		for _, a := range operands(c.Argv) {
-			if secretPatterns.MatchString(a) {
-				add(FindSecretDiscovery, a, c.Binary+" searches for credentials ("+a+")", 0.9)
+			if !looksPath(a) && secretPatterns.MatchString(a) {
+				// A search for a word like "token" is often ordinary code
+				// search: the sensitivity decides (balanced asks).
+				add(FindSecretDiscovery, a, c.Binary+" searches for credentials ("+a+")", 0.6)
 				return
 			}
 		}
@@ -731,6 +742,9 @@ var secretStoreGlobs = []string{
 // secretStore reports whether p is a well-known credential store.
 func secretStore(p string) bool {
 	p = strings.Trim(p, `'"`)
+	if strings.HasSuffix(p, ".pub") {
+		return false // a public key
+	}
 	for _, h := range []string{"${HOME}", "$HOME"} {
 		if rest, ok := strings.CutPrefix(p, h); ok {
 			p = "~" + rest
@@ -818,10 +832,18 @@ func persistenceCommand(c Command, add func(string, string, string, float64)) {
 		add(FindPersistence, c.Binary, c.Binary+" schedules a command", 0.9)
 	case "git":
 		sub, args := gitSub(c.Argv)
-		if sub == "config" && slices.ContainsFunc(args, func(a string) bool {
-			return strings.EqualFold(a, "core.hooksPath") || strings.HasPrefix(strings.ToLower(a), "core.hookspath")
-		}) {
-			add(FindPersistence, "core.hooksPath", "git config sets the hooks path", 1)
+		if sub == "config" {
+			for i, a := range args {
+				if strings.EqualFold(a, "core.hooksPath") || strings.HasPrefix(strings.ToLower(a), "core.hookspath") {
+					// A project's own hooks directory (husky, .githooks) is
+					// ordinary setup: asked; anywhere else: denied.
+					confidence := 1.0
+					if i+1 < len(args) && projectRelative(args[i+1]) {
+						confidence = 0.6
+					}
+					add(FindPersistence, "core.hooksPath", "git config sets the hooks path", confidence)
+				}
+			}
 		}
 		for i := 1; i+1 < len(c.Argv); i++ {
 			if c.Argv[i] == "-c" && strings.HasPrefix(strings.ToLower(c.Argv[i+1]), "core.hookspath=") {
@@ -829,6 +851,12 @@ func persistenceCommand(c Command, add func(string, string, string, float64)) {
 			}
 		}
 	}
+}
+
+// projectRelative reports whether p is a path inside the working
+// directory as written: relative, without .. or variables.
+func projectRelative(p string) bool {
+	return p != "" && !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~") && !strings.Contains(p, "..") && !strings.ContainsAny(p, "$`")
 }
 
 // gitSub returns a git command's subcommand and its arguments, past git's
@@ -858,7 +886,10 @@ func forcePush(c Command, add func(string, string, string, float64)) {
 	}
 	for _, a := range args {
 		switch {
-		case a == "--force" || a == "-f" || a == "--mirror" || a == "--delete" || a == "-d" ||
+		case a == "--delete" || a == "-d":
+			add(FindForcePush, a, "git push "+a+" deletes a branch on the remote", 0.6) // often ordinary: asks under balanced
+			return
+		case a == "--force" || a == "-f" || a == "--mirror" ||
 			strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "f"):
 			add(FindForcePush, a, "git push "+a+" overwrites the remote's history", 1)
 			return
@@ -866,7 +897,7 @@ func forcePush(c Command, add func(string, string, string, float64)) {
 			add(FindForcePush, a, "git push "+a+" force-updates "+a[1:], 1)
 			return
 		case strings.HasPrefix(a, ":") && len(a) > 1:
-			add(FindForcePush, a, "git push "+a+" deletes "+a[1:]+" on the remote", 1)
+			add(FindForcePush, a, "git push "+a+" deletes "+a[1:]+" on the remote", 0.6)
 			return
 		}
 	}

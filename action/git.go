@@ -122,7 +122,7 @@ func (a *Analysis) gitCaveats(c Command, dir string, add func(string), addFindin
 			dir = resolve(c.Argv[i+1], dir)
 			i++
 			continue
-		case strings.HasPrefix(arg, "--") && len(long) > 4:
+		case strings.HasPrefix(arg, "--") && len(long) > 2:
 			for _, o := range gitOptionPrograms {
 				if !strings.HasPrefix(o, long) || sub != "" && (o == "--config" || o == "--reference") && long != o {
 					continue
@@ -162,12 +162,14 @@ func (a *Analysis) gitCaveats(c Command, dir string, add func(string), addFindin
 		if sub == "" || !strings.HasPrefix(arg, "-") || strings.HasPrefix(arg, "--") || len(arg) < 2 {
 			continue
 		}
-		// Short options of the subcommand, alone or stuck to their value.
-		value = arg[2:]
-		if value == "" && i+1 < len(c.Argv) {
-			value = c.Argv[i+1]
+		// Short options of the subcommand, bundled (-qu CMD), alone or
+		// stuck to their value (-x'CMD').
+		flag, value, took := gitShortValue(sub, arg, c.Argv, i)
+		if took {
+			i++
 		}
-		switch flag := arg[1]; {
+		switch {
+		case flag == 0:
 		case flag == 'u' && sub == "clone",
 			flag == 'x' && (sub == "rebase" || sub == "difftool"),
 			flag == 'O' && sub == "grep":
@@ -253,6 +255,30 @@ func (a *Analysis) gitCaveats(c Command, dir string, add func(string), addFindin
 			add("git stash takes untracked files away (the project's own hook configuration may be among them)")
 		}
 	}
+}
+
+// gitValueFlags are, per subcommand, the short options that take a value.
+var gitValueFlags = map[string]string{"clone": "ucobj", "rebase": "xsXC", "merge": "sXmF", "pull": "sX", "grep": "OefABCm",
+	"difftool": "xt", "archive": "o", "format-patch": "ov", "commit": "mFcCt", "tag": "mFu", "log": "nS", "diff": "SGU"}
+
+// gitShortValue reads a cluster of short options (-qu CMD, -x'CMD'):
+// the first letter in it that takes a value, that value (the rest of the
+// cluster, or the next argument, in which case took is true), or 0.
+func gitShortValue(sub, arg string, argv []string, i int) (flag byte, value string, took bool) {
+	letters := gitValueFlags[sub]
+	for j := 1; j < len(arg); j++ {
+		if strings.IndexByte(letters, arg[j]) < 0 {
+			continue
+		}
+		if rest := arg[j+1:]; rest != "" {
+			return arg[j], strings.TrimPrefix(rest, "="), false
+		}
+		if i+1 < len(argv) {
+			return arg[j], argv[i+1], true
+		}
+		return arg[j], "", false
+	}
+	return 0, "", false
 }
 
 // gitConfig reads git config: setting a key (in any syntax: git config

@@ -89,6 +89,10 @@ func (w *shellWalker) stmt(st *syntax.Stmt, stage int, piped bool) {
 	}
 	switch c := st.Cmd.(type) {
 	case nil:
+		if len(redirects) > 0 {
+			// > FILE alone truncates FILE: a write like any other.
+			emit([]token{{text: ":"}, {redirect: ">", text: redirects[0]}}, stage, piped, w.via, w.depth, w.out)
+		}
 	case *syntax.CallExpr:
 		for _, a := range c.Assigns {
 			w.substs(a.Value)
@@ -100,6 +104,10 @@ func (w *shellWalker) stmt(st *syntax.Stmt, stage int, piped bool) {
 			}
 		}
 		if len(c.Args) == 0 {
+			if len(redirects) > 0 {
+				// > FILE alone truncates FILE: a write like any other.
+				emit([]token{{text: ":"}, {redirect: ">", text: redirects[0]}}, stage, piped, w.via, w.depth, w.out)
+			}
 			return
 		}
 		var argv []string
@@ -250,8 +258,11 @@ func (w *shellWalker) heredocs(st *syntax.Stmt, prog string) {
 		return
 	}
 	for _, r := range st.Redirs {
-		if (r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc) && r.Hdoc != nil {
+		switch {
+		case (r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc) && r.Hdoc != nil:
 			parseShell(wordText(r.Hdoc), append(clone(w.via), base(prog)+" <<"), w.depth+1, w.out)
+		case r.Op == syntax.WordHdoc && r.Word != nil: // bash <<< 'cmd'
+			parseShell(wordText(r.Word), append(clone(w.via), base(prog)+" <<<"), w.depth+1, w.out)
 		}
 	}
 }

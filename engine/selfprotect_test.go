@@ -239,6 +239,14 @@ func TestSelfProtectionByResolution(t *testing.T) {
 		{"python open for writing", work, "Bash", bash(`python3 -c 'open("` + home + `/.claude/settings.json","w").write("{}")'`), ""},
 		{"a variable inside a word", work, "Bash", bash("p=" + home + "/.local/share/agent; rm -r ${p}ledger"), ""},
 		{"a brace list inside a word", work, "Bash", bash("rm -r " + home + "/.local/share/{agentledger,zz}"), ""},
+		{"go build -o into the engine's directory", work, "Bash", bash("go build -o " + filepath.Dir(exe) + "/ ./cmd/engine"), ""},
+		{"go test -outputdir", work, "Bash", bash("go test -outputdir " + filepath.Dir(exe) + " -coverprofile engine ."), ""},
+		{"git -C home rm", work, "Bash", bash("git -C ~ rm -r .copilot/hooks"), ""},
+		{"a bare redirect over the engine", work, "Bash", bash("> " + exe), ""},
+		{"a bare append to the settings", work, "Bash", bash(">> ~/.claude/settings.json"), ""},
+		{"tar -C stuck", work, "Bash", bash("tar xf /tmp/x.tar -C" + filepath.Dir(exe)), ""},
+		{"awk print into the engine", work, "Bash", bash(`awk 'BEGIN{print "" > "` + exe + `"}'`), ""},
+		{"a here-string to bash", work, "Bash", bash("bash <<< 'rm " + exe + "'"), ""},
 	}
 	if len(attempts) < 40 {
 		t.Fatalf("%d attempts, want at least 40", len(attempts))

@@ -117,11 +117,11 @@ type Sealing struct {
 
 // SecretPath reports whether p is one of the paths the manifest says hold
 // secrets (secrets.paths). Templates of secret files (.env.example,
-// .env.sample, .env.template, .env.dist, .env.defaults) hold none: they are
-// committed on purpose, and reading them is ordinary work.
+// .env.sample, .env.template, .env.dist, .env.defaults) and public keys
+// (.pub) hold none: reading them is ordinary work.
 func (m *Manifest) SecretPath(p string) bool {
 	base := path.Base(p)
-	for _, t := range []string{".example", ".sample", ".template", ".dist", ".defaults"} {
+	for _, t := range []string{".example", ".sample", ".template", ".dist", ".defaults", ".pub"} {
 		if strings.HasSuffix(base, t) {
 			return false
 		}

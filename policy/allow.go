@@ -145,7 +145,9 @@ func runsWritten(a *action.Analysis, snapshot map[string]any) string {
 	for _, x := range a.Executes {
 		// A file the session wrote, or one inside a directory it runs
 		// (go run ./cmd/x after an edit of cmd/x/main.go).
-		if slices.Equal(written, []string{"*"}) || slices.ContainsFunc(written, func(w string) bool { return w == x || strings.HasPrefix(w, x+"/") }) {
+		if slices.Equal(written, []string{"*"}) || slices.ContainsFunc(written, func(w string) bool {
+			return w == x || strings.HasPrefix(w, x+"/") || strings.HasPrefix(x, "**/*") && strings.HasSuffix(w, strings.TrimPrefix(x, "**/*"))
+		}) {
 			return x
 		}
 	}

@@ -20,7 +20,7 @@ import (
 func manifestFacts(m *manifest.Manifest, domains *regexp.Regexp, a *action.Analysis, allowed map[string]bool) map[string]any {
 	hosts := []string{}
 	for _, h := range a.Hosts {
-		if !domains.MatchString(h) {
+		if !domains.MatchString(h) && !loopback(h) {
 			hosts = append(hosts, h)
 		}
 	}
@@ -46,7 +46,9 @@ func manifestFacts(m *manifest.Manifest, domains *regexp.Regexp, a *action.Analy
 	}
 	secrets := []string{}
 	for _, p := range a.Paths {
-		if m.SecretPath(p) {
+		// A secret file the call only writes (cp .env.example .env) is
+		// not read.
+		if m.SecretPath(p) && (!slices.Contains(a.WritePaths, p) || slices.Contains(a.Paths, p) && readsToo(a, p)) {
 			secrets = append(secrets, p)
 		}
 	}
@@ -81,6 +83,30 @@ func underAny(p string, roots []string) bool {
 		r = path.Clean(r)
 		if p == r || r == "/" || strings.HasPrefix(p, r+"/") {
 			return true
+		}
+	}
+	return false
+}
+
+// loopback reports whether a host is this machine (localhost, 127.0.0.0/8,
+// ::1, 0.0.0.0): reaching it is no egress.
+func loopback(h string) bool {
+	h = strings.Trim(h, "[]")
+	return h == "localhost" || strings.HasSuffix(h, ".localhost") || strings.HasPrefix(h, "127.") || h == "::1" || h == "0.0.0.0"
+}
+
+// readsToo reports whether a call that writes p also reads it: an edit
+// in place, or a command that names p other than as a file it writes.
+func readsToo(a *action.Analysis, p string) bool {
+	if a.Tool == aarts.ToolFileEdit {
+		return true
+	}
+	for _, c := range a.Commands {
+		written := action.WrittenArgs(c)
+		for _, arg := range c.Argv[1:] {
+			if (arg == p || strings.HasSuffix(p, "/"+strings.TrimPrefix(arg, "./"))) && !slices.Contains(written, arg) {
+				return true
+			}
 		}
 	}
 	return false

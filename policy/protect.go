@@ -134,6 +134,8 @@ func (g *guard) shellHits(c action.Command, cwd string, symlinks map[string]stri
 		}
 		if k, v, ok := strings.Cut(arg, "="); ok && strings.HasPrefix(k, "-") {
 			arg = v // --file=PATH
+		} else if len(arg) > 2 && arg[0] == '-' && arg[1] != '-' && strings.ContainsAny(arg[2:3], "/~.$") {
+			arg = arg[2:] // -C/dir, -f./file: a short option stuck to its path
 		} else if strings.HasPrefix(arg, "-") {
 			continue
 		}
