@@ -34,8 +34,8 @@ func (a *Analysis) caveats(lines []string, cwd string) {
 		}
 	}
 	for _, line := range lines {
-		for _, m := range programVars.FindAllStringSubmatch(line, -1) {
-			add("sets " + m[1] + ", which decides what programs run")
+		for _, name := range programAssignments(line) {
+			add("sets " + name + ", which decides what programs run")
 		}
 	}
 	for i := 0; i < len(a.Commands) && i < 256; i++ {
@@ -57,7 +57,7 @@ func (a *Analysis) caveats(lines []string, cwd string) {
 		}
 		if !harmlessBuiltin[c.Binary] {
 			for _, arg := range c.Argv[1:] {
-				if runtimeWord.MatchString(arg) {
+				if strings.ContainsAny(arg, "$`") && runtimeWord.MatchString(arg) {
 					add(c.Binary + " is given an argument built at run time (" + arg + ")")
 					break
 				}
@@ -136,12 +136,42 @@ func InstructionFile(p string) string {
 	return ""
 }
 
-// programVars are assignments of variables that decide which program runs,
-// what it loads or which configuration it reads: PATH=..., export
-// LD_PRELOAD=..., env GIT_SSH_COMMAND=..., HOME=...
-var programVars = regexp.MustCompile(`(?:^|[\s;&|(])(?:export\s+|env\s+(?:-\S+\s+)*)?(PATH|LD_\w+|DYLD_\w+|BASH_ENV|ENV|PROMPT_COMMAND|` +
-	`GIT_\w+|HOME|XDG_\w+|SSH_ASKPASS|EDITOR|VISUAL|PAGER|LESSOPEN|NODE_OPTIONS|PYTHON\w*|PERL5\w+|RUBYOPT|RUBYLIB|` +
-	`MAKEFLAGS|GNUMAKEFLAGS|MAKEFILES|GOFLAGS|GOROOT|GOENV|GOBIN|GOTOOLCHAIN|GOPROXY|CC|CXX|CGO_\w+)\+?=`)
+// programVarNames are variables that decide which program runs, what it
+// loads or which configuration it reads; programVarPrefixes name families
+// of them.
+var programVarNames = map[string]bool{"PATH": true, "BASH_ENV": true, "ENV": true, "PROMPT_COMMAND": true, "HOME": true, "SSH_ASKPASS": true,
+	"EDITOR": true, "VISUAL": true, "PAGER": true, "LESSOPEN": true, "NODE_OPTIONS": true, "RUBYOPT": true, "RUBYLIB": true,
+	"MAKEFLAGS": true, "GNUMAKEFLAGS": true, "MAKEFILES": true, "GOFLAGS": true, "GOROOT": true, "GOENV": true, "GOBIN": true,
+	"GOTOOLCHAIN": true, "GOPROXY": true, "GOCACHEPROG": true, "GOAUTH": true, "PKG_CONFIG": true, "CC": true, "CXX": true}
+
+var programVarPrefixes = []string{"LD_", "DYLD_", "GIT_", "XDG_", "PYTHON", "PERL5", "CGO_"}
+
+// programAssignments are the program-deciding variables a command line
+// assigns (PATH=..., export LD_PRELOAD=..., env GIT_SSH_COMMAND=...,
+// 'GOFLAGS=...' as an argument), in order.
+func programAssignments(line string) []string {
+	var out []string
+	for i := strings.IndexByte(line, '='); i > 0; {
+		j := i
+		if line[j-1] == '+' {
+			j-- // NAME+=
+		}
+		k := j
+		for k > 0 && (line[k-1] == '_' || line[k-1] >= 'A' && line[k-1] <= 'Z' || line[k-1] >= 'a' && line[k-1] <= 'z' || line[k-1] >= '0' && line[k-1] <= '9') {
+			k--
+		}
+		if name := line[k:j]; name != "" && (k == 0 || strings.IndexByte(" \t\n;&|('\"", line[k-1]) >= 0) &&
+			(programVarNames[name] || slices.ContainsFunc(programVarPrefixes, func(p string) bool { return strings.HasPrefix(name, p) })) {
+			out = append(out, name)
+		}
+		next := strings.IndexByte(line[i+1:], '=')
+		if next < 0 {
+			break
+		}
+		i += 1 + next
+	}
+	return out
+}
 
 // inertVars are environment variables a command may run with and still be
 // explicitly allowed: they change what it does, not which programs run or

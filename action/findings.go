@@ -292,11 +292,14 @@ func findRoots(argv []string) []string {
 // Inline interpreter code.
 
 // inlineCode returns the program text c runs inline, and its language.
+// inlineFlags are the flags that give each language its code inline.
+var inlineFlags = map[string][]string{
+	"python": {"-c"}, "node": {"-e", "-p", "--eval", "--print"}, "perl": {"-e", "-E"}, "ruby": {"-e"},
+	"php": {"-r"}, "osascript": {"-e"}, "powershell": {"-Command", "-command", "-c"}, "deno": {"eval"}, "bun": {"-e", "--eval"},
+}
+
 func inlineCode(c Command) (code, lang string) {
-	flags := map[string][]string{
-		"python": {"-c"}, "node": {"-e", "-p", "--eval", "--print"}, "perl": {"-e", "-E"}, "ruby": {"-e"},
-		"php": {"-r"}, "osascript": {"-e"}, "powershell": {"-Command", "-command", "-c"}, "deno": {"eval"}, "bun": {"-e", "--eval"},
-	}
+	flags := inlineFlags
 	l := interpreterLang(c.Binary)
 	switch l {
 	case "":
@@ -363,6 +366,17 @@ var codeDeleters = regexp.MustCompile(`(?:\b|\.)(?:(shutil\.rmtree|rmtree|remove
 var opaqueCode = regexp.MustCompile(`\b(?:eval|exec|compile|__import__|importlib|getattr|b64decode|base64|fromCharCode|Function|atob|` +
 	`codecs\.decode|marshal|pickle\.loads|bytes\.fromhex|unhexlify|Buffer\.from)\s*\(|\\x[0-9a-fA-F]{2}`)
 
+// mayWrite returns the matches of codeFileWrites in code, looking only
+// when a word of one of them is there.
+func mayWrite(code string) [][]string {
+	for _, w := range []string{"open(", "rite", "print", "File", "Set-Content", "put_contents"} {
+		if strings.Contains(code, w) {
+			return codeFileWrites.FindAllStringSubmatch(code, 16)
+		}
+	}
+	return nil
+}
+
 // codeFileWrites are calls that write a file named by a string literal.
 var codeFileWrites = regexp.MustCompile(`\bprint[^>\n]*>>?\s*"([^"]+)"|\bopen\(\s*["']([^"']+)["']\s*,\s*["'][wax+]|(?:writeFileSync|appendFileSync|writeFile|appendFile|createWriteStream|file_put_contents)\(\s*["']([^"']+)["']|` +
 	`\bFile\.(?:write|open)\(\s*["']([^"']+)["']\s*(?:,\s*["'][wa])?|Path\(\s*["']([^"']+)["']\s*\)\.write_(?:text|bytes)|Set-Content\s+(?:-Path\s+)?["']?([^"'\s]+)`)
@@ -373,7 +387,7 @@ var envDump = regexp.MustCompile(`\bos\.environ\b(?:\.copy\(\)|\)|\s*$|\.items\(
 // readCode reads inline interpreter code as the shell actions it takes.
 func (a *Analysis) readCode(code, lang string, via []string, cwd string, add func(string, string, string, float64)) {
 	via = append(clone(via), lang+" code")
-	for _, m := range codeFileWrites.FindAllStringSubmatch(code, 16) {
+	for _, m := range mayWrite(code) {
 		for _, p := range m[1:] {
 			if p != "" {
 				a.Paths = append(a.Paths, resolve(p, cwd))

@@ -94,10 +94,21 @@ func (a *Analysis) sends() {
 				add(c.Binary + " writes to a network socket (" + r + ")")
 			}
 		}
-		if code, lang := inlineCode(c); code != "" && socketCode.MatchString(code) {
+		if code, lang := inlineCode(c); code != "" && mayConnect(code) && socketCode.MatchString(code) {
 			add(c.Binary + " runs " + lang + " code that opens a network connection")
 		}
 	}
+}
+
+// mayConnect reports whether code holds a word of socketCode, before the
+// expression is tried.
+func mayConnect(code string) bool {
+	for _, w := range []string{"socket", "connect", "url", "http", "fetch", "XMLHttp", "WebSocket", "Net::", "Socket", "LWP", "HTTP::", "curl", "Invoke-", "System.Net"} {
+		if strings.Contains(code, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // hostPart is the host (and port) of what follows a URL's scheme.

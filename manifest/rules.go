@@ -83,6 +83,18 @@ func (rs *RuleSet) Match(tool, native string, subjects, paths []string) Matches 
 	return Matches{Deny: nonNil(out[0]), Allow: nonNil(out[1]), Ask: nonNil(out[2])}
 }
 
+// Allows reports whether an allow rule matches a call of tool / native on
+// one subject (a path for file tools, else a command line or URL), without
+// collecting the rules.
+func (rs *RuleSet) Allows(tool, native, subject string) bool {
+	for _, r := range rs.kinds[1] {
+		if (r.tool == tool || r.tool == native || r.glob && r.toolG.MatchString(native)) && (r.re.MatchString("") || r.re.MatchString(subject)) {
+			return true
+		}
+	}
+	return false
+}
+
 func (r compiledRule) matchAny(subjects []string) bool {
 	if r.re.MatchString("") {
 		return true // an empty pattern or ** matches any call

@@ -53,14 +53,8 @@ type coverage struct {
 func (p *Policy) cover(a *action.Analysis, snapshot map[string]any) coverage {
 	cv := coverage{binaries: map[string]bool{}}
 	remembered, _ := snapshot["allowed_artifacts"].([]string)
-	allowedBy := func(subject string, paths bool) (rule, artifact bool) {
-		var m []string
-		if paths {
-			m = p.rules.Match(a.Tool, a.ToolNative, nil, []string{subject}).Allow
-		} else {
-			m = p.rules.Match(a.Tool, a.ToolNative, []string{subject}, nil).Allow
-		}
-		return len(m) > 0, slices.Contains(remembered, subject) || slices.Contains(remembered, a.ToolNative)
+	allowedBy := func(subject string) (rule, artifact bool) {
+		return p.rules.Allows(a.Tool, a.ToolNative, subject), slices.Contains(remembered, subject) || slices.Contains(remembered, a.ToolNative)
 	}
 	byRule, byArtifact, all := true, false, true
 	note := func(rule, artifact bool, what string) {
@@ -85,7 +79,7 @@ func (p *Policy) cover(a *action.Analysis, snapshot map[string]any) coverage {
 			}
 			n++
 			line := strings.Join(c.Argv, " ")
-			rule, artifact := allowedBy(line, false)
+			rule, artifact := allowedBy(line)
 			note(rule, artifact, line)
 			if !rule {
 				uncovered[c.Binary] = true
@@ -104,7 +98,7 @@ func (p *Policy) cover(a *action.Analysis, snapshot map[string]any) coverage {
 			all, byRule = false, false
 		}
 		for _, path := range a.Paths {
-			rule, artifact := allowedBy(path, true)
+			rule, artifact := allowedBy(path)
 			note(rule, artifact, path)
 		}
 	default:

@@ -403,7 +403,7 @@ func (p *Policy) inputValue(in Input) (ast.Value, error) {
 // == true is a condition OPA's rule index can test, so that a rule about
 // an empty list is not evaluated at all.
 func presence(am map[string]any) map[string]any {
-	has := map[string]any{}
+	has := make(map[string]any, 64)
 	add := func(prefix string, m map[string]any) {
 		for k, v := range m {
 			switch v := v.(type) {

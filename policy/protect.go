@@ -41,6 +41,32 @@ var homeConfigDirs = []string{".claude", ".claude.json", ".cursor", ".gemini", "
 type guard struct {
 	home         string
 	data, config []string // absolute directories or files, or globs
+	// dataRoots and configRoots are data and config prepared for under.
+	dataRoots, configRoots []root
+}
+
+// root is a protected root prepared for matching: an absolute path (abs),
+// **/NAME anywhere (name), or another glob.
+type root struct {
+	text string
+	abs  bool
+	name bool
+	// For abs: text+"/"; for name: NAME, NAME+"/", "/"+NAME, "/"+NAME+"/".
+	prefix, tail, tailSlash, slashTail, slashTailSlash string
+}
+
+func rootsOf(globs []string) []root {
+	out := make([]root, 0, len(globs))
+	for _, g := range globs {
+		r := root{text: g}
+		if tail, ok := strings.CutPrefix(g, "**/"); ok && !strings.ContainsAny(tail, "*?[") {
+			r.name, r.tail, r.tailSlash, r.slashTail, r.slashTailSlash = true, tail, tail+"/", "/"+tail, "/"+tail+"/"
+		} else if !strings.ContainsAny(g, "*?[") {
+			r.abs, r.prefix = true, g+"/"
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 func newGuard(m *manifest.Manifest) *guard {
@@ -50,6 +76,7 @@ func newGuard(m *manifest.Manifest) *guard {
 			g.config = append(g.config, path.Join(m.Home, d))
 		}
 	}
+	g.dataRoots, g.configRoots = rootsOf(g.data), rootsOf(g.config)
 	return g
 }
 
@@ -75,14 +102,14 @@ func (g *guard) hits(a *action.Analysis, shellDir string) []string {
 		}
 		for _, p := range a.WritePaths { // what interpreter code, sed w and git --output write
 			p = g.expand(p, a.Cwd)
-			if r, ok := g.under(p, g.data); ok {
+			if r, ok := g.under(p, g.dataRoots); ok {
 				add("the call writes %s, agentledger's own data (%s)", p, r)
-			} else if r, ok := g.under(p, g.config); ok {
+			} else if r, ok := g.under(p, g.configRoots); ok {
 				add("the call would change %s, an agent host's hook configuration (%s)", p, r)
 			}
 		}
 		for _, p := range a.Removes {
-			if r, ok := g.under(g.expand(p, a.Cwd), g.config); ok {
+			if r, ok := g.under(g.expand(p, a.Cwd), g.configRoots); ok {
 				add("the call would take away %s, an agent host's hook configuration (%s), untracked in its repository", p, r)
 			}
 		}
@@ -96,9 +123,9 @@ func (g *guard) hits(a *action.Analysis, shellDir string) []string {
 		}
 		for _, p := range paths {
 			p = g.expand(p, a.Cwd)
-			if r, ok := g.under(p, g.data); ok {
+			if r, ok := g.under(p, g.dataRoots); ok {
 				add("%s is agentledger's own data (%s): no tool may touch it", p, r)
-			} else if r, ok := g.under(p, g.config); ok && writes {
+			} else if r, ok := g.under(p, g.configRoots); ok && writes {
 				add("%s is an agent host's hook configuration (%s): no tool may change it", p, r)
 			}
 		}
@@ -114,11 +141,11 @@ func (g *guard) shellHits(c action.Command, cwd string, symlinks map[string]stri
 		if t, ok := symlinks[p]; ok && t != p {
 			check(t, write) // through a symlink the engine saw
 		}
-		if r, ok := g.under(p, g.data); ok {
+		if r, ok := g.under(p, g.dataRoots); ok {
 			add("%s touches %s, agentledger's own data (%s)", c.Binary, p, r)
 			return
 		}
-		if r, ok := g.under(p, g.config); ok && (write || !readOnly) {
+		if r, ok := g.under(p, g.configRoots); ok && (write || !readOnly) {
 			add("%s would change %s, an agent host's hook configuration (%s)", c.Binary, p, r)
 			return
 		}
@@ -204,35 +231,57 @@ func expandVars(p string) string {
 
 // under reports whether p is one of roots or inside one (or, for a path
 // with glob characters, may name one).
-func (g *guard) under(p string, roots []string) (string, bool) {
+func (g *guard) under(p string, roots []root) (string, bool) {
+	pathGlob := strings.ContainsAny(p, "*?[")
 	for _, r := range roots {
-		glob := strings.ContainsAny(r, "*?[")
-		tail, anyDir := strings.CutPrefix(r, "**/")
-		anyDir = anyDir && !strings.ContainsAny(tail, "*?[")
-		for q := p; ; q = path.Dir(q) {
-			switch {
-			case anyDir: // **/NAME: q is NAME, or ends in /NAME
-				if q == tail || strings.HasSuffix(q, "/"+tail) {
-					return r, true
-				}
-			case glob:
-				if manifest.MatchGlob(r, q, true) || !strings.HasPrefix(q, "/") && manifest.MatchGlob(r, "/"+q, true) {
-					return r, true
-				}
-			case q == r:
-				return r, true
+		switch {
+		case pathGlob:
+		case r.name:
+			if p == r.tail || strings.HasPrefix(p, r.tailSlash) || strings.HasSuffix(p, r.slashTail) || strings.Contains(p, r.slashTailSlash) {
+				return r.text, true
 			}
-			if strings.ContainsAny(q, "*?[") && !glob {
-				if ok, _ := path.Match(q, r); ok {
-					return r, true
-				}
+			continue
+		case r.abs:
+			if p == r.text || strings.HasPrefix(p, r.prefix) || r.text == "/" {
+				return r.text, true
 			}
-			if q == "/" || q == "." || q == "~" || !strings.Contains(q, "/") {
-				break
-			}
+			continue
+		}
+		if g.underGlob(p, r.text) {
+			return r.text, true
 		}
 	}
 	return "", false
+}
+
+// underGlob is under for one root that is a glob, or for a path with glob
+// characters: p's ancestors are tried one by one.
+func (g *guard) underGlob(p, r string) bool {
+	glob := strings.ContainsAny(r, "*?[")
+	tail, anyDir := strings.CutPrefix(r, "**/")
+	anyDir = anyDir && !strings.ContainsAny(tail, "*?[")
+	for q := p; ; q = path.Dir(q) {
+		switch {
+		case anyDir: // **/NAME: q is NAME, or ends in /NAME
+			if q == tail || strings.HasSuffix(q, "/"+tail) {
+				return true
+			}
+		case glob:
+			if manifest.MatchGlob(r, q, true) || !strings.HasPrefix(q, "/") && manifest.MatchGlob(r, "/"+q, true) {
+				return true
+			}
+		case q == r:
+			return true
+		}
+		if strings.ContainsAny(q, "*?[") && !glob {
+			if ok, _ := path.Match(q, r); ok {
+				return true
+			}
+		}
+		if q == "/" || q == "." || q == "~" || !strings.Contains(q, "/") {
+			return false
+		}
+	}
 }
 
 // above reports whether p is a parent of a protected directory that has a
