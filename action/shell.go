@@ -114,7 +114,7 @@ var wrappers = map[string]map[string]bool{
 var shellBuiltins = map[string]bool{
 	"cd": true, "export": true, "unset": true, "set": true, "alias": true, "read": true, "exit": true, "return": true,
 	"local": true, "declare": true, "test": true, "[": true, "[[": true, "pwd": true, "printf": true, "echo": true,
-	"type": true, "shift": true, "wait": true, "trap": true, "ulimit": true, "umask": true, "true": true, "false": true, ":": true,
+	"type": true, "shift": true, "wait": true, "trap": true, "source": true, ".": true, "ulimit": true, "umask": true, "true": true, "false": true, ":": true,
 }
 
 // IsShellBuiltin reports whether name is a shell builtin.

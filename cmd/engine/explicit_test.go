@@ -304,6 +304,8 @@ func TestNoFalseDenialOfOrdinaryWork(t *testing.T) {
 		"grep -rn tokenizer .", `grep -rn "csrfToken" web/`, "git grep -n password_reset", "grep -n func internal/auth/token.go",
 		"curl http://localhost:3000/api", "curl -s http://127.0.0.1:8080/",
 		"git push origin --delete old-branch", "git config core.hooksPath .husky", "cp .env.example .env", "cat ~/.ssh/id_ed25519.pub",
+		"python3 -m venv .venv && source .venv/bin/activate && pip install -r requirements.txt",
+		"python3 -m venv .venv && . .venv/bin/activate && pytest -q",
 	}
 	for _, m := range manifestsUnderTest {
 		t.Run(m.name, func(t *testing.T) {
