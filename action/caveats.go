@@ -27,12 +27,6 @@ func (a *Analysis) caveats(lines []string, cwd string) {
 			a.Caveats = append(a.Caveats, why)
 		}
 	}
-	addFinding := func(class, subject, detail string, confidence float64) {
-		f := Finding{Class: class, Subject: subject, Detail: detail, Confidence: confidence}
-		if !slices.Contains(a.Findings, f) {
-			a.Findings = append(a.Findings, f)
-		}
-	}
 	for _, line := range lines {
 		for _, name := range programAssignments(line) {
 			add("sets " + name + ", which decides what programs run")
@@ -89,7 +83,7 @@ func (a *Analysis) caveats(lines []string, cwd string) {
 		}
 		switch c.Binary {
 		case "git":
-			a.gitCaveats(c, dir, add, addFinding)
+			a.gitCaveats(c, dir, add, a.addFinding)
 		case "make", "gmake":
 			a.makeCaveats(c, dir, add)
 		case "go":
