@@ -94,6 +94,12 @@ func (a *Analysis) caveats(lines []string, cwd string) {
 		if scriptRunners(c) {
 			add(c.Binary + " runs the install scripts of the packages it installs")
 		}
+		if installsInto := packageTarget(c); installsInto != "" {
+			// pip install --target DIR, npm --prefix DIR: the packages'
+			// files land in DIR.
+			a.Paths = append(a.Paths, resolve(installsInto, dir)+"/*")
+			a.WritePaths = append(a.WritePaths, resolve(installsInto, dir)+"/*")
+		}
 	}
 	for _, p := range a.WritePaths {
 		if why := codeFile(p); why != "" {
@@ -576,6 +582,29 @@ func scriptRunners(c Command) bool {
 		return len(c.Argv) > 3 && c.Argv[1] == "-m" && c.Argv[2] == "pip" && c.Argv[3] == "install"
 	}
 	return false
+}
+
+// packageTarget is the directory an installer is told to install into
+// (pip --target/-t/--prefix/--root, npm/pnpm --prefix, gem --install-dir),
+// or "".
+func packageTarget(c Command) string {
+	if len(c.Argv) < 2 || len(packagesOf(c)) == 0 && !scriptRunners(c) {
+		return ""
+	}
+	for i := 1; i < len(c.Argv); i++ {
+		flag, value, hasValue := strings.Cut(c.Argv[i], "=")
+		switch flag {
+		case "--target", "-t", "--prefix", "--root", "--install-dir", "-i", "--global-dir":
+			if c.Binary == "npm" && flag == "-i" || (c.Binary == "pip" || c.Binary == "pip3") && flag == "-i" {
+				continue // an index, or npm's install alias
+			}
+			if !hasValue && i+1 < len(c.Argv) {
+				value = c.Argv[i+1]
+			}
+			return value
+		}
+	}
+	return ""
 }
 
 // codeFile says why writing p changes what other programs run — a

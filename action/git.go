@@ -72,6 +72,11 @@ var gitSubcommands = map[string]bool{"add": true, "am": true, "annotate": true, 
 	"interpret-trailers": true, "difftool": true, "mergetool": true, "filter-branch": true, "hook": true, "send-email": true,
 	"request-pull": true, "credential": true, "daemon": true, "instaweb": true}
 
+// gitTreeWriters are subcommands that write the work tree.
+var gitTreeWriters = map[string]bool{"checkout": true, "restore": true, "reset": true, "switch": true, "clean": true, "stash": true,
+	"merge": true, "pull": true, "rm": true, "mv": true, "apply": true, "am": true, "cherry-pick": true, "revert": true,
+	"read-tree": true, "checkout-index": true, "rebase": true, "sparse-checkout": true}
+
 // gitRunners are subcommands that run programs by design.
 var gitRunners = map[string]string{"difftool": "runs a diff tool", "mergetool": "runs a merge tool", "filter-branch": "runs the filters it is given",
 	"hook": "runs the repository's hooks", "send-email": "runs a mailer", "credential": "runs credential helpers", "daemon": "serves the repository",
@@ -105,6 +110,12 @@ func (a *Analysis) gitCaveats(c Command, dir string, add func(string), addFindin
 		}
 	}
 	sub, subAt := "", len(c.Argv)
+	workTree := ""
+	for _, e := range c.Env {
+		if v, ok := strings.CutPrefix(e, "GIT_WORK_TREE="); ok {
+			workTree = v
+		}
+	}
 	for i := 1; i < len(c.Argv); i++ {
 		arg := c.Argv[i]
 		long, value, hasValue := strings.Cut(arg, "=")
@@ -117,6 +128,9 @@ func (a *Analysis) gitCaveats(c Command, dir string, add func(string), addFindin
 			}
 			k, v, _ := strings.Cut(kv, "=")
 			config("git -c", k, v)
+			if strings.EqualFold(k, "core.worktree") {
+				workTree = v
+			}
 			continue
 		case arg == "-C" && i+1 < len(c.Argv):
 			dir = resolve(c.Argv[i+1], dir)
@@ -144,6 +158,9 @@ func (a *Analysis) gitCaveats(c Command, dir string, add func(string), addFindin
 					}
 				default:
 					add("git " + o + " changes what git runs or reads")
+				}
+				if o == "--work-tree" {
+					workTree = value
 				}
 				break
 			}
@@ -188,6 +205,11 @@ func (a *Analysis) gitCaveats(c Command, dir string, add func(string), addFindin
 		return
 	}
 	args := c.Argv[subAt+1:]
+	if workTree != "" && gitTreeWriters[sub] {
+		// Another work tree: what git checks out, resets or cleans is
+		// written there, whatever paths the command names.
+		a.gitWrites(strings.TrimSuffix(workTree, "/")+"/*", dir)
+	}
 	if !gitSubcommands[sub] {
 		add("git " + sub + " is not a git command: an alias or a git-" + sub + " program runs")
 	}

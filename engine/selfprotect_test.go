@@ -247,6 +247,10 @@ func TestSelfProtectionByResolution(t *testing.T) {
 		{"tar -C stuck", work, "Bash", bash("tar xf /tmp/x.tar -C" + filepath.Dir(exe)), ""},
 		{"awk print into the engine", work, "Bash", bash(`awk 'BEGIN{print "" > "` + exe + `"}'`), ""},
 		{"a here-string to bash", work, "Bash", bash("bash <<< 'rm " + exe + "'"), ""},
+		{"git checkout into the engine's directory", work, "Bash", bash("git --work-tree=" + filepath.Dir(exe) + " checkout -- ."), ""},
+		{"git core.worktree into home", work, "Bash", bash("git -c core.worktree=" + home + " checkout -- ."), ""},
+		{"GIT_WORK_TREE reset into the data dir's parent", work, "Bash", bash("GIT_WORK_TREE=" + home + "/.local/share git reset --hard"), ""},
+		{"pip install --target the engine's directory", work, "Bash", bash("pip install --target " + filepath.Dir(exe) + " requests"), ""},
 	}
 	if len(attempts) < 40 {
 		t.Fatalf("%d attempts, want at least 40", len(attempts))

@@ -306,6 +306,7 @@ func TestNoFalseDenialOfOrdinaryWork(t *testing.T) {
 		"git push origin --delete old-branch", "git config core.hooksPath .husky", "cp .env.example .env", "cat ~/.ssh/id_ed25519.pub",
 		"python3 -m venv .venv && source .venv/bin/activate && pip install -r requirements.txt",
 		"python3 -m venv .venv && . .venv/bin/activate && pytest -q",
+		"pip install --target ./vendor requests", "npm install --prefix web", "git --work-tree=build checkout -- .",
 	}
 	for _, m := range manifestsUnderTest {
 		t.Run(m.name, func(t *testing.T) {
