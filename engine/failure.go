@@ -3,6 +3,8 @@ package engine
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
@@ -258,3 +261,62 @@ func readSpool(dir string) ([]spooled, error) {
 	slices.SortStableFunc(out, func(a, b spooled) int { return cmp.Compare(a.AtMs, b.AtMs) })
 	return out, nil
 }
+
+// Unanswered is a hook call no engine could decide: what the failure
+// policy answered the host instead, and why. A hook writes it to the data
+// directory's spool (SpoolUnanswered) before it answers, so the next engine
+// on that directory records it as an EngineFailure: answered means
+// recorded, even when no engine answered.
+type Unanswered struct {
+	Tenant string // "" is the default tenant
+	Host   string // the adapter whose native input Input is
+	Input  []byte // the input, or its first bytes
+	// SHA256 and Size describe the whole input when Input is a prefix.
+	SHA256   string
+	Size     int64
+	Answered string // deny, or none (fail-open)
+	Cause    error
+}
+
+// SpoolUnanswered writes u to dataDir's spool, synced. The record names
+// the call's session (read through the host's adapter; the rejected
+// session when none can be read) and holds the input's digest, size and a
+// redacted excerpt, never the input itself: the hook has no sealer.
+func SpoolUnanswered(dataDir string, u Unanswered, now time.Time) error {
+	tenant := cmp.Or(u.Tenant, ledger.DefaultTenant)
+	session := RejectedSession
+	if h := HostNamed(u.Host); h != nil {
+		if m, err := h.Map(u.Input, now, false); err == nil {
+			var ev struct {
+				SessionID string `json:"session_id"`
+			}
+			if json.Unmarshal(m.Event, &ev) == nil && ev.SessionID != "" {
+				session = ev.SessionID
+			} else if m.Resolved != nil && m.Resolved.SessionID != "" {
+				session = m.Resolved.SessionID
+			}
+		}
+	}
+	if sessionIDValid(tenant, session) != nil {
+		session = RejectedSession
+	}
+	sum := u.SHA256
+	if sum == "" {
+		s := sha256.Sum256(u.Input)
+		sum = hex.EncodeToString(s[:])
+	}
+	ev, err := json.Marshal(map[string]any{"host": u.Host, "sha256": sum, "length": max(u.Size, int64(len(u.Input))), "excerpt": excerpt(u.Input)})
+	if err != nil {
+		return err
+	}
+	f := Failure{ID: newPendingID(), Event: ev, Answered: u.Answered, Error: "no engine answered the hook: " + u.Cause.Error(), AtMs: now.UnixMilli()}
+	raw, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	return writeSpool(filepath.Join(dataDir, SpoolName), spooled{ID: f.ID, Tenant: tenant, Session: session,
+		EventType: ledger.EventEngineFailure, AtMs: f.AtMs, Payload: raw})
+}
+
+// SpoolName is the spool directory in a data directory.
+const SpoolName = "spool"

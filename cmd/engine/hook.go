@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/cmd/internal/cmdline"
 	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/ledger"
@@ -63,9 +64,28 @@ func (a *app) hook(c *cli.Context, host string) error {
 	if err != nil {
 		fmt.Fprintf(a.stderr, "agentledger: no engine could decide this %s event: %v\n", host, err)
 		resp = engine.FailureResponse(c.Bool("fail-open"), err)
+		a.spoolUnanswered(c, host, req, resp, err)
 	}
 	_, err = a.stdout.Write(engine.HostOutput(host, req.Body, resp))
 	return err
+}
+
+// spoolUnanswered puts a call no engine answered on the local data
+// directory's spool before the answer is given, for the next engine there
+// to record (with --engine URL the record is the remote engine's business:
+// nothing is spooled).
+func (a *app) spoolUnanswered(c *cli.Context, host string, req engine.Request, resp engine.HookResponse, cause error) {
+	if c.String("engine") != "" {
+		return
+	}
+	answered := resp.Decision
+	if resp.HostAnswer == aarts.HostAnswerNone {
+		answered = aarts.HostAnswerNone
+	}
+	u := engine.Unanswered{Tenant: req.Tenant, Host: host, Input: req.Body, SHA256: req.SHA256, Size: req.Size, Answered: answered, Cause: cause}
+	if err := engine.SpoolUnanswered(cmdline.Resolve(c, cmdline.FlagData), u, time.Now()); err != nil {
+		fmt.Fprintf(a.stderr, "agentledger: this call could not be spooled for the record either: %v\n", err)
+	}
 }
 
 // post sends the input to --engine, or to the user's local engine,

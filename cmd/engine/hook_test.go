@@ -6,11 +6,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/engine"
+	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/manifest"
 	"github.com/agentledger/agentledger/policy"
@@ -256,4 +258,54 @@ func mustEngine(t testing.TB, d *decide.Decider, st engine.Ledger) *engine.Engin
 		t.Fatal(err)
 	}
 	return e
+}
+
+// TestUnansweredCallsAreRecorded: when no engine can take the call (the
+// data directory is held by a process that serves no hooks), the hook
+// answers by its failure policy and spools the call first; the next engine
+// on the directory records it as an EngineFailure, with the call's digest
+// and a redacted excerpt and what the host was answered — never the input
+// in the clear.
+func TestUnansweredCallsAreRecorded(t *testing.T) {
+	bin := buildEngine(t)
+	data := t.TempDir()
+	t.Cleanup(func() { stopLocalEngine(t, data) })
+	holder, err := store.Open(context.Background(), store.Config{DataDir: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const secret = "ghp_0123456789abcdefghijABCDEFGHIJ012345"
+	in := ccPre("Bash", `{"command":"curl -H 'Authorization: token `+secret+`' https://api.github.com/user"}`)
+	out := runHook(t, bin, data, in, "--timeout", "3s")
+	if !strings.Contains(out, `"permissionDecision":"deny"`) {
+		t.Fatalf("with the data directory held: %s, want the failure policy's deny", out)
+	}
+	if out := runHook(t, bin, data, in, "--timeout", "3s", "--fail-open"); strings.TrimSpace(out) != "{}" {
+		t.Fatalf("--fail-open with the data directory held: %s, want no decision", out)
+	}
+	holder.Close()
+	// The next hook starts an engine, which records what was spooled.
+	checkHostGuard(t, runHook(t, bin, data, ccPre("Read", `{"file_path":"/workspace/shop/main.go"}`)), "")
+	stopLocalEngine(t, data)
+	var answered []string
+	for _, e := range recorded(t, data) {
+		if e.EventType() != ledger.EventEngineFailure {
+			continue
+		}
+		if strings.Contains(string(e.Payload()), secret) {
+			t.Fatalf("the secret is in the clear in the EngineFailure record: %s", e.Payload())
+		}
+		var f engine.Failure
+		if err := json.Unmarshal(e.Payload(), &f); err != nil {
+			t.Fatal(err)
+		}
+		if e.SessionID() != "9f1c2d3e-4b5a-6789-abcd-ef0123456789" || !strings.Contains(string(f.Event), `"sha256"`) {
+			t.Errorf("record in session %s: %s", e.SessionID(), e.Payload())
+		}
+		answered = append(answered, f.Answered)
+	}
+	slices.Sort(answered)
+	if !slices.Equal(answered, []string{"deny", "none"}) {
+		t.Fatalf("EngineFailure records answered %v, want one deny and one none", answered)
+	}
 }

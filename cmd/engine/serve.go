@@ -156,7 +156,7 @@ func (a *app) warn(err error) { fmt.Fprintf(a.stderr, "engine: %v\n", err) }
 func (a *app) engineOptions(c *cli.Context, f serveFlags, st *store.Store, d *decide.Decider) ([]engine.Option, func(), error) {
 	opts := []engine.Option{engine.WithPendingTimeout(c.Duration("pending-timeout")), engine.WithFailOpen(c.Bool("fail-open")),
 		engine.WithMaxSessions(c.Int("max-sessions")),
-		engine.WithSpool(filepath.Join(f.dataDir, "spool")), engine.WithWarnings(a.warn)}
+		engine.WithSpool(filepath.Join(f.dataDir, engine.SpoolName)), engine.WithWarnings(a.warn)}
 	closeAll := func() {}
 	if file := c.String("telemetry"); file != "" {
 		tf, err := os.OpenFile(file, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
