@@ -176,6 +176,7 @@ func (a *Analysis) addShell(line, cwd string, depth int) {
 			a.PipedToShell = true
 		}
 		a.Packages = append(a.Packages, packagesOf(c)...)
+		a.Hosts = append(a.Hosts, rawSenderHosts(c)...) // nc HOST PORT, > /dev/tcp/HOST/PORT
 		for i, arg := range c.Argv {
 			if i == 0 {
 				continue
@@ -188,9 +189,6 @@ func (a *Analysis) addShell(line, cwd string, depth int) {
 			if h := scpHost(arg); h != "" && (c.Binary == "ssh" || c.Binary == "scp" || c.Binary == "rsync" || c.Binary == "sftp" ||
 				c.Binary == "git" && gitRemote(arg)) {
 				a.Hosts = append(a.Hosts, h)
-			}
-			if i == 1 {
-				a.Hosts = append(a.Hosts, rawSenderHosts(c)...)
 			}
 			if f, ok := strings.CutPrefix(arg, "@"); ok && looksPath(f) {
 				arg = f // curl -d @FILE, httpie field@FILE: the file is read

@@ -191,9 +191,9 @@ var runtimeWord = regexp.MustCompile("\\$[A-Za-z_{(]|`")
 
 // otherInterpreters run code given inline with one of their flags.
 var otherInterpreters = map[string][]string{
-	"lua": {"-e"}, "luajit": {"-e"}, "tclsh": {}, "Rscript": {"-e"}, "R": {"-e"}, "julia": {"-e", "--eval"},
+	"lua": {"-e"}, "luajit": {"-e"}, "Rscript": {"-e"}, "R": {"-e"}, "julia": {"-e", "--eval"},
 	"groovy": {"-e"}, "scala": {"-e"}, "erl": {"-eval"}, "elixir": {"-e"}, "racket": {"-e"}, "guile": {"-c"},
-	"sbcl": {"--eval"}, "clojure": {"-e"}, "jshell": {}, "expect": {"-c"}, "vim": {"-c", "+"}, "nvim": {"-c"},
+	"sbcl": {"--eval"}, "clojure": {"-e"}, "expect": {"-c"}, "vim": {"-c", "+"}, "nvim": {"-c"},
 	"emacs": {"--eval"}, "gdb": {"-ex"}, "sqlite3": {".shell", ".system"},
 }
 

@@ -83,13 +83,13 @@ func (a *Analysis) readWritten(p, text, cwd string) {
 	// Git configuration is read by its content, wherever it is (a bare
 	// repository's config is just "config").
 	if gitConfigText.MatchString(text) {
-		for _, cmd := range gitConfigRuns(text) {
-			add := len(a.Commands) < 256
-			if add {
+		cmds := gitConfigRuns(text)
+		for _, cmd := range cmds {
+			if len(a.Commands) < 256 {
 				a.addShell(cmd, cwd, 1)
 			}
 		}
-		if cmds := gitConfigRuns(text); len(cmds) > 0 {
+		if len(cmds) > 0 {
 			a.Caveats = append(a.Caveats, "writes git configuration that runs "+cmds[0])
 		}
 	}
@@ -140,13 +140,9 @@ func firstLine(s string) string {
 }
 
 func (a *Analysis) addFinding(class, subject, detail string, confidence float64) {
-	f := Finding{Class: class, Subject: subject, Detail: detail, Confidence: confidence}
-	for _, g := range a.Findings {
-		if g == f {
-			return
-		}
+	if f := (Finding{Class: class, Subject: subject, Detail: detail, Confidence: confidence}); !slices.Contains(a.Findings, f) {
+		a.Findings = append(a.Findings, f)
 	}
-	a.Findings = append(a.Findings, f)
 }
 
 // commandsIn returns the command lines text carries when it is written to

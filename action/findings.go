@@ -58,12 +58,7 @@ const (
 // commands and paths. It may add commands it uncovers (the commands inline
 // interpreter code runs, what find -exec runs), so it runs before finish.
 func (a *Analysis) findings(cwd string) {
-	add := func(class, subject, detail string, confidence float64) {
-		f := Finding{Class: class, Subject: subject, Detail: detail, Confidence: confidence}
-		if !slices.Contains(a.Findings, f) {
-			a.Findings = append(a.Findings, f)
-		}
-	}
+	add := a.addFinding
 	// Commands hidden one level down: interpreter code, find -exec and
 	// -delete, tar's checkpoint actions, git aliases, decoded pipelines.
 	for i := 0; i < len(a.Commands) && i < 256; i++ {

@@ -256,27 +256,52 @@ func (a *Analysis) gitCaveats(c Command, dir string, add func(string), addFindin
 		if slices.ContainsFunc(args, func(s string) bool { return strings.HasPrefix(s, "--template") }) {
 			add("git init --template copies hooks from another directory")
 		}
-	case "clean":
-		force := slices.ContainsFunc(args, func(s string) bool {
-			return s == "--force" || strings.HasPrefix(s, "-") && !strings.HasPrefix(s, "--") && strings.Contains(s, "f")
-		})
-		dry := slices.ContainsFunc(args, func(s string) bool {
-			return s == "--dry-run" || s == "-n" || strings.HasPrefix(s, "-") && !strings.HasPrefix(s, "--") && strings.Contains(s, "n")
-		})
-		if !force || dry {
+	case "clean", "stash":
+		if UntrackedTaken(c) == "" {
 			return
 		}
-		add("git clean deletes untracked files (the project's own hook configuration may be among them)")
-		if what := dangerousTarget(dir, ""); what != "" && what != "the working directory" {
+		add("git " + sub + " takes untracked files away (the project's own hook configuration may be among them)")
+		if what := dangerousTarget(dir, ""); sub == "clean" && what != "" && what != "the working directory" {
 			addFinding(FindDestructive, "git clean", "git clean in "+dir+" deletes every untracked file of "+what, 1)
 		}
-	case "stash":
-		if slices.ContainsFunc(args, func(s string) bool {
-			return s == "-u" || s == "--include-untracked" || s == "-a" || s == "--all"
-		}) {
-			add("git stash takes untracked files away (the project's own hook configuration may be among them)")
-		}
 	}
+}
+
+// Untracked files a git command takes away.
+const (
+	TakesUntracked = "untracked" // not ignored: git clean -f, git stash -u
+	TakesIgnored   = "ignored"   // only ignored: git clean -fX
+	TakesAll       = "all"       // both: git clean -fx, git stash -a
+)
+
+// UntrackedTaken says which untracked files a git command deletes or
+// stashes away from the work tree (TakesUntracked, TakesIgnored,
+// TakesAll), or "" for none (a dry run, any other command).
+func UntrackedTaken(c Command) string {
+	if c.Binary != "git" {
+		return ""
+	}
+	sub, args := gitSub(c.Argv)
+	short := func(f rune, long string) bool {
+		return slices.ContainsFunc(args, func(s string) bool {
+			return long != "" && s == long || strings.HasPrefix(s, "-") && !strings.HasPrefix(s, "--") && strings.ContainsRune(s, f)
+		})
+	}
+	switch {
+	case sub == "clean" && short('f', "--force") && !short('n', "--dry-run"):
+		switch {
+		case short('X', ""):
+			return TakesIgnored
+		case short('x', ""):
+			return TakesAll
+		}
+		return TakesUntracked
+	case sub == "stash" && (slices.Contains(args, "-a") || slices.Contains(args, "--all")):
+		return TakesAll
+	case sub == "stash" && (slices.Contains(args, "-u") || slices.Contains(args, "--include-untracked")):
+		return TakesUntracked
+	}
+	return ""
 }
 
 // gitValueFlags are, per subcommand, the short options that take a value.

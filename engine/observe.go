@@ -111,34 +111,22 @@ func resolveLink(p string) string {
 
 // untrackedHookConfig lists the hook configuration files a git clean or
 // git stash -u/-a of the call would take away: those git does not track
-// in the repository the command runs in.
+// in the repository the command runs in (the command's own directory:
+// git -C is in it).
 func untrackedHookConfig(ctx context.Context, a action.Analysis, cwd string) []any {
 	var out []any
 	for _, c := range a.Commands {
-		if c.Binary != "git" {
-			continue
-		}
 		args := []string{"ls-files", "--others"}
-		dir := cmp.Or(c.Dir, cwd)
-		switch sub, rest := gitSubcommand(c.Argv); {
-		case sub == "clean" && hasShortFlag(rest, 'f', "--force") && !hasShortFlag(rest, 'n', "--dry-run"):
-			switch {
-			case hasShortFlag(rest, 'X', ""):
-				args = append(args, "--ignored", "--exclude-standard")
-			case !hasShortFlag(rest, 'x', ""):
-				args = append(args, "--exclude-standard")
-			}
-		case sub == "stash" && (slices.Contains(rest, "-u") || slices.Contains(rest, "--include-untracked")):
+		switch action.UntrackedTaken(c) {
+		case action.TakesUntracked:
 			args = append(args, "--exclude-standard")
-		case sub == "stash" && (slices.Contains(rest, "-a") || slices.Contains(rest, "--all")):
+		case action.TakesIgnored:
+			args = append(args, "--ignored", "--exclude-standard")
+		case action.TakesAll:
 		default:
 			continue
 		}
-		for i := 1; i+1 < len(c.Argv); i++ {
-			if c.Argv[i] == "-C" {
-				dir = filepath.Join(dir, c.Argv[i+1])
-			}
-		}
+		dir := cmp.Or(c.Dir, cwd)
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		cmd := exec.CommandContext(ctx, "git", append(append(args, "--"), hookConfigPaths...)...)
 		cmd.Dir = dir
@@ -154,28 +142,4 @@ func untrackedHookConfig(ctx context.Context, a action.Analysis, cwd string) []a
 		}
 	}
 	return out
-}
-
-// gitSubcommand returns a git command's subcommand and its arguments.
-func gitSubcommand(argv []string) (string, []string) {
-	for i := 1; i < len(argv); i++ {
-		switch a := argv[i]; {
-		case a == "-C" || a == "-c":
-			i++
-		case !strings.HasPrefix(a, "-"):
-			return a, argv[i+1:]
-		}
-	}
-	return "", nil
-}
-
-// hasShortFlag reports whether args hold the one-letter flag f (alone or
-// in a cluster like -fdx) or long.
-func hasShortFlag(args []string, f rune, long string) bool {
-	for _, a := range args {
-		if long != "" && a == long || strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsRune(a, f) {
-			return true
-		}
-	}
-	return false
 }

@@ -226,6 +226,7 @@ func TestSelfProtectionByResolution(t *testing.T) {
 		{"git clean -fdx takes the untracked settings", work, "Bash", bash("git clean -fdx"), ""},
 		{"git clean -fd takes the untracked settings", work, "Bash", bash("git clean -fd"), ""},
 		{"git clean -ffdx after cd", root, "Bash", bash("cd work && git clean -ffdx"), ""},
+		{"git -C clean from outside the repository", root, "Bash", bash("git -C work clean -fdx"), ""},
 		{"git stash -u", work, "Bash", bash("git stash -u"), ""},
 		{"git stash --all", work, "Bash", bash("git stash --all"), ""},
 		{"git log --output over the settings", work, "Bash", bash("git log -1 --format='{}' --output=~/.claude/settings.json"), ""},
