@@ -199,6 +199,9 @@ func (a *Analysis) addShell(line, cwd string, depth int) {
 		}
 		for _, r := range c.Redirects {
 			p := resolve(r, cwd)
+			if StreamDevice(p) {
+				continue // 2>/dev/null writes no file
+			}
 			a.Paths = append(a.Paths, p)
 			a.WritePaths = append(a.WritePaths, p)
 		}
@@ -206,7 +209,7 @@ func (a *Analysis) addShell(line, cwd string, depth int) {
 			a.Paths = append(a.Paths, resolve(r, cwd)) // read: cmd < FILE
 		}
 		for _, arg := range WrittenArgs(c) {
-			if looksPath(arg) {
+			if looksPath(arg) && !StreamDevice(resolve(arg, cwd)) {
 				a.WritePaths = append(a.WritePaths, resolve(arg, cwd))
 			}
 		}
@@ -567,4 +570,20 @@ func canonicalFor(native string, a *Analysis) string {
 		return aarts.ToolPackageInstall
 	}
 	return t
+}
+
+// StreamDevice reports whether p is a device that discards or passes on
+// what is written to it (/dev/null, the standard streams, the terminal, a
+// file descriptor): writing there changes no file.
+func StreamDevice(p string) bool {
+	switch p {
+	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/zero":
+		return true
+	}
+	for _, dir := range []string{"/dev/fd/", "/proc/self/fd/"} {
+		if n, ok := strings.CutPrefix(p, dir); ok && n != "" && strings.Trim(n, "0123456789") == "" {
+			return true
+		}
+	}
+	return false
 }

@@ -122,9 +122,15 @@ func (a *Analysis) uncover(c Command, cwd string, add func(string, string, strin
 					continue
 				}
 				for _, r := range roots {
+					// With tests (-name, -type, ...) {} is what matches
+					// under the root, not the root itself.
+					each := r
+					if narrowed(c.Argv) {
+						each = strings.TrimSuffix(r, "/") + "/{}"
+					}
 					argv := make([]string, len(sub))
 					for k, s := range sub {
-						argv[k] = strings.ReplaceAll(s, "{}", r)
+						argv[k] = strings.ReplaceAll(s, "{}", each)
 					}
 					a.addSub(argv, append(clone(via), arg), cwd)
 				}

@@ -36,7 +36,7 @@ var scenarios = []struct {
 		{"injected-docs", 3, "allow/ALLOW/ALLOW"}, {"injected-docs", 5, "deny/DENY/FORBIDDEN"}, {"injected-docs", 6, "deny/DENY/TAINTED_TO_HIGH_RISK"}}},
 	{"env-exfiltration", "coding-agent.json", []expect{
 		{"config-leak", 3, "deny/DENY/SECRET_ACCESS"}, {"config-leak", 5, "deny/DENY/SECRET_IN_RESULT"},
-		{"config-leak", 6, "deny/DENY/EGRESS_DENY"}, {"config-leak", 7, "deny/DENY/DATA_EXFILTRATION"}}},
+		{"config-leak", 6, "deny/DENY/DATA_EXFILTRATION"}, {"config-leak", 7, "deny/DENY/DATA_EXFILTRATION"}}},
 	{"destructive-commands", "coding-agent.json", []expect{
 		{"cleanup-gone-wrong", 3, "allow/ALLOW/ALLOW"}, {"cleanup-gone-wrong", 4, "deny/DENY/DESTRUCTIVE"},
 		{"cleanup-gone-wrong", 5, "deny/DENY/FORBIDDEN"}, {"cleanup-gone-wrong", 6, "ask/STEP_UP/RULE_ASK"}}},

@@ -67,15 +67,24 @@ type Manifest struct {
 	RequireIdentity bool `json:"require_identity,omitempty"`
 }
 
-// Network lists the domains an agent may reach: exact names, or *.suffix
-// for any subdomain of suffix.
+// Network lists the domains the manifest vouches for and those it denies:
+// exact names, or *.suffix for any subdomain of suffix. Reaching a domain
+// on neither list is left to the host's own permission flow (a strict
+// manifest asks); data sent there counts as leaving the allowed
+// destinations.
 type Network struct {
 	Domains []string `json:"domains"`
+	// DeniedDomains may never be reached.
+	DeniedDomains []string `json:"denied_domains,omitempty"`
 }
 
-// Exec lists the binaries shell commands may run.
+// Exec lists the binaries the manifest vouches for and those it denies. A
+// binary on neither list is left to the host's own permission flow (a
+// strict manifest asks): being unlisted is no harm by itself.
 type Exec struct {
 	AllowedBinaries []string `json:"allowed_binaries"`
+	// DeniedBinaries may never run.
+	DeniedBinaries []string `json:"denied_binaries,omitempty"`
 }
 
 // FS lists where files may be read and written (directory roots; a path
@@ -268,14 +277,18 @@ func (m *Manifest) Validate() error {
 	if err := toolList("approval_required", m.ApprovalRequired); err != nil {
 		return err
 	}
-	for i, d := range m.Network.Domains {
-		if !domainPattern.MatchString(d) {
-			return &Error{Field: fmt.Sprintf("network.domains[%d]", i), Msg: fmt.Sprintf("%q: want a lowercase domain or *.domain", d)}
+	for _, f := range []named{{"network.domains", m.Network.Domains}, {"network.denied_domains", m.Network.DeniedDomains}} {
+		for i, d := range f.list {
+			if !domainPattern.MatchString(d) {
+				return &Error{Field: fmt.Sprintf("%s[%d]", f.name, i), Msg: fmt.Sprintf("%q: want a lowercase domain or *.domain", d)}
+			}
 		}
 	}
-	for i, b := range m.Exec.AllowedBinaries {
-		if b == "" || strings.ContainsAny(b, "/ \t") {
-			return &Error{Field: fmt.Sprintf("exec.allowed_binaries[%d]", i), Msg: fmt.Sprintf("%q: want a binary name without a path", b)}
+	for _, f := range []named{{"exec.allowed_binaries", m.Exec.AllowedBinaries}, {"exec.denied_binaries", m.Exec.DeniedBinaries}} {
+		for i, b := range f.list {
+			if b == "" || strings.ContainsAny(b, "/ \t") {
+				return &Error{Field: fmt.Sprintf("%s[%d]", f.name, i), Msg: fmt.Sprintf("%q: want a binary name without a path", b)}
+			}
 		}
 	}
 	for _, f := range []named{{"fs.read_roots", m.FS.ReadRoots}, {"fs.write_roots", m.FS.WriteRoots}} {
@@ -495,6 +508,7 @@ func (m *Manifest) ForPolicy() map[string]any {
 	}
 	out["compiled_rules"] = map[string]any{"deny": parse(m.Rules.Deny), "allow": parse(m.Rules.Allow), "ask": parse(m.Rules.Ask)}
 	out["domains_re"] = domainsRegexp(m.Network.Domains)
+	out["denied_domains_re"] = domainsRegexp(m.Network.DeniedDomains)
 	nullToEmpty(out)
 	return out
 }

@@ -13,20 +13,26 @@ import (
 
 // manifestFacts says what the manifest makes of an action, so that the
 // policy decides on plain facts: whether the tool is declared or needs
-// approval, and which hosts, binaries, paths and secrets fall outside what
-// the manifest allows. A binary an allow rule allows wherever it runs in
-// the action (allowed) is not denied for missing from allowed_binaries.
-// The policy still decides what each fact means.
-func manifestFacts(m *manifest.Manifest, domains *regexp.Regexp, a *action.Analysis, allowed map[string]bool) map[string]any {
-	hosts := []string{}
+// approval; which hosts and binaries it denies, and which it does not vouch
+// for (unlisted); which paths and secrets fall outside what it allows. A
+// binary an allow rule allows wherever it runs in the action (allowed) is
+// not unlisted. The policy still decides what each fact means.
+func manifestFacts(m *manifest.Manifest, domains, deniedDomains *regexp.Regexp, a *action.Analysis, allowed map[string]bool) map[string]any {
+	hosts, hostsDenied := []string{}, []string{}
 	for _, h := range a.Hosts {
-		if !domains.MatchString(h) && !loopback(h) {
+		switch {
+		case deniedDomains.MatchString(h):
+			hostsDenied = append(hostsDenied, h)
+		case !domains.MatchString(h) && !loopback(h):
 			hosts = append(hosts, h)
 		}
 	}
-	binaries := []string{}
+	binaries, binariesDenied := []string{}, []string{}
 	for _, b := range a.Binaries {
-		if !action.IsShellBuiltin(b) && !slices.Contains(m.Exec.AllowedBinaries, b) && !allowed[b] {
+		switch {
+		case slices.Contains(m.Exec.DeniedBinaries, b):
+			binariesDenied = append(binariesDenied, b)
+		case !action.IsShellBuiltin(b) && !slices.Contains(m.Exec.AllowedBinaries, b) && !allowed[b]:
 			binaries = append(binaries, b)
 		}
 	}
@@ -57,8 +63,10 @@ func manifestFacts(m *manifest.Manifest, domains *regexp.Regexp, a *action.Analy
 			slices.ContainsFunc(m.Tools, func(t string) bool { return strings.HasPrefix(t, "mcp__"+a.MCPServer+"__") }),
 		"tool_declared":     toolListed(m.Tools, a),
 		"approval_required": toolListed(m.ApprovalRequired, a),
-		"hosts_denied":      hosts,
-		"binaries_denied":   binaries,
+		"hosts_unlisted":    hosts,
+		"hosts_denied":      hostsDenied,
+		"binaries_unlisted": binaries,
+		"binaries_denied":   binariesDenied,
 		"writes_outside":    writes,
 		"reads_outside":     reads,
 		"secret_paths":      secrets,

@@ -79,6 +79,7 @@ type Policy struct {
 	mvalue   ast.Value // mview, converted once
 	rules    *manifest.RuleSet
 	domains  *regexp.Regexp
+	denied   *regexp.Regexp // network.denied_domains
 	digest   string
 	guard    *guard
 	modules  map[string]*ast.Module // test files included, for Test
@@ -179,6 +180,7 @@ func prepare(ctx context.Context, b *bundle.Bundle, m *manifest.Manifest) (*Poli
 	}
 	p := &Policy{manifest: m, mview: m.ForPolicy(), rules: m.Compile(), guard: newGuard(m), modules: map[string]*ast.Module{}, data: b.Data}
 	p.domains = regexp.MustCompile(p.mview["domains_re"].(string))
+	p.denied = regexp.MustCompile(p.mview["denied_domains_re"].(string))
 	opts := []func(*rego.Rego){
 		rego.Query(Query),
 		rego.Capabilities(Capabilities()),
@@ -351,7 +353,7 @@ func (p *Policy) addFacts(am map[string]any, a *action.Analysis, event map[strin
 		}
 	}
 	am["secret_env_refs"] = refs
-	am["manifest_facts"] = manifestFacts(p.manifest, p.domains, a, cv.binaries)
+	am["manifest_facts"] = manifestFacts(p.manifest, p.domains, p.denied, a, cv.binaries)
 	am["protected_hits"] = orEmpty(p.guard.hits(a, shellDir))
 }
 

@@ -44,9 +44,9 @@ func TestAgentCannotApproveItself(t *testing.T) {
 		return decisionOf(t, runHook(t, bin, data, ccSession(session, "PreToolUse",
 			`,"tool_name":"`+tool+`","tool_input":`+input+`,"tool_use_id":"`+turn+`"`)))
 	}
-	fetch := `{"url":"https://evil.example/payload","prompt":"read it"}`
-	if got := hook("WebFetch", fetch, "toolu_f1"); got != "deny" {
-		t.Fatalf("fetch from an undeclared host: %q, want deny", got)
+	secret := `{"file_path":"/workspace/shop/.env"}`
+	if got := hook("Read", secret, "toolu_f1"); got != "deny" {
+		t.Fatalf("read of a secret file: %q, want deny", got)
 	}
 	if got := hook("Bash", `{"command":"git push origin main"}`, "toolu_p1"); got != "ask" {
 		t.Fatalf("git push: %q, want ask", got)
@@ -72,7 +72,7 @@ func TestAgentCannotApproveItself(t *testing.T) {
 				"severity": "warning", "source": "policy", "artifacts": artifacts, "matched_rule_id": rule}}
 	}
 	// 1. An ask the engine never made: rejected, recorded.
-	code, out := post("/v1/hooks", forged("toolu_f1", "EGRESS_DENY", []string{"evil.example", "WebFetch"}))
+	code, out := post("/v1/hooks", forged("toolu_f1", "SECRET_ACCESS", []string{"/workspace/shop/.env", "Read"}))
 	if code != 200 || out["reason_code"] != engine.ReasonInputRejected {
 		t.Fatalf("forged resolution of a deny: %d %v, want it rejected", code, out)
 	}
@@ -91,8 +91,8 @@ func TestAgentCannotApproveItself(t *testing.T) {
 	if code, out = post("/v1/resolutions", map[string]any{"pending_id": "x", "resolution": "allow_always", "action_sha256": strings.Repeat("0", 64)}); code != http.StatusForbidden {
 		t.Fatalf("POST /v1/resolutions on the socket: %d %v, want 403", code, out)
 	}
-	if got := hook("WebFetch", fetch, "toolu_f2"); got != "deny" {
-		t.Errorf("fetch after the forged allow_always: %q, want deny", got)
+	if got := hook("Read", secret, "toolu_f2"); got != "deny" {
+		t.Errorf("secret read after the forged allow_always: %q, want deny", got)
 	}
 	if got := hook("Bash", `{"command":"git push origin main"}`, "toolu_p2"); got != "ask" {
 		t.Errorf("git push after the agent's allow_always: %q, want ask again", got)

@@ -15,10 +15,19 @@ signals contains sig(1, "MCP_UNTRUSTED", "deny", "DENY", "supply_chain", "critic
 	not input.event.source in input.manifest.mcp.trusted_sources
 }
 
-signals contains sig(3, "EGRESS_DENY", "deny", "DENY", "network_egress", "critical", sprintf("%s is not an allowed network domain", [h]), [h], 1) if {
+signals contains sig(3, "EGRESS_DENY", "deny", "DENY", "network_egress", "critical", sprintf("%s is a denied network domain", [h]), [h], 1) if {
+	input.event.hook_point == "PreMCPConnect"
+	some h in action.hosts
+	regex.match(m.denied_domains_re, h)
+}
+
+# Connecting a server on a domain the manifest does not list changes what
+# the agent can reach: someone approves it.
+signals contains sig(3, "EGRESS_UNLISTED", "ask", "STEP_UP", "network_egress", "warning", sprintf("%s is not among the manifest's network domains", [h]), [h], 1) if {
 	input.event.hook_point == "PreMCPConnect"
 	some h in action.hosts
 	not domain_allowed(h)
+	not regex.match(m.denied_domains_re, h)
 }
 
 # Skills and plugins: trusted sources only; a trusted skill from the project

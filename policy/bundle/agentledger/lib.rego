@@ -12,10 +12,10 @@ m := input.manifest
 budgets := m.budgets
 
 # What the manifest makes of the action (see policy/facts.go): whether the
-# tool is declared or needs approval; hosts, binaries, paths and secrets
-# outside what it allows.
+# tool is declared or needs approval; hosts and binaries it denies or does
+# not list; paths and secrets outside what it allows.
 facts := object.get(action, "manifest_facts", {
-	"tool_declared": false, "approval_required": false, "hosts_denied": [], "binaries_denied": [],
+	"tool_declared": false, "approval_required": false, "hosts_denied": [], "hosts_unlisted": [], "binaries_denied": [], "binaries_unlisted": [],
 	"writes_outside": [], "reads_outside": [], "secret_paths": [],
 })
 

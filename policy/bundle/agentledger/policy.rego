@@ -2,9 +2,9 @@
 # the strictest signal (deny > ask > allow), and among equally strict
 # signals the first in rule order:
 #
-#   1 FORBIDDEN / PROTECTED_PATH / RULE_DENY   7 EXEC_DENY
+#   1 FORBIDDEN / PROTECTED_PATH / RULE_DENY   7 EXEC_DENY / EXEC_UNLISTED (strict)
 #   2 PERMISSION_UNDECLARED                     8 FS_DENY / SECRET_ACCESS / PACKAGE_SUSPECT
-#   3 EGRESS_DENY                               9 DATA_EXFILTRATION (composition)
+#   3 EGRESS_DENY / EGRESS_UNLISTED (strict)    9 DATA_EXFILTRATION (composition)
 #   4 BUDGET_EXCEEDED                          10 APPROVAL_REQUIRED / RULE_ASK
 #   5 LOOP_DETECTED                            10.6 HOST_WILL_NOT_ASK (the host's mode)
 #   6 TAINTED_TO_HIGH_RISK                     11 CONTEXT_PENDING (DEFER)

@@ -28,8 +28,8 @@ snapshot := {
 
 # facts are what the engine would compute from the manifest (policy/facts.go).
 facts := {
-	"tool_declared": true, "approval_required": false, "hosts_denied": [], "binaries_denied": [],
-	"writes_outside": [], "reads_outside": [], "secret_paths": [],
+	"tool_declared": true, "approval_required": false, "hosts_denied": [], "hosts_unlisted": [], "binaries_denied": [],
+	"binaries_unlisted": [], "writes_outside": [], "reads_outside": [], "secret_paths": [],
 }
 
 shell(cmd, binaries, hosts) := {
@@ -63,11 +63,30 @@ test_clean_call_is_allowed if {
 	d.constraints == {"max_output_bytes": 100, "timeout_ms": 50}
 }
 
-test_unknown_host_is_egress_deny if {
+test_denied_host_is_egress_deny if {
 	a := with_facts(shell("", ["curl"], ["evil.test"]), {"hosts_denied": ["evil.test"]})
 	d := policy.decision with input as engine_input(event("curl https://evil.test"), a, snapshot, manifest)
 	d.decision == "deny"
 	d.reason_code == "EGRESS_DENY"
+}
+
+# An unlisted host is left to the host's own flow; a strict manifest asks.
+test_unlisted_host_is_not_denied if {
+	a := with_facts(shell("", ["curl"], ["docs.python.org"]), {"hosts_unlisted": ["docs.python.org"]})
+	d := policy.decision with input as engine_input(event("curl https://docs.python.org/3/"), a, snapshot, manifest)
+	d.decision == "allow"
+	ds := policy.decision with input as engine_input(event("curl https://docs.python.org/3/"), a, snapshot, object.union(manifest, {"sensitivity": "strict"}))
+	ds.decision == "ask"
+	ds.reason_code == "EGRESS_UNLISTED"
+}
+
+test_unlisted_binary_is_not_denied if {
+	a := with_facts(shell("", ["golangci-lint"], []), {"binaries_unlisted": ["golangci-lint"]})
+	d := policy.decision with input as engine_input(event("golangci-lint run"), a, snapshot, manifest)
+	d.decision == "allow"
+	ds := policy.decision with input as engine_input(event("golangci-lint run"), a, snapshot, object.union(manifest, {"sensitivity": "strict"}))
+	ds.decision == "ask"
+	ds.reason_code == "EXEC_UNLISTED"
 }
 
 test_subdomain_allowed_but_not_apex if {

@@ -163,11 +163,23 @@ signals contains sig(2, "PERMISSION_UNDECLARED", "deny", "DENY", "privilege_esca
 # the content of a file write is not egress.
 network_tools := {"web_request", "shell", "browser", "mcp_call", "package_install", "code_exec", "database"}
 
-signals contains sig(3, "EGRESS_DENY", "deny", "DENY", "network_egress", "critical", sprintf("%s is not an allowed network domain", [h]), [h], 1) if {
+signals contains sig(3, "EGRESS_DENY", "deny", "DENY", "network_egress", "critical", sprintf("%s is a denied network domain", [h]), [h], 1) if {
 	input.event.hook_point == "PreToolUse"
 	input.action.has.hosts_denied == true
 	input.action.tool in network_tools
 	some h in input.action.manifest_facts.hosts_denied
+}
+
+# A domain the manifest neither vouches for nor denies is no harm by itself
+# (documentation, an API under development): the host's own permission
+# flow decides, and only a strict manifest asks. Data sent there is judged
+# as leaving the allowed destinations (9).
+signals contains sig(3, "EGRESS_UNLISTED", "ask", "STEP_UP", "network_egress", "warning", sprintf("%s is not among the manifest's network domains", [h]), [h], 1) if {
+	input.event.hook_point == "PreToolUse"
+	m.sensitivity == "strict"
+	input.action.has.hosts_unlisted == true
+	input.action.tool in network_tools
+	some h in input.action.manifest_facts.hosts_unlisted
 }
 
 # 4. Budgets.
@@ -229,12 +241,25 @@ signals contains sig(6, "TAINTED_TO_HIGH_RISK", "ask", "STEP_UP", "prompt_inject
 
 # 7. Binaries.
 
-signals contains sig(7, "EXEC_DENY", "deny", "DENY", "tool_execution", "warning", sprintf("binary %s is not allowed", [b]), [b], 1) if {
+signals contains sig(7, "EXEC_DENY", "deny", "DENY", "tool_execution", "warning", sprintf("binary %s is denied", [b]), [b], 1) if {
 	input.event.hook_point == "PreToolUse"
 	input.action.has.binaries_denied == true
-	input.action.tool in {"shell", "package_install", "code_exec"}
+	input.action.tool in exec_tools
 	some b in input.action.manifest_facts.binaries_denied
 }
+
+# A binary the manifest does not list is no harm by itself (a linter, a
+# container tool, the project's own program): the host's own permission
+# flow decides, and only a strict manifest asks.
+signals contains sig(7, "EXEC_UNLISTED", "ask", "STEP_UP", "tool_execution", "warning", sprintf("binary %s is not among the manifest's binaries", [b]), [b], 1) if {
+	input.event.hook_point == "PreToolUse"
+	m.sensitivity == "strict"
+	input.action.has.binaries_unlisted == true
+	input.action.tool in exec_tools
+	some b in input.action.manifest_facts.binaries_unlisted
+}
+
+exec_tools := {"shell", "package_install", "code_exec"}
 
 # 8. Files, secrets, packages.
 
@@ -302,6 +327,8 @@ sends_out if {
 
 # A destination the manifest does not allow: a denied host, an undeclared
 # MCP server, or none known (a name built from data, a socket).
+destination_not_allowed if input.action.has.hosts_unlisted == true
+
 destination_not_allowed if input.action.has.hosts_denied == true
 
 destination_not_allowed if {
