@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentledger/agentledger/elide"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -114,20 +115,22 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 			return e.reject(ctx, req, nil, fmt.Errorf("unknown host %q", req.Host))
 		}
 	}
-	if req.Size > int64(len(req.Body)) || len(req.Body) > e.decider.Limits.Bytes() {
-		size := max(req.Size, int64(len(req.Body)))
-		return e.reject(ctx, req, host, fmt.Errorf("input is %d bytes, over the limit of %d", size, e.decider.Limits.Bytes()))
+	if req.Size > int64(len(req.Body)) {
+		return e.reject(ctx, req, host, fmt.Errorf("input is %d bytes, over the %d agentledger reads of one input", req.Size, MaxInput))
 	}
-	payload := req.Body
+	// The input must itself be I-JSON: a defect the host's JSON decoder
+	// would paper over (a duplicate key, a lone surrogate) is a defect of
+	// the input, not something to map around. Over the record's limit, its
+	// longest strings are cut to an excerpt (fitInput) and the event says
+	// what was cut.
+	body, cuts, err := e.fitInput(req.Body, host != nil)
+	if err != nil {
+		return e.reject(ctx, req, host, err)
+	}
+	payload := body
 	var native string
 	if host != nil {
-		// The host's input must itself be I-JSON: a defect the host's JSON
-		// decoder would paper over (a duplicate key, a lone surrogate) is
-		// a defect of the input, not something to map around.
-		if _, err := ledger.Canonicalize(req.Body, e.decider.Limits); err != nil {
-			return e.reject(ctx, req, host, err)
-		}
-		m, err := host.Map(req.Body, e.now(), req.AutoApprove)
+		m, err := host.Map(body, e.now(), req.AutoApprove)
 		if err != nil {
 			return e.reject(ctx, req, host, err)
 		}
@@ -145,11 +148,18 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 			payload = observe(ctx, payload)
 		}
 	}
+	payload = withCuts(payload, cuts)
 	// The event is validated and canonicalized once, when it is sealed:
 	// what is not I-JSON, over a limit or not a valid event comes back as an
 	// input error and is rejected below.
 	ev, err := aarts.ParseEvent(payload)
+	if err == nil && len(cuts) > 0 {
+		err = cutCommand(ev, len(req.Body))
+	}
 	if err != nil {
+		if len(cuts) > 0 {
+			err = fmt.Errorf("%w (input of %d bytes, over the limit of %d, its longest values cut)", err, len(req.Body), e.decider.Limits.Bytes())
+		}
 		return e.reject(ctx, req, host, err)
 	}
 	step, err := e.decideEvent(ctx, req.Tenant, req.Auth, ev, payload)
@@ -167,6 +177,67 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 		r.HostOutput = host.Render(native, req.Body, renderable(r))
 	}
 	return r
+}
+
+// MaxInput is the most of one hook input agentledger reads: an input up to
+// it is recorded (its longest values cut to fit the record's limit, see
+// fitInput), one over it is rejected with its length and digest.
+const MaxInput = 16 << 20
+
+// fitInput fits an input under the record's size limit: over half of it,
+// the longest string values are cut to their first elide.DefaultKeep bytes
+// (the event then grows by the host mapping and the engine's own members).
+// A host's input, and any input that is cut, is first checked to be I-JSON
+// within the depth limit (an AARTS event that is not cut is checked when it
+// is sealed). It returns the input to map and what was cut.
+func (e *Engine) fitInput(body []byte, check bool) ([]byte, []elide.Cut, error) {
+	lim := e.decider.Limits
+	if check || len(body) > lim.Bytes()/2 {
+		whole := lim
+		whole.MaxBytes = max(lim.Bytes(), len(body))
+		if _, err := ledger.Canonicalize(body, whole); err != nil {
+			return nil, nil, err
+		}
+	}
+	out, cuts, err := elide.Fit(body, lim.Bytes()/2, elide.DefaultKeep)
+	if err != nil {
+		return nil, nil, fmt.Errorf("input is %d bytes, over the limit of %d: %w", len(body), lim.Bytes(), err)
+	}
+	return out, cuts, nil
+}
+
+// cutCommand refuses a call whose input was cut when what it runs is in
+// its input (a command line, code, an install): what would run cannot be
+// read, so it is oversized input, denied. Content written to a file, a
+// result, a prompt can be cut and judged on what is read.
+func cutCommand(ev *aarts.Event, size int) error {
+	if ev.HookPoint != "PreToolUse" {
+		return nil
+	}
+	switch ev.ToolName {
+	case aarts.ToolShell, aarts.ToolCodeExec, aarts.ToolPackageInstall:
+		return fmt.Errorf("the %s input is %d bytes: what it would run cannot be read whole", ev.ToolName, size)
+	}
+	return nil
+}
+
+// withCuts records in the event what fitInput cut of its input.
+func withCuts(event []byte, cuts []elide.Cut) []byte {
+	if len(cuts) == 0 {
+		return event
+	}
+	var ev map[string]any
+	d := json.NewDecoder(bytes.NewReader(event))
+	d.UseNumber()
+	if d.Decode(&ev) != nil {
+		return event // not an object: validation rejects it
+	}
+	ev[elide.Member] = cuts
+	out, err := json.Marshal(ev)
+	if err != nil {
+		return event
+	}
+	return out
 }
 
 // sessionIDValid checks that an envelope can carry the session id.

@@ -189,7 +189,7 @@ func ResponseOf(st *decide.Step) HookResponse {
 // hookBodyCap bounds how much of an oversized hook body is read (and
 // hashed) before the connection is given up on; the rejection then records
 // the length and hash of what was read, marked truncated.
-const hookBodyCap = 16 << 20
+const hookBodyCap = 2 * MaxInput
 
 // hooks answers an AARTS hook event (POST /v1/hooks) or a host's native
 // hook input (POST /v1/hooks/{host}). Every input gets an answer: the
@@ -205,7 +205,7 @@ func (s *server) hooks(w http.ResponseWriter, r *http.Request) {
 	}
 	req := Request{Tenant: tenantOf(r), Auth: principalOf(r).Identity, Host: r.PathValue("host"), AutoApprove: r.Header.Get(HeaderAutoApprove) == "1", Observe: s.cfg.Observe}
 	var err error
-	if req.Body, req.Size, req.SHA256, req.Truncated, err = ReadBounded(r.Body, s.cfg.MaxBody, hookBodyCap); err != nil {
+	if req.Body, req.Size, req.SHA256, req.Truncated, err = ReadBounded(r.Body, MaxInput, hookBodyCap); err != nil {
 		writeError(w, http.StatusBadRequest, "reading body: "+err.Error())
 		return
 	}

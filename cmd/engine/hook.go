@@ -46,13 +46,12 @@ func hookCommand(a *app, host, title, description string) *cli.Command {
 }
 
 func (a *app) hook(c *cli.Context, host string) error {
-	lim, err := cmdline.Limits(c)
-	if err != nil {
+	if _, err := cmdline.Limits(c); err != nil {
 		return err
 	}
 	req := engine.Request{Tenant: c.String("tenant"), Host: host, AutoApprove: c.Bool("auto-approve")}
-	var readErr error
-	req.Body, req.Size, req.SHA256, req.Truncated, readErr = engine.ReadBounded(a.stdin, int64(lim.Bytes()), hookInputCap)
+	var readErr, err error
+	req.Body, req.Size, req.SHA256, req.Truncated, readErr = engine.ReadBounded(a.stdin, engine.MaxInput, hookInputCap)
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 	defer cancel()
 	var resp engine.HookResponse
