@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/agentledger/agentledger/elide"
+	"github.com/agentledger/agentledger/hookwire"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -50,8 +51,21 @@ type Request struct {
 	// AutoApprove is the adapter's documented opt-in to answer every allow
 	// with the host's own allow, which skips the host's permission prompt.
 	AutoApprove bool
+	// Config, when set, is the configuration the request is decided under
+	// instead of the engine's own (a local engine's hook requests).
+	Config *Config
+}
 
-	config string // the sender's configuration digest (Local)
+// Config is a configuration a request can be decided under: a local engine
+// serves every hook's tenant, policy and manifest at once, each built once
+// (ServerConfig.Configure). The engine's store, signing keys and limits
+// are the same for all.
+type Config struct {
+	// Decider holds the policy and manifest, and the sealer the manifest
+	// asks for.
+	Decider *decide.Decider
+	// FailOpen is the failure policy (see WithFailOpen).
+	FailOpen bool
 }
 
 // Reason codes of answers that are not a policy's verdict.
@@ -162,7 +176,11 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 		}
 		return e.reject(ctx, req, host, err)
 	}
-	step, err := e.decideEvent(ctx, req.Tenant, req.Auth, ev, payload)
+	d, failOpen := e.decider, e.failOpen
+	if req.Config != nil {
+		d, failOpen = req.Config.Decider, req.Config.FailOpen
+	}
+	step, err := e.decideEvent(ctx, req.Tenant, req.Auth, ev, payload, d)
 	e.tel.Decision(req.Tenant, recordedForm(payload, step), step, start, time.Now(), err)
 	var r HookResponse
 	switch {
@@ -171,7 +189,7 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 	case decide.IsInputError(err):
 		return e.reject(ctx, req, host, err)
 	default:
-		r = e.fail(req.Tenant, ev, payload, err)
+		r = e.fail(req.Tenant, ev, payload, err, failOpen)
 	}
 	if host != nil {
 		r.HostOutput = host.Render(native, req.Body, renderable(r))
@@ -182,7 +200,7 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 // MaxInput is the most of one hook input agentledger reads: an input up to
 // it is recorded (its longest values cut to fit the record's limit, see
 // fitInput), one over it is rejected with its length and digest.
-const MaxInput = 16 << 20
+const MaxInput = hookwire.MaxInput
 
 // fitInput fits an input under the record's size limit: over half of it,
 // the longest string values are cut to their first elide.DefaultKeep bytes
@@ -249,8 +267,8 @@ func sessionIDValid(tenant, session string) error {
 // fail applies the failure policy to an event that could not be decided
 // and recorded: the answer is deny, or allow under fail-open, and the
 // failure is recorded durably before the answer is returned.
-func (e *Engine) fail(tenant string, ev *aarts.Event, payload []byte, cause error) HookResponse {
-	r := failureAnswer(e.failOpen, "the engine could not decide and record this event: "+cause.Error())
+func (e *Engine) fail(tenant string, ev *aarts.Event, payload []byte, cause error, failOpen bool) HookResponse {
+	r := failureAnswer(failOpen, "the engine could not decide and record this event: "+cause.Error())
 	answer := r.Decision
 	if !blocking(ev.HookPoint) {
 		r.Decision, r.AARMDecision, r.HostAnswer = aarts.Allow, aarts.AARMAllow, "" // a notification: the host does not wait

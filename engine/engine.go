@@ -175,13 +175,13 @@ func (e *Engine) decide(ctx context.Context, tenant string, payload []byte) (*de
 	if err != nil {
 		return nil, err
 	}
-	return e.decideEvent(ctx, tenant, receipt.Authenticated{}, ev, payload)
+	return e.decideEvent(ctx, tenant, receipt.Authenticated{}, ev, payload, e.decider)
 }
 
 // decideEvent records ev with its verdict. A conflict with another writer
 // of the session (another engine process) is not a failure: the session is
 // re-read and the decision retried, with backoff, until ctx ends.
-func (e *Engine) decideEvent(ctx context.Context, tenant string, auth receipt.Authenticated, ev *aarts.Event, payload []byte) (*decide.Step, error) {
+func (e *Engine) decideEvent(ctx context.Context, tenant string, auth receipt.Authenticated, ev *aarts.Event, payload []byte, d *decide.Decider) (*decide.Step, error) {
 	if tenant == "" {
 		tenant = ledger.DefaultTenant
 	}
@@ -214,7 +214,7 @@ func (e *Engine) decideEvent(ctx context.Context, tenant string, auth receipt.Au
 		if next.Inherit != nil && parentErr != nil {
 			return parentErr
 		}
-		st, err := e.decider.DecideEvent(ctx, &next, ev, payload, e.stamp(en.state))
+		st, err := d.DecideEvent(ctx, &next, ev, payload, e.stamp(en.state))
 		if err != nil {
 			return err
 		}

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/decide"
+	"github.com/agentledger/agentledger/hookwire"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/receipt"
@@ -48,11 +47,16 @@ type ServerConfig struct {
 	// Observe says the callers run on this machine (the local socket):
 	// the engine records what it sees of the paths their calls name.
 	Observe bool
-	// Config, for a local engine a hook started, is the digest of its
-	// configuration (ConfigDigest); a hook that sends another one is
+	// Binary, for the local engine, is the identity of its own program
+	// (hookwire.BinaryIdentity): a hook that would start another one is
 	// answered 409 and Stale is called, which stops the engine.
-	Config string
+	Binary string
 	Stale  func()
+	// Configure, for the local engine, builds (or finds cached) the
+	// configuration a hook's request names (hookwire.HeaderConfig): its
+	// tenant, policy and manifest. Requests without one are decided by
+	// Engine's own.
+	Configure func(ctx context.Context, c hookwire.Config) (*Config, error)
 	// Timeout bounds one decision, recording included. Default 5s.
 	Timeout time.Duration
 	// MaxBody bounds a request body. Default 1 MiB plus 4 KiB.
@@ -196,21 +200,37 @@ const hookBodyCap = 2 * MaxInput
 // engine's one failure policy decides what to answer input it cannot take.
 func (s *server) hooks(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	if got := r.Header.Get(HeaderConfig); s.cfg.Config != "" && got != "" && got != s.cfg.Config {
-		writeError(w, http.StatusConflict, "this engine runs another configuration; it stops, start one with yours")
+	if got := r.Header.Get(hookwire.HeaderBinary); s.cfg.Binary != "" && got != "" && got != s.cfg.Binary {
+		writeError(w, http.StatusConflict, "this engine runs another program; it stops, start the new one")
 		if s.cfg.Stale != nil {
 			s.cfg.Stale()
 		}
 		return
 	}
 	req := Request{Tenant: tenantOf(r), Auth: principalOf(r).Identity, Host: r.PathValue("host"), AutoApprove: r.Header.Get(HeaderAutoApprove) == "1", Observe: s.cfg.Observe}
+	if h := r.Header.Get(hookwire.HeaderConfig); h != "" && s.cfg.Configure != nil {
+		c, err := hookwire.ParseConfig(h)
+		if err == nil && c.Tenant != "" {
+			err = sessionIDValid(c.Tenant, "s")
+		}
+		if err == nil {
+			req.Config, err = s.cfg.Configure(r.Context(), c)
+		}
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "configuration: "+err.Error())
+			return
+		}
+		if c.Tenant != "" {
+			req.Tenant = c.Tenant
+		}
+	}
 	var err error
-	if req.Body, req.Size, req.SHA256, req.Truncated, err = ReadBounded(r.Body, MaxInput, hookBodyCap); err != nil {
+	if req.Body, req.Size, req.SHA256, req.Truncated, err = hookwire.ReadBounded(r.Body, MaxInput, hookBodyCap); err != nil {
 		writeError(w, http.StatusBadRequest, "reading body: "+err.Error())
 		return
 	}
 	if n, err := strconv.ParseInt(r.Header.Get(HeaderInputSize), 10, 64); err == nil && n > req.Size {
-		// An adapter that read more of the host's input than it sent.
+		// A hook that read more of the host's input than it sent.
 		req.Size, req.SHA256 = n, r.Header.Get(HeaderInputSHA256)
 		req.Truncated = r.Header.Get(HeaderInputTruncated) == "1"
 	}
@@ -228,39 +248,13 @@ func (s *server) hooks(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, resp)
 }
 
-// Headers of the hook API.
+// Headers of the hook API (see hookwire).
 const (
-	// HeaderAutoApprove "1" is a host adapter's opt-in to answer every
-	// allow with the host's own allow.
-	HeaderAutoApprove = "X-Agentledger-Auto-Approve"
-	// HeaderInputSize and HeaderInputSHA256 carry the length and SHA-256
-	// of a host's whole input when an adapter sends only its start (the
-	// input is over the engine's limit and will be rejected).
-	HeaderInputSize      = "X-Agentledger-Input-Size"
-	HeaderInputSHA256    = "X-Agentledger-Input-Sha256"
-	HeaderInputTruncated = "X-Agentledger-Input-Truncated"
+	HeaderAutoApprove    = hookwire.HeaderAutoApprove
+	HeaderInputSize      = hookwire.HeaderInputSize
+	HeaderInputSHA256    = hookwire.HeaderInputSHA256
+	HeaderInputTruncated = hookwire.HeaderInputTruncated
 )
-
-// ReadBounded reads r, keeping at most keep+1 bytes; past that it reads on
-// (hashing, not keeping) up to limit bytes in all. It returns what it kept,
-// the length read, and, when it kept less than it read, the hex SHA-256 of
-// everything read; truncated is true when r held more than limit bytes
-// (size and sum then cover the first limit bytes).
-func ReadBounded(r io.Reader, keep, limit int64) (kept []byte, size int64, sum string, truncated bool, err error) {
-	kept, err = io.ReadAll(io.LimitReader(r, keep+1))
-	if err != nil || int64(len(kept)) <= keep {
-		return kept, int64(len(kept)), "", false, err
-	}
-	h := sha256.New()
-	h.Write(kept)
-	n, err := io.Copy(h, io.LimitReader(r, limit-int64(len(kept))))
-	if err == nil {
-		var one [1]byte
-		m, _ := r.Read(one[:])
-		truncated = m > 0
-	}
-	return kept, int64(len(kept)) + n, hex.EncodeToString(h.Sum(nil)), truncated, err
-}
 
 // ResolutionRequest answers an ask, STEP_UP or DEFER. ActionSHA256 is the
 // pending approval's (GET /v1/pending): a resolution names the action it

@@ -56,6 +56,14 @@ func loadPolicy(c *cli.Context) (*policy.Policy, error) {
 // loadEnginePolicy is loadPolicy for an engine that records: the
 // directories and files it runs on are protected from every tool.
 func loadEnginePolicy(c *cli.Context) (*policy.Policy, error) {
+	return loadPolicyAt(c, c.StringSlice("policy"), c.String("manifest"))
+}
+
+// loadPolicyAt loads the given policy and manifest for an engine that
+// records with c's flags: its data directory, checkpoints and keys are
+// protected data no tool may touch, and its program, the policy, the
+// manifest and any extra program (a hook's) may not be written.
+func loadPolicyAt(c *cli.Context, policies []string, manifestPath string, programs ...string) (*policy.Policy, error) {
 	data := cmdline.Resolve(c, cmdline.FlagData)
 	keep := []string{data}
 	for _, f := range []string{"checkpoint-dir", "signing-key", "checkpoint-key"} {
@@ -63,11 +71,11 @@ func loadEnginePolicy(c *cli.Context) (*policy.Policy, error) {
 			keep = append(keep, c.String(f))
 		}
 	}
-	writes := append([]string{c.String("manifest")}, c.StringSlice("policy")...)
+	writes := append(append([]string{manifestPath}, policies...), programs...)
 	if exe, err := os.Executable(); err == nil {
 		writes = append(writes, exe) // the program every hook runs
 	}
-	return cmdline.LoadPolicy(c.Context, c.StringSlice("policy"), c.String("manifest"), cmdline.Protect(keep...), cmdline.ProtectWrites(writes...))
+	return cmdline.LoadPolicy(c.Context, policies, manifestPath, cmdline.Protect(keep...), cmdline.ProtectWrites(writes...))
 }
 
 func (a *app) stdio(c *cli.Context) error {
@@ -152,7 +160,6 @@ func serveCommand(a *app) *cli.Command {
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "`HOST:PORT` to serve the API on (\"\": the Unix socket only)"},
 			&cli.StringFlag{Name: "socket", Usage: "Unix socket `PATH` for local hooks, tenant --tenant, this user only (default DATA/engine.sock with the embedded store; \"none\": no socket)"},
 			&cli.DurationFlag{Name: "idle-exit", Usage: "exit after this long without a connection (how hooks run the engine they start; 0: never)"},
-			&cli.StringFlag{Name: "config-digest", Hidden: true, Usage: "set by the hook that starts this engine: a hook with another configuration stops it"},
 			&cli.StringFlag{Name: "tokens", EnvVars: []string{"ENGINE_TOKENS"}, Usage: "bearer tokens `FILE`: {\"tokens\":[{\"sha256\":\"...\",\"tenant\":\"acme\"}]}"},
 			&cli.IntFlag{Name: "max-sessions", Value: engine.DefaultMaxSessions, Usage: "sessions kept in memory; past it idle ones are evicted and rebuilt from the ledger when next used (0: no bound)"},
 			&cli.StringFlag{Name: "tls-cert", Usage: "serve --listen over TLS with this certificate chain PEM `FILE` (with --tls-key)"},

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentledger/agentledger/engine"
+	"github.com/agentledger/agentledger/hookwire"
 )
 
 // BenchmarkHookClaudeCode measures what Claude Code waits for on every tool
@@ -51,9 +52,9 @@ func benchHook(b *testing.B, bin string, bare []time.Duration, at int, args []st
 	// The engine is up (the session's SessionStart hook started it).
 	runHook(b, bin, data, ccInput("SessionStart", `,"source":"startup","model":"claude-sonnet-4-5"`), args...)
 	if at > 1 {
-		local := &engine.Local{DataDir: data}
+		local := &hookwire.Local{DataDir: data}
 		for i := 1; i < at; i++ {
-			r, err := local.Post(context.Background(), engine.Request{Host: "claude-code", Body: []byte(input(-i))})
+			r, err := engine.PostLocal(context.Background(), local, hookwire.Input{Host: "claude-code", Body: []byte(input(-i))})
 			if err != nil || r.ReasonCode == engine.ReasonEngineFailure {
 				b.Fatalf("prefill %d: %v %v", i, err, r.Reasons)
 			}

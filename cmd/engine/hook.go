@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -12,7 +13,7 @@ import (
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/cmd/internal/cmdline"
 	"github.com/agentledger/agentledger/engine"
-	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/hookwire"
 )
 
 // hookInputCap bounds how much of a host's input a hook reads (and hashes)
@@ -49,23 +50,23 @@ func (a *app) hook(c *cli.Context, host string) error {
 	if _, err := cmdline.Limits(c); err != nil {
 		return err
 	}
-	req := engine.Request{Tenant: c.String("tenant"), Host: host, AutoApprove: c.Bool("auto-approve")}
+	in := hookwire.Input{Host: host, AutoApprove: c.Bool("auto-approve")}
 	var readErr, err error
-	req.Body, req.Size, req.SHA256, req.Truncated, readErr = engine.ReadBounded(a.stdin, engine.MaxInput, hookInputCap)
+	in.Body, in.Size, in.SHA256, in.Truncated, readErr = hookwire.ReadBounded(a.stdin, hookwire.MaxInput, hookInputCap)
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 	defer cancel()
 	var resp engine.HookResponse
 	if readErr == nil {
-		resp, err = a.post(ctx, c, req)
+		resp, err = a.post(ctx, c, in)
 	} else {
 		err = fmt.Errorf("read stdin: %w", readErr)
 	}
 	if err != nil {
 		fmt.Fprintf(a.stderr, "agentledger: no engine could decide this %s event: %v\n", host, err)
 		resp = engine.FailureResponse(c.Bool("fail-open"), err)
-		a.spoolUnanswered(c, host, req, resp, err)
+		a.spoolUnanswered(c, in, resp, err)
 	}
-	_, err = a.stdout.Write(engine.HostOutput(host, req.Body, resp))
+	_, err = a.stdout.Write(engine.HostOutput(host, in.Body, resp))
 	return err
 }
 
@@ -73,7 +74,7 @@ func (a *app) hook(c *cli.Context, host string) error {
 // directory's spool before the answer is given, for the next engine there
 // to record (with --engine URL the record is the remote engine's business:
 // nothing is spooled).
-func (a *app) spoolUnanswered(c *cli.Context, host string, req engine.Request, resp engine.HookResponse, cause error) {
+func (a *app) spoolUnanswered(c *cli.Context, in hookwire.Input, resp engine.HookResponse, cause error) {
 	if c.String("engine") != "" {
 		return
 	}
@@ -81,17 +82,18 @@ func (a *app) spoolUnanswered(c *cli.Context, host string, req engine.Request, r
 	if resp.HostAnswer == aarts.HostAnswerNone {
 		answered = aarts.HostAnswerNone
 	}
-	u := engine.Unanswered{Tenant: req.Tenant, Host: host, Input: req.Body, SHA256: req.SHA256, Size: req.Size, Answered: answered, Cause: cause}
+	u := engine.Unanswered{Tenant: c.String("tenant"), Host: in.Host, Input: in.Body, SHA256: in.SHA256, Size: in.Size, Answered: answered, Cause: cause}
 	if err := engine.SpoolUnanswered(cmdline.Resolve(c, cmdline.FlagData), u, time.Now()); err != nil {
 		fmt.Fprintf(a.stderr, "agentledger: this call could not be spooled for the record either: %v\n", err)
 	}
 }
 
-// post sends the input to --engine, or to the user's local engine,
-// starting it with this hook's policy and store flags when none answers.
-func (a *app) post(ctx context.Context, c *cli.Context, req engine.Request) (engine.HookResponse, error) {
+// post sends the input to --engine, or to the user's local engine with
+// this hook's configuration (tenant, policy, manifest, failure policy),
+// starting the engine when none answers.
+func (a *app) post(ctx context.Context, c *cli.Context, in hookwire.Input) (engine.HookResponse, error) {
 	if url := c.String("engine"); url != "" {
-		return engine.PostHook(ctx, http.DefaultClient, url, c.String("token"), req)
+		return engine.PostHook(ctx, http.DefaultClient, url, c.String("token"), in)
 	}
 	dir, err := cmdline.HookDataDir(c)
 	if err != nil {
@@ -101,28 +103,49 @@ func (a *app) post(ctx context.Context, c *cli.Context, req engine.Request) (eng
 	if err != nil {
 		return engine.HookResponse{}, err
 	}
-	cmd := []string{exe, "serve", "--listen", "", "--data", dir, "--tenant", req.Tenant,
-		"--idle-exit", c.Duration("idle-exit").String()}
-	if c.Bool("atomic-batch") {
-		cmd = append(cmd, "--atomic-batch")
+	cfg, err := hookConfig(c, exe)
+	if err != nil {
+		return engine.HookResponse{}, err
+	}
+	in.Config = &cfg
+	l := &hookwire.Local{DataDir: dir, Command: localEngineCommand(c, exe, dir), Wait: c.Duration("timeout"), Binary: hookwire.BinaryIdentity(exe)}
+	return engine.PostLocal(ctx, l, in)
+}
+
+// hookConfig is the configuration a hook's flags name, its paths made
+// absolute (the engine does not share the hook's working directory).
+func hookConfig(c *cli.Context, hook string) (hookwire.Config, error) {
+	cfg := hookwire.Config{Tenant: c.String("tenant"), FailOpen: c.Bool("fail-open"), Hook: hook}
+	abs := func(p string) (string, error) {
+		if p == "" || p == "default" {
+			return p, nil
+		}
+		return filepath.Abs(p)
+	}
+	var err error
+	if cfg.Manifest, err = abs(c.String("manifest")); err != nil {
+		return cfg, err
 	}
 	for _, p := range c.StringSlice("policy") {
-		cmd = append(cmd, "--policy", p)
+		ap, err := abs(p)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Policy = append(cfg.Policy, ap)
 	}
-	if m := c.String("manifest"); m != "" {
-		cmd = append(cmd, "--manifest", m)
+	return cfg, nil
+}
+
+// localEngineCommand starts the local engine of dir: the socket only, the
+// store flags of the hook that starts it, exiting after --idle-exit
+// without hooks. Policy, manifest and tenant come with each request.
+func localEngineCommand(c *cli.Context, exe, dir string) []string {
+	cmd := []string{exe, "serve", "--listen", "", "--data", dir, "--idle-exit", c.Duration("idle-exit").String()}
+	if c.Bool("atomic-batch") {
+		cmd = append(cmd, "--atomic-batch")
 	}
 	for _, f := range []string{cmdline.FlagNATS, cmdline.FlagStream, cmdline.FlagSync, cmdline.FlagSyncInterval, cmdline.FlagMaxDepth, cmdline.FlagMaxBytes} {
 		cmd = append(cmd, "--"+f, cmdline.Resolve(c, f))
 	}
-	if req.Tenant == "" {
-		cmd[6] = ledger.DefaultTenant
-	}
-	files := append([]string{exe}, c.StringSlice("policy")...)
-	if m := c.String("manifest"); m != "" {
-		files = append(files, m)
-	}
-	digest := engine.ConfigDigest(cmd, files)
-	l := &engine.Local{DataDir: dir, Command: append(cmd, "--config-digest", digest), Wait: c.Duration("timeout"), Config: digest}
-	return l.Post(ctx, req)
+	return cmd
 }

@@ -325,8 +325,8 @@ func TestRejectedInputIsDeniedAndRecorded(t *testing.T) {
 
 // TestLocalEngineFollowsConfig: the engine a hook started answers with the
 // configuration of the hook that calls it. A hook with another manifest (a
-// new file, or the same file edited) replaces the running engine at once,
-// instead of being judged by the old policy until the engine idles out.
+// new file, or the same file edited) is judged by it at once, by the same
+// engine, instead of by the old policy until the engine idles out.
 func TestLocalEngineFollowsConfig(t *testing.T) {
 	bin := buildEngine(t)
 	data := t.TempDir()

@@ -17,6 +17,7 @@ import (
 	"github.com/agentledger/agentledger/cmd/internal/cmdline"
 	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/engine"
+	"github.com/agentledger/agentledger/hookwire"
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/policy"
 	"github.com/agentledger/agentledger/receipt"
@@ -49,7 +50,7 @@ func (a *app) serve(c *cli.Context) error {
 		return err
 	}
 	defer closeEng()
-	return a.runServers(c, f, p, eng, st)
+	return a.runServers(c, f, p, eng, st, newConfigs(c, eng.Decider()))
 }
 
 // serveFlags checks serve's flags and their combinations.
@@ -146,7 +147,30 @@ func (a *app) newServeEngine(c *cli.Context, f serveFlags, p *policy.Policy, st 
 	if err := eng.Drain(drainCtx); err != nil {
 		a.warn(err)
 	}
+	go a.drainEvery(c.Context, eng, spoolInterval)
 	return eng, closeOpts, nil
+}
+
+// spoolInterval is how often a serving engine records what hooks spooled
+// while they could not reach it (a call that timed out, an engine that was
+// starting): the record does not wait for the next start.
+const spoolInterval = 5 * time.Second
+
+func (a *app) drainEvery(ctx context.Context, eng *engine.Engine, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			if err := eng.Drain(dctx); err != nil {
+				a.warn(err)
+			}
+			cancel()
+		}
+	}
 }
 
 func (a *app) warn(err error) { fmt.Fprintf(a.stderr, "engine: %v\n", err) }
@@ -186,7 +210,7 @@ func (a *app) engineOptions(c *cli.Context, f serveFlags, st *store.Store, d *de
 
 // runServers serves HTTP on --listen and the hooks' Unix socket until the
 // context ends or the idle socket closes.
-func (a *app) runServers(c *cli.Context, f serveFlags, p *policy.Policy, eng *engine.Engine, st *store.Store) error {
+func (a *app) runServers(c *cli.Context, f serveFlags, p *policy.Policy, eng *engine.Engine, st *store.Store, cs *configs) error {
 	var servers []*http.Server
 	errc := make(chan error, 2)
 	serveOn := func(ln net.Listener, h http.Handler) {
@@ -216,11 +240,17 @@ func (a *app) runServers(c *cli.Context, f serveFlags, p *policy.Policy, eng *en
 		}
 		defer os.Remove(f.socket)
 		// The socket is this user's only (0600 in a 0700 directory): its
-		// requests act as --tenant without a token.
+		// requests act as the tenant their configuration names (--tenant
+		// without one) without a token, each decided under the policy and
+		// manifest it names.
+		var binary string
+		if exe, err := os.Executable(); err == nil {
+			binary = hookwire.BinaryIdentity(exe)
+		}
 		serveOn(ln, engine.Handler(engine.ServerConfig{Engine: eng, Store: st, Insecure: true, Tenant: c.String("tenant"), Timeout: timeout,
 			LocalIdentity: engine.LocalIdentity(), LocalRole: engine.RoleHost, Observe: true,
-			Config: c.String("config-digest"), Stale: a.staleConfig(ln)}))
-		fmt.Fprintf(a.stderr, "engine: serving hooks on %s (tenant %s)\n", f.socket, c.String("tenant"))
+			Binary: binary, Stale: a.staleBinary(ln), Configure: cs.get}))
+		fmt.Fprintf(a.stderr, "engine: serving hooks on %s (each in the tenant, policy and manifest its hook names; default tenant %s)\n", f.socket, c.String("tenant"))
 	}
 	st.Announce("engine serve", f.socket)
 	select {
@@ -247,13 +277,14 @@ func (a *app) socketListener(c *cli.Context, socket string) (net.Listener, error
 	return ln, nil
 }
 
-// staleConfig returns what the socket's handler calls when a hook runs
-// another configuration: the engine stops so that the hook starts its own.
-func (a *app) staleConfig(ln net.Listener) func() {
+// staleBinary returns what the socket's handler calls when a hook would
+// start another engine program (an upgrade): the engine stops so that the
+// hook starts the new one.
+func (a *app) staleBinary(ln net.Listener) func() {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			fmt.Fprintln(a.stderr, "engine: a hook runs another configuration (policy, manifest, flags or binary); stopping so that it starts its own")
+			fmt.Fprintln(a.stderr, "engine: a hook runs another engine program; stopping so that it starts the new one")
 			ln.Close()
 		})
 	}

@@ -1,0 +1,257 @@
+// Package hookwire is the hook API as a hook process speaks it: the input
+// it sends (the host's bytes, how much of them it read, and the
+// configuration the call is to be decided under), how it reaches the user's
+// local engine over the data directory's Unix socket (starting the engine
+// when none answers), and what it reads of the answer. It links neither the
+// policy engine nor the store, so that the process a host starts for every
+// tool call stays small (cmd/agentledger-hook); the engine serves the same
+// wire (engine.Handler).
+package hookwire
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// SocketName is the local engine's socket in a data directory.
+const SocketName = "engine.sock"
+
+// SocketPath returns the local engine's socket of a data directory.
+func SocketPath(dataDir string) string { return filepath.Join(dataDir, SocketName) }
+
+// MaxInput is the most of one hook input agentledger reads: an input up to
+// it is recorded (its longest values cut to fit the record's limit), one
+// over it is rejected with its length and digest.
+const MaxInput = 16 << 20
+
+// Headers of the hook API.
+const (
+	// HeaderAutoApprove "1" is a host adapter's opt-in to answer every
+	// allow with the host's own allow.
+	HeaderAutoApprove = "X-Agentledger-Auto-Approve"
+	// HeaderInputSize and HeaderInputSHA256 carry the length and SHA-256
+	// of a host's whole input when a hook sends only its start (the input
+	// is over MaxInput and will be rejected); HeaderInputTruncated says it
+	// went on past what the hook read at all.
+	HeaderInputSize      = "X-Agentledger-Input-Size"
+	HeaderInputSHA256    = "X-Agentledger-Input-Sha256"
+	HeaderInputTruncated = "X-Agentledger-Input-Truncated"
+	// HeaderConfig carries the configuration a call is decided under
+	// (Config.Header), to the local engine.
+	HeaderConfig = "X-Agentledger-Config"
+	// HeaderBinary carries the identity (BinaryIdentity) of the engine
+	// program the hook would start: a local engine running another one
+	// stops, so that an upgrade takes effect at the next hook.
+	HeaderBinary = "X-Agentledger-Binary"
+)
+
+// Config is what a hook's flags say a call is decided under. It travels
+// with every request to the local engine, which serves every configuration
+// at once (caching each by the digest of its files).
+type Config struct {
+	// Tenant the call's session belongs to; "" is the default tenant.
+	Tenant string `json:"tenant,omitempty"`
+	// Manifest is the capability manifest file (absolute); "" is the
+	// built-in one.
+	Manifest string `json:"manifest,omitempty"`
+	// Policy are the policy files or directories (absolute); none is the
+	// built-in policy.
+	Policy []string `json:"policy,omitempty"`
+	// FailOpen: when the engine cannot decide and record a valid event,
+	// give no decision instead of deny.
+	FailOpen bool `json:"fail_open,omitempty"`
+	// Hook is the program the host runs for every call (protected from
+	// every tool, like the engine's own).
+	Hook string `json:"hook,omitempty"`
+}
+
+// Header is c as the value of HeaderConfig: its JSON, base64url.
+func (c Config) Header() string {
+	raw, _ := json.Marshal(c)
+	return base64.RawURLEncoding.EncodeToString(raw)
+}
+
+// ParseConfig reads a HeaderConfig value. Paths must be absolute: a
+// relative one would depend on the engine's working directory.
+func ParseConfig(h string) (Config, error) {
+	var c Config
+	raw, err := base64.RawURLEncoding.DecodeString(h)
+	if err != nil {
+		return c, fmt.Errorf("%s: not base64url: %w", HeaderConfig, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return c, fmt.Errorf("%s: %w", HeaderConfig, err)
+	}
+	for _, p := range append([]string{c.Manifest, c.Hook}, c.Policy...) {
+		if p != "" && p != "default" && !filepath.IsAbs(p) {
+			return c, fmt.Errorf("%s: %q is not an absolute path", HeaderConfig, p)
+		}
+	}
+	return c, nil
+}
+
+// Input is one hook input as a hook sends it.
+type Input struct {
+	// Host names the adapter whose native input Body is; "" means Body is
+	// an AARTS hook event.
+	Host string
+	// Body is the input, or its first MaxInput bytes when Size says it was
+	// longer.
+	Body []byte
+	// Size and SHA256 describe the whole input when Body is only its start.
+	Size   int64
+	SHA256 string
+	// Truncated says the input went on past what the hook read at all.
+	Truncated bool
+	// AutoApprove is the hook's opt-in to answer every allow with the
+	// host's own allow.
+	AutoApprove bool
+	// Config, when set, is the configuration the call is decided under
+	// (the local engine's requests).
+	Config *Config
+	// Binary is the identity of the engine program the hook would start
+	// (BinaryIdentity), for the local engine to compare with its own.
+	Binary string
+}
+
+// ErrStale means the local engine runs another program than the hook's:
+// it stops, and the hook starts the new one.
+var ErrStale = errors.New("the local engine runs another program")
+
+// ReadBounded reads r, keeping at most keep+1 bytes; past that it reads on
+// (hashing, not keeping) up to limit bytes in all. It returns what it kept,
+// the length read, and, when it kept less than it read, the hex SHA-256 of
+// everything read; truncated is true when r held more than limit bytes.
+func ReadBounded(r io.Reader, keep, limit int64) (kept []byte, size int64, sum string, truncated bool, err error) {
+	kept, err = io.ReadAll(io.LimitReader(r, keep+1))
+	if err != nil || int64(len(kept)) <= keep {
+		return kept, int64(len(kept)), "", false, err
+	}
+	h := sha256.New()
+	h.Write(kept)
+	n, err := io.Copy(h, io.LimitReader(r, limit-int64(len(kept))))
+	if err == nil {
+		var one [1]byte
+		m, _ := r.Read(one[:])
+		truncated = m > 0
+	}
+	return kept, int64(len(kept)) + n, hex.EncodeToString(h.Sum(nil)), truncated, err
+}
+
+// Post sends one hook input to the engine at baseURL and returns the body
+// of its answer (a JSON engine.HookResponse): an AARTS event to POST
+// /v1/hooks, a host's native input to POST /v1/hooks/{host}. A 409 is
+// ErrStale; any other status but 200 an error with the engine's message.
+func Post(ctx context.Context, client *http.Client, baseURL, token string, in Input) ([]byte, error) {
+	url := strings.TrimRight(baseURL, "/") + "/v1/hooks"
+	if in.Host != "" {
+		url += "/" + in.Host
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(in.Body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if in.AutoApprove {
+		req.Header.Set(HeaderAutoApprove, "1")
+	}
+	if in.Config != nil {
+		req.Header.Set(HeaderConfig, in.Config.Header())
+	}
+	if in.Binary != "" {
+		req.Header.Set(HeaderBinary, in.Binary)
+	}
+	if in.Size > int64(len(in.Body)) {
+		req.Header.Set(HeaderInputSize, strconv.FormatInt(in.Size, 10))
+		req.Header.Set(HeaderInputSHA256, in.SHA256)
+		if in.Truncated {
+			req.Header.Set(HeaderInputTruncated, "1")
+		}
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("engine %s: %w", baseURL, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("engine %s: %w", baseURL, err)
+	}
+	switch resp.StatusCode {
+	case http.StatusOK:
+		return body, nil
+	case http.StatusConflict:
+		return nil, fmt.Errorf("engine %s: %w", baseURL, ErrStale)
+	}
+	var e struct {
+		Error string `json:"error"`
+	}
+	_ = json.Unmarshal(body, &e)
+	return nil, fmt.Errorf("engine %s: %s: %s", baseURL, resp.Status, e.Error)
+}
+
+// Answer is what a hook reads of the engine's answer: the decision, and
+// the host's native output to print.
+type Answer struct {
+	Decision   string          `json:"decision"`
+	ReasonCode string          `json:"reason_code"`
+	HostOutput json.RawMessage `json:"host_output,omitempty"`
+}
+
+// UnixClient is an HTTP client of the engine socket at path.
+func UnixClient(path string) *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
+		},
+		DisableKeepAlives: true,
+	}}
+}
+
+// BinaryIdentity identifies a program file by its path, size and
+// modification time: what changes when it is rebuilt or upgraded. "" when
+// it cannot be read.
+func BinaryIdentity(path string) string {
+	info, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	h := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%d", path, info.Size(), info.ModTime().UnixNano())))
+	return hex.EncodeToString(h[:16])
+}
+
+// Healthy reports whether an engine answers on client within a second.
+func Healthy(ctx context.Context, client *http.Client) bool {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://engine/v1/version", strings.NewReader(`{"aarts_version":"0.1"}`))
+	if err != nil {
+		return false
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
