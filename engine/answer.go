@@ -194,6 +194,7 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 	if host != nil {
 		r.HostOutput = host.Render(native, req.Body, renderable(r))
 	}
+	e.noteAnswer(req.Tenant, req.Host, ev, r)
 	return r
 }
 
@@ -357,6 +358,7 @@ func (e *Engine) reject(ctx context.Context, req Request, host *Host, defect err
 	if host != nil {
 		r.HostOutput = host.Render(probe.HostEvent, req.Body, renderable(r))
 	}
+	e.noteAnswer(req.Tenant, req.Host, &aarts.Event{SessionID: key.Session, HookPoint: rej.HookPoint}, r)
 	return r
 }
 

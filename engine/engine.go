@@ -42,6 +42,8 @@ type Engine struct {
 	spoolDir string
 	warn     func(error)
 
+	recent recent // the last answers, for Status
+
 	mu       sync.Mutex
 	sessions map[ledger.SessionKey]*entry
 	lru      *list.List // of *entry, most recently used first

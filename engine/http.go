@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
@@ -57,6 +58,8 @@ type ServerConfig struct {
 	// tenant, policy and manifest. Requests without one are decided by
 	// Engine's own.
 	Configure func(ctx context.Context, c hookwire.Config) (*Config, error)
+	// Configured, with Configure, counts the configurations built.
+	Configured func() int
 	// Timeout bounds one decision, recording included. Default 5s.
 	Timeout time.Duration
 	// MaxBody bounds a request body. Default 1 MiB plus 4 KiB.
@@ -71,7 +74,7 @@ func Handler(cfg ServerConfig) http.Handler {
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = ledger.DefaultMaxBytes + 4096
 	}
-	s := &server{cfg: cfg, metrics: newMetrics()}
+	s := &server{cfg: cfg, metrics: newMetrics(), started: time.Now()}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/version", s.version)
 	mux.HandleFunc("POST /v1/hooks", s.auth(s.hooks, RoleHost))
@@ -81,6 +84,7 @@ func Handler(cfg ServerConfig) http.Handler {
 	mux.HandleFunc("GET /v1/sessions/{id}/snapshot", s.auth(s.snapshot, RoleHost, RoleAuditor, RoleApprover))
 	mux.HandleFunc("GET /v1/sessions/{id}/verify", s.auth(s.verify, RoleHost, RoleAuditor, RoleApprover))
 	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.HandleFunc("GET /v1/status", s.auth(s.status, RoleHost, RoleAuditor, RoleApprover))
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
 		s.metrics.serve(w, r)
 		st := s.cfg.Engine.Sessions()
@@ -111,6 +115,7 @@ func NewHTTPServer(addr string, h http.Handler) *http.Server {
 type server struct {
 	cfg     ServerConfig
 	metrics *metrics
+	started time.Time
 }
 
 type apiError struct {
@@ -339,6 +344,16 @@ func (s *server) verify(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, rep)
+}
+
+// status reports the engine's state (Engine.Status) and its process.
+func (s *server) status(w http.ResponseWriter, r *http.Request) {
+	st := s.cfg.Engine.Status()
+	st.PID, st.Started = os.Getpid(), s.started
+	if s.cfg.Configured != nil {
+		st.Configs = s.cfg.Configured()
+	}
+	writeJSON(w, http.StatusOK, st)
 }
 
 func (s *server) healthz(w http.ResponseWriter, r *http.Request) {

@@ -30,6 +30,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Flags:   cmdline.GlobalFlags(),
 		Commands: []*cli.Command{
 			serveCommand(a),
+			statusCommand(a),
+			stopCommand(a),
 			stdioCommand(a),
 			hooksCommand(a),
 			installCommand(a, false),
@@ -106,7 +108,7 @@ func (a *app) recordingEngine(c *cli.Context) (*engine.Engine, func(), error) {
 	if d.Sealer, err = cmdline.Sealer(cmdline.Resolve(c, cmdline.FlagData), p.Manifest()); err != nil {
 		return nil, nil, err
 	}
-	st, err := cmdline.OpenStore(c)
+	st, err := cmdline.OpenStore(c, cmdline.Write)
 	if err != nil {
 		return nil, nil, err
 	}

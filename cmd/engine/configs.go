@@ -65,6 +65,13 @@ func (cs *configs) get(ctx context.Context, hc hookwire.Config) (*engine.Config,
 	return cfg, nil
 }
 
+// count is how many configurations are built.
+func (cs *configs) count() int {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return len(cs.built)
+}
+
 // configKey identifies what a configuration is built from: everything but
 // the tenant (which does not change the decider), and the size and
 // modification time of every policy and manifest file.

@@ -136,16 +136,12 @@ func hookConfig(c *cli.Context, hook string) (hookwire.Config, error) {
 	return cfg, nil
 }
 
-// localEngineCommand starts the local engine of dir: the socket only, the
-// store flags of the hook that starts it, exiting after --idle-exit
-// without hooks. Policy, manifest and tenant come with each request.
+// localEngineCommand starts the local engine of dir as a hook does:
+// exiting after --idle-exit without hooks, with --atomic-batch if given.
 func localEngineCommand(c *cli.Context, exe, dir string) []string {
-	cmd := []string{exe, "serve", "--listen", "", "--data", dir, "--idle-exit", c.Duration("idle-exit").String()}
+	cmd := cmdline.LocalEngineCommand(c, exe, dir, c.Duration("idle-exit"))
 	if c.Bool("atomic-batch") {
 		cmd = append(cmd, "--atomic-batch")
-	}
-	for _, f := range []string{cmdline.FlagNATS, cmdline.FlagStream, cmdline.FlagSync, cmdline.FlagSyncInterval, cmdline.FlagMaxDepth, cmdline.FlagMaxBytes} {
-		cmd = append(cmd, "--"+f, cmdline.Resolve(c, f))
 	}
 	return cmd
 }

@@ -40,7 +40,8 @@ func (a *app) serve(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	st, err := a.openServeStore(c, f)
+	lost := make(chan struct{})
+	st, err := a.openServeStore(c, f, func() { close(lost) })
 	if err != nil {
 		return err
 	}
@@ -50,7 +51,7 @@ func (a *app) serve(c *cli.Context) error {
 		return err
 	}
 	defer closeEng()
-	return a.runServers(c, f, p, eng, st, newConfigs(c, eng.Decider()))
+	return a.runServers(c, f, p, eng, st, newConfigs(c, eng.Decider()), lost)
 }
 
 // serveFlags checks serve's flags and their combinations.
@@ -97,15 +98,23 @@ func (a *app) serveFlags(c *cli.Context) (serveFlags, error) {
 	return f, nil
 }
 
-// openServeStore opens the ledger, or records through the `ledger serve`
-// that holds the data directory.
-func (a *app) openServeStore(c *cli.Context, f serveFlags) (*store.Store, error) {
-	st, err := store.Open(c.Context, f.cfg)
+// openServeStore opens the ledger; on the embedded store it listens on
+// loopback for this machine's ledger commands, which read through the
+// engine while it runs (the lock file says where). When another process
+// holds the data directory (ledger serve), it records through that one,
+// and calls lost when that process goes away.
+func (a *app) openServeStore(c *cli.Context, f serveFlags, lost func()) (*store.Store, error) {
+	cfg := f.cfg
+	if cfg.URL == "" {
+		cfg.Listen, cfg.LocalClients = "127.0.0.1:0", true
+	}
+	st, err := store.Open(c.Context, cfg)
 	var locked *store.LockedError
 	if errors.As(err, &locked) && locked.Holder.NATSURL != "" {
-		fmt.Fprintf(a.stderr, "engine: %s holds %s; recording through it at %s\n", locked.Holder.Program, f.dataDir, locked.Holder.NATSURL)
-		f.cfg.URL = locked.Holder.NATSURL
-		st, err = store.Open(c.Context, f.cfg)
+		fmt.Fprintf(a.stderr, "engine: %s holds %s; recording through it at %s (and stopping when it goes away)\n", locked.Holder.Program, f.dataDir, locked.Holder.NATSURL)
+		cfg = f.cfg
+		cfg.URL, cfg.OnLost = locked.Holder.NATSURL, lost
+		st, err = store.Open(c.Context, cfg)
 	}
 	if err != nil {
 		return nil, cmdline.Unavailable(err)
@@ -210,7 +219,7 @@ func (a *app) engineOptions(c *cli.Context, f serveFlags, st *store.Store, d *de
 
 // runServers serves HTTP on --listen and the hooks' Unix socket until the
 // context ends or the idle socket closes.
-func (a *app) runServers(c *cli.Context, f serveFlags, p *policy.Policy, eng *engine.Engine, st *store.Store, cs *configs) error {
+func (a *app) runServers(c *cli.Context, f serveFlags, p *policy.Policy, eng *engine.Engine, st *store.Store, cs *configs, lost <-chan struct{}) error {
 	var servers []*http.Server
 	errc := make(chan error, 2)
 	serveOn := func(ln net.Listener, h http.Handler) {
@@ -249,7 +258,7 @@ func (a *app) runServers(c *cli.Context, f serveFlags, p *policy.Policy, eng *en
 		}
 		serveOn(ln, engine.Handler(engine.ServerConfig{Engine: eng, Store: st, Insecure: true, Tenant: c.String("tenant"), Timeout: timeout,
 			LocalIdentity: engine.LocalIdentity(), LocalRole: engine.RoleHost, Observe: true,
-			Binary: binary, Stale: a.staleBinary(ln), Configure: cs.get}))
+			Binary: binary, Stale: a.staleBinary(ln), Configure: cs.get, Configured: cs.count}))
 		fmt.Fprintf(a.stderr, "engine: serving hooks on %s (each in the tenant, policy and manifest its hook names; default tenant %s)\n", f.socket, c.String("tenant"))
 	}
 	st.Announce("engine serve", f.socket)
@@ -261,6 +270,8 @@ func (a *app) runServers(c *cli.Context, f serveFlags, p *policy.Policy, eng *en
 		return err
 	case <-c.Context.Done():
 		return nil
+	case <-lost:
+		return cmdline.Unavailable(errors.New("the process this engine recorded through went away; stopping, so that the next hook starts an engine that holds the data directory"))
 	}
 }
 

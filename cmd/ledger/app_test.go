@@ -192,9 +192,14 @@ func TestAppendBadInputAppendsNothing(t *testing.T) {
 			if !strings.Contains(errs, "line 2: ") || !strings.Contains(errs, tt.want) || !strings.Contains(errs, "nothing was appended") {
 				t.Errorf("message %q lacks line 2 and %q", errs, tt.want)
 			}
-			code, out, _ := run(t, "", "--data", data, "--format", "json", "sessions")
-			if code != 0 || strings.TrimSpace(out) != "[]" {
-				t.Errorf("store after the refused append: exit %d: %s", code, out)
+			// Nothing was created either: reading the directory finds no
+			// ledger (and does not create one).
+			code, out, errs := run(t, "", "--data", data, "--format", "json", "sessions")
+			if code != 3 || !strings.Contains(errs, "holds no ledger") {
+				t.Errorf("store after the refused append: exit %d: %s %s", code, out, errs)
+			}
+			if _, err := os.Stat(filepath.Join(data, "jetstream")); err == nil {
+				t.Errorf("reading %s created a ledger", data)
 			}
 		})
 	}

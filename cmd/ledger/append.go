@@ -42,7 +42,7 @@ func (a *app) append(c *cli.Context) error {
 	if len(events) == 0 {
 		return cmdline.Usage(errors.New("append: no events in the input"))
 	}
-	s, err := cmdline.OpenStore(c)
+	s, err := cmdline.OpenStore(c, cmdline.Write)
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ func (a *app) checkpoint(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	st, err := cmdline.OpenStore(c)
+	st, err := cmdline.OpenStore(c, cmdline.Read)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ func (a *app) export(c *cli.Context) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
-	s, err := cmdline.OpenStore(c)
+	s, err := cmdline.OpenStore(c, cmdline.Read)
 	if err != nil {
 		return err
 	}

@@ -36,7 +36,7 @@ func (a *app) importBundle(c *cli.Context) error {
 		_ = writeReport(a.stderr, rep)
 		return cmdline.Fault(fmt.Errorf("refusing to import a bundle with %d integrity faults; nothing was imported", len(rep.Faults)))
 	}
-	s, err := cmdline.OpenStore(c)
+	s, err := cmdline.OpenStore(c, cmdline.Write)
 	if err != nil {
 		return err
 	}

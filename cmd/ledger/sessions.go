@@ -18,7 +18,7 @@ func (a *app) sessions(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	s, err := cmdline.OpenStore(c)
+	s, err := cmdline.OpenStore(c, cmdline.Read)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func (a *app) show(c *cli.Context) error {
 	if format != "text" && format != "json" && format != "html" {
 		return cmdline.Usage(fmt.Errorf("--format %q: want text, json or html", format))
 	}
-	s, err := cmdline.OpenStore(c)
+	s, err := cmdline.OpenStore(c, cmdline.Read)
 	if err != nil {
 		return err
 	}

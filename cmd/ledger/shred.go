@@ -66,7 +66,7 @@ func (a *app) shred(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	st, err := cmdline.OpenStore(c)
+	st, err := cmdline.OpenStore(c, cmdline.Write)
 	if err != nil {
 		return err
 	}

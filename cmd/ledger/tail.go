@@ -15,11 +15,12 @@ func (a *app) tail(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	s, err := cmdline.OpenStore(c)
+	s, err := cmdline.OpenStore(c, cmdline.Read)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	go cmdline.KeepEngineUp(c.Context, cmdline.Resolve(c, cmdline.FlagData))
 	lim, err := cmdline.Limits(c)
 	if err != nil {
 		return err

@@ -102,7 +102,7 @@ func (a *app) feedVerifier(c *cli.Context, v *ledger.Verifier) error {
 		}
 		return nil
 	}
-	st, err := cmdline.OpenStore(c)
+	st, err := cmdline.OpenStore(c, cmdline.Read)
 	if err != nil {
 		return err
 	}

@@ -235,7 +235,7 @@ func (a *app) source(c *cli.Context, lim ledger.Limits) (replay.Source, *store.S
 			*dst = t.UnixMilli()
 		}
 	}
-	st, err := cmdline.OpenStore(c)
+	st, err := cmdline.OpenStore(c, cmdline.Read)
 	if err != nil {
 		return nil, nil, err
 	}

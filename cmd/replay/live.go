@@ -67,7 +67,7 @@ func (a *app) live(c *cli.Context) error {
 	// from or the one --data/--nats names.
 	rec := st
 	if rec == nil {
-		if rec, err = cmdline.OpenStore(c); err != nil {
+		if rec, err = cmdline.OpenStore(c, cmdline.Write); err != nil {
 			return err
 		}
 	}

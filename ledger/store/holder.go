@@ -68,3 +68,13 @@ func orDefault(s, d string) string {
 	}
 	return s
 }
+
+// HeldBy reports whether a process holds dir's store now (its lock is
+// taken), and what the lock file says of it. A lock file left by a process
+// that died is not held.
+func HeldBy(dir string) (Holder, bool) {
+	if !locked(dir) {
+		return Holder{}, false
+	}
+	return ReadHolder(dir), true
+}

@@ -36,3 +36,17 @@ func lockDir(dir string) (unlock func(), announce func(Holder), err error) {
 		f.Close()
 	}, announce, nil
 }
+
+// locked reports whether another process holds dir's lock.
+func locked(dir string) bool {
+	f, err := os.Open(filepath.Join(dir, "agentledger.lock"))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		return true
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return false
+}

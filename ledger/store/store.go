@@ -45,6 +45,9 @@ var (
 	ErrSessionMismatch = errors.New("session differs from the stored one")
 	// ErrLocked means another process owns the data directory.
 	ErrLocked = errors.New("data directory in use")
+	// ErrNoLedger means a data directory opened with NoCreate holds no
+	// ledger.
+	ErrNoLedger = errors.New("no ledger here")
 )
 
 // SyncPolicy says when the embedded server fsyncs the stream.
@@ -90,6 +93,21 @@ type Config struct {
 	// Listen, for the embedded server, is a host:port to accept other
 	// processes on. Empty accepts in-process connections only.
 	Listen string
+	// LocalClients says Listen serves this machine's agentledger programs
+	// (a reader's ledger command) and this process stays the writer of its
+	// sessions: short runs stay plain publishes (see ShortRun). A write by
+	// another program that comes between two of them is a conflict, which
+	// the writer finds and records.
+	LocalClients bool
+	// NoCreate refuses a data directory that holds no ledger yet
+	// (ErrNoLedger) instead of creating one: what a command that only
+	// reads wants.
+	NoCreate bool
+	// OnLost, for an external server, is called once when the connection
+	// to it drops: an engine recording through another local process that
+	// held the data directory stops when that process goes away, for the
+	// next hook to start one that holds the directory itself.
+	OnLost func()
 	// Limits bound every envelope appended or imported.
 	Limits ledger.Limits
 	// Timeout bounds each request to the server. Default 5s.
@@ -318,6 +336,11 @@ func (s *Store) startEmbedded(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
+	if s.cfg.NoCreate {
+		if _, err := os.Stat(filepath.Join(dir, "jetstream")); err != nil {
+			return fmt.Errorf("%w: %s holds no ledger (nothing has been recorded there; --data or LEDGER_DATA names another)", ErrNoLedger, dir)
+		}
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
@@ -425,6 +448,10 @@ func (s *Store) connectExternal(ctx context.Context) error {
 			opts = append(opts, nats.UserInfo(LedgerUser, secret))
 		}
 	}
+	if lost := s.cfg.OnLost; lost != nil {
+		var once sync.Once
+		opts = append(opts, nats.DisconnectErrHandler(func(*nats.Conn, error) { once.Do(lost) }))
+	}
 	nc, err := nats.Connect(s.cfg.URL, append(opts,
 		nats.Name("agentledger"),
 		nats.Timeout(s.cfg.Timeout),
@@ -477,7 +504,7 @@ func (s *Store) attach(ctx context.Context, nc *nats.Conn) error {
 	s.stream = st
 	if info := st.CachedInfo(); info != nil {
 		staged := info.Config.Replicas <= 1 && info.Config.Storage == jetstream.FileStorage
-		soleWriter := s.srv != nil && s.cfg.Listen == ""
+		soleWriter := s.srv != nil && (s.cfg.Listen == "" || s.cfg.LocalClients)
 		s.plainShort = staged && soleWriter && !s.cfg.AtomicBatch
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -24,6 +25,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/agentledger/agentledger/hookwire"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/manifest"
@@ -123,7 +125,7 @@ func GlobalFlags() []cli.Flag {
 		return fmt.Sprintf("%s (env %s, default %q)", text, envOf[name], defaults[name])
 	}
 	return []cli.Flag{
-		&cli.StringFlag{Name: FlagData, Usage: usage(FlagData, "embedded server's data `DIR`, used when no --nats is given")},
+		&cli.StringFlag{Name: FlagData, Usage: fmt.Sprintf("embedded server's data `DIR`, used when no --nats is given (env %s, default $XDG_DATA_HOME/agentledger, else ~/.local/share/agentledger: where the hooks record)", envOf[FlagData])},
 		&cli.StringFlag{Name: FlagNATS, Usage: fmt.Sprintf("`URL` of an external NATS server or cluster (env %s)", envOf[FlagNATS])},
 		&cli.StringFlag{Name: FlagStream, Usage: usage(FlagStream, "JetStream stream `NAME`")},
 		&cli.StringFlag{Name: FlagFormat, Usage: usage(FlagFormat, "output format: text or json")},
@@ -151,6 +153,11 @@ func Resolve(c *cli.Context, name string) string {
 	}
 	if v, ok := os.LookupEnv(envOf[name]); ok && v != "" {
 		return v
+	}
+	if name == FlagData {
+		if d, err := UserDataDir(); err == nil {
+			return d
+		}
 	}
 	return defaults[name]
 }
@@ -193,18 +200,137 @@ func StoreConfig(c *cli.Context) (store.Config, error) {
 	return cfg, nil
 }
 
+// Access is what a command does with the store.
+type Access int
+
+// Read and Write: a command that only reads never creates a ledger.
+const (
+	Read Access = iota
+	Write
+)
+
 // OpenStore opens the store the global flags name. Failing to reach it is
-// exit code 3.
-func OpenStore(c *cli.Context) (*store.Store, error) {
+// exit code 3. On the embedded store (no --nats) the data directory is
+// never held by a command against the hooks' engine:
+//   - when a process holds it (the hooks' engine, engine serve, ledger
+//     serve), the command goes through that process's loopback listener,
+//     which its lock file names, with no effect on it;
+//   - when none does, the directory is the hooks' (a hook has started an
+//     engine there: DATA/engine.log) and an engine program is at hand
+//     (beside this one, or on PATH), the local engine is started the way a
+//     hook starts it and the command goes through it, so a hook that comes
+//     meanwhile is answered as ever;
+//   - otherwise the command opens the directory itself.
+//
+// A command that reads never creates a ledger where there is none.
+func OpenStore(c *cli.Context, access Access) (*store.Store, error) {
 	cfg, err := StoreConfig(c)
 	if err != nil {
 		return nil, err
+	}
+	cfg.NoCreate = access == Read
+	if cfg.URL == "" {
+		if url, err := localHolder(c, cfg); err != nil {
+			return nil, Unavailable(err)
+		} else if url != "" {
+			cfg.URL = url
+		}
 	}
 	s, err := store.Open(c.Context, cfg)
 	if err != nil {
 		return nil, Unavailable(err)
 	}
 	return s, nil
+}
+
+// localHolder returns the loopback URL of the process that holds the data
+// directory, starting the local engine first when none does and an engine
+// program is at hand; "" when the command is to open the directory itself.
+func localHolder(c *cli.Context, cfg store.Config) (string, error) {
+	if h, held := store.HeldBy(cfg.DataDir); held {
+		return h.NATSURL, nil // "" when it does not listen: Open says who holds it
+	}
+	if _, err := os.Stat(filepath.Join(cfg.DataDir, "engine.log")); err != nil {
+		return "", nil // not a directory hooks record into
+	}
+	exe := EngineProgram()
+	if exe == "" {
+		return "", nil
+	}
+	if _, err := os.Stat(filepath.Join(cfg.DataDir, "jetstream")); err != nil && cfg.NoCreate {
+		return "", fmt.Errorf("%w: %s holds no ledger (nothing has been recorded there; --data or LEDGER_DATA names another)", store.ErrNoLedger, cfg.DataDir)
+	}
+	dir, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return "", err
+	}
+	l := &hookwire.Local{DataDir: dir, Command: LocalEngineCommand(c, exe, dir, ReaderIdle), Wait: 30 * time.Second}
+	if err := l.Start(c.Context); err != nil {
+		return "", err
+	}
+	h, _ := store.HeldBy(dir)
+	return h.NATSURL, nil
+}
+
+// ReaderIdle is how long a local engine started for a ledger command stays
+// up without hooks (a command that keeps reading, ledger tail, keeps it
+// up).
+const ReaderIdle = 5 * time.Minute
+
+// LocalEngineCommand starts the local engine of dir with exe: the socket
+// only, c's store flags, exiting after idle without connections. Policy,
+// manifest and tenant come with each hook's request.
+func LocalEngineCommand(c *cli.Context, exe, dir string, idle time.Duration) []string {
+	cmd := []string{exe, "serve", "--listen", "", "--data", dir, "--idle-exit", idle.String()}
+	for _, f := range []string{FlagNATS, FlagStream, FlagSync, FlagSyncInterval, FlagMaxDepth, FlagMaxBytes} {
+		cmd = append(cmd, "--"+f, Resolve(c, f))
+	}
+	return cmd
+}
+
+// KeepEngineUp keeps the local engine of dataDir, when it serves the
+// command, from exiting idle while ctx lasts (a command that follows the
+// ledger, ledger tail): it calls the engine's socket every minute.
+func KeepEngineUp(ctx context.Context, dataDir string) {
+	h, held := store.HeldBy(dataDir)
+	if !held || h.Socket == "" {
+		return
+	}
+	client := hookwire.UnixClient(h.Socket)
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			hookwire.Healthy(ctx, client)
+		}
+	}
+}
+
+// EngineProgram is the engine program beside this program, else on PATH;
+// "" when there is none.
+func EngineProgram() string {
+	if exe, err := os.Executable(); err == nil {
+		if filepath.Base(exe) == "engine" {
+			return exe
+		}
+		if p := filepath.Join(filepath.Dir(exe), "engine"); isProgram(p) {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("engine"); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			return abs
+		}
+	}
+	return ""
+}
+
+func isProgram(p string) bool {
+	info, err := os.Stat(p)
+	return err == nil && info.Mode().IsRegular() && info.Mode()&0o111 != 0
 }
 
 // Format returns the --format value, text or json.
