@@ -82,7 +82,7 @@ const (
 
 // RejectedSession is the session, one per tenant, that holds rejections of
 // input in which no session id could be read.
-const RejectedSession = "rejected"
+const RejectedSession = hookwire.RejectedSession
 
 // Rejection is the payload of a Rejected envelope.
 type Rejection struct {
@@ -260,10 +260,7 @@ func withCuts(event []byte, cuts []elide.Cut) []byte {
 }
 
 // sessionIDValid checks that an envelope can carry the session id.
-func sessionIDValid(tenant, session string) error {
-	_, err := ledger.Seal(ledger.Head{}, ledger.Event{TenantID: tenant, SessionID: session, EventType: ledger.EventCheckpoint, Payload: []byte("{}")}, ledger.Limits{})
-	return err
-}
+func sessionIDValid(tenant, session string) error { return ledger.ValidKey(tenant, session) }
 
 // fail applies the failure policy to an event that could not be decided
 // and recorded: the answer is deny, or allow under fail-open, and the
@@ -327,7 +324,7 @@ func blocking(hookPoint string) bool {
 // blocking hook point, allow at a notification (the host does not wait;
 // the record is what matters). --fail-open never changes this answer.
 func (e *Engine) reject(ctx context.Context, req Request, host *Host, defect error) HookResponse {
-	probe := probeInput(req.Body)
+	probe := hookwire.Probe(req.Body)
 	rej := Rejection{Defect: defect.Error(), SHA256: req.SHA256, Length: max(req.Size, int64(len(req.Body))),
 		Excerpt: excerpt(req.Body), HookPoint: probe.HookPoint, Truncated: req.Truncated}
 	if rej.SHA256 == "" {
@@ -372,57 +369,9 @@ func RejectedSessionNote(id string) string {
 	return id
 }
 
-// probed is what could be read from input that was not accepted.
-type probed struct {
-	SessionID string
-	HookPoint string // an AARTS event's hook_point
-	HostEvent string // a host's native event name (hook_event_name)
-}
-
 // ProbeHostEvent is the host event a host's input names
 // (hook_event_name), as far as it can be read.
-func ProbeHostEvent(input []byte) string { return probeInput(input).HostEvent }
-
-// probeInput reads the top-level session id and event name from input that
-// may be broken: truncated, not I-JSON, or not JSON past some point. It
-// reads tokens up to the first error and keeps the first value of each key
-// (a duplicate cannot move the record to another session).
-func probeInput(b []byte) probed {
-	var p probed
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return p
-	}
-	seen := map[string]bool{}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return p
-		}
-		k, _ := t.(string)
-		var v any
-		if err := dec.Decode(&v); err != nil {
-			return p
-		}
-		s, isString := v.(string)
-		if !isString || seen[k] {
-			continue
-		}
-		switch k {
-		case "session_id", "conversation_id", "sessionId":
-			if p.SessionID == "" {
-				p.SessionID = s
-			}
-		case "hook_point":
-			p.HookPoint = s
-		case "hook_event_name":
-			p.HostEvent = s
-		}
-		seen[k] = true
-	}
-	return p
-}
+func ProbeHostEvent(input []byte) string { return hookwire.Probe(input).HostEvent }
 
 // excerpt is the start of b as valid UTF-8 with recognizable secrets
 // redacted.

@@ -310,7 +310,7 @@ func renderClaudeCode(event string, input []byte, r HookResponse) json.RawMessag
 func HostOutput(host string, input []byte, r HookResponse) []byte {
 	out := r.HostOutput
 	if h := HostNamed(host); len(out) == 0 && h != nil {
-		out = h.Render(probeInput(input).HostEvent, input, renderable(r))
+		out = h.Render(ProbeHostEvent(input), input, renderable(r))
 	}
 	if len(out) == 0 {
 		out = []byte("{}")

@@ -1,19 +1,15 @@
 package engine
 
 import (
-	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
-	"time"
 
+	"github.com/agentledger/agentledger/hookwire"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
 )
@@ -33,16 +29,9 @@ type Failure struct {
 // Rejected envelope not yet appended. With a spool directory it is on disk
 // (written and synced) before the answer it records is returned, so that a
 // crash cannot erase an answer the host already acted on.
-type spooled struct {
-	ID        string          `json:"id"`
-	Tenant    string          `json:"tenant"`
-	Session   string          `json:"session"`
-	EventType string          `json:"event_type"`
-	AtMs      int64           `json:"at_unix_ms"`
-	Payload   json.RawMessage `json:"payload"`
-}
+type spooled = hookwire.SpoolRecord
 
-func (r spooled) key() ledger.SessionKey {
+func spoolKey(r spooled) ledger.SessionKey {
 	return ledger.SessionKey{Tenant: r.Tenant, Session: r.Session}
 }
 
@@ -75,7 +64,7 @@ func (e *Engine) noteFailure(k ledger.SessionKey, payload []byte, answered strin
 // queues it for its session.
 func (e *Engine) queue(k ledger.SessionKey, r spooled) {
 	if e.spoolDir != "" {
-		if err := writeSpool(e.spoolDir, r); err != nil {
+		if err := hookwire.WriteSpool(e.spoolDir, r); err != nil {
 			e.warn(fmt.Errorf("spool %s record for %s: %w", r.EventType, k, err))
 		}
 	}
@@ -135,15 +124,23 @@ func (e *Engine) Drain(ctx context.Context) error {
 	if e.spoolDir == "" {
 		return nil
 	}
-	recs, err := readSpool(e.spoolDir)
+	recs, err := hookwire.ReadSpool(e.spoolDir)
 	if err != nil {
 		return err
 	}
 	var keys []ledger.SessionKey
 	for _, r := range recs {
-		e.queueOnce(r.key(), r)
-		if !slices.Contains(keys, r.key()) {
-			keys = append(keys, r.key())
+		if sessionIDValid(r.Tenant, r.Session) != nil {
+			// A hook spooled a call whose session or tenant the ledger
+			// cannot take: it is kept in the tenant's rejected session.
+			if sessionIDValid(r.Tenant, RejectedSession) != nil {
+				r.Tenant = ledger.DefaultTenant
+			}
+			r.Session = RejectedSession
+		}
+		e.queueOnce(spoolKey(r), r)
+		if !slices.Contains(keys, spoolKey(r)) {
+			keys = append(keys, spoolKey(r))
 		}
 	}
 	var errs []error
@@ -197,126 +194,5 @@ func (e *Engine) unspool(id string) {
 	}
 }
 
-// writeSpool writes r to dir as one file, synced, with the directory entry
-// synced too.
-func writeSpool(dir string, r spooled) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	raw, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	tmp := filepath.Join(dir, r.ID+".tmp")
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err = f.Write(raw); err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, r.ID+".json"))
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
-
-// readSpool reads every record in dir, oldest first (by name order within
-// equal times, which is deterministic).
-func readSpool(dir string) ([]spooled, error) {
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("spool: %w", err)
-	}
-	var out []spooled
-	for _, de := range ents {
-		if !strings.HasSuffix(de.Name(), ".json") {
-			continue
-		}
-		raw, err := os.ReadFile(filepath.Join(dir, de.Name()))
-		if err != nil {
-			return nil, fmt.Errorf("spool: %w", err)
-		}
-		var r spooled
-		if err := json.Unmarshal(raw, &r); err != nil || r.ID == "" || r.Session == "" {
-			return nil, fmt.Errorf("spool: %s is not a spooled record", de.Name())
-		}
-		out = append(out, r)
-	}
-	slices.SortStableFunc(out, func(a, b spooled) int { return cmp.Compare(a.AtMs, b.AtMs) })
-	return out, nil
-}
-
-// Unanswered is a hook call no engine could decide: what the failure
-// policy answered the host instead, and why. A hook writes it to the data
-// directory's spool (SpoolUnanswered) before it answers, so the next engine
-// on that directory records it as an EngineFailure: answered means
-// recorded, even when no engine answered.
-type Unanswered struct {
-	Tenant string // "" is the default tenant
-	Host   string // the adapter whose native input Input is
-	Input  []byte // the input, or its first bytes
-	// SHA256 and Size describe the whole input when Input is a prefix.
-	SHA256   string
-	Size     int64
-	Answered string // deny, or none (fail-open)
-	Cause    error
-}
-
-// SpoolUnanswered writes u to dataDir's spool, synced. The record names
-// the call's session (read through the host's adapter; the rejected
-// session when none can be read) and holds the input's digest, size and a
-// redacted excerpt, never the input itself: the hook has no sealer.
-func SpoolUnanswered(dataDir string, u Unanswered, now time.Time) error {
-	tenant := cmp.Or(u.Tenant, ledger.DefaultTenant)
-	session := RejectedSession
-	if h := HostNamed(u.Host); h != nil {
-		if m, err := h.Map(u.Input, now, false); err == nil {
-			var ev struct {
-				SessionID string `json:"session_id"`
-			}
-			if json.Unmarshal(m.Event, &ev) == nil && ev.SessionID != "" {
-				session = ev.SessionID
-			} else if m.Resolved != nil && m.Resolved.SessionID != "" {
-				session = m.Resolved.SessionID
-			}
-		}
-	}
-	if sessionIDValid(tenant, session) != nil {
-		session = RejectedSession
-	}
-	sum := u.SHA256
-	if sum == "" {
-		s := sha256.Sum256(u.Input)
-		sum = hex.EncodeToString(s[:])
-	}
-	ev, err := json.Marshal(map[string]any{"host": u.Host, "sha256": sum, "length": max(u.Size, int64(len(u.Input))), "excerpt": excerpt(u.Input)})
-	if err != nil {
-		return err
-	}
-	f := Failure{ID: newPendingID(), Event: ev, Answered: u.Answered, Error: "no engine answered the hook: " + u.Cause.Error(), AtMs: now.UnixMilli()}
-	raw, err := json.Marshal(f)
-	if err != nil {
-		return err
-	}
-	return writeSpool(filepath.Join(dataDir, SpoolName), spooled{ID: f.ID, Tenant: tenant, Session: session,
-		EventType: ledger.EventEngineFailure, AtMs: f.AtMs, Payload: raw})
-}
-
 // SpoolName is the spool directory in a data directory.
-const SpoolName = "spool"
+const SpoolName = hookwire.SpoolName

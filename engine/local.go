@@ -11,10 +11,11 @@ import (
 	"time"
 
 	"github.com/agentledger/agentledger/hookwire"
+	"github.com/agentledger/agentledger/localengine"
 )
 
 // The local engine: every hook process of a user reaches one engine over a
-// Unix socket in the data directory (hookwire.Local), so that hooks the
+// Unix socket in the data directory (localengine.Local), so that hooks the
 // host runs in parallel never contend for the data directory, and a
 // session's state stays in memory between calls instead of being rebuilt
 // from the ledger on every call. The first hook that finds no engine starts
@@ -122,10 +123,10 @@ func (c *countedConn) Close() error {
 }
 
 // PostHook sends one hook input to a running engine and returns its
-// answer (hookwire.Post, decoded).
+// answer (localengine.Post, decoded).
 func PostHook(ctx context.Context, client *http.Client, baseURL, token string, in hookwire.Input) (HookResponse, error) {
 	var r HookResponse
-	body, err := hookwire.Post(ctx, client, baseURL, token, in)
+	body, err := localengine.Post(ctx, client, baseURL, token, in)
 	if err != nil {
 		return r, err
 	}
@@ -137,7 +138,7 @@ func PostHook(ctx context.Context, client *http.Client, baseURL, token string, i
 
 // PostLocal sends one hook input to the local engine l (starting it when
 // none answers) and returns its answer.
-func PostLocal(ctx context.Context, l *hookwire.Local, in hookwire.Input) (HookResponse, error) {
+func PostLocal(ctx context.Context, l *localengine.Local, in hookwire.Input) (HookResponse, error) {
 	var r HookResponse
 	body, err := l.Post(ctx, in)
 	if err != nil {

@@ -10,7 +10,6 @@ package hookwire
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -18,13 +17,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"time"
 )
 
 // SocketName is the local engine's socket in a data directory.
@@ -154,78 +148,12 @@ func ReadBounded(r io.Reader, keep, limit int64) (kept []byte, size int64, sum s
 	return kept, int64(len(kept)) + n, hex.EncodeToString(h.Sum(nil)), truncated, err
 }
 
-// Post sends one hook input to the engine at baseURL and returns the body
-// of its answer (a JSON engine.HookResponse): an AARTS event to POST
-// /v1/hooks, a host's native input to POST /v1/hooks/{host}. A 409 is
-// ErrStale; any other status but 200 an error with the engine's message.
-func Post(ctx context.Context, client *http.Client, baseURL, token string, in Input) ([]byte, error) {
-	url := strings.TrimRight(baseURL, "/") + "/v1/hooks"
-	if in.Host != "" {
-		url += "/" + in.Host
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(in.Body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	if in.AutoApprove {
-		req.Header.Set(HeaderAutoApprove, "1")
-	}
-	if in.Config != nil {
-		req.Header.Set(HeaderConfig, in.Config.Header())
-	}
-	if in.Binary != "" {
-		req.Header.Set(HeaderBinary, in.Binary)
-	}
-	if in.Size > int64(len(in.Body)) {
-		req.Header.Set(HeaderInputSize, strconv.FormatInt(in.Size, 10))
-		req.Header.Set(HeaderInputSHA256, in.SHA256)
-		if in.Truncated {
-			req.Header.Set(HeaderInputTruncated, "1")
-		}
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("engine %s: %w", baseURL, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return nil, fmt.Errorf("engine %s: %w", baseURL, err)
-	}
-	switch resp.StatusCode {
-	case http.StatusOK:
-		return body, nil
-	case http.StatusConflict:
-		return nil, fmt.Errorf("engine %s: %w", baseURL, ErrStale)
-	}
-	var e struct {
-		Error string `json:"error"`
-	}
-	_ = json.Unmarshal(body, &e)
-	return nil, fmt.Errorf("engine %s: %s: %s", baseURL, resp.Status, e.Error)
-}
-
 // Answer is what a hook reads of the engine's answer: the decision, and
 // the host's native output to print.
 type Answer struct {
 	Decision   string          `json:"decision"`
 	ReasonCode string          `json:"reason_code"`
 	HostOutput json.RawMessage `json:"host_output,omitempty"`
-}
-
-// UnixClient is an HTTP client of the engine socket at path.
-func UnixClient(path string) *http.Client {
-	return &http.Client{Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", path)
-		},
-		DisableKeepAlives: true,
-	}}
 }
 
 // BinaryIdentity identifies a program file by its path, size and
@@ -238,20 +166,4 @@ func BinaryIdentity(path string) string {
 	}
 	h := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%d", path, info.Size(), info.ModTime().UnixNano())))
 	return hex.EncodeToString(h[:16])
-}
-
-// Healthy reports whether an engine answers on client within a second.
-func Healthy(ctx context.Context, client *http.Client) bool {
-	ctx, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://engine/v1/version", strings.NewReader(`{"aarts_version":"0.1"}`))
-	if err != nil {
-		return false
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
 }

@@ -95,7 +95,10 @@ var specs = map[string]*spec{
 		},
 		commandKey: "command",
 		handler: func(c string) *node {
-			return object(member{"type", scalar("command")}, member{"command", scalar(c)}, member{"timeout", scalar(HookTimeout)})
+			// onFailure "block" (Claude Code 2.1.295+, ignored before): a
+			// hook that cannot start or exits oddly blocks the call instead
+			// of letting it through.
+			return object(member{"type", scalar("command")}, member{"command", scalar(c)}, member{"timeout", scalar(HookTimeout)}, member{"onFailure", scalar("block")})
 		},
 	},
 	"cursor": {
@@ -105,7 +108,8 @@ var specs = map[string]*spec{
 		base:       func() *node { return object(member{"version", scalar(1)}) },
 		commandKey: "command",
 		handler: func(c string) *node {
-			return object(member{"command", scalar(c)}, member{"timeout", scalar(HookTimeout)})
+			// failClosed: a hook that crashes or times out blocks the call.
+			return object(member{"command", scalar(c)}, member{"timeout", scalar(HookTimeout)}, member{"failClosed", scalar(true)})
 		},
 	},
 	"copilot": {
@@ -169,7 +173,9 @@ type Change struct {
 	Path          string
 	Before, After []byte // After is nil when the file is to be removed
 	Existed       bool
-	root          string // the project or home directory the file is under
+	// Mode of a new file (default 0644; a file that exists keeps its own).
+	Mode os.FileMode
+	root string // the project or home directory the file is under
 }
 
 // Changed reports whether applying the change would change the file.
@@ -199,6 +205,9 @@ func (c *Change) Apply() error {
 		return nil
 	}
 	mode := os.FileMode(0o644)
+	if c.Mode != 0 {
+		mode = c.Mode
+	}
 	if fi, err := os.Stat(c.Path); err == nil {
 		mode = fi.Mode().Perm()
 	}
@@ -405,13 +414,19 @@ func mergeHandler(h, want *node) {
 }
 
 // isOurs reports whether a hook command is agentledger's hook for host:
-// the engine program (named prog, or engine) running "hook <host>".
+// the engine program (named prog, or engine) running "hook <host>", the
+// thin hook (agentledger-hook <host>), or a project's hook wrapper
+// (.../.agentledger/hook <host>).
 func isOurs(command, host, prog string) bool {
 	words := shellWords(command)
-	if len(words) < 3 {
+	if len(words) < 2 {
 		return false
 	}
-	if name := path.Base(filepath.ToSlash(words[0])); name != prog && name != "engine" {
+	first := filepath.ToSlash(words[0])
+	switch name := path.Base(first); {
+	case name == ThinHook || strings.HasSuffix(first, "/"+WrapperPath) || first == WrapperPath:
+		return words[1] == host
+	case name != prog && name != "engine":
 		return false
 	}
 	for i := 1; i+1 < len(words); i++ {
@@ -475,12 +490,42 @@ func shellWords(s string) []string {
 	return words
 }
 
+// ThinHook is the name of the program a host runs for every call
+// (cmd/agentledger-hook).
+const ThinHook = "agentledger-hook"
+
+// HookCommand is the hook command for host that runs the thin hook at exe
+// (an absolute path: a user's own install).
+func HookCommand(exe, host string, args ...string) string {
+	return strings.Join(append([]string{shellQuote(exe), host}, args...), " ")
+}
+
+// projectDirVar is the variable in which each host tells its hooks the
+// project directory (Copilot documents none: its hooks run in the
+// repository).
+var projectDirVar = map[string]string{"claude-code": "CLAUDE_PROJECT_DIR", "cursor": "CURSOR_PROJECT_DIR", "gemini": "GEMINI_PROJECT_DIR"}
+
+// ProjectCommand is the hook command a project's configuration holds: the
+// project's hook wrapper (WrapperPath, committed with it), which runs
+// agentledger-hook from PATH for whoever works in the project, and blocks
+// (and notes for the record) a call where agentledger is not installed.
+func ProjectCommand(host string, args ...string) string {
+	w := WrapperPath
+	if v := projectDirVar[host]; v != "" {
+		w = `"$` + v + `"/` + WrapperPath
+	}
+	return strings.Join(append([]string{w, host}, args...), " ")
+}
+
+func shellQuote(s string) string {
+	if strings.ContainsAny(s, " \t'\"$`\\;&|<>()*?[]#~") {
+		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	}
+	return s
+}
+
 // Command is the hook command for host that runs the engine program at
 // exe: its path, quoted for the shell when it needs to be.
 func Command(exe, host string, args ...string) string {
-	q := exe
-	if strings.ContainsAny(exe, " \t'\"$`\\;&|<>()*?[]#~") {
-		q = "'" + strings.ReplaceAll(exe, "'", `'\''`) + "'"
-	}
-	return strings.Join(append([]string{q, "hook", host}, args...), " ")
+	return strings.Join(append([]string{shellQuote(exe), "hook", host}, args...), " ")
 }

@@ -147,6 +147,13 @@ func prefixPath(err error, prefix string) error {
 	return err
 }
 
+// ValidKey checks that an envelope can carry tenant and session: the
+// tenant matches [a-z0-9][a-z0-9-]{0,62}, the session is 1 to
+// MaxSessionIDBytes bytes of UTF-8.
+func ValidKey(tenant, session string) error {
+	return checkFields(tenant, session, EventCheckpoint, 0)
+}
+
 func checkFields(tenant, session, eventType string, ts int64) error {
 	switch {
 	case !tenantPattern.MatchString(tenant):

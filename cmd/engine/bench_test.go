@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/hookwire"
+	"github.com/agentledger/agentledger/localengine"
 )
 
 // BenchmarkHookClaudeCode measures what Claude Code waits for on every tool
@@ -52,7 +53,7 @@ func benchHook(b *testing.B, bin string, bare []time.Duration, at int, args []st
 	// The engine is up (the session's SessionStart hook started it).
 	runHook(b, bin, data, ccInput("SessionStart", `,"source":"startup","model":"claude-sonnet-4-5"`), args...)
 	if at > 1 {
-		local := &hookwire.Local{DataDir: data}
+		local := &localengine.Local{DataDir: data}
 		for i := 1; i < at; i++ {
 			r, err := engine.PostLocal(context.Background(), local, hookwire.Input{Host: "claude-code", Body: []byte(input(-i))})
 			if err != nil || r.ReasonCode == engine.ReasonEngineFailure {

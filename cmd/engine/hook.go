@@ -14,6 +14,7 @@ import (
 	"github.com/agentledger/agentledger/cmd/internal/cmdline"
 	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/hookwire"
+	"github.com/agentledger/agentledger/localengine"
 )
 
 // hookInputCap bounds how much of a host's input a hook reads (and hashes)
@@ -82,8 +83,8 @@ func (a *app) spoolUnanswered(c *cli.Context, in hookwire.Input, resp engine.Hoo
 	if resp.HostAnswer == aarts.HostAnswerNone {
 		answered = aarts.HostAnswerNone
 	}
-	u := engine.Unanswered{Tenant: c.String("tenant"), Host: in.Host, Input: in.Body, SHA256: in.SHA256, Size: in.Size, Answered: answered, Cause: cause}
-	if err := engine.SpoolUnanswered(cmdline.Resolve(c, cmdline.FlagData), u, time.Now()); err != nil {
+	u := hookwire.Unanswered{Tenant: c.String("tenant"), Host: in.Host, Input: in.Body, SHA256: in.SHA256, Size: in.Size, Answered: answered, Cause: cause}
+	if err := hookwire.SpoolUnanswered(cmdline.Resolve(c, cmdline.FlagData), u, time.Now()); err != nil {
 		fmt.Fprintf(a.stderr, "agentledger: this call could not be spooled for the record either: %v\n", err)
 	}
 }
@@ -108,7 +109,7 @@ func (a *app) post(ctx context.Context, c *cli.Context, in hookwire.Input) (engi
 		return engine.HookResponse{}, err
 	}
 	in.Config = &cfg
-	l := &hookwire.Local{DataDir: dir, Command: localEngineCommand(c, exe, dir), Wait: c.Duration("timeout"), Binary: hookwire.BinaryIdentity(exe)}
+	l := &localengine.Local{DataDir: dir, Command: localEngineCommand(c, exe, dir), Wait: c.Duration("timeout"), Binary: hookwire.BinaryIdentity(exe)}
 	return engine.PostLocal(ctx, l, in)
 }
 

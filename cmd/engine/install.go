@@ -10,15 +10,20 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentledger/agentledger/cmd/internal/cmdline"
+	"github.com/agentledger/agentledger/hookwire"
 	"github.com/agentledger/agentledger/hostconfig"
 )
 
 // installCommand is `install` (remove false) or `uninstall` (remove true).
 func installCommand(a *app, remove bool) *cli.Command {
 	name, usage := "install", "send an agent host's hook events to agentledger (merges into its configuration)"
-	desc := "Adds `engine hook HOST` to the host's hook configuration for every event its adapter handles,\n" +
+	desc := "Adds agentledger's hook to the host's hook configuration for every event its adapter handles,\n" +
 		"beside the hooks already there, and prints the change as a diff. A second install changes\n" +
 		"nothing; a hook of agentledger written before (another path or flags) is updated in place.\n" +
+		"In a project (the default) the hook is the project's wrapper .agentledger/hook, written beside\n" +
+		"the configuration for you to commit: it runs agentledger-hook from PATH for whoever works in\n" +
+		"the project, and blocks a call (exit 2, noted for the record) where agentledger is not\n" +
+		"installed. With --user the hook is this installation's agentledger-hook, by absolute path.\n" +
 		"Files: claude-code .claude/settings.json, cursor .cursor/hooks.json, copilot\n" +
 		".github/hooks/agentledger.json (user: ~/.copilot/hooks/), gemini .gemini/settings.json; in the\n" +
 		"project directory, or under the home directory with --user."
@@ -36,7 +41,7 @@ func installCommand(a *app, remove bool) *cli.Command {
 			&cli.StringFlag{Name: "project", Value: ".", Usage: "project `DIR` whose configuration is changed"},
 			&cli.BoolFlag{Name: "user", Usage: "change the user's configuration (under the home directory) instead of a project's"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the change, write nothing"},
-			&cli.StringFlag{Name: "command", Usage: "the hook `COMMAND` to write (default: this engine program's absolute path, then hook HOST)"},
+			&cli.StringFlag{Name: "command", Usage: "the hook `COMMAND` to write (default: the project's wrapper; with --user, agentledger-hook beside this engine program, by absolute path)"},
 		},
 		Action: func(c *cli.Context) error { return a.install(c, remove) },
 	}
@@ -52,14 +57,10 @@ func (a *app) install(c *cli.Context, remove bool) error {
 	}
 	command := c.String("command")
 	if command == "" {
-		exe, err := os.Executable()
-		if err != nil {
+		var err error
+		if command, err = defaultHookCommand(host, c.Bool("user")); err != nil {
 			return err
 		}
-		if exe, err = filepath.Abs(exe); err != nil {
-			return err
-		}
-		command = hostconfig.Command(exe, host)
 	}
 	dir, err := filepath.Abs(c.String("project"))
 	if err != nil {
@@ -73,6 +74,33 @@ func (a *app) install(c *cli.Context, remove bool) error {
 	if err != nil {
 		return cmdline.Usage(err)
 	}
+	if err := a.applyChange(c, change); err != nil {
+		return err
+	}
+	if c.Bool("user") || c.Bool("dry-run") && remove {
+		return nil
+	}
+	// The project's wrapper: written with a configuration that names it,
+	// removed with the last one that did.
+	var wrapper *hostconfig.Change
+	switch {
+	case remove:
+		wrapper, err = hostconfig.WrapperRemoval(dir)
+	case strings.Contains(command, hostconfig.WrapperPath):
+		wrapper, err = hostconfig.WrapperChange(dir)
+	}
+	if err != nil {
+		return cmdline.Usage(err)
+	}
+	if wrapper == nil {
+		return nil
+	}
+	return a.applyChange(c, wrapper)
+}
+
+// applyChange prints a planned change as a diff and makes it, unless
+// --dry-run.
+func (a *app) applyChange(c *cli.Context, change *hostconfig.Change) error {
 	fmt.Fprint(a.stdout, change.Diff())
 	switch {
 	case !change.Changed():
@@ -91,4 +119,24 @@ func (a *app) install(c *cli.Context, remove bool) error {
 	}
 	fmt.Fprintf(a.stdout, "%s %s\n", verb, change.Path)
 	return nil
+}
+
+// defaultHookCommand is the hook install writes: in a project, the
+// project's wrapper; for the user, agentledger-hook beside this engine
+// program (this engine's own `hook` where there is none).
+func defaultHookCommand(host string, user bool) (string, error) {
+	if !user {
+		return hostconfig.ProjectCommand(host), nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	if exe, err = filepath.Abs(exe); err != nil {
+		return "", err
+	}
+	if thin := filepath.Join(filepath.Dir(exe), hostconfig.ThinHook); hookwire.IsProgram(thin) {
+		return hostconfig.HookCommand(thin, host), nil
+	}
+	return hostconfig.Command(exe, host), nil
 }

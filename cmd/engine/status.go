@@ -18,8 +18,8 @@ import (
 
 	"github.com/agentledger/agentledger/cmd/internal/cmdline"
 	"github.com/agentledger/agentledger/engine"
-	"github.com/agentledger/agentledger/hookwire"
 	"github.com/agentledger/agentledger/ledger/store"
+	"github.com/agentledger/agentledger/localengine"
 )
 
 // statusReport is what `engine status` says of a data directory.
@@ -78,7 +78,7 @@ func engineStatus(ctx context.Context, socket string) (engine.Status, error) {
 	if err != nil {
 		return st, err
 	}
-	resp, err := hookwire.UnixClient(socket).Do(req)
+	resp, err := localengine.UnixClient(socket).Do(req)
 	if err != nil {
 		return st, err
 	}

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -28,6 +27,7 @@ import (
 	"github.com/agentledger/agentledger/hookwire"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
+	"github.com/agentledger/agentledger/localengine"
 	"github.com/agentledger/agentledger/manifest"
 	"github.com/agentledger/agentledger/policy"
 	"github.com/agentledger/agentledger/receipt"
@@ -264,7 +264,7 @@ func localHolder(c *cli.Context, cfg store.Config) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	l := &hookwire.Local{DataDir: dir, Command: LocalEngineCommand(c, exe, dir, ReaderIdle), Wait: 30 * time.Second}
+	l := &localengine.Local{DataDir: dir, Command: LocalEngineCommand(c, exe, dir, ReaderIdle), Wait: 30 * time.Second}
 	if err := l.Start(c.Context); err != nil {
 		return "", err
 	}
@@ -296,7 +296,7 @@ func KeepEngineUp(ctx context.Context, dataDir string) {
 	if !held || h.Socket == "" {
 		return
 	}
-	client := hookwire.UnixClient(h.Socket)
+	client := localengine.UnixClient(h.Socket)
 	t := time.NewTicker(time.Minute)
 	defer t.Stop()
 	for {
@@ -304,34 +304,14 @@ func KeepEngineUp(ctx context.Context, dataDir string) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			hookwire.Healthy(ctx, client)
+			localengine.Healthy(ctx, client)
 		}
 	}
 }
 
 // EngineProgram is the engine program beside this program, else on PATH;
-// "" when there is none.
-func EngineProgram() string {
-	if exe, err := os.Executable(); err == nil {
-		if filepath.Base(exe) == "engine" {
-			return exe
-		}
-		if p := filepath.Join(filepath.Dir(exe), "engine"); isProgram(p) {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("engine"); err == nil {
-		if abs, err := filepath.Abs(p); err == nil {
-			return abs
-		}
-	}
-	return ""
-}
-
-func isProgram(p string) bool {
-	info, err := os.Stat(p)
-	return err == nil && info.Mode().IsRegular() && info.Mode()&0o111 != 0
-}
+// "" when there is none (hookwire.EngineProgram).
+func EngineProgram() string { return hookwire.EngineProgram() }
 
 // Format returns the --format value, text or json.
 func Format(c *cli.Context) (string, error) {
@@ -589,19 +569,14 @@ func LoadPolicy(ctx context.Context, paths []string, manifestPath string, adjust
 	return p, nil
 }
 
-// UserDataDir is the per-user data directory the hooks use when neither
-// --data nor LEDGER_DATA says otherwise: $XDG_DATA_HOME/agentledger, else
-// ~/.local/share/agentledger. It lies outside every project, so an agent
-// working in a project never finds the ledger or its keys there.
+// UserDataDir is the per-user data directory (hookwire.UserDataDir): the
+// hooks' and every command's default.
 func UserDataDir() (string, error) {
-	if d := os.Getenv("XDG_DATA_HOME"); filepath.IsAbs(d) {
-		return filepath.Join(d, "agentledger"), nil
-	}
-	home, err := os.UserHomeDir()
+	d, err := hookwire.UserDataDir()
 	if err != nil {
-		return "", Usage(fmt.Errorf("no --data given and no home directory for the default: %w", err))
+		return "", Usage(err)
 	}
-	return filepath.Join(home, ".local", "share", "agentledger"), nil
+	return d, nil
 }
 
 // HookDataDir is the data directory of a hook: --data or LEDGER_DATA when

@@ -1,9 +1,18 @@
-package hookwire
+// Package localengine reaches the user's local engine over the data
+// directory's Unix socket with net/http, starting it when none answers:
+// what the engine program's own hook, the ledger commands and the tests
+// use. (The thin hook, cmd/agentledger-hook, speaks the same wire through
+// hookwire.Exchange, without net/http.)
+package localengine
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -11,6 +20,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agentledger/agentledger/hookwire"
 )
 
 // Local reaches the local engine of a data directory, starting it when no
@@ -18,7 +29,7 @@ import (
 // hooks the host runs in parallel never contend for the data directory,
 // and a session's state stays in memory between calls.
 type Local struct {
-	// DataDir is the data directory; its socket is SocketPath(DataDir).
+	// DataDir is the data directory; its socket is hookwire.SocketPath(DataDir).
 	DataDir string
 	// Command starts an engine serving the socket (when empty, no engine
 	// is started: the caller only reaches a running one).
@@ -33,11 +44,11 @@ type Local struct {
 
 // Post sends one hook input to the local engine, starting the engine first
 // when none answers, and returns the body of its answer.
-func (l *Local) Post(ctx context.Context, in Input) ([]byte, error) {
-	client := UnixClient(SocketPath(l.DataDir))
+func (l *Local) Post(ctx context.Context, in hookwire.Input) ([]byte, error) {
+	client := UnixClient(hookwire.SocketPath(l.DataDir))
 	in.Binary = l.Binary
 	r, err := Post(ctx, client, "http://engine", "", in)
-	if errors.Is(err, ErrStale) && len(l.Command) > 0 {
+	if errors.Is(err, hookwire.ErrStale) && len(l.Command) > 0 {
 		// The engine stops itself; wait until the socket is free.
 		for deadline := time.Now().Add(10 * time.Second); Healthy(ctx, client) && time.Now().Before(deadline); {
 			time.Sleep(10 * time.Millisecond)
@@ -64,12 +75,12 @@ func NotServing(err error) bool {
 // the socket still does not answer; the others find it answering once they
 // hold the lock.
 func (l *Local) Start(ctx context.Context) error {
-	client := UnixClient(SocketPath(l.DataDir))
+	client := UnixClient(hookwire.SocketPath(l.DataDir))
 	if Healthy(ctx, client) {
 		return nil
 	}
 	if len(l.Command) == 0 {
-		return fmt.Errorf("no engine answers on %s", SocketPath(l.DataDir))
+		return fmt.Errorf("no engine answers on %s", hookwire.SocketPath(l.DataDir))
 	}
 	if err := os.MkdirAll(l.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
@@ -108,7 +119,7 @@ func (l *Local) spawn(ctx context.Context, client *http.Client, wait time.Durati
 	for tick := time.NewTicker(5 * time.Millisecond); ; {
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("the local engine did not answer on %s within %s (see %s)", SocketPath(l.DataDir), wait, logf.Name())
+			return fmt.Errorf("the local engine did not answer on %s within %s (see %s)", hookwire.SocketPath(l.DataDir), wait, logf.Name())
 		case err := <-exited:
 			return fmt.Errorf("the local engine exited at start (%v): %s", err, lastLine(logf.Name()))
 		case <-tick.C:
@@ -149,4 +160,73 @@ func lockFile(ctx context.Context, path string) (func(), error) {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+}
+
+// Post sends one hook input to the engine at baseURL and returns the body
+// of its answer (a JSON engine.HookResponse): an AARTS event to POST
+// /v1/hooks, a host's native input to POST /v1/hooks/{host}. A 409 is
+// hookwire.ErrStale; any other status but 200 an error with the engine's message.
+func Post(ctx context.Context, client *http.Client, baseURL, token string, in hookwire.Input) ([]byte, error) {
+	url := strings.TrimRight(baseURL, "/") + "/v1/hooks"
+	if in.Host != "" {
+		url += "/" + in.Host
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(in.Body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for _, h := range hookwire.Headers(in) {
+		req.Header.Set(h[0], h[1])
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("engine %s: %w", baseURL, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("engine %s: %w", baseURL, err)
+	}
+	switch resp.StatusCode {
+	case http.StatusOK:
+		return body, nil
+	case http.StatusConflict:
+		return nil, fmt.Errorf("engine %s: %w", baseURL, hookwire.ErrStale)
+	}
+	var e struct {
+		Error string `json:"error"`
+	}
+	_ = json.Unmarshal(body, &e)
+	return nil, fmt.Errorf("engine %s: %s: %s", baseURL, resp.Status, e.Error)
+}
+
+// UnixClient is an HTTP client of the engine socket at path.
+func UnixClient(path string) *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
+		},
+		DisableKeepAlives: true,
+	}}
+}
+
+// Healthy reports whether an engine answers on client within a second.
+func Healthy(ctx context.Context, client *http.Client) bool {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://engine/v1/version", strings.NewReader(`{"aarts_version":"0.1"}`))
+	if err != nil {
+		return false
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }

@@ -1,0 +1,102 @@
+package hookwire
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/textproto"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Exchange sends one hook input to the local engine on the Unix socket at
+// path and returns the body of its answer (as localengine.Post does, over
+// HTTP/1.1, without net/http: the thin hook stays small and starts fast).
+// A 409 is ErrStale; any other status but 200 an error with the engine's
+// message.
+func Exchange(ctx context.Context, path string, in Input) ([]byte, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("engine %s: %w", path, err)
+	}
+	defer conn.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(dl)
+	} else {
+		conn.SetDeadline(time.Now().Add(time.Minute))
+	}
+	target := "/v1/hooks"
+	if in.Host != "" {
+		target += "/" + in.Host
+	}
+	var req bytes.Buffer
+	fmt.Fprintf(&req, "POST %s HTTP/1.1\r\nHost: engine\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n", target, len(in.Body))
+	for _, h := range Headers(in) {
+		fmt.Fprintf(&req, "%s: %s\r\n", h[0], h[1])
+	}
+	req.WriteString("\r\n")
+	req.Write(in.Body)
+	if _, err := conn.Write(req.Bytes()); err != nil {
+		return nil, fmt.Errorf("engine %s: %w", path, err)
+	}
+	r := textproto.NewReader(bufio.NewReader(conn))
+	status, err := r.ReadLine()
+	if err != nil {
+		return nil, fmt.Errorf("engine %s: %w", path, err)
+	}
+	_, code, _ := strings.Cut(status, " ")
+	code, _, _ = strings.Cut(code, " ")
+	hdr, err := r.ReadMIMEHeader()
+	if err != nil {
+		return nil, fmt.Errorf("engine %s: %w", path, err)
+	}
+	var body []byte
+	if n, err := strconv.Atoi(hdr.Get("Content-Length")); err == nil && n >= 0 && n <= 1<<20 {
+		body = make([]byte, n)
+		_, err = io.ReadFull(r.R, body)
+		if err != nil {
+			return nil, fmt.Errorf("engine %s: %w", path, err)
+		}
+	} else if body, err = io.ReadAll(io.LimitReader(r.R, 1<<20)); err != nil {
+		return nil, fmt.Errorf("engine %s: %w", path, err)
+	}
+	switch code {
+	case "200":
+		return body, nil
+	case "409":
+		return nil, fmt.Errorf("engine %s: %w", path, ErrStale)
+	}
+	var e struct {
+		Error string `json:"error"`
+	}
+	_ = json.Unmarshal(body, &e)
+	return nil, fmt.Errorf("engine %s: %s: %s", path, status, e.Error)
+}
+
+// Headers are the request headers that carry what an Input says besides
+// its body.
+func Headers(in Input) [][2]string {
+	var h [][2]string
+	if in.AutoApprove {
+		h = append(h, [2]string{HeaderAutoApprove, "1"})
+	}
+	if in.Config != nil {
+		h = append(h, [2]string{HeaderConfig, in.Config.Header()})
+	}
+	if in.Binary != "" {
+		h = append(h, [2]string{HeaderBinary, in.Binary})
+	}
+	if in.Size > int64(len(in.Body)) {
+		h = append(h, [2]string{HeaderInputSize, strconv.FormatInt(in.Size, 10)}, [2]string{HeaderInputSHA256, in.SHA256})
+		if in.Truncated {
+			h = append(h, [2]string{HeaderInputTruncated, "1"})
+		}
+	}
+	return h
+}

@@ -1,0 +1,166 @@
+package hookwire
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// MissingExit is the exit code of a hook that cannot reach agentledger at
+// all (no engine program): every host blocks the call on it (Claude Code,
+// Cursor and Codex on exit 2 with a reason on stderr, Copilot and Gemini CLI
+// on any exit but 0 and 1).
+const MissingExit = 2
+
+// Options are what a hook's command line says (cmd/agentledger-hook
+// parses it): the host, and the flags of `engine hook HOST` the thin hook
+// reads itself.
+type Options struct {
+	Host, Data, Tenant, Manifest string
+	Policy                       []string
+	FailOpen, AutoApprove        bool
+	Timeout                      time.Duration // default 8s
+	// EngineProgram is the engine program (default: EngineProgram()).
+	EngineProgram string
+	// Args are the hook's arguments after the program name, as given:
+	// what the engine program's own hook gets when a call is handed over.
+	Args []string
+	// Unread is why the command line could not be read (a flag only
+	// `engine hook` knows): every call goes to the engine program's hook.
+	Unread error
+}
+
+// Hook is the hook a host runs for every call (cmd/agentledger-hook). It
+// hands the host's input to the local engine with the call's configuration
+// and prints the host's answer, linking neither the policy engine nor the
+// store. Whatever it cannot do itself — start an engine, answer by the
+// failure policy when none can decide, a flag it does not know — it leaves
+// to the engine program's own `engine hook HOST`, given the same input.
+// Without an engine program it blocks the call (MissingExit, the reason on
+// stderr) and spools it for the record. It returns the exit code.
+func Hook(ctx context.Context, o Options, stdin io.Reader, stdout, stderr io.Writer) int {
+	in := Input{Host: o.Host, AutoApprove: o.AutoApprove}
+	var readErr error
+	in.Body, in.Size, in.SHA256, in.Truncated, readErr = ReadBounded(stdin, MaxInput, 2*MaxInput)
+	eng := o.EngineProgram
+	if eng == "" {
+		eng = EngineProgram()
+	}
+	dir, dirErr := dataDir(o.Data)
+	if eng == "" {
+		return missing(dir, dirErr, o.Host, o.Tenant, in, stderr)
+	}
+	handOver := func() int { return engineHook(ctx, eng, o.Args, in.Body, stdout, stderr) }
+	if o.Unread != nil || readErr != nil || dirErr != nil {
+		return handOver()
+	}
+	cfg := Config{Tenant: o.Tenant, FailOpen: o.FailOpen}
+	if exe, err := os.Executable(); err == nil {
+		cfg.Hook = exe
+	}
+	var err error
+	if cfg.Manifest, err = absolute(o.Manifest); err != nil {
+		return handOver()
+	}
+	for _, p := range o.Policy {
+		ap, err := absolute(p)
+		if err != nil {
+			return handOver()
+		}
+		cfg.Policy = append(cfg.Policy, ap)
+	}
+	in.Config, in.Binary = &cfg, BinaryIdentity(eng)
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = 8 * time.Second
+	}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	raw, err := Exchange(pctx, SocketPath(dir), in)
+	var ans Answer
+	if err == nil {
+		err = json.Unmarshal(raw, &ans)
+	}
+	if err != nil {
+		// No engine answered (none runs, it runs another program, it
+		// failed): the engine program's own hook starts one, or answers by
+		// the failure policy and spools the call.
+		return handOver()
+	}
+	out := ans.HostOutput
+	if len(out) == 0 {
+		out = []byte("{}")
+	}
+	if _, err := stdout.Write(append(bytes.Clone(out), '\n')); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// dataDir is --data, else LEDGER_DATA, else UserDataDir, absolute.
+func dataDir(flagValue string) (string, error) {
+	d := flagValue
+	if d == "" {
+		d = os.Getenv("LEDGER_DATA")
+	}
+	if d == "" {
+		return UserDataDir()
+	}
+	return filepath.Abs(d)
+}
+
+func absolute(p string) (string, error) {
+	if p == "" || p == "default" {
+		return p, nil
+	}
+	return filepath.Abs(p)
+}
+
+// engineHook runs `ENGINE hook ARGS...` on body (without this hook's own
+// --engine-program) and passes its answer and exit code on.
+func engineHook(ctx context.Context, eng string, args []string, body []byte, stdout, stderr io.Writer) int {
+	var pass []string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--engine-program" || a == "-engine-program":
+			i++
+		case strings.HasPrefix(a, "--engine-program=") || strings.HasPrefix(a, "-engine-program="):
+		default:
+			pass = append(pass, a)
+		}
+	}
+	cmd := exec.CommandContext(ctx, eng, append([]string{"hook"}, pass...)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(body), stdout, stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exit):
+		return exit.ExitCode()
+	}
+	fmt.Fprintf(stderr, "agentledger: %s could not run: %v; this call is blocked\n", eng, err)
+	return MissingExit
+}
+
+// missing blocks a call when no engine program is installed, and spools it
+// for the record, which the next engine on the data directory makes.
+func missing(dir string, dirErr error, host, tenant string, in Input, stderr io.Writer) int {
+	cause := errors.New("agentledger's engine program is not installed (not beside agentledger-hook, not on PATH)")
+	fmt.Fprintf(stderr, "agentledger: %v; this call is blocked. Install agentledger (go install github.com/agentledger/agentledger/cmd/...@latest) or remove its hooks.\n", cause)
+	if dirErr == nil {
+		u := Unanswered{Tenant: tenant, Host: host, Input: in.Body, SHA256: in.SHA256, Size: in.Size, Answered: "deny", Cause: cause}
+		if err := SpoolUnanswered(dir, u, time.Now()); err != nil {
+			fmt.Fprintf(stderr, "agentledger: this call could not be spooled for the record either: %v\n", err)
+		}
+	}
+	return MissingExit
+}
