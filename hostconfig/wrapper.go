@@ -51,12 +51,15 @@ tmp=$spool/$id.in
 cat >"$tmp"
 length=$(wc -c <"$tmp" | tr -d ' ')
 sum=$( (sha256sum "$tmp" 2>/dev/null || shasum -a 256 "$tmp") | cut -c1-64)
-session=$(grep -o -E '"(session_id|conversation_id|sessionId)"[[:space:]]*:[[:space:]]*"[A-Za-z0-9._:-]{1,128}"' "$tmp" | head -n 1 | sed -E 's/.*"([^"]*)"$/\1/')
+field() { grep -o -E "\"($1)\"[[:space:]]*:[[:space:]]*\"[A-Za-z0-9._:-]{1,128}\"" "$tmp" | head -n 1 | sed -E 's/.*"([^"]*)"$/\1/'; }
+session=$(field 'session_id|conversation_id|sessionId')
+event=$(field hook_event_name)
+tool=$(field 'tool_name|toolName')
 rm -f "$tmp"
 [ -n "$session" ] || session=rejected
 ms=$(date +%s)000
-printf '{"id":"%s","tenant":"%s","session":"%s","event_type":"EngineFailure","at_unix_ms":%s,"payload":{"id":"%s","event":{"host":"%s","sha256":"%s","length":%s},"answered":"deny","error":"agentledger-hook is not installed: the project hook wrapper found none on PATH","at_unix_ms":%s}}\n' \
-	"$id" "$tenant" "$session" "$ms" "$id" "$host" "$sum" "$length" "$ms" >"$spool/$id.tmp" &&
+printf '{"id":"%s","tenant":"%s","session":"%s","event_type":"EngineFailure","at_unix_ms":%s,"payload":{"id":"%s","event":{"host":"%s","host_event":"%s","tool_name":"%s","sha256":"%s","length":%s},"answered":"deny","error":"agentledger-hook is not installed: the project hook wrapper found none on PATH","at_unix_ms":%s}}\n' \
+	"$id" "$tenant" "$session" "$ms" "$id" "$host" "$event" "$tool" "$sum" "$length" "$ms" >"$spool/$id.tmp" &&
 	mv "$spool/$id.tmp" "$spool/$id.json" && sync 2>/dev/null
 exit 2
 `

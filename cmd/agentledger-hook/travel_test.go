@@ -113,6 +113,9 @@ func TestProjectInstallTravels(t *testing.T) {
 	if err != nil || len(recs) != 1 || recs[0].Session != "teammate-2" || recs[0].EventType != "EngineFailure" {
 		t.Fatalf("spool %+v %v, want the blocked call of teammate-2", recs, err)
 	}
+	if !bytes.Contains(recs[0].Payload, []byte(`"host_event":"PreToolUse","tool_name":"Bash"`)) {
+		t.Errorf("the spooled record does not name the event and tool: %s", recs[0].Payload)
+	}
 	if bytes.Contains(recs[0].Payload, []byte("x.example")) {
 		t.Errorf("the spool holds the input itself: %s", recs[0].Payload)
 	}
