@@ -529,3 +529,60 @@ func shellQuote(s string) string {
 func Command(exe, host string, args ...string) string {
 	return strings.Join(append([]string{shellQuote(exe), "hook", host}, args...), " ")
 }
+
+// Installed is what a host's configuration for a scope holds of
+// agentledger: its file, whether the file exists, and agentledger's hook
+// commands per event the adapter handles (none for an event without one).
+type Installed struct {
+	Path     string
+	Exists   bool
+	Commands map[string][]string
+}
+
+// Missing are the events the adapter handles that have no agentledger
+// hook.
+func (in Installed) Missing(host string) []string {
+	var out []string
+	for _, e := range Events(host) {
+		if len(in.Commands[e]) == 0 {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Inspect reads what a host's configuration for scope holds of
+// agentledger, changing nothing.
+func Inspect(host string, scope Scope) (Installed, error) {
+	sp, c, doc, err := load(host, scope)
+	if err != nil {
+		return Installed{}, err
+	}
+	in := Installed{Path: c.Path, Exists: c.Existed, Commands: map[string][]string{}}
+	hooks := doc.get("hooks")
+	if hooks == nil {
+		return in, nil
+	}
+	for _, event := range sp.events {
+		list := hooks.get(event)
+		if list == nil || !list.isArr {
+			continue
+		}
+		sp.eachOurs(list, host, "engine", func(h *node) bool {
+			in.Commands[event] = append(in.Commands[event], h.str(sp.commandKey))
+			return true
+		})
+	}
+	return in, nil
+}
+
+// CommandProgram is the program a hook command runs and the variables it
+// names (a project wrapper's "$CLAUDE_PROJECT_DIR"), for a check to
+// resolve: the first word of the command, unquoted.
+func CommandProgram(command string) string {
+	words := shellWords(command)
+	if len(words) == 0 {
+		return ""
+	}
+	return words[0]
+}

@@ -32,6 +32,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			serveCommand(a),
 			statusCommand(a),
 			stopCommand(a),
+			doctorCommand(a),
 			stdioCommand(a),
 			hooksCommand(a),
 			installCommand(a, false),
