@@ -60,6 +60,24 @@ func (a *app) doctor(c *cli.Context) error {
 	} else {
 		add(hostconfig.ThinHook, "warn", "not on PATH: a project's hook wrapper blocks every call (go install github.com/agentledger/agentledger/cmd/...)")
 	}
+	doctorHosts(project, thin, add)
+	a.doctorData(c, add)
+	failed := slices.ContainsFunc(fs, func(f finding) bool { return f.Status == "fail" })
+	err = cmdline.Render(a.stdout, format, fs, func(w io.Writer) error {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, f := range fs {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", strings.ToUpper(f.Status), f.Check, f.Detail)
+		}
+		return tw.Flush()
+	})
+	if err == nil && failed {
+		err = cmdline.Fault(errors.New("some checks failed"))
+	}
+	return err
+}
+
+// doctorHosts checks every host's hooks, the user's and project's.
+func doctorHosts(project, thin string, add func(check, status, detail string, args ...any)) {
 	installed := 0
 	for _, host := range hostconfig.Hosts() {
 		for _, scope := range []hostconfig.Scope{{User: true}, {Dir: project}} {
@@ -100,19 +118,6 @@ func (a *app) doctor(c *cli.Context) error {
 	if installed == 0 {
 		add("hosts", "warn", "no agentledger hooks in the user's configuration nor in %s (engine install HOST)", project)
 	}
-	a.doctorData(c, add)
-	failed := slices.ContainsFunc(fs, func(f finding) bool { return f.Status == "fail" })
-	err = cmdline.Render(a.stdout, format, fs, func(w io.Writer) error {
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		for _, f := range fs {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", strings.ToUpper(f.Status), f.Check, f.Detail)
-		}
-		return tw.Flush()
-	})
-	if err == nil && failed {
-		err = cmdline.Fault(errors.New("some checks failed"))
-	}
-	return err
 }
 
 // doctorData checks the data directory and its engine.

@@ -347,6 +347,9 @@ func Run(ctx context.Context, app *cli.App, args []string, stderr io.Writer) int
 		fmt.Fprintf(stderr, "%s: unknown command %q; see '%s help'\n", app.Name, name, app.Name)
 	}
 	setUsageHandler(app.Commands, &usage)
+	if os.Getenv(ParseOnlyEnv) == "1" {
+		parseOnly(app.Commands)
+	}
 	app.ErrWriter = stderr
 	err := app.RunContext(ctx, Permute(app, args))
 	if err == nil {
@@ -363,6 +366,21 @@ func Run(ctx context.Context, app *cli.App, args []string, stderr io.Writer) int
 		fmt.Fprintf(stderr, "%s: %s\n", app.Name, strings.TrimSpace(msg))
 	}
 	return code
+}
+
+// ParseOnlyEnv, set to "1", makes a program parse its command line and
+// stop there: a command or flag that does not exist is still exit 2, and
+// nothing runs (the documentation's test checks every documented command
+// this way).
+const ParseOnlyEnv = "AGENTLEDGER_PARSE_ONLY"
+
+func parseOnly(cmds []*cli.Command) {
+	for _, c := range cmds {
+		if c.Action != nil {
+			c.Action = func(*cli.Context) error { return nil }
+		}
+		parseOnly(c.Subcommands)
+	}
 }
 
 // Permute moves a command's flags ahead of its positional arguments, so
