@@ -116,10 +116,7 @@ func LoadTokens(path string) (*Tokens, error) {
 }
 
 // tenantValid checks a tenant id as envelopes require it.
-func tenantValid(tenant string) error {
-	_, err := ledger.Seal(ledger.Head{}, ledger.Event{TenantID: tenant, SessionID: "x", EventType: ledger.EventCheckpoint, Payload: []byte("{}")}, ledger.Limits{})
-	return err
-}
+func tenantValid(tenant string) error { return ledger.ValidKey(tenant, "x") }
 
 // Lookup returns the principal of a bearer token.
 func (t *Tokens) Lookup(token string) (*Principal, bool) {

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -79,6 +81,7 @@ func Handler(cfg ServerConfig) http.Handler {
 	mux.HandleFunc("POST /v1/version", s.version)
 	mux.HandleFunc("POST /v1/hooks", s.auth(s.hooks, RoleHost))
 	mux.HandleFunc("POST /v1/hooks/{host}", s.auth(s.hooks, RoleHost))
+	mux.HandleFunc("POST /v1/hooks/{host}/native", s.auth(s.nativeHooks, RoleHost))
 	mux.HandleFunc("POST /v1/resolutions", s.auth(s.resolutions, RoleApprover))
 	mux.HandleFunc("GET /v1/pending", s.auth(s.pendingList, RoleApprover, RoleAuditor))
 	mux.HandleFunc("GET /v1/sessions/{id}/snapshot", s.auth(s.snapshot, RoleHost, RoleAuditor, RoleApprover))
@@ -204,18 +207,50 @@ const hookBodyCap = 2 * MaxInput
 // hook input (POST /v1/hooks/{host}). Every input gets an answer: the
 // engine's one failure policy decides what to answer input it cannot take.
 func (s *server) hooks(w http.ResponseWriter, r *http.Request) {
+	if resp, ok := s.answer(w, r); ok {
+		writeJSON(w, http.StatusOK, resp)
+	}
+}
+
+// nativeHooks answers a host's native input with the host's own answer
+// (POST /v1/hooks/{host}/native): what a host's HTTP hook reads.
+func (s *server) nativeHooks(w http.ResponseWriter, r *http.Request) {
+	if HostNamed(r.PathValue("host")) == nil {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("unknown host %q", r.PathValue("host")))
+		return
+	}
+	resp, ok := s.answer(w, r)
+	if !ok {
+		return
+	}
+	out := resp.HostOutput
+	if len(out) == 0 {
+		out = json.RawMessage("{}")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.Write(append(bytes.Clone(out), '\n'))
+}
+
+// answer decides one hook request; on a request it cannot take it writes
+// the error and returns false.
+func (s *server) answer(w http.ResponseWriter, r *http.Request) (HookResponse, bool) {
 	start := time.Now()
 	if got := r.Header.Get(hookwire.HeaderBinary); s.cfg.Binary != "" && got != "" && got != s.cfg.Binary {
 		writeError(w, http.StatusConflict, "this engine runs another program; it stops, start the new one")
 		if s.cfg.Stale != nil {
 			s.cfg.Stale()
 		}
-		return
+		return HookResponse{}, false
 	}
 	req := Request{Tenant: tenantOf(r), Auth: principalOf(r).Identity, Host: r.PathValue("host"), AutoApprove: r.Header.Get(HeaderAutoApprove) == "1", Observe: s.cfg.Observe}
 	if h := r.Header.Get(hookwire.HeaderConfig); h != "" && s.cfg.Configure != nil {
 		c, err := hookwire.ParseConfig(h)
-		if err == nil && c.Tenant != "" {
+		switch {
+		case err != nil:
+		case c.Tenant != "" && s.cfg.Tokens != nil && c.Tenant != req.Tenant:
+			err = fmt.Errorf("tenant %q: the token is the tenant %q's", c.Tenant, req.Tenant)
+		case c.Tenant != "":
 			err = sessionIDValid(c.Tenant, "s")
 		}
 		if err == nil {
@@ -223,16 +258,14 @@ func (s *server) hooks(w http.ResponseWriter, r *http.Request) {
 		}
 		if err != nil {
 			writeError(w, http.StatusBadRequest, "configuration: "+err.Error())
-			return
+			return HookResponse{}, false
 		}
-		if c.Tenant != "" {
-			req.Tenant = c.Tenant
-		}
+		req.Tenant = cmp.Or(c.Tenant, req.Tenant)
 	}
 	var err error
 	if req.Body, req.Size, req.SHA256, req.Truncated, err = hookwire.ReadBounded(r.Body, MaxInput, hookBodyCap); err != nil {
 		writeError(w, http.StatusBadRequest, "reading body: "+err.Error())
-		return
+		return HookResponse{}, false
 	}
 	if n, err := strconv.ParseInt(r.Header.Get(HeaderInputSize), 10, 64); err == nil && n > req.Size {
 		// A hook that read more of the host's input than it sent.
@@ -250,7 +283,7 @@ func (s *server) hooks(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.metrics.observe(resp.Decision, time.Since(start))
 	}
-	writeJSON(w, http.StatusOK, resp)
+	return resp, true
 }
 
 // Headers of the hook API (see hookwire).

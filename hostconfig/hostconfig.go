@@ -68,6 +68,9 @@ type spec struct {
 	commandKey string
 	// handler is agentledger's handler running command.
 	handler func(command string) *node
+	// httpHandler, for a host with an HTTP hook type that fails closed, is
+	// agentledger's handler sending the event to h.
+	httpHandler func(h HTTPHook) *node
 	// owned: the file is agentledger's alone (removed when its hooks are).
 	owned bool
 }
@@ -99,6 +102,13 @@ var specs = map[string]*spec{
 			// hook that cannot start or exits oddly blocks the call instead
 			// of letting it through.
 			return object(member{"type", scalar("command")}, member{"command", scalar(c)}, member{"timeout", scalar(HookTimeout)}, member{"onFailure", scalar("block")})
+		},
+		httpHandler: func(h HTTPHook) *node {
+			headers := object()
+			for _, kv := range h.Headers {
+				headers.set(kv[0], scalar(kv[1]))
+			}
+			return object(member{"type", scalar("http")}, member{"url", scalar(h.URL)}, member{"headers", headers}, member{"timeout", scalar(HookTimeout)}, member{"onFailure", scalar("block")})
 		},
 	},
 	"cursor": {
@@ -284,6 +294,40 @@ func load(host string, scope Scope) (*spec, *Change, *node, error) {
 // flags). Hooks of agentledger already in place for an event are updated
 // to command, duplicates of them removed; the user's own hooks stay.
 func Install(host string, scope Scope, command string) (*Change, error) {
+	sp := specs[host]
+	if sp == nil {
+		return nil, fmt.Errorf("unknown host %q (one of %s)", host, strings.Join(Hosts(), ", "))
+	}
+	return install(host, scope, program(command), func(string) *node { return sp.handler(command) })
+}
+
+// HTTPHook is a hook the host sends as an HTTP request: a URL on this
+// machine's loopback, and the headers that go with it.
+type HTTPHook struct {
+	URL     string
+	Headers [][2]string
+}
+
+// InstallHTTP plans the change that sends every event the host's adapter
+// handles to agentledger's HTTP hook endpoint, failing closed (the host
+// blocks a call whose request fails), except SessionStart, which runs
+// startCommand: a command hook, which starts the engine the HTTP hooks
+// reach. Only hosts with an HTTP hook type that can fail closed take it.
+func InstallHTTP(host string, scope Scope, h HTTPHook, startCommand string) (*Change, error) {
+	sp := specs[host]
+	if sp == nil || sp.httpHandler == nil {
+		return nil, fmt.Errorf("%s has no HTTP hook type with a documented fail-closed setting; use the command hook", host)
+	}
+	return install(host, scope, program(startCommand), func(event string) *node {
+		if event == "SessionStart" {
+			return sp.handler(startCommand)
+		}
+		return sp.httpHandler(h)
+	})
+}
+
+// install writes handlerFor(event) as agentledger's hook of every event.
+func install(host string, scope Scope, prog string, handlerFor func(event string) *node) (*Change, error) {
 	sp, c, doc, err := load(host, scope)
 	if err != nil {
 		return nil, err
@@ -293,7 +337,6 @@ func Install(host string, scope Scope, command string) (*Change, error) {
 		hooks = object()
 		doc.set("hooks", hooks)
 	}
-	prog := program(command)
 	for _, event := range sp.events {
 		list := hooks.get(event)
 		if list == nil {
@@ -303,17 +346,18 @@ func Install(host string, scope Scope, command string) (*Change, error) {
 		if !list.isArr {
 			return nil, fmt.Errorf("%s: hooks.%s is not an array; nothing was changed", c.Path, event)
 		}
+		want := handlerFor(event)
 		found := false
 		sp.eachOurs(list, host, prog, func(h *node) bool {
 			if found {
 				return false // a duplicate: removed
 			}
 			found = true
-			mergeHandler(h, sp.handler(command))
+			mergeHandler(h, want)
 			return true
 		})
 		if !found {
-			entry := sp.handler(command)
+			entry := want
 			if sp.grouped {
 				entry = object(member{"hooks", array(entry)})
 				if m := sp.matcher(event); m != "" {
@@ -388,7 +432,9 @@ func (sp *spec) eachOurs(list *node, host, prog string, keep func(h *node) bool)
 		}
 		parent.arr = out
 	}
-	handlers := func(h *node) bool { return !isOurs(h.str(sp.commandKey), host, prog) || keep(h) }
+	handlers := func(h *node) bool {
+		return !(isOurs(h.str(sp.commandKey), host, prog) || isOurHTTP(h, host)) || keep(h)
+	}
 	if !sp.grouped {
 		filter(list, handlers)
 		return
@@ -409,6 +455,13 @@ func mergeHandler(h, want *node) {
 	for _, m := range want.obj {
 		if !equal(h.get(m.key), m.val) {
 			h.set(m.key, m.val)
+		}
+	}
+	// What only the other kind of handler has goes (a command hook
+	// become an HTTP hook, or back).
+	for _, k := range []string{"command", "url", "headers"} {
+		if want.get(k) == nil && h.get(k) != nil {
+			h.remove(k)
 		}
 	}
 }
@@ -435,6 +488,16 @@ func isOurs(command, host, prog string) bool {
 		}
 	}
 	return false
+}
+
+// HTTPHookPath is the path of agentledger's HTTP hook endpoint for host:
+// the engine answers there with the host's own answer.
+func HTTPHookPath(host string) string { return "/v1/hooks/" + host + "/native" }
+
+// isOurHTTP reports whether a handler is agentledger's HTTP hook for host.
+func isOurHTTP(h *node, host string) bool {
+	u := h.str("url")
+	return h.str("type") == "http" && strings.HasPrefix(u, "http://127.0.0.1:") && strings.HasSuffix(u, HTTPHookPath(host))
 }
 
 // program is the name of the program a hook command runs.
@@ -532,7 +595,8 @@ func Command(exe, host string, args ...string) string {
 
 // Installed is what a host's configuration for a scope holds of
 // agentledger: its file, whether the file exists, and agentledger's hook
-// commands per event the adapter handles (none for an event without one).
+// commands per event the adapter handles (none for an event without one;
+// "http URL" for an HTTP hook).
 type Installed struct {
 	Path     string
 	Exists   bool
@@ -569,7 +633,11 @@ func Inspect(host string, scope Scope) (Installed, error) {
 			continue
 		}
 		sp.eachOurs(list, host, "engine", func(h *node) bool {
-			in.Commands[event] = append(in.Commands[event], h.str(sp.commandKey))
+			cmd := h.str(sp.commandKey)
+			if isOurHTTP(h, host) {
+				cmd = "http " + h.str("url")
+			}
+			in.Commands[event] = append(in.Commands[event], cmd)
 			return true
 		})
 	}

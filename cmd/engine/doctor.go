@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -171,6 +172,15 @@ func (a *app) doctorData(c *cli.Context, add func(check, status, detail string, 
 // wrapper (and agentledger-hook on PATH behind it), or a program by path or
 // name.
 func resolveHook(command, project, thin string) (string, string) {
+	if url, ok := strings.CutPrefix(command, "http "); ok {
+		addr := strings.TrimPrefix(url, "http://")
+		addr, _, _ = strings.Cut(addr, "/")
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			c.Close()
+			return "ok", "the engine serves it"
+		}
+		return "warn", "no engine listens on " + addr + ": the host blocks these calls until a session start starts one"
+	}
 	prog := hostconfig.CommandProgram(command)
 	if strings.HasSuffix(prog, "/"+hostconfig.WrapperPath) || prog == hostconfig.WrapperPath {
 		w := filepath.Join(project, hostconfig.WrapperPath)

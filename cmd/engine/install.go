@@ -41,6 +41,8 @@ func installCommand(a *app, remove bool) *cli.Command {
 			&cli.StringFlag{Name: "project", Value: ".", Usage: "project `DIR` whose configuration is changed"},
 			&cli.BoolFlag{Name: "user", Usage: "change the user's configuration (under the home directory) instead of a project's"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the change, write nothing"},
+			&cli.StringFlag{Name: "transport", Value: "command", Usage: "`command` (a hook process per call, the default) or http (Claude Code's HTTP hooks with onFailure block, to the local engine on loopback with a token of this install; --user only: the token is written into the user's settings)"},
+			&cli.StringFlag{Name: "tenant", Value: "default", Usage: "`TENANT` of an http install's token"},
 			&cli.StringFlag{Name: "command", Usage: "the hook `COMMAND` to write (default: the project's wrapper; with --user, agentledger-hook beside this engine program, by absolute path)"},
 		},
 		Action: func(c *cli.Context) error { return a.install(c, remove) },
@@ -66,15 +68,23 @@ func (a *app) install(c *cli.Context, remove bool) error {
 	if err != nil {
 		return err
 	}
-	plan := hostconfig.Install
-	if remove {
-		plan = hostconfig.Uninstall
+	scope := hostconfig.Scope{Dir: dir, User: c.Bool("user")}
+	var change *hostconfig.Change
+	var secret string // shown redacted
+	switch {
+	case remove:
+		change, err = hostconfig.Uninstall(host, scope, command)
+	case c.String("transport") == "http":
+		change, secret, err = a.planHTTP(c, host, scope, command)
+	case c.String("transport") != "command":
+		return cmdline.Usage(fmt.Errorf("--transport %q: want command or http", c.String("transport")))
+	default:
+		change, err = hostconfig.Install(host, scope, command)
 	}
-	change, err := plan(host, hostconfig.Scope{Dir: dir, User: c.Bool("user")}, command)
 	if err != nil {
 		return cmdline.Usage(err)
 	}
-	if err := a.applyChange(c, change); err != nil {
+	if err := a.applyChange(c, change, secret); err != nil {
 		return err
 	}
 	if c.Bool("user") || c.Bool("dry-run") && remove {
@@ -95,13 +105,44 @@ func (a *app) install(c *cli.Context, remove bool) error {
 	if wrapper == nil {
 		return nil
 	}
-	return a.applyChange(c, wrapper)
+	return a.applyChange(c, wrapper, "")
 }
 
-// applyChange prints a planned change as a diff and makes it, unless
-// --dry-run.
-func (a *app) applyChange(c *cli.Context, change *hostconfig.Change) error {
-	fmt.Fprint(a.stdout, change.Diff())
+// planHTTP plans an http install: every event but SessionStart goes to the
+// local engine's HTTP hook listener with a new token of this install (and
+// the configuration the hook would send), SessionStart stays a command hook,
+// which starts the engine.
+func (a *app) planHTTP(c *cli.Context, host string, scope hostconfig.Scope, startCommand string) (*hostconfig.Change, string, error) {
+	if !scope.User {
+		return nil, "", errors.New("--transport http writes a token into the host's settings: install it for the user (--user), not into a project's files")
+	}
+	if c.Bool("dry-run") {
+		change, err := hostconfig.InstallHTTP(host, scope, hostconfig.HTTPHook{URL: "http://127.0.0.1:PORT" + hostconfig.HTTPHookPath(host),
+			Headers: [][2]string{{"Authorization", "Bearer TOKEN"}}}, startCommand)
+		return change, "", err
+	}
+	dir, err := cmdline.HookDataDir(c)
+	if err != nil {
+		return nil, "", err
+	}
+	token, listen, err := newHTTPHookToken(dir, c.String("tenant"))
+	if err != nil {
+		return nil, "", err
+	}
+	cfg := hookwire.Config{Tenant: c.String("tenant")}
+	change, err := hostconfig.InstallHTTP(host, scope, hostconfig.HTTPHook{URL: "http://" + listen + hostconfig.HTTPHookPath(host),
+		Headers: [][2]string{{"Authorization", "Bearer " + token}, {hookwire.HeaderConfig, cfg.Header()}}}, startCommand+" --tenant "+c.String("tenant"))
+	return change, token, err
+}
+
+// applyChange prints a planned change as a diff (secret shown by its first
+// characters only) and makes it, unless --dry-run.
+func (a *app) applyChange(c *cli.Context, change *hostconfig.Change, secret string) error {
+	diff := change.Diff()
+	if secret != "" {
+		diff = strings.ReplaceAll(diff, secret, secret[:6]+"…")
+	}
+	fmt.Fprint(a.stdout, diff)
 	switch {
 	case !change.Changed():
 		fmt.Fprintf(a.stdout, "%s: no change\n", change.Path)

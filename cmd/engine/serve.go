@@ -243,9 +243,19 @@ func (a *app) runServers(c *cli.Context, f serveFlags, p *policy.Policy, eng *en
 		fmt.Fprintf(a.stderr, "engine: serving %s://%s (policy %s, manifest %s)\n", scheme, ln.Addr(), p.Digest()[:12], p.Manifest().Name)
 	}
 	if f.socket != "" {
-		ln, err := a.socketListener(c, f.socket)
+		httpListen, httpTokens, httpHooks, err := readHTTPHooks(f.dataDir)
+		if err != nil {
+			return cmdline.Usage(err)
+		}
+		ln, err := a.socketListener(c, f.socket, !httpHooks)
 		if err != nil {
 			return err
+		}
+		if httpHooks {
+			// The command hooks are served whatever becomes of these.
+			if err := a.serveHTTPHooks(httpListen, httpTokens, eng, st, cs, timeout, serveOn); err != nil {
+				a.warn(fmt.Errorf("HTTP hooks are not served (the host blocks their calls): %w", err))
+			}
 		}
 		defer os.Remove(f.socket)
 		// The socket is this user's only (0600 in a 0700 directory): its
@@ -276,16 +286,34 @@ func (a *app) runServers(c *cli.Context, f serveFlags, p *policy.Policy, eng *en
 }
 
 // socketListener listens on the hooks' Unix socket, closing it after
-// --idle-exit without requests.
-func (a *app) socketListener(c *cli.Context, socket string) (net.Listener, error) {
+// --idle-exit without requests when idle is set.
+func (a *app) socketListener(c *cli.Context, socket string, idle bool) (net.Listener, error) {
 	ln, err := engine.ListenUnix(socket)
 	if err != nil {
 		return nil, cmdline.Usage(err)
 	}
-	if idle := c.Duration("idle-exit"); idle > 0 {
-		ln = engine.NewIdleListener(ln, idle)
+	if d := c.Duration("idle-exit"); d > 0 && idle {
+		ln = engine.NewIdleListener(ln, d)
 	}
 	return ln, nil
+}
+
+// serveHTTPHooks serves hosts' HTTP hooks on the loopback address engine
+// install set up, each request authenticated by its install's token and
+// decided under the configuration it names.
+func (a *app) serveHTTPHooks(listen, tokensPath string, eng *engine.Engine, st *store.Store, cs *configs, timeout time.Duration, serveOn func(net.Listener, http.Handler)) error {
+	tokens, err := engine.LoadTokens(tokensPath)
+	if err != nil {
+		return cmdline.Usage(err)
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return cmdline.Unavailable(fmt.Errorf("HTTP hooks on %s: %w", listen, err))
+	}
+	serveOn(ln, engine.Handler(engine.ServerConfig{Engine: eng, Store: st, Tokens: tokens, Timeout: timeout, Observe: true,
+		Configure: cs.get, Configured: cs.count}))
+	fmt.Fprintf(a.stderr, "engine: serving HTTP hooks on http://%s (no idle exit while they are installed)\n", listen)
+	return nil
 }
 
 // staleBinary returns what the socket's handler calls when a hook would
