@@ -23,8 +23,10 @@ import (
 var dataGlobs = []string{"**/ledger-data", "**/.agentledger", "**/.local/share/agentledger"}
 
 // hostConfigGlobs are the hosts' hook configurations in any project or
-// home directory, and the machine-wide ones.
-var hostConfigGlobs = []string{
+// home directory, and the machine-wide ones; and any file named like the
+// program the hooks run (a project's wrapper runs agentledger-hook from
+// PATH: one written earlier on PATH would answer in its place).
+var hostConfigGlobs = []string{"**/agentledger-hook",
 	"**/.claude/settings.json", "**/.claude/settings.local.json", "**/.claude/hooks",
 	"**/.cursor/hooks.json", "**/.github/hooks", "**/.gemini/settings.json",
 	"**/.codex/config.toml", "**/.codex/hooks.json", "**/.github/copilot/settings.json", "**/.github/copilot/settings.local.json",
