@@ -17,7 +17,7 @@ import (
 // data directory; the local engine serves them while it runs (and then
 // does not exit idle: an HTTP hook cannot start it).
 const (
-	httpHooksFile  = "http-hooks.json"              // {"listen": "127.0.0.1:PORT"}
+	httpHooksFile  = "http-hooks.json"            // {"listen": "127.0.0.1:PORT"}
 	httpTokensFile = "keys/http-hook-tokens.json" // engine serve --tokens format
 )
 
