@@ -243,33 +243,10 @@ func (a *app) runServers(c *cli.Context, f serveFlags, p *policy.Policy, eng *en
 		fmt.Fprintf(a.stderr, "engine: serving %s://%s (policy %s, manifest %s)\n", scheme, ln.Addr(), p.Digest()[:12], p.Manifest().Name)
 	}
 	if f.socket != "" {
-		httpListen, httpTokens, httpHooks, err := readHTTPHooks(f.dataDir)
-		if err != nil {
-			return cmdline.Usage(err)
-		}
-		ln, err := a.socketListener(c, f.socket, !httpHooks)
-		if err != nil {
+		if err := a.serveSocket(c, f, eng, st, cs, serveOn); err != nil {
 			return err
 		}
-		if httpHooks {
-			// The command hooks are served whatever becomes of these.
-			if err := a.serveHTTPHooks(httpListen, httpTokens, eng, st, cs, timeout, serveOn); err != nil {
-				a.warn(fmt.Errorf("HTTP hooks are not served (the host blocks their calls): %w", err))
-			}
-		}
 		defer os.Remove(f.socket)
-		// The socket is this user's only (0600 in a 0700 directory): its
-		// requests act as the tenant their configuration names (--tenant
-		// without one) without a token, each decided under the policy and
-		// manifest it names.
-		var binary string
-		if exe, err := os.Executable(); err == nil {
-			binary = hookwire.BinaryIdentity(exe)
-		}
-		serveOn(ln, engine.Handler(engine.ServerConfig{Engine: eng, Store: st, Insecure: true, Tenant: c.String("tenant"), Timeout: timeout,
-			LocalIdentity: engine.LocalIdentity(), LocalRole: engine.RoleHost, Observe: true,
-			Binary: binary, Stale: a.staleBinary(ln), Configure: cs.get, Configured: cs.count}))
-		fmt.Fprintf(a.stderr, "engine: serving hooks on %s (each in the tenant, policy and manifest its hook names; default tenant %s)\n", f.socket, c.String("tenant"))
 	}
 	st.Announce("engine serve", f.socket)
 	select {
@@ -283,6 +260,39 @@ func (a *app) runServers(c *cli.Context, f serveFlags, p *policy.Policy, eng *en
 	case <-lost:
 		return cmdline.Unavailable(errors.New("the process this engine recorded through went away; stopping, so that the next hook starts an engine that holds the data directory"))
 	}
+}
+
+// serveSocket serves the hooks' Unix socket, and the HTTP hooks engine
+// install set up in the data directory.
+func (a *app) serveSocket(c *cli.Context, f serveFlags, eng *engine.Engine, st *store.Store, cs *configs, serveOn func(net.Listener, http.Handler)) error {
+	timeout := c.Duration("timeout")
+	httpListen, httpTokens, httpHooks, err := readHTTPHooks(f.dataDir)
+	if err != nil {
+		return cmdline.Usage(err)
+	}
+	ln, err := a.socketListener(c, f.socket, !httpHooks)
+	if err != nil {
+		return err
+	}
+	if httpHooks {
+		// The command hooks are served whatever becomes of these.
+		if err := a.serveHTTPHooks(httpListen, httpTokens, eng, st, cs, timeout, serveOn); err != nil {
+			a.warn(fmt.Errorf("HTTP hooks are not served (the host blocks their calls): %w", err))
+		}
+	}
+	// The socket is this user's only (0600 in a 0700 directory): its
+	// requests act as the tenant their configuration names (--tenant
+	// without one) without a token, each decided under the policy and
+	// manifest it names.
+	var binary string
+	if exe, err := os.Executable(); err == nil {
+		binary = hookwire.BinaryIdentity(exe)
+	}
+	serveOn(ln, engine.Handler(engine.ServerConfig{Engine: eng, Store: st, Insecure: true, Tenant: c.String("tenant"), Timeout: timeout,
+		LocalIdentity: engine.LocalIdentity(), LocalRole: engine.RoleHost, Observe: true,
+		Binary: binary, Stale: a.staleBinary(ln), Configure: cs.get, Configured: cs.count}))
+	fmt.Fprintf(a.stderr, "engine: serving hooks on %s (each in the tenant, policy and manifest its hook names; default tenant %s)\n", f.socket, c.String("tenant"))
+	return nil
 }
 
 // socketListener listens on the hooks' Unix socket, closing it after
