@@ -126,6 +126,7 @@ func AnalyzeTool(native string, input any, cwd string) Analysis {
 	a.readWrites(written, cwd)
 	a.caveats(shellLines, cwd)
 	a.findings(cwd)
+	a.remoteShells()
 	a.sends()
 	a.Tool = canonicalFor(native, &a)
 	a.finish()
@@ -574,8 +575,12 @@ func canonicalFor(native string, a *Analysis) string {
 
 // StreamDevice reports whether p is a device that discards or passes on
 // what is written to it (/dev/null, the standard streams, the terminal, a
-// file descriptor): writing there changes no file.
+// file descriptor, bash's /dev/tcp and /dev/udp, which are network
+// connections: see sends): writing there changes no file.
 func StreamDevice(p string) bool {
+	if strings.HasPrefix(p, "/dev/tcp/") || strings.HasPrefix(p, "/dev/udp/") {
+		return true
+	}
 	switch p {
 	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/zero":
 		return true

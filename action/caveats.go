@@ -629,10 +629,16 @@ func codeFile(p string) string {
 		base == "build.rs" || base == "composer.json" || base == "rakefile" || base == "gemfile" || base == "build.gradle" ||
 		base == "build.gradle.kts" || base == "pom.xml" || base == "cmakelists.txt" || base == "meson.build" || base == "justfile" ||
 		base == "taskfile.yml" || base == "taskfile.yaml" || base == "noxfile.py" || base == "tox.ini" ||
-		base == "conftest.py" || base == ".pre-commit-config.yaml" || base == "lefthook.yml" || base == ".lefthook.yml" || base == "go.mod":
+		base == "conftest.py" || base == ".pre-commit-config.yaml" || base == "lefthook.yml" || base == ".lefthook.yml" || base == "go.mod" ||
+		base == "makefile.am" || base == "makefile.in" || base == "configure.ac" || base == "procfile" || strings.HasPrefix(base, "requirements") && strings.HasSuffix(base, ".txt") ||
+		strings.HasSuffix(p, "/.cargo/config.toml") || strings.HasSuffix(p, "/.cargo/config"):
 		return "a build or package file whose scripts run"
+	case base == "dockerfile" || base == "containerfile" || strings.HasSuffix(base, ".dockerfile") || strings.HasPrefix(base, "dockerfile.") ||
+		base == "compose.yml" || base == "compose.yaml" || strings.HasPrefix(base, "docker-compose") && (strings.HasSuffix(base, ".yml") || strings.HasSuffix(base, ".yaml")):
+		return "a container build or compose file whose commands run"
 	case strings.Contains(p, "/.github/workflows/") || strings.HasSuffix(p, "/.gitlab-ci.yml") || strings.Contains(p, "/.circleci/") ||
-		base == "jenkinsfile" || base == "azure-pipelines.yml" || base == ".travis.yml" || strings.Contains(p, "/.buildkite/"):
+		base == "jenkinsfile" || base == "azure-pipelines.yml" || base == ".travis.yml" || strings.Contains(p, "/.buildkite/") ||
+		base == "bitbucket-pipelines.yml" || base == "action.yml" || base == "action.yaml":
 		return "a CI workflow"
 	case base == ".envrc" || base == ".env.sh" || base == ".tool-versions" || base == ".npmrc" || base == ".yarnrc" || base == ".yarnrc.yml" || base == "pip.conf":
 		return "configuration a tool loads and runs by itself"
@@ -641,7 +647,7 @@ func codeFile(p string) string {
 		return "git configuration, which can name programs git runs"
 	case persistencePath(orig) != "":
 		return persistencePath(orig)
-	case strings.Contains(p, "/.vscode/") || strings.Contains(p, "/.idea/") || strings.Contains(p, "/.devcontainer/"):
+	case strings.Contains(p, "/.vscode/") || strings.Contains(p, "/.idea/") || strings.Contains(p, "/.devcontainer/") || strings.Contains(p, "/.zed/"):
 		return "editor configuration that can run tasks"
 	case strings.Contains(p, "/.local/bin/") || strings.Contains(p, "/bin/") && (strings.HasPrefix(p, "~") || strings.HasPrefix(p, "/home/") ||
 		strings.HasPrefix(p, "/Users/") || strings.HasPrefix(p, "/usr/local/") || strings.HasPrefix(p, "/root/")) || strings.Contains(p, "/node_modules/.bin/"):

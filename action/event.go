@@ -2,7 +2,6 @@ package action
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/elide"
@@ -68,31 +67,13 @@ func (a *Analysis) observed(facts any) {
 }
 
 // cut notes the values the engine cut from the call's input to fit the
-// record (the event's elided member). What was not read of a command, or of
-// what is written into a file other programs run or load (a makefile, a
-// script, source code, instructions), cannot be vouched for: the call is
-// never explicitly allowed. Any other cut (the bulk of a lock file, a long
-// result) only stays on record.
+// record (the event's elided member): what was not read cannot be vouched
+// for, so the call is never explicitly allowed.
 func (a *Analysis) cut(cuts any) {
 	list, _ := cuts.([]any)
-	if len(list) == 0 || !a.readsWhatIsCut() {
-		return
-	}
 	for _, c := range list {
 		m, _ := c.(map[string]any)
 		ptr, _ := m["pointer"].(string)
 		a.Caveats = append(a.Caveats, fmt.Sprintf("%s was cut to fit the record (%v bytes, %v read)", ptr, m["size"], m["kept"]))
 	}
-}
-
-func (a *Analysis) readsWhatIsCut() bool {
-	if a.Tool == aarts.ToolShell || a.Tool == aarts.ToolCodeExec || a.Tool == aarts.ToolPackageInstall {
-		return true
-	}
-	for _, p := range a.WritePaths {
-		if codeFile(p) != "" || InstructionFile(p) != "" || sourceLang(p, "") != "" || strings.HasSuffix(p, ".sh") || strings.Contains(p, "/hooks/") {
-			return true
-		}
-	}
-	return false
 }

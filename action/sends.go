@@ -69,10 +69,6 @@ func (a *Analysis) sends() {
 			if len(c.Inputs) > 0 || c.Heredoc != "" {
 				add(c.Binary + " reads what it sends from standard input")
 			}
-		case rawSenders[c.Binary]:
-			if len(c.Inputs) > 0 || c.Piped || c.Heredoc != "" {
-				add(c.Binary + " sends its standard input to a network peer")
-			}
 		case dnsTools[c.Binary]:
 			for _, arg := range args {
 				if strings.ContainsAny(arg, "$`") {
@@ -83,6 +79,17 @@ func (a *Analysis) sends() {
 			if c.Piped || len(c.Inputs) > 0 {
 				add(c.Binary + " sends its standard input to a remote host")
 			}
+			if ops := operands(c.Argv); c.Binary != "ssh" && len(ops) >= 2 {
+				if host := remoteHost(ops[len(ops)-1]); host != "" {
+					add(c.Binary + " copies files to " + host)
+					if !slices.Contains(a.Hosts, host) {
+						a.Hosts = append(a.Hosts, host)
+					}
+				}
+			}
+		}
+		if rawSenders[c.Binary] && (len(c.Inputs) > 0 || c.Piped || c.Heredoc != "") {
+			add(c.Binary + " sends its standard input to a network peer")
 		}
 		for _, arg := range args {
 			if i := strings.Index(arg, "://"); i >= 0 && strings.ContainsAny(hostPart(arg[i+3:]), "$`") {
@@ -98,6 +105,27 @@ func (a *Analysis) sends() {
 			add(c.Binary + " runs " + lang + " code that opens a network connection")
 		}
 	}
+}
+
+// remoteHost is the host of an scp/rsync remote path ([user@]host:path,
+// rsync://host/...), or "".
+func remoteHost(p string) string {
+	if rest, ok := strings.CutPrefix(p, "rsync://"); ok {
+		h, _, _ := strings.Cut(rest, "/")
+		return strings.ToLower(hostPart(h))
+	}
+	i := strings.Index(p, ":")
+	if i <= 0 || strings.Contains(p[:i], "/") {
+		return "" // a local path (./a:b, /x:y)
+	}
+	h := p[:i]
+	if at := strings.LastIndex(h, "@"); at >= 0 {
+		h = h[at+1:]
+	}
+	if h == "" || strings.ContainsAny(h, " $`") {
+		return ""
+	}
+	return strings.ToLower(strings.Trim(h, "[]"))
 }
 
 // mayConnect reports whether code holds a word of socketCode, before the

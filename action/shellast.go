@@ -81,6 +81,11 @@ func (w *shellWalker) stmt(st *syntax.Stmt, stage int, piped bool) {
 			if t := wordText(r.Word); t != "" && !strings.HasPrefix(t, "&") {
 				redirects = append(redirects, t)
 			}
+		case syntax.DplOut:
+			// >& FILE (not a descriptor, not -) writes both streams to FILE.
+			if t := wordText(r.Word); t != "" && t != "-" && strings.Trim(t, "0123456789") != "" && !strings.HasPrefix(t, "&") {
+				redirects = append(redirects, t)
+			}
 		case syntax.RdrIn, syntax.RdrInOut:
 			if t := wordText(r.Word); t != "" && !strings.HasPrefix(t, "&") {
 				inputs = append(inputs, t)

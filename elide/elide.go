@@ -38,6 +38,9 @@ type Cut struct {
 	SHA256 string `json:"sha256"`
 	// Kept is how many of its first bytes the document still holds.
 	Kept int `json:"kept"`
+	// Found names what the caller's scan found in the whole value (kinds of
+	// sensitive data, never the data), so that what was cut still counts.
+	Found []string `json:"found,omitempty"`
 }
 
 // ErrStructure means cutting string values cannot bring the document under
@@ -48,10 +51,11 @@ var ErrStructure = errors.New("the document is over the limit in its structure, 
 // Fit returns doc unchanged when it is at most limit bytes; otherwise the
 // document with its longest string values cut to at most keep bytes each
 // (DefaultKeep when keep <= 0), longest first, until it fits, and the cuts
-// in document order. doc must be one JSON value; duplicate keys and other
-// defects should be refused before (canon). Object members keep their
-// order; numbers are kept as written. The result is deterministic.
-func Fit(doc []byte, limit, keep int) ([]byte, []Cut, error) {
+// in document order, each with what scan (when not nil) found in the whole
+// value. doc must be one JSON value; duplicate keys and other defects
+// should be refused before (canon). Object members keep their order;
+// numbers are kept as written. The result is deterministic when scan is.
+func Fit(doc []byte, limit, keep int, scan func(string) []string) ([]byte, []Cut, error) {
 	if len(doc) <= limit {
 		return doc, nil, nil
 	}
@@ -86,7 +90,11 @@ func Fit(doc []byte, limit, keep int) ([]byte, []Cut, error) {
 	for _, n := range strs {
 		if n.cut {
 			sum := sha256.Sum256([]byte(n.str))
-			list = append(list, Cut{Pointer: n.pointer, Size: len(n.str), SHA256: hex.EncodeToString(sum[:]), Kept: len(n.kept)})
+			c := Cut{Pointer: n.pointer, Size: len(n.str), SHA256: hex.EncodeToString(sum[:]), Kept: len(n.kept)}
+			if scan != nil {
+				c.Found = scan(n.str)
+			}
+			list = append(list, c)
 		}
 	}
 	return out, list, nil

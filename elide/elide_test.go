@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -15,7 +16,7 @@ import (
 
 func TestUnderTheLimitIsUnchanged(t *testing.T) {
 	doc := []byte(`{"a": "x",  "n": 1.50}`)
-	out, cuts, err := Fit(doc, len(doc), 4)
+	out, cuts, err := Fit(doc, len(doc), 4, nil)
 	if err != nil || !bytes.Equal(out, doc) || cuts != nil {
 		t.Fatalf("Fit = %s %v %v, want the document unchanged", out, cuts, err)
 	}
@@ -31,7 +32,7 @@ func TestLongestValuesAreCut(t *testing.T) {
 		"tool_input": map[string]any{"file_path": "/workspace/shop/package-lock.json", "content": content},
 		"n":          json.Number("12345678901234567890"),
 	})
-	out, cuts, err := Fit(doc, 64<<10, 16<<10)
+	out, cuts, err := Fit(doc, 64<<10, 16<<10, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,11 +56,11 @@ func TestLongestValuesAreCut(t *testing.T) {
 	}
 	sum := sha256.Sum256([]byte(content))
 	want := Cut{Pointer: "/tool_input/content", Size: len(content), SHA256: hex.EncodeToString(sum[:]), Kept: 16 << 10}
-	if len(cuts) != 1 || cuts[0] != want {
+	if len(cuts) != 1 || !reflect.DeepEqual(cuts[0], want) {
 		t.Errorf("cuts %+v, want [%+v]", cuts, want)
 	}
-	again, cuts2, _ := Fit(doc, 64<<10, 16<<10)
-	if !bytes.Equal(again, out) || len(cuts2) != 1 || cuts2[0] != cuts[0] {
+	again, cuts2, _ := Fit(doc, 64<<10, 16<<10, nil)
+	if !bytes.Equal(again, out) || !reflect.DeepEqual(cuts2, cuts) {
 		t.Error("Fit is not deterministic")
 	}
 }
@@ -68,19 +69,27 @@ func TestLongestValuesAreCut(t *testing.T) {
 // that need not be cut is kept whole.
 func TestOnlyWhatIsNeededIsCut(t *testing.T) {
 	doc, _ := json.Marshal(map[string]any{"a": strings.Repeat("a", 3000), "b": strings.Repeat("b", 5000), "c/~d": []any{strings.Repeat("c", 4000)}})
-	out, cuts, err := Fit(doc, 9000, 100)
+	out, cuts, err := Fit(doc, 9000, 100, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(cuts) != 1 || cuts[0].Pointer != "/b" {
 		t.Fatalf("cuts %+v, want only /b", cuts)
 	}
-	out, cuts, err = Fit(doc, 3000, 100)
+	out, cuts, err = Fit(doc, 3000, 100, func(s string) []string {
+		if strings.HasPrefix(s, "bb") {
+			return []string{"seen"}
+		}
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(cuts) != 3 || cuts[0].Pointer != "/a" || cuts[1].Pointer != "/b" || cuts[2].Pointer != "/c~1~0d/0" {
 		t.Fatalf("cuts %+v, want /a, /b, /c~1~0d/0 in document order", cuts)
+	}
+	if cuts[0].Found != nil || len(cuts[1].Found) != 1 || cuts[1].Found[0] != "seen" {
+		t.Errorf("found %v %v, want the scan's labels on /b only", cuts[0].Found, cuts[1].Found)
 	}
 	if len(out) > 3000 {
 		t.Fatalf("%d bytes, over 3000", len(out))
@@ -89,7 +98,7 @@ func TestOnlyWhatIsNeededIsCut(t *testing.T) {
 
 func TestCutsEndOnACharacter(t *testing.T) {
 	doc, _ := json.Marshal(map[string]string{"s": strings.Repeat("€", 1000)}) // 3 bytes each
-	out, cuts, err := Fit(doc, 200, 100)
+	out, cuts, err := Fit(doc, 200, 100, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,10 +111,10 @@ func TestCutsEndOnACharacter(t *testing.T) {
 func TestStructureIsNotCut(t *testing.T) {
 	items := make([]int, 5000)
 	doc, _ := json.Marshal(map[string]any{"items": items, "s": strings.Repeat("x", 500)})
-	if _, _, err := Fit(doc, 1000, 100); !errors.Is(err, ErrStructure) {
+	if _, _, err := Fit(doc, 1000, 100, nil); !errors.Is(err, ErrStructure) {
 		t.Fatalf("err %v, want ErrStructure", err)
 	}
-	if _, _, err := Fit([]byte(`{"a": "`+strings.Repeat("x", 100)+`"`), 50, 10); err == nil {
+	if _, _, err := Fit([]byte(`{"a": "`+strings.Repeat("x", 100)+`"`), 50, 10, nil); err == nil {
 		t.Fatal("broken JSON: no error")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"github.com/agentledger/agentledger/elide"
 	"github.com/agentledger/agentledger/hookwire"
+	"github.com/agentledger/agentledger/reducer"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -218,7 +219,13 @@ func (e *Engine) fitInput(body []byte, check bool) ([]byte, []elide.Cut, error) 
 			return nil, nil, err
 		}
 	}
-	out, cuts, err := elide.Fit(body, lim.Bytes()/2, elide.DefaultKeep)
+	out, cuts, err := elide.Fit(body, lim.Bytes()/2, elide.DefaultKeep, func(v string) []string {
+		var labels []string
+		for _, d := range reducer.DetectWhole(v) {
+			labels = append(labels, d.Label())
+		}
+		return labels
+	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("input is %d bytes, over the limit of %d: %w", len(body), lim.Bytes(), err)
 	}

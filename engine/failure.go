@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/hookwire"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
@@ -124,12 +127,28 @@ func (e *Engine) Drain(ctx context.Context) error {
 	if e.spoolDir == "" {
 		return nil
 	}
-	recs, err := hookwire.ReadSpool(e.spoolDir)
+	recs, bad, err := hookwire.ReadSpool(e.spoolDir)
 	if err != nil {
 		return err
 	}
-	var keys []ledger.SessionKey
 	for _, r := range recs {
+		if err := spoolValid(r); err != nil {
+			bad = append(bad, hookwire.BadSpool{Name: r.ID + ".json", Err: err})
+		}
+	}
+	var keys []ledger.SessionKey
+	for _, b := range bad {
+		r, err := e.setAside(b)
+		if err != nil {
+			e.warn(err)
+			continue
+		}
+		recs = append(recs, r)
+	}
+	for _, r := range recs {
+		if spoolValid(r) != nil {
+			continue // set aside above, and on record as a rejection
+		}
 		if sessionIDValid(r.Tenant, r.Session) != nil {
 			// A hook spooled a call whose session or tenant the ledger
 			// cannot take: it is kept in the tenant's rejected session.
@@ -150,6 +169,52 @@ func (e *Engine) Drain(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// spoolValid checks that a spooled record is one agentledger writes: an
+// EngineFailure or a Rejected record, its payload exactly one. Anything
+// else in the spool (a Resolution, a hook event) was put there by someone
+// else, and is never appended as the engine's own record: the spool is in
+// reach of every process of the user, the agent's included.
+func spoolValid(r spooled) error {
+	switch r.EventType {
+	case ledger.EventEngineFailure:
+		var f Failure
+		if err := ledger.DecodeExact(r.Payload, &f); err != nil {
+			return fmt.Errorf("spool %s: not an EngineFailure: %w", r.ID, err)
+		}
+		if f.ID != r.ID || !slices.Contains([]string{aarts.Deny, aarts.Allow, aarts.HostAnswerNone, "unknown"}, f.Answered) {
+			return fmt.Errorf("spool %s: not an EngineFailure agentledger writes", r.ID)
+		}
+	case ledger.EventRejected:
+		var rej Rejection
+		if err := ledger.DecodeExact(r.Payload, &rej); err != nil || rej.ID != r.ID {
+			return fmt.Errorf("spool %s: not a Rejected record agentledger writes (%v)", r.ID, err)
+		}
+	default:
+		return fmt.Errorf("spool %s: a %q record: only EngineFailure and Rejected records are spooled", r.ID, r.EventType)
+	}
+	return nil
+}
+
+// setAside moves a spool file that is not a record agentledger writes out
+// of the way (name.bad) and returns the rejection that puts it on record,
+// in the default tenant's rejected session: its name, digest and length.
+func (e *Engine) setAside(b hookwire.BadSpool) (spooled, error) {
+	path := filepath.Join(e.spoolDir, b.Name)
+	raw := b.Raw
+	if raw == nil {
+		raw, _ = os.ReadFile(path)
+	}
+	if err := os.Rename(path, path+".bad"); err != nil {
+		return spooled{}, fmt.Errorf("set aside %s: %w", path, err)
+	}
+	sum := sha256.Sum256(raw)
+	id := "spool-" + hex.EncodeToString(sum[:16])
+	rej, _ := json.Marshal(Rejection{ID: id, Defect: b.Err.Error() + "; set aside as " + b.Name + ".bad, not appended",
+		SHA256: hex.EncodeToString(sum[:]), Length: int64(len(raw)), Excerpt: excerpt(raw), Answered: aarts.HostAnswerNone})
+	e.warn(fmt.Errorf("%s: %w (set aside)", path, b.Err))
+	return spooled{ID: id, Tenant: ledger.DefaultTenant, Session: RejectedSession, EventType: ledger.EventRejected, AtMs: e.now().UnixMilli(), Payload: rej}, nil
 }
 
 // flushFailures records the queued records of a session. The caller holds

@@ -201,7 +201,7 @@ func ResponseOf(st *decide.Step) HookResponse {
 // hookBodyCap bounds how much of an oversized hook body is read (and
 // hashed) before the connection is given up on; the rejection then records
 // the length and hash of what was read, marked truncated.
-const hookBodyCap = 2 * MaxInput
+const hookBodyCap = MaxInput + 1<<20
 
 // hooks answers an AARTS hook event (POST /v1/hooks) or a host's native
 // hook input (POST /v1/hooks/{host}). Every input gets an answer: the

@@ -61,7 +61,7 @@ func TestSpoolUnansweredHoldsNoInput(t *testing.T) {
 	if err := SpoolUnanswered(dir, Unanswered{Host: "claude-code", Input: in, Answered: "deny", Cause: os.ErrNotExist}, time.UnixMilli(1)); err != nil {
 		t.Fatal(err)
 	}
-	recs, err := ReadSpool(filepath.Join(dir, SpoolName))
+	recs, _, err := ReadSpool(filepath.Join(dir, SpoolName))
 	if err != nil || len(recs) != 1 {
 		t.Fatalf("%v %v", recs, err)
 	}

@@ -80,33 +80,44 @@ func WriteSpool(dir string, r SpoolRecord) error {
 	return d.Sync()
 }
 
+// BadSpool is a file in a spool directory that is not a spooled record.
+type BadSpool struct {
+	Name string
+	Raw  []byte
+	Err  error
+}
+
 // ReadSpool reads every record in dir, oldest first (by name order within
-// equal times, which is deterministic).
-func ReadSpool(dir string) ([]SpoolRecord, error) {
+// equal times, which is deterministic), and the files that are not records
+// (each is the caller's to put on record and set aside: one bad file never
+// keeps the others from the ledger).
+func ReadSpool(dir string) ([]SpoolRecord, []BadSpool, error) {
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("spool: %w", err)
+		return nil, nil, fmt.Errorf("spool: %w", err)
 	}
 	var out []SpoolRecord
+	var bad []BadSpool
 	for _, de := range ents {
 		if !strings.HasSuffix(de.Name(), ".json") {
 			continue
 		}
 		raw, err := os.ReadFile(filepath.Join(dir, de.Name()))
 		if err != nil {
-			return nil, fmt.Errorf("spool: %w", err)
+			return nil, nil, fmt.Errorf("spool: %w", err)
 		}
 		var r SpoolRecord
-		if err := json.Unmarshal(raw, &r); err != nil || r.ID == "" || r.Session == "" {
-			return nil, fmt.Errorf("spool: %s is not a spooled record", de.Name())
+		if err := json.Unmarshal(raw, &r); err != nil || r.ID == "" || r.Session == "" || r.ID+".json" != de.Name() {
+			bad = append(bad, BadSpool{Name: de.Name(), Raw: raw, Err: fmt.Errorf("%s is not a spooled record", de.Name())})
+			continue
 		}
 		out = append(out, r)
 	}
 	slices.SortStableFunc(out, func(a, b SpoolRecord) int { return cmp.Compare(a.AtMs, b.AtMs) })
-	return out, nil
+	return out, bad, nil
 }
 
 // Unanswered is a hook call no engine could decide: what the hook answered

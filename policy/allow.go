@@ -114,6 +114,13 @@ func (p *Policy) cover(a *action.Analysis, snapshot map[string]any) coverage {
 		cv.why = a.Caveats[0]
 		return cv
 	}
+	// A rule allows what a call runs, not where it goes: a host the
+	// manifest does not list (git push https://elsewhere/...) keeps the call
+	// with the host's own permission flow.
+	if h := p.unlistedHost(a); h != "" && byRule {
+		cv.why = h + " is not among the manifest's network domains"
+		return cv
+	}
 	if runs := runsWritten(a, snapshot); runs != "" {
 		cv.why = "runs " + runs + ", which this session wrote"
 		return cv
@@ -126,6 +133,17 @@ func (p *Policy) cover(a *action.Analysis, snapshot map[string]any) coverage {
 		cv.explicit = "ALLOW_ALWAYS"
 	}
 	return cv
+}
+
+// unlistedHost returns a host the action reaches that the manifest's
+// network domains do not list (loopback is no egress), or "".
+func (p *Policy) unlistedHost(a *action.Analysis) string {
+	for _, h := range a.Hosts {
+		if !p.domains.MatchString(h) && !loopback(h) {
+			return h
+		}
+	}
+	return ""
 }
 
 // runsWritten returns a file the action runs that the session wrote

@@ -96,12 +96,8 @@ func underAny(p string, roots []string) bool {
 	return false
 }
 
-// loopback reports whether a host is this machine (localhost, 127.0.0.0/8,
-// ::1, 0.0.0.0): reaching it is no egress.
-func loopback(h string) bool {
-	h = strings.Trim(h, "[]")
-	return h == "localhost" || strings.HasSuffix(h, ".localhost") || strings.HasPrefix(h, "127.") || h == "::1" || h == "0.0.0.0"
-}
+// loopback reports whether a host is this machine (action.Loopback).
+func loopback(h string) bool { return action.Loopback(h) }
 
 // readsToo reports whether a call that writes p also reads it: an edit
 // in place, or a command that names p other than as a file it writes.

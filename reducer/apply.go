@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/action"
+	"github.com/agentledger/agentledger/elide"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/manifest"
 )
@@ -247,6 +248,7 @@ func (r *Reducer) foldHook(n *Snapshot, e *ledger.Envelope, ev *aarts.Event) err
 		}
 		found := len(n.DataFindings)
 		n.classify(seq, text)
+		n.classifyCuts(seq, ev.Field(elide.Member))
 		labelled := r.label(n, seq, ev.NativeTool(), a)
 		if len(n.DataFindings) == found && !labelled && r.unlabeledSensitive() && readsData[a.Tool] && text != "" {
 			n.addFinding(seq, ClassUnclassified, "unlabeled")
@@ -351,6 +353,23 @@ func (n *Snapshot) addFinding(seq uint64, class, detector string) {
 func (n *Snapshot) classify(seq uint64, text string) {
 	for _, d := range Detect(text) {
 		n.addFinding(seq, d.Class, d.Detector)
+	}
+}
+
+// classifyCuts adds what the engine found in the values it cut from a
+// result to fit the record (their elided member's found labels): data cut
+// from the record still counts (a secret in the tail of a long output).
+func (n *Snapshot) classifyCuts(seq uint64, cuts any) {
+	list, _ := cuts.([]any)
+	for _, c := range list {
+		m, _ := c.(map[string]any)
+		found, _ := m["found"].([]any)
+		for _, f := range found {
+			label, _ := f.(string)
+			if class, detector, ok := strings.Cut(label, ":"); ok && class != "" && detector != "" {
+				n.addFinding(seq, class, detector)
+			}
+		}
 	}
 }
 

@@ -90,6 +90,28 @@ func Detect(text string) []Detection {
 	return out
 }
 
+// DetectWhole is Detect over all of text, however long (in windows of the
+// size Detect reads, overlapping so that a match across a border is
+// found), for a value the engine cut to fit the record.
+func DetectWhole(text string) []Detection {
+	var out []Detection
+	for start := 0; ; start += maxScan - 4096 {
+		for _, d := range Detect(text[start:]) {
+			if !slices.Contains(out, d) {
+				out = append(out, d)
+			}
+		}
+		if len(text)-start <= maxScan {
+			break
+		}
+	}
+	slices.SortFunc(out, func(a, b Detection) int { return strings.Compare(a.Detector, b.Detector) })
+	return out
+}
+
+// Label is a detection as a cut value records it: "CLASS:detector".
+func (d Detection) Label() string { return d.Class + ":" + d.Detector }
+
 // Span is where one detector matched in a text: text[Start:End].
 type Span struct {
 	Start, End int

@@ -161,7 +161,7 @@ func TestThinHookWithoutEngine(t *testing.T) {
 	if !strings.Contains(errb.String(), "blocked") {
 		t.Errorf("stderr %q does not say the call is blocked", errb)
 	}
-	recs, err := hookwire.ReadSpool(filepath.Join(data, hookwire.SpoolName))
+	recs, _, err := hookwire.ReadSpool(filepath.Join(data, hookwire.SpoolName))
 	if err != nil || len(recs) != 1 || recs[0].Session != "no-engine" || recs[0].EventType != "EngineFailure" {
 		t.Fatalf("spool %+v %v, want one EngineFailure of session no-engine", recs, err)
 	}

@@ -109,7 +109,7 @@ func TestProjectInstallTravels(t *testing.T) {
 	if code != hookwire.MissingExit || !strings.Contains(errs, "blocked") || out != "" {
 		t.Fatalf("teammate without agentledger: exit %d %q %q, want exit %d and the reason on stderr", code, out, errs, hookwire.MissingExit)
 	}
-	recs, err := hookwire.ReadSpool(filepath.Join(data, hookwire.SpoolName))
+	recs, _, err := hookwire.ReadSpool(filepath.Join(data, hookwire.SpoolName))
 	if err != nil || len(recs) != 1 || recs[0].Session != "teammate-2" || recs[0].EventType != "EngineFailure" {
 		t.Fatalf("spool %+v %v, want the blocked call of teammate-2", recs, err)
 	}

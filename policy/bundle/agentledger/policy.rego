@@ -3,8 +3,10 @@
 # signals the first in rule order:
 #
 #   1 FORBIDDEN / PROTECTED_PATH / RULE_DENY   7 EXEC_DENY / EXEC_UNLISTED (strict)
+#     DESTRUCTIVE / REMOTE_SHELL / ... (findings)
 #   2 PERMISSION_UNDECLARED                     8 FS_DENY / SECRET_ACCESS / PACKAGE_SUSPECT
 #   3 EGRESS_DENY / EGRESS_UNLISTED (strict)    9 DATA_EXFILTRATION (composition)
+#   3.5 EGRESS_SENDS (data to an unlisted host)
 #   4 BUDGET_EXCEEDED                          10 APPROVAL_REQUIRED / RULE_ASK
 #   5 LOOP_DETECTED                            10.6 HOST_WILL_NOT_ASK (the host's mode)
 #   6 TAINTED_TO_HIGH_RISK                     11 CONTEXT_PENDING (DEFER)

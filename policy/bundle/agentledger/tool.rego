@@ -67,6 +67,7 @@ signals contains sig(1.1, "PROTECTED_PATH", "deny", "DENY", "persistence", "crit
 # it denies or asks.
 finding_signals := {
 	"destructive_delete": {"order": 1, "code": "DESTRUCTIVE", "category": "tool_execution"},
+	"remote_shell": {"order": 1, "code": "REMOTE_SHELL", "category": "privilege_escalation"},
 	"download_exec": {"order": 1, "code": "DOWNLOAD_EXEC", "category": "supply_chain"},
 	"persistence": {"order": 1.1, "code": "PERSISTENCE", "category": "persistence"},
 	"force_push": {"order": 1.2, "code": "FORCE_PUSH", "category": "tool_execution"},
@@ -260,6 +261,22 @@ signals contains sig(7, "EXEC_UNLISTED", "ask", "STEP_UP", "tool_execution", "wa
 }
 
 exec_tools := {"shell", "package_install", "code_exec"}
+
+# Data sent to a destination the manifest does not list (an upload, a
+# request body, a raw socket) is asked about, whatever the session read;
+# after sensitive data it is exfiltration (9).
+signals contains sig(3.5, "EGRESS_SENDS", "ask", "STEP_UP", "data_exfiltration", "warning", sprintf("sends data to %s, which the manifest does not list (%s)", [d, s]), [d], 1) if {
+	input.event.hook_point == "PreToolUse"
+	sends_out
+	destination_not_allowed
+	input.action.tool in network_tools
+	d := unlisted_destination
+	s := concat("; ", object.get(input.action, "sends", []))
+}
+
+unlisted_destination := concat(", ", input.action.manifest_facts.hosts_unlisted) if input.action.has.hosts_unlisted == true
+
+else := "an address built at run time"
 
 # 8. Files, secrets, packages.
 
