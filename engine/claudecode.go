@@ -138,6 +138,11 @@ type ClaudeCodeInput struct {
 	Trigger            string          `json:"trigger,omitempty"`
 	CustomInstructions string          `json:"custom_instructions,omitempty"`
 	StopHookActive     bool            `json:"stop_hook_active,omitempty"`
+	// Error, IsInterrupt and DurationMs are PostToolUseFailure's: what
+	// went wrong with a call that ran (or could not start).
+	Error       string `json:"error,omitempty"`
+	IsInterrupt bool   `json:"is_interrupt,omitempty"`
+	DurationMs  int64  `json:"duration_ms,omitempty"`
 	LastAssistant      string          `json:"last_assistant_message,omitempty"`
 }
 
@@ -153,7 +158,7 @@ func ParseClaudeCode(stdin []byte) (*ClaudeCodeInput, error) {
 	case in.HookEventName == "":
 		return nil, fmt.Errorf("claude code hook input: missing hook_event_name")
 	}
-	if in.HookEventName == "PreToolUse" || in.HookEventName == "PostToolUse" {
+	if in.HookEventName == "PreToolUse" || in.HookEventName == "PostToolUse" || in.HookEventName == "PostToolUseFailure" {
 		if in.ToolName == "" {
 			return nil, fmt.Errorf("claude code %s input: missing tool_name", in.HookEventName)
 		}
@@ -224,6 +229,12 @@ func (in *ClaudeCodeInput) AARTS(now time.Time) (event []byte, ok bool, err erro
 		} else {
 			e["tool_result"] = ""
 		}
+	case "PostToolUseFailure":
+		// The call ran (or its process could not start) and failed: its
+		// result is the error Claude receives as the tool's result.
+		setTool(e, "PostToolUse", turn, in.ToolName, in.ToolInput)
+		e["tool_result"] = map[string]any{"error": in.Error, "is_interrupt": in.IsInterrupt}
+		e["tool_failed"] = true // agentledger extension: Claude Code's PostToolUseFailure
 	case "UserPromptSubmit":
 		e["hook_point"] = "PreUserInput"
 		e["turn_id"] = turn
@@ -274,6 +285,13 @@ func renderClaudeCode(event string, input []byte, r HookResponse) json.RawMessag
 			hso["updatedInput"] = rewrite
 		}
 		out = map[string]any{"hookSpecificOutput": hso}
+	case "PostToolUseFailure":
+		// The error already reached Claude as the tool's result; a denial
+		// says so next to it (Claude Code replaces no failed result).
+		if r.Decision != aarts.Allow {
+			out = map[string]any{"decision": "block", "reason": reason,
+				"hookSpecificOutput": map[string]any{"hookEventName": "PostToolUseFailure", "additionalContext": reason}}
+		}
 	case "PostToolUse":
 		if r.Decision != aarts.Allow { // no prompt here: ask is deny (AARTS §6.6)
 			hso := map[string]any{"hookEventName": "PostToolUse", "additionalContext": withheldNotice + reason}

@@ -1,0 +1,55 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/agentledger/agentledger/ledger"
+)
+
+// TestClaudeCodeFailedCallIsRecorded: a command that runs and fails fires
+// Claude Code's PostToolUseFailure, not PostToolUse. It is recorded as the
+// call's result (the error Claude got), closes the ask about that call as
+// approved (it ran), and a secret in the error is a denial that says so
+// next to the result.
+func TestClaudeCodeFailedCallIsRecorded(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	e := newEngine(t, decider(t, "coding-agent.json"), st)
+	in := func(event, extra string) []byte {
+		return []byte(`{"session_id":"failing","transcript_path":"/t","cwd":"/workspace/shop","permission_mode":"default","hook_event_name":"` + event + `","tool_name":"Bash","tool_input":{"command":"rm -rf build && make"},"tool_use_id":"toolu_f1"` + extra + `}`)
+	}
+	r := e.Answer(context.Background(), Request{Host: "claude-code", Body: in("PreToolUse", "")})
+	if r.Decision != "ask" {
+		t.Fatalf("rm -rf under coding-agent: %s %s, want the rule's ask", r.Decision, r.ReasonCode)
+	}
+	r = e.Answer(context.Background(), Request{Host: "claude-code", Body: in("PostToolUseFailure", `,"error":"Exit code 2\nmake: *** No rule to make target","is_interrupt":false,"duration_ms":412`)})
+	if r.Decision != "allow" || r.ReasonCode == ReasonInputRejected {
+		t.Fatalf("PostToolUseFailure: %s %s %v", r.Decision, r.ReasonCode, r.Reasons)
+	}
+	var kinds []string
+	var failed map[string]any
+	for _, env := range readSession(t, st, ledger.SessionKey{Tenant: ledger.DefaultTenant, Session: "failing"}) {
+		kinds = append(kinds, env.EventType())
+		if env.EventType() == "PostToolUse" {
+			json.Unmarshal(env.Payload(), &failed)
+		}
+	}
+	if res, _ := failed["tool_result"].(map[string]any); failed["tool_failed"] != true || res["error"] == nil {
+		t.Fatalf("recorded PostToolUse %v, want the failure and its error", failed)
+	}
+	approved := false
+	for _, k := range kinds {
+		approved = approved || k == ledger.EventResolution
+	}
+	if !approved {
+		t.Errorf("record %v: the ask about the failed call is not closed", kinds)
+	}
+	token := "ghp_" + "0123456789abcdefghijABCDEFGHIJ0123456789"
+	r = e.Answer(context.Background(), Request{Host: "claude-code", Body: bytes.Replace(in("PostToolUseFailure", `,"error":"Exit code 1\nGITHUB_TOKEN=`+token+`"`), []byte("toolu_f1"), []byte("toolu_f2"), 1)})
+	if r.Decision != "deny" || !bytes.Contains(r.HostOutput, []byte(`"decision":"block"`)) || bytes.Contains(r.HostOutput, []byte(token)) {
+		t.Errorf("a secret in a failed call's error: %s %s %s", r.Decision, r.ReasonCode, r.HostOutput)
+	}
+}
