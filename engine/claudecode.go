@@ -140,10 +140,10 @@ type ClaudeCodeInput struct {
 	StopHookActive     bool            `json:"stop_hook_active,omitempty"`
 	// Error, IsInterrupt and DurationMs are PostToolUseFailure's: what
 	// went wrong with a call that ran (or could not start).
-	Error       string `json:"error,omitempty"`
-	IsInterrupt bool   `json:"is_interrupt,omitempty"`
-	DurationMs  int64  `json:"duration_ms,omitempty"`
-	LastAssistant      string          `json:"last_assistant_message,omitempty"`
+	Error         string `json:"error,omitempty"`
+	IsInterrupt   bool   `json:"is_interrupt,omitempty"`
+	DurationMs    int64  `json:"duration_ms,omitempty"`
+	LastAssistant string `json:"last_assistant_message,omitempty"`
 }
 
 // ParseClaudeCode reads a Claude Code hook input, naming what is missing.
