@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -122,11 +123,15 @@ func HostNamed(name string) *Host { return Hosts[name] }
 
 // ClaudeCodeInput is what Claude Code writes on a command hook's stdin.
 type ClaudeCodeInput struct {
-	SessionID          string          `json:"session_id"`
-	TranscriptPath     string          `json:"transcript_path"`
-	Cwd                string          `json:"cwd"`
-	PermissionMode     string          `json:"permission_mode"`
-	HookEventName      string          `json:"hook_event_name"`
+	SessionID      string `json:"session_id"`
+	TranscriptPath string `json:"transcript_path"`
+	Cwd            string `json:"cwd"`
+	PermissionMode string `json:"permission_mode"`
+	HookEventName  string `json:"hook_event_name"`
+	// PromptID names the user prompt being processed (Claude Code
+	// 2.1.196+; absent before the first one): the turn of events that are
+	// not a tool call.
+	PromptID           string          `json:"prompt_id,omitempty"`
 	ToolName           string          `json:"tool_name,omitempty"`
 	ToolInput          json.RawMessage `json:"tool_input,omitempty"`
 	ToolUseID          string          `json:"tool_use_id,omitempty"`
@@ -198,7 +203,7 @@ func mapClaudeCode(native []byte, at time.Time, autoApprove bool) (Mapped, error
 // something (a tool call, a tool result reaching Claude, a prompt).
 func claudeCodeBlocking(event string) bool {
 	switch event {
-	case "SessionStart", "SessionEnd", "Stop", "SubagentStop", "PreCompact", "Notification", "PermissionDenied":
+	case "SessionStart", "SessionEnd", "Stop", "SubagentStop", "Notification", "PermissionDenied":
 		return false
 	}
 	return true
@@ -213,7 +218,7 @@ func (in *ClaudeCodeInput) AARTS(now time.Time) (event []byte, ok bool, err erro
 	e := hostEvent("claude-code", in.SessionID, in.Cwd, now)
 	turn := in.ToolUseID
 	if turn == "" {
-		turn = "turn"
+		turn = cmp.Or(in.PromptID, "turn")
 	}
 	switch in.HookEventName {
 	case "PreToolUse":

@@ -53,3 +53,29 @@ func TestClaudeCodeFailedCallIsRecorded(t *testing.T) {
 		t.Errorf("a secret in a failed call's error: %s %s %s", r.Decision, r.ReasonCode, r.HostOutput)
 	}
 }
+
+// TestClaudeCodeTurnsAndCompaction: events that are not a tool call take
+// their turn from Claude Code's prompt_id; a PreCompact the engine denies
+// (here: input it cannot take) blocks the compaction, which Claude Code
+// honours.
+func TestClaudeCodeTurnsAndCompaction(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	e := newEngine(t, decider(t, "coding-agent.json"), st)
+	prompt := []byte(`{"session_id":"turns","transcript_path":"/t","cwd":"/workspace/shop","permission_mode":"default","hook_event_name":"UserPromptSubmit","prompt":"fix the tests","prompt_id":"550e8400-e29b-41d4-a716-446655440000"}`)
+	if r := e.Answer(context.Background(), Request{Host: "claude-code", Body: prompt}); r.Decision != "allow" {
+		t.Fatalf("prompt: %s %s", r.Decision, r.ReasonCode)
+	}
+	found := false
+	for _, env := range readSession(t, st, ledger.SessionKey{Tenant: ledger.DefaultTenant, Session: "turns"}) {
+		found = found || env.EventType() == "PreUserInput" && bytes.Contains(env.Payload(), []byte(`"turn_id":"550e8400-e29b-41d4-a716-446655440000"`))
+	}
+	if !found {
+		t.Error("the prompt's turn is not its prompt_id")
+	}
+	compact := []byte(`{"session_id":"turns","transcript_path":"/t","cwd":"/workspace/shop","hook_event_name":"PreCompact","trigger":"auto","trigger":"manual"}`)
+	r := e.Answer(context.Background(), Request{Host: "claude-code", Body: compact})
+	if r.Decision != "deny" || !bytes.Contains(r.HostOutput, []byte(`"decision":"block"`)) {
+		t.Errorf("a PreCompact the engine cannot take: %s %s, want compaction blocked", r.Decision, r.HostOutput)
+	}
+}
