@@ -275,6 +275,9 @@ func HostAnswer(ev *aarts.Event, dec *policy.Decision) string {
 	if !guardedHosts[ev.String("adapter")] {
 		return ""
 	}
+	if dec.Decision == aarts.Ask && ev.Field("host_asks") == false {
+		return aarts.Deny // no one to prompt: the host is answered deny
+	}
 	if dec.Decision != aarts.Allow || dec.Explicit {
 		return dec.Decision
 	}

@@ -52,6 +52,9 @@ type Request struct {
 	// AutoApprove is the adapter's documented opt-in to answer every allow
 	// with the host's own allow, which skips the host's permission prompt.
 	AutoApprove bool
+	// HostAsks is the hook's word that the host prompts its user for an
+	// ask (Copilot's interactive CLI); see Host.Asks.
+	HostAsks bool
 	// Config, when set, is the configuration the request is decided under
 	// instead of the engine's own (a local engine's hook requests).
 	Config *Config
@@ -159,6 +162,11 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 			return HookResponse{Verdict: aarts.Verdict{Decision: aarts.Allow}, ReasonCode: "NOT_JUDGED", HostOutput: host.Render(native, req.Body, HookResponse{Verdict: aarts.Verdict{Decision: aarts.Allow}})}
 		}
 		payload = m.Event
+		if host.Asks != nil && !host.Asks(native, req.HostAsks) {
+			// The host has no one to prompt here: an ask is answered, and
+			// recorded, as deny.
+			payload = withMember(payload, "host_asks", false)
+		}
 		if req.Observe {
 			payload = observe(ctx, payload)
 		}
@@ -252,13 +260,18 @@ func withCuts(event []byte, cuts []elide.Cut) []byte {
 	if len(cuts) == 0 {
 		return event
 	}
+	return withMember(event, elide.Member, cuts)
+}
+
+// withMember sets an engine member of an event (an agentledger extension).
+func withMember(event []byte, key string, value any) []byte {
 	var ev map[string]any
 	d := json.NewDecoder(bytes.NewReader(event))
 	d.UseNumber()
 	if d.Decode(&ev) != nil {
 		return event // not an object: validation rejects it
 	}
-	ev[elide.Member] = cuts
+	ev[key] = value
 	out, err := json.Marshal(ev)
 	if err != nil {
 		return event

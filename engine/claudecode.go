@@ -28,6 +28,10 @@ type Host struct {
 	// Blocking reports whether the host waits for the answer to its event
 	// and can block it. An unknown event counts as blocking.
 	Blocking func(event string) bool
+	// Asks, when set, reports whether the host prompts its user for an ask
+	// at event (hostAsks: the hook's word that it does); where it does not,
+	// an ask is answered and recorded as deny. Nil: it always does.
+	Asks func(event string, hostAsks bool) bool
 }
 
 // Mapped is a host input mapped to AARTS.
@@ -52,7 +56,7 @@ type HostResolution struct {
 var Hosts = map[string]*Host{
 	"claude-code": {Name: "claude-code", Map: mapClaudeCode, Render: renderClaudeCode, Blocking: claudeCodeBlocking},
 	"cursor":      {Name: "cursor", Map: mapCursor, Render: renderCursor, Blocking: cursorBlocking},
-	"copilot":     {Name: "copilot", Map: mapCopilot, Render: renderCopilot, Blocking: copilotBlocking},
+	"copilot":     {Name: "copilot", Map: mapCopilot, Render: renderCopilot, Blocking: copilotBlocking, Asks: copilotAsks},
 	"gemini":      {Name: "gemini", Map: mapGemini, Render: renderGemini, Blocking: geminiBlocking},
 }
 

@@ -239,6 +239,15 @@ func copilotEvent(name string) string {
 // approve (ask). Other events need
 // no answer. An input whose event could not be told gets a deny, which
 // preToolUse honours.
+// copilotAsks: GitHub documents that Copilot processes only deny, and the
+// cloud coding agent has no one to prompt; the interactive CLI prompts for
+// an ask when its hook says so (--host-asks).
+// Only preToolUse is asked about (the others have no prompt at all).
+func copilotAsks(event string, hostAsks bool) bool {
+	e := copilotEvent(event)
+	return hostAsks || e != "preToolUse" && e != ""
+}
+
 func renderCopilot(event string, _ []byte, r HookResponse) json.RawMessage {
 	event = copilotEvent(event)
 	out := map[string]any{}
@@ -248,7 +257,7 @@ func renderCopilot(event string, _ []byte, r HookResponse) json.RawMessage {
 		if decision == aarts.Allow && rewrite != nil && r.HostAnswer == aarts.Ask {
 			decision = aarts.Ask
 		}
-		if decision == aarts.Ask && event == "" {
+		if decision == aarts.Ask && (event == "" || r.HostAnswer == aarts.Deny) {
 			decision = aarts.Deny
 		}
 		if decision != aarts.Allow || r.HostAnswer == aarts.Allow {

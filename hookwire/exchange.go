@@ -86,6 +86,9 @@ func Headers(in Input) [][2]string {
 	if in.AutoApprove {
 		h = append(h, [2]string{HeaderAutoApprove, "1"})
 	}
+	if in.HostAsks {
+		h = append(h, [2]string{HeaderHostAsks, "1"})
+	}
 	if in.Config != nil {
 		h = append(h, [2]string{HeaderConfig, in.Config.Header()})
 	}

@@ -44,6 +44,10 @@ const (
 	HeaderInputSize      = "X-Agentledger-Input-Size"
 	HeaderInputSHA256    = "X-Agentledger-Input-Sha256"
 	HeaderInputTruncated = "X-Agentledger-Input-Truncated"
+	// HeaderHostAsks "1" is a hook's word that the host prompts its user
+	// for an ask (Copilot's interactive CLI): otherwise an adapter whose
+	// host may have no one to prompt answers an ask with deny.
+	HeaderHostAsks = "X-Agentledger-Host-Asks"
 	// HeaderConfig carries the configuration a call is decided under
 	// (Config.Header), to the local engine.
 	HeaderConfig = "X-Agentledger-Config"
@@ -116,6 +120,8 @@ type Input struct {
 	// AutoApprove is the hook's opt-in to answer every allow with the
 	// host's own allow.
 	AutoApprove bool
+	// HostAsks is the hook's word that the host prompts for an ask.
+	HostAsks bool
 	// Config, when set, is the configuration the call is decided under
 	// (the local engine's requests).
 	Config *Config

@@ -38,6 +38,7 @@ func main() {
 	fs.Var((*policies)(&o.Policy), "policy", "")
 	fs.BoolVar(&o.FailOpen, "fail-open", false, "")
 	fs.BoolVar(&o.AutoApprove, "auto-approve", false, "")
+	fs.BoolVar(&o.HostAsks, "host-asks", false, "")
 	fs.DurationVar(&o.Timeout, "timeout", 8*time.Second, "")
 	fs.StringVar(&o.EngineProgram, "engine-program", "", "")
 	o.Unread = fs.Parse(args[1:])

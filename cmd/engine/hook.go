@@ -37,6 +37,7 @@ func hookCommand(a *app, host, title, description string) *cli.Command {
 			&cli.StringFlag{Name: "engine", EnvVars: []string{"AGENTLEDGER_ENGINE"}, Usage: "`URL` of a running engine serve (default: the local engine on DATA/engine.sock, started when none answers)"},
 			&cli.StringFlag{Name: "token", EnvVars: []string{"AGENTLEDGER_TOKEN"}, Usage: "bearer `TOKEN` for --engine"},
 			&cli.BoolFlag{Name: "auto-approve", Usage: "answer every allow with the host's own allow, which skips its permission prompt (default: only explicit allows do)"},
+			&cli.BoolFlag{Name: "host-asks", Usage: "the host prompts its user for an ask (Copilot's interactive CLI); without it Copilot, which may have no one to prompt, is answered deny for an ask"},
 			&cli.BoolFlag{Name: "fail-open", Usage: "when no engine can be reached, give no decision so the host's own permission flow decides (default: deny)"},
 			&cli.BoolFlag{Name: "fail-closed", Hidden: true, Usage: "the default; kept for old settings"},
 			&cli.DurationFlag{Name: "timeout", Value: 8 * time.Second, Usage: "how long to wait for the engine (keep it under the host's hook timeout)"},
@@ -51,7 +52,7 @@ func (a *app) hook(c *cli.Context, host string) error {
 	if _, err := cmdline.Limits(c); err != nil {
 		return err
 	}
-	in := hookwire.Input{Host: host, AutoApprove: c.Bool("auto-approve")}
+	in := hookwire.Input{Host: host, AutoApprove: c.Bool("auto-approve"), HostAsks: c.Bool("host-asks")}
 	var readErr, err error
 	in.Body, in.Size, in.SHA256, in.Truncated, readErr = hookwire.ReadBounded(a.stdin, hookwire.MaxInput, hookInputCap)
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
