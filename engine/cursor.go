@@ -242,6 +242,10 @@ func resultOf(raw json.RawMessage) any {
 // flow still applies), deny and ask as they are. beforeReadFile cannot
 // ask: an ask is a deny there (AARTS §6.5). A rewrite (MODIFY) is only
 // possible at preToolUse (updated_input); elsewhere it is a deny.
+// cursorAsks: Cursor cannot ask before a file read (or at an event whose
+// name could not be read).
+func cursorAsks(event string, _ bool) bool { return event != "beforeReadFile" && event != "" }
+
 func renderCursor(event string, _ []byte, r HookResponse) json.RawMessage {
 	reason := hostReason(r)
 	out := map[string]any{}
@@ -264,7 +268,7 @@ func renderCursor(event string, _ []byte, r HookResponse) json.RawMessage {
 			break // no permission: Cursor's own flow applies
 		}
 		out["permission"] = decision
-		if event != "beforeReadFile" && decision != aarts.Allow {
+		if decision != aarts.Allow {
 			out["user_message"], out["agent_message"] = reason, reason
 		}
 		if event == "preToolUse" && rewrite != nil && decision != aarts.Deny {

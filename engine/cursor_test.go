@@ -125,7 +125,7 @@ func TestCursorRender(t *testing.T) {
 		{"beforeShellExecution", resp("allow", "allow", nil), `{"permission":"allow"}`},
 		{"beforeShellExecution", resp("deny", "deny", nil), `{"agent_message":"agentledger: because","permission":"deny","user_message":"agentledger: because"}`},
 		{"beforeMCPExecution", resp("ask", "ask", nil), `{"agent_message":"agentledger: because","permission":"ask","user_message":"agentledger: because"}`},
-		{"beforeReadFile", resp("ask", "ask", nil), `{"permission":"deny"}`},
+		{"beforeReadFile", resp("ask", "deny", nil), `{"agent_message":"agentledger: because","permission":"deny","user_message":"agentledger: because"}`},
 		{"beforeReadFile", resp("allow", "none", nil), `{}`},
 		{"preToolUse", resp("allow", "ask", rewrite), `{"agent_message":"agentledger: because","permission":"ask","updated_input":{"command":"ls"},"user_message":"agentledger: because"}`},
 		{"beforeShellExecution", resp("allow", "ask", rewrite), `{"agent_message":"agentledger: this call's input would have to be rewritten, which Cursor cannot do here","permission":"deny","user_message":"agentledger: this call's input would have to be rewritten, which Cursor cannot do here"}`},

@@ -242,6 +242,10 @@ func clockTurn(now time.Time) string {
 // reason replaces a withheld tool result). The advisory events get no
 // decision. An event whose name could not be read gets a deny, which
 // every blocking event honours.
+// geminiAsks: BeforeTool runs after Gemini CLI's own confirmation, so it
+// cannot ask there (nor at an event whose name could not be read).
+func geminiAsks(event string, _ bool) bool { return event != "BeforeTool" && event != "" }
+
 func renderGemini(event string, input []byte, r HookResponse) json.RawMessage {
 	reason := hostReason(r)
 	out := map[string]any{}

@@ -402,6 +402,9 @@ func (n *Snapshot) foldVerdict(v *aarts.VerdictRecord) error {
 	if v.Verdict.Decision == aarts.Ask || v.AARMDecision == aarts.AARMStepUp || v.AARMDecision == aarts.AARMDefer {
 		p := Pending{ForSeq: v.ForSeq, HookPoint: v.HookPoint, AARMDecision: v.AARMDecision,
 			ReasonCode: v.ReasonCode, Artifacts: v.Verdict.Artifacts, Action: v.ActionSHA256, TurnID: v.TurnID}
+		if v.HostAnswer == aarts.Deny {
+			return nil // the host had no one to prompt and was answered deny: nothing waits
+		}
 		if v.HostAnswer == aarts.Ask {
 			n.HostAsks = append(n.HostAsks, p)
 			if len(n.HostAsks) > maxPending {
