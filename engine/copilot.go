@@ -2,6 +2,8 @@ package engine
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -115,8 +117,6 @@ func ParseCopilot(stdin []byte) (*CopilotInput, string, error) {
 	switch {
 	case event == "":
 		return nil, "", fmt.Errorf("copilot hook input: cannot tell which event it is (no hook_event_name, and no field only one event has)")
-	case in.SessionID == "":
-		return nil, event, fmt.Errorf("copilot %s input: missing sessionId", event)
 	case (event == "preToolUse" || event == "postToolUse" || event == "postToolUseFailure") && in.ToolName == "":
 		return nil, event, fmt.Errorf("copilot %s input: missing toolName", event)
 	}
@@ -143,7 +143,18 @@ func mapCopilot(native []byte, at time.Time, autoApprove bool) (Mapped, error) {
 // stamped at now. A nil event is a Copilot event AARTS has no hook point
 // for (errorOccurred, notification).
 func (in *CopilotInput) AARTS(event string, now time.Time) (map[string]any, error) {
-	e := hostEvent("copilot", in.SessionID, in.Cwd, now)
+	session, derived := in.SessionID, false
+	if session == "" {
+		// GitHub's documented payloads carry no session id: the session
+		// is the working directory's (and transcript's), recorded as
+		// derived.
+		sum := sha256.Sum256([]byte(in.Cwd + "\x00" + in.TranscriptPath))
+		session, derived = "copilot-"+hex.EncodeToString(sum[:8]), true
+	}
+	e := hostEvent("copilot", session, in.Cwd, now)
+	if derived {
+		e["session_derived"] = true // agentledger extension
+	}
 	turn := clockTurn(now)
 	switch event {
 	case "preToolUse", "postToolUse", "postToolUseFailure":
@@ -151,6 +162,11 @@ func (in *CopilotInput) AARTS(event string, now time.Time) (map[string]any, erro
 		if err != nil {
 			return nil, err
 		}
+		// Copilot names no call: a call's turn is its tool and arguments,
+		// which its preToolUse and postToolUse share.
+		canon, _ := json.Marshal(args)
+		sum := sha256.Sum256(append([]byte(in.ToolName+"\x00"), canon...))
+		turn = "call-" + hex.EncodeToString(sum[:8])
 		setTool(e, hookOf(event), turn, in.ToolName, args)
 		switch event {
 		case "postToolUse":
