@@ -153,6 +153,9 @@ type ClaudeCodeInput struct {
 	IsInterrupt   bool   `json:"is_interrupt,omitempty"`
 	DurationMs    int64  `json:"duration_ms,omitempty"`
 	LastAssistant string `json:"last_assistant_message,omitempty"`
+	// CompactSummary is PostCompact's: the summary the conversation goes
+	// on from.
+	CompactSummary string `json:"compact_summary,omitempty"`
 }
 
 // ParseClaudeCode reads a Claude Code hook input, naming what is missing.
@@ -207,7 +210,7 @@ func mapClaudeCode(native []byte, at time.Time, autoApprove bool) (Mapped, error
 // something (a tool call, a tool result reaching Claude, a prompt).
 func claudeCodeBlocking(event string) bool {
 	switch event {
-	case "SessionStart", "SessionEnd", "Stop", "SubagentStop", "Notification", "PermissionDenied":
+	case "SessionStart", "SessionEnd", "Stop", "SubagentStop", "Notification", "PermissionDenied", "PostCompact":
 		return false
 	}
 	return true
@@ -261,6 +264,15 @@ func (in *ClaudeCodeInput) AARTS(now time.Time) (event []byte, ok bool, err erro
 		e["output_text"] = in.LastAssistant
 	case "PreCompact":
 		setCompact(e, turn, in.TranscriptPath, in.Trigger)
+	case "PostCompact":
+		// The conversation replaced by its summary: what the model goes on
+		// from (the transcript before it stands by its path).
+		e["hook_point"] = "PostCompact"
+		e["turn_id"] = turn
+		e["original_value"] = in.TranscriptPath
+		e["modified_value"] = in.CompactSummary
+		e["was_modified"] = true
+		e["modifier_chain"] = []string{"claude-code:compact:" + in.Trigger}
 	default:
 		return nil, false, nil
 	}

@@ -79,3 +79,25 @@ func TestClaudeCodeTurnsAndCompaction(t *testing.T) {
 		t.Errorf("a PreCompact the engine cannot take: %s %s, want compaction blocked", r.Decision, r.HostOutput)
 	}
 }
+
+// TestClaudeCodePostCompactIsRecorded: the summary Claude goes on from after
+// a compaction is recorded (AARTS PostCompact: the transcript it replaced by
+// path, the summary as the modified value); Claude Code takes no decision
+// there.
+func TestClaudeCodePostCompactIsRecorded(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	e := newEngine(t, decider(t, "coding-agent.json"), st)
+	in := []byte(`{"session_id":"compacted","transcript_path":"/t/x.jsonl","cwd":"/workspace/shop","hook_event_name":"PostCompact","trigger":"auto","compact_summary":"We fixed the cart totals; next: the checkout tests."}`)
+	r := e.Answer(context.Background(), Request{Host: "claude-code", Body: in})
+	if r.ReasonCode == ReasonInputRejected || string(r.HostOutput) != "{}" {
+		t.Fatalf("PostCompact: %s %s %s", r.Decision, r.ReasonCode, r.HostOutput)
+	}
+	found := false
+	for _, env := range readSession(t, st, ledger.SessionKey{Tenant: ledger.DefaultTenant, Session: "compacted"}) {
+		found = found || env.EventType() == "PostCompact" && bytes.Contains(env.Payload(), []byte("checkout tests"))
+	}
+	if !found {
+		t.Error("no PostCompact with the summary on record")
+	}
+}

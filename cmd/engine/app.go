@@ -209,7 +209,7 @@ func hooksCommand(a *app) *cli.Command {
 			hookCommand(a, "claude-code", "Claude Code",
 				"`engine install claude-code [--user]` writes into .claude/settings.json, for every event:\n"+
 					`  {"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"engine hook claude-code","timeout":30}]}]}}`+
-					"\n(likewise for PostToolUse, PostToolUseFailure, UserPromptSubmit, SessionStart, SessionEnd, Stop, SubagentStop, PreCompact,\n"+
+					"\n(likewise for PostToolUse, PostToolUseFailure, UserPromptSubmit, SessionStart, SessionEnd, Stop, SubagentStop, PreCompact, PostCompact,\n"+
 					"PermissionDenied).\n"+
 					"Every hook process of the user reaches one local engine on DATA/engine.sock, started by the\n"+
 					"first hook that finds none (it exits after --idle-exit without hooks), or the engine\n"+
