@@ -28,7 +28,7 @@ const Wrapper = `#!/bin/sh
 # agentledger is not installed, it blocks the call (exit 2, which every host
 # treats as a block) and leaves a note in the agentledger data directory's
 # spool, which the next agentledger engine there puts on the record.
-# Install agentledger: go install github.com/agentledger/agentledger/cmd/...@latest
+# Install agentledger: go install ./cmd/... in a clone of agentledger
 if command -v agentledger-hook >/dev/null 2>&1; then
 	exec agentledger-hook "$@"
 fi
@@ -42,7 +42,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-echo "agentledger: agentledger-hook is not installed (not on PATH); this $host call is blocked. Install agentledger (go install github.com/agentledger/agentledger/cmd/...@latest) or remove its hooks from this project." >&2
+echo "agentledger: agentledger-hook is not installed (not on PATH); this $host call is blocked. Install agentledger (go install ./cmd/... in a clone of agentledger) or remove its hooks from this project." >&2
 umask 077
 spool=${LEDGER_DATA:-${XDG_DATA_HOME:-$HOME/.local/share}/agentledger}/spool
 mkdir -p "$spool" 2>/dev/null || exit 2

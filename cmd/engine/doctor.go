@@ -59,7 +59,7 @@ func (a *app) doctor(c *cli.Context) error {
 	if thin != "" {
 		add(hostconfig.ThinHook, "ok", "%s", thin)
 	} else {
-		add(hostconfig.ThinHook, "warn", "not on PATH: a project's hook wrapper blocks every call (go install github.com/agentledger/agentledger/cmd/...)")
+		add(hostconfig.ThinHook, "warn", "not on PATH: a project's hook wrapper blocks every call (go install ./cmd/... in a clone of agentledger)")
 	}
 	doctorHosts(project, thin, add)
 	a.doctorData(c, add)
