@@ -127,28 +127,28 @@ func (e *Engine) Drain(ctx context.Context) error {
 	if e.spoolDir == "" {
 		return nil
 	}
-	recs, bad, err := hookwire.ReadSpool(e.spoolDir)
+	all, bad, err := hookwire.ReadSpool(e.spoolDir)
 	if err != nil {
 		return err
 	}
-	for _, r := range recs {
+	var recs []spooled
+	for _, r := range all {
 		if err := spoolValid(r); err != nil {
 			bad = append(bad, hookwire.BadSpool{Name: r.ID + ".json", Err: err})
+			continue
 		}
+		recs = append(recs, r)
 	}
-	var keys []ledger.SessionKey
 	for _, b := range bad {
 		r, err := e.setAside(b)
 		if err != nil {
 			e.warn(err)
 			continue
 		}
-		recs = append(recs, r)
+		recs = append(recs, r) // the rejection that puts it on record
 	}
+	var keys []ledger.SessionKey
 	for _, r := range recs {
-		if spoolValid(r) != nil {
-			continue // set aside above, and on record as a rejection
-		}
 		if sessionIDValid(r.Tenant, r.Session) != nil {
 			// A hook spooled a call whose session or tenant the ledger
 			// cannot take: it is kept in the tenant's rejected session.

@@ -139,7 +139,7 @@ func (p *Policy) cover(a *action.Analysis, snapshot map[string]any) coverage {
 // network domains do not list (loopback is no egress), or "".
 func (p *Policy) unlistedHost(a *action.Analysis) string {
 	for _, h := range a.Hosts {
-		if !p.domains.MatchString(h) && !loopback(h) {
+		if !listedHost(p.domains, h) {
 			return h
 		}
 	}

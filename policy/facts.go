@@ -23,7 +23,7 @@ func manifestFacts(m *manifest.Manifest, domains, deniedDomains *regexp.Regexp, 
 		switch {
 		case deniedDomains.MatchString(h):
 			hostsDenied = append(hostsDenied, h)
-		case !domains.MatchString(h) && !loopback(h):
+		case !listedHost(domains, h):
 			hosts = append(hosts, h)
 		}
 	}
@@ -96,8 +96,11 @@ func underAny(p string, roots []string) bool {
 	return false
 }
 
-// loopback reports whether a host is this machine (action.Loopback).
-func loopback(h string) bool { return action.Loopback(h) }
+// listedHost reports whether the manifest's domains vouch for a host, or it
+// is this machine (reaching it is no egress).
+func listedHost(domains *regexp.Regexp, h string) bool {
+	return domains.MatchString(h) || action.Loopback(h)
+}
 
 // readsToo reports whether a call that writes p also reads it: an edit
 // in place, or a command that names p other than as a file it writes.

@@ -90,6 +90,18 @@ func hookRun(bin, data, stdin string, env []string, args ...string) (*exec.Cmd, 
 	return cmd, &out, &errb
 }
 
+// userHome is a user of the programs: their directory, a home of their own
+// with its default data directory (the engine there is stopped at the
+// end), and an environment with the programs on PATH.
+func userHome(t *testing.T) (bin, home, data string, env []string) {
+	t.Helper()
+	hook, _ := programs(t)
+	bin, home = filepath.Dir(hook), t.TempDir()
+	data = filepath.Join(home, ".local", "share", "agentledger")
+	t.Cleanup(func() { stopEngine(t, data) })
+	return bin, home, data, []string{"HOME=" + home, "PATH=" + bin + ":/usr/bin:/bin"}
+}
+
 func stopEngine(t testing.TB, data string) {
 	t.Helper()
 	h, held := store.HeldBy(data)

@@ -20,12 +20,7 @@ import (
 // answers each request with Claude Code's own answer, refuses requests
 // without the token, and records what it decided.
 func TestHTTPHooks(t *testing.T) {
-	hook, _ := programs(t)
-	bin := filepath.Dir(hook)
-	home := t.TempDir()
-	data := filepath.Join(home, ".local", "share", "agentledger")
-	t.Cleanup(func() { stopEngine(t, data) })
-	env := []string{"HOME=" + home, "PATH=" + bin + ":/usr/bin:/bin"}
+	bin, home, data, env := userHome(t)
 	install := exec.Command(filepath.Join(bin, "engine"), "install", "claude-code", "--user", "--transport", "http")
 	install.Env = env
 	diff, err := install.CombinedOutput()

@@ -21,12 +21,7 @@ import (
 // --deep --pubkey, tail — and no hook is denied or left to the failure
 // policy because of them.
 func TestRecordReadableWhileAgentWorks(t *testing.T) {
-	hook, _ := programs(t)
-	bin := filepath.Dir(hook)
-	home := t.TempDir()
-	data := filepath.Join(home, ".local", "share", "agentledger")
-	t.Cleanup(func() { stopEngine(t, data) })
-	env := []string{"HOME=" + home, "PATH=" + bin + ":/usr/bin:/bin"}
+	bin, _, data, env := userHome(t)
 	project := t.TempDir()
 	program := func(name string, args ...string) *exec.Cmd {
 		cmd := exec.Command(filepath.Join(bin, name), args...)

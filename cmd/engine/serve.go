@@ -166,20 +166,13 @@ func (a *app) newServeEngine(c *cli.Context, f serveFlags, p *policy.Policy, st 
 const spoolInterval = 5 * time.Second
 
 func (a *app) drainEvery(ctx context.Context, eng *engine.Engine, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-			if err := eng.Drain(dctx); err != nil {
-				a.warn(err)
-			}
-			cancel()
+	cmdline.Every(ctx, every, func() {
+		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if err := eng.Drain(dctx); err != nil {
+			a.warn(err)
 		}
-	}
+	})
 }
 
 func (a *app) warn(err error) { fmt.Fprintf(a.stderr, "engine: %v\n", err) }

@@ -253,7 +253,7 @@ func localHolder(c *cli.Context, cfg store.Config) (string, error) {
 	if _, err := os.Stat(filepath.Join(cfg.DataDir, "engine.log")); err != nil {
 		return "", nil // not a directory hooks record into
 	}
-	exe := EngineProgram()
+	exe := hookwire.EngineProgram()
 	if exe == "" {
 		return "", nil
 	}
@@ -297,21 +297,22 @@ func KeepEngineUp(ctx context.Context, dataDir string) {
 		return
 	}
 	client := localengine.UnixClient(h.Socket)
-	t := time.NewTicker(time.Minute)
+	Every(ctx, time.Minute, func() { localengine.Healthy(ctx, client) })
+}
+
+// Every calls fn every d until ctx ends.
+func Every(ctx context.Context, d time.Duration, fn func()) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			localengine.Healthy(ctx, client)
+			fn()
 		}
 	}
 }
-
-// EngineProgram is the engine program beside this program, else on PATH;
-// "" when there is none (hookwire.EngineProgram).
-func EngineProgram() string { return hookwire.EngineProgram() }
 
 // Format returns the --format value, text or json.
 func Format(c *cli.Context) (string, error) {
