@@ -24,7 +24,8 @@ import (
 	"time"
 
 	"github.com/agentledger/agentledger/aarts"
-	"github.com/agentledger/agentledger/engine"
+	"github.com/agentledger/agentledger/adapter"
+	"github.com/agentledger/agentledger/hookwire"
 	"github.com/agentledger/agentledger/ledger"
 )
 
@@ -76,9 +77,19 @@ type Expect struct {
 // decides), deny, ask, and an allow that rewrites the tool input.
 var Verdicts = []string{"allow", "allow_default", "deny", "ask", "modify"}
 
+// Verdict is the engine's answer as an adapter is given it: the members of
+// the engine's hook response a host's answer depends on.
+type Verdict struct {
+	Decision   string         `json:"decision"`
+	Reasons    []string       `json:"reasons,omitempty"`
+	ReasonCode string         `json:"reason_code"`
+	HostAnswer string         `json:"host_answer,omitempty"`
+	Directives map[string]any `json:"directives,omitempty"`
+}
+
 // verdict is the engine answer a case's verdict stands for.
-func verdict(name string, c *Case) engine.HookResponse {
-	r := engine.HookResponse{ReasonCode: "CONFORMANCE"}
+func verdict(name string, c *Case) Verdict {
+	r := Verdict{ReasonCode: "CONFORMANCE"}
 	r.Reasons = []string{"conformance " + name}
 	switch name {
 	case "allow", "modify":
@@ -99,10 +110,10 @@ func verdict(name string, c *Case) engine.HookResponse {
 // Request is what an adapter is given for one case and verdict (one JSON
 // object on an adapter command's stdin).
 type Request struct {
-	Conformance string              `json:"aarts_conformance"`
-	Host        string              `json:"host"`
-	Input       json.RawMessage     `json:"input"`
-	Verdict     engine.HookResponse `json:"verdict"`
+	Conformance string          `json:"aarts_conformance"`
+	Host        string          `json:"host"`
+	Input       json.RawMessage `json:"input"`
+	Verdict     Verdict         `json:"verdict"`
 }
 
 // Result is what an adapter makes of a request (one JSON object on an
@@ -127,12 +138,12 @@ type Builtin struct{}
 
 // Run maps and renders req with the built-in adapter of req.Host.
 func (Builtin) Run(_ context.Context, req Request) (Result, error) {
-	h := engine.HostNamed(req.Host)
+	h := adapter.Named(req.Host)
 	if h == nil {
 		return Result{}, fmt.Errorf("no built-in adapter for %q", req.Host)
 	}
 	var res Result
-	var m engine.Mapped
+	var m adapter.Mapped
 	_, err := ledger.Canonicalize(req.Input, ledger.Limits{})
 	if err == nil {
 		m, err = h.Map(req.Input, time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC), false)
@@ -140,13 +151,15 @@ func (Builtin) Run(_ context.Context, req Request) (Result, error) {
 	event := m.Native
 	if err != nil {
 		res.Rejected = err.Error()
-		event = engine.ProbeHostEvent(req.Input)
+		event = hookwire.Probe(req.Input).HostEvent
 	} else if m.Event != nil {
 		res.Event = m.Event
 	} else {
 		res.Event = json.RawMessage("null")
 	}
-	res.Answer = h.Render(event, req.Input, req.Verdict)
+	v := req.Verdict
+	rewrite, _ := v.Directives["tool_input"].(map[string]any)
+	res.Answer = h.Render(event, req.Input, adapter.Answer{Decision: v.Decision, HostAnswer: v.HostAnswer, Reasons: v.Reasons, ReasonCode: v.ReasonCode, Rewrite: rewrite})
 	return res, nil
 }
 

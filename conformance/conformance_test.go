@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentledger/agentledger/engine"
+	"github.com/agentledger/agentledger/adapter"
 )
 
 // TestShippedPackBuiltin: every case of the shipped pack passes against
@@ -23,7 +23,7 @@ func TestShippedPackBuiltin(t *testing.T) {
 	var hosts []string
 	for _, p := range packs {
 		hosts = append(hosts, p.Host)
-		if engine.HostNamed(p.Host) == nil {
+		if adapter.Named(p.Host) == nil {
 			t.Errorf("pack for %s, which has no built-in adapter", p.Host)
 		}
 	}

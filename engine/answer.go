@@ -8,12 +8,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentledger/agentledger/elide"
-	"github.com/agentledger/agentledger/hookwire"
-	"github.com/agentledger/agentledger/reducer"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentledger/agentledger/adapter"
+	"github.com/agentledger/agentledger/elide"
+	"github.com/agentledger/agentledger/hookwire"
+	"github.com/agentledger/agentledger/reducer"
 
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/decide"
@@ -127,9 +129,9 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 	if req.Tenant == "" {
 		req.Tenant = ledger.DefaultTenant
 	}
-	var host *Host
+	var host *adapter.Host
 	if req.Host != "" {
-		if host = HostNamed(req.Host); host == nil {
+		if host = adapter.Named(req.Host); host == nil {
 			return e.reject(ctx, req, nil, fmt.Errorf("unknown host %q", req.Host))
 		}
 	}
@@ -159,7 +161,7 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 			}
 		}
 		if m.Event == nil {
-			return HookResponse{Verdict: aarts.Verdict{Decision: aarts.Allow}, ReasonCode: "NOT_JUDGED", HostOutput: host.Render(native, req.Body, HookResponse{Verdict: aarts.Verdict{Decision: aarts.Allow}})}
+			return HookResponse{Verdict: aarts.Verdict{Decision: aarts.Allow}, ReasonCode: "NOT_JUDGED", HostOutput: host.Render(native, req.Body, adapter.Answer{Decision: aarts.Allow})}
 		}
 		payload = m.Event
 		if host.Asks != nil && !host.Asks(native, req.HostAsks) {
@@ -201,7 +203,7 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 		r = e.fail(req.Tenant, ev, payload, err, failOpen)
 	}
 	if host != nil {
-		r.HostOutput = host.Render(native, req.Body, renderable(r))
+		r.HostOutput = host.Render(native, req.Body, answerOf(r))
 	}
 	e.noteAnswer(req.Tenant, req.Host, ev, r)
 	return r
@@ -316,16 +318,6 @@ func failureAnswer(failOpen bool, reason string) HookResponse {
 	return r
 }
 
-// renderable is r as a host renderer reads it: a failure answered with no
-// decision (fail-open) is an allow that rests on nothing explicit, which
-// every renderer answers with no decision.
-func renderable(r HookResponse) HookResponse {
-	if r.ReasonCode == ReasonEngineFailure && r.HostAnswer == aarts.HostAnswerNone {
-		r.Decision = aarts.Allow
-	}
-	return r
-}
-
 // FailureResponse is the answer of the failure policy when no engine
 // could be reached at all (an adapter whose engine is down): deny, or no
 // decision when failOpen (failureAnswer).
@@ -343,7 +335,7 @@ func blocking(hookPoint string) bool {
 // reject records input the engine cannot accept and answers it: deny at a
 // blocking hook point, allow at a notification (the host does not wait;
 // the record is what matters). --fail-open never changes this answer.
-func (e *Engine) reject(ctx context.Context, req Request, host *Host, defect error) HookResponse {
+func (e *Engine) reject(ctx context.Context, req Request, host *adapter.Host, defect error) HookResponse {
 	probe := hookwire.Probe(req.Body)
 	rej := Rejection{Defect: defect.Error(), SHA256: req.SHA256, Length: max(req.Size, int64(len(req.Body))),
 		Excerpt: excerpt(req.Body), HookPoint: probe.HookPoint, Truncated: req.Truncated}
@@ -373,7 +365,7 @@ func (e *Engine) reject(ctx context.Context, req Request, host *Host, defect err
 		AARMDecision: aarmOf(rej.Answered), ReasonCode: ReasonInputRejected,
 	}
 	if host != nil {
-		r.HostOutput = host.Render(probe.HostEvent, req.Body, renderable(r))
+		r.HostOutput = host.Render(probe.HostEvent, req.Body, answerOf(r))
 	}
 	e.noteAnswer(req.Tenant, req.Host, &aarts.Event{SessionID: key.Session, HookPoint: rej.HookPoint}, r)
 	return r
@@ -428,4 +420,29 @@ func aarmOf(decision string) string {
 		return aarts.AARMAllow
 	}
 	return aarts.AARMDeny
+}
+
+// HostOutput is the line a hook of host prints for r: the host output the
+// engine rendered, or, when r has none (no engine could be reached), r
+// rendered for the host event named in input (as far as it can be read).
+func HostOutput(host string, input []byte, r HookResponse) []byte {
+	out := r.HostOutput
+	if h := adapter.Named(host); len(out) == 0 && h != nil {
+		out = h.Render(ProbeHostEvent(input), input, answerOf(r))
+	}
+	if len(out) == 0 {
+		out = []byte("{}")
+	}
+	return append(bytes.Clone(out), '\n')
+}
+
+// answerOf is r as a host renderer reads it: a failure answered with no
+// decision (fail-open) is an allow that rests on nothing explicit, which
+// every renderer answers with no decision.
+func answerOf(r HookResponse) adapter.Answer {
+	if r.ReasonCode == ReasonEngineFailure && r.HostAnswer == aarts.HostAnswerNone {
+		r.Decision = aarts.Allow
+	}
+	return adapter.Answer{Decision: r.Decision, HostAnswer: r.HostAnswer, Reasons: r.Reasons, ReasonCode: r.ReasonCode,
+		Rewrite: decide.RewrittenInput(r.Directives), Withheld: r.Withheld}
 }

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentledger/agentledger/adapter"
+
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/ledger"
@@ -257,7 +259,7 @@ func (e *Engine) closeHostAsk(ctx context.Context, k ledger.SessionKey, en *entr
 // hostResolved records a resolution the host reported itself (Claude
 // Code's PermissionDenied) against the engine's ask about that call, if
 // there is one open.
-func (e *Engine) hostResolved(ctx context.Context, tenant string, r *HostResolution) error {
+func (e *Engine) hostResolved(ctx context.Context, tenant string, r *adapter.HostResolution) error {
 	if sessionIDValid(tenant, r.SessionID) != nil {
 		return nil
 	}

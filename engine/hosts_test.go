@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentledger/agentledger/adapter"
+
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/action"
 	"github.com/agentledger/agentledger/ledger"
@@ -41,7 +43,7 @@ func TestSameActionEveryHost(t *testing.T) {
 	e := newEngine(t, decider(t, "coding-agent.json"), st)
 	var first *action.Analysis
 	for _, c := range sameAction {
-		m, err := Hosts[c.host].Map([]byte(c.in), time.Now(), false)
+		m, err := adapter.Hosts[c.host].Map([]byte(c.in), time.Now(), false)
 		if err != nil {
 			t.Fatalf("%s: %v", c.host, err)
 		}
@@ -119,35 +121,13 @@ func TestEveryHostRefusesBadInput(t *testing.T) {
 	}
 }
 
-// checkAction checks the tool an adapter mapped ev to and what the engine
-// reads in it: the canonical and native names, and binaries and paths
-// among the analysis's.
-func checkAction(t *testing.T, ev *aarts.Event, tool, native string, binaries, paths []string) *action.Analysis {
-	t.Helper()
-	a := action.Of(ev)
-	if ev.ToolName != tool || ev.ToolNameNative != native || a.Tool != tool {
-		t.Errorf("tool %s (%s, analysed %s), want %s (%s)", ev.ToolName, ev.ToolNameNative, a.Tool, tool, native)
-	}
-	for _, b := range binaries {
-		if !slices.Contains(a.Binaries, b) {
-			t.Errorf("binaries %v lack %s", a.Binaries, b)
-		}
-	}
-	for _, p := range paths {
-		if !slices.Contains(a.Paths, p) {
-			t.Errorf("paths %v lack %s", a.Paths, p)
-		}
-	}
-	return a
-}
-
 // BenchmarkHostAdapters measures each adapter's own share of a hook: map
 // the host's curl | sh call, validate the AARTS event, render a deny;
 // ratio_vs_unmarshal is that against decoding the same input into a map
 // (the least any adapter does), measured in the same run.
 func BenchmarkHostAdapters(b *testing.B) {
 	at := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
-	deny := HookResponse{Verdict: aarts.Verdict{Decision: aarts.Deny, Reasons: []string{"FORBIDDEN"}}, HostAnswer: aarts.Deny}
+	deny := adapter.Answer{Decision: aarts.Deny, Reasons: []string{"FORBIDDEN"}, HostAnswer: aarts.Deny}
 	for _, c := range sameAction {
 		in := []byte(c.in)
 		var rawNs float64
@@ -159,7 +139,7 @@ func BenchmarkHostAdapters(b *testing.B) {
 			rawNs = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 		})
 		b.Run(c.host+"/adapter", func(b *testing.B) {
-			h := Hosts[c.host]
+			h := adapter.Hosts[c.host]
 			for b.Loop() {
 				m, err := h.Map(in, at, false)
 				if err != nil {

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agentledger/agentledger/adapter"
+
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/hookwire"
@@ -215,7 +217,7 @@ func (s *server) hooks(w http.ResponseWriter, r *http.Request) {
 // nativeHooks answers a host's native input with the host's own answer
 // (POST /v1/hooks/{host}/native): what a host's HTTP hook reads.
 func (s *server) nativeHooks(w http.ResponseWriter, r *http.Request) {
-	if HostNamed(r.PathValue("host")) == nil {
+	if adapter.Named(r.PathValue("host")) == nil {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("unknown host %q", r.PathValue("host")))
 		return
 	}

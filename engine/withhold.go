@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/agentledger/agentledger/adapter"
+
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/seal"
@@ -20,9 +22,6 @@ import (
 // for a secret, the result as recorded (every secret sealed, shown by its
 // kind) and redacted once more; for anything else, every string replaced by
 // a notice.
-
-// withheldNotice opens every string of a result withheld whole.
-const withheldNotice = "agentledger withheld this tool result: "
 
 // withheld returns the withheld form of a denied tool result, or nil when
 // st is not one.
@@ -41,7 +40,7 @@ func withheld(st *decide.Step) json.RawMessage {
 	if st.Record.ReasonCode == "SECRET_IN_RESULT" {
 		result = Redact(result)
 	} else {
-		result = replaceStrings(result, withheldNotice+strings.TrimPrefix(hostReason(HookResponse{Verdict: st.Record.Verdict, ReasonCode: st.Record.ReasonCode}), "agentledger: "))
+		result = replaceStrings(result, adapter.WithheldNotice+strings.TrimPrefix(adapter.Reason(answerOf(HookResponse{Verdict: st.Record.Verdict, ReasonCode: st.Record.ReasonCode})), "agentledger: "))
 	}
 	b, err := json.Marshal(result)
 	if err != nil {
@@ -70,17 +69,4 @@ func replaceStrings(v any, s string) any {
 		return out
 	}
 	return v
-}
-
-// withheldText is the withheld form as the text a host that takes text
-// shows the model.
-func withheldText(r HookResponse) string {
-	if len(r.Withheld) == 0 {
-		return withheldNotice + hostReason(r)
-	}
-	var s string
-	if json.Unmarshal(r.Withheld, &s) == nil {
-		return s
-	}
-	return string(r.Withheld)
 }

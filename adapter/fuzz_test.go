@@ -1,10 +1,11 @@
-package engine
+package adapter
 
 import (
 	"testing"
 	"time"
 
 	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/hookwire"
 )
 
 // FuzzClaudeCodeInput: any stdin is either refused with an error or maps to
@@ -62,10 +63,10 @@ func FuzzHostInput(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	at := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
-	verdicts := []HookResponse{
-		{Verdict: aarts.Verdict{Decision: aarts.Deny}},
-		{Verdict: aarts.Verdict{Decision: aarts.Ask}, HostAnswer: aarts.Ask},
-		{Verdict: aarts.Verdict{Decision: aarts.Allow, Directives: map[string]any{"tool_input": map[string]any{"command": "ls"}}}, HostAnswer: aarts.Allow},
+	verdicts := []Answer{
+		{Decision: aarts.Deny},
+		{Decision: aarts.Ask, HostAnswer: aarts.Ask},
+		{Decision: aarts.Allow, Rewrite: map[string]any{"command": "ls"}, HostAnswer: aarts.Allow},
 	}
 	f.Fuzz(func(t *testing.T, input []byte) {
 		for name, h := range Hosts {
@@ -78,7 +79,7 @@ func FuzzHostInput(f *testing.F) {
 				}
 			}
 			for _, r := range verdicts {
-				out := h.Render(ProbeHostEvent(input), input, r)
+				out := h.Render(hookwire.Probe(input).HostEvent, input, r)
 				if len(out) == 0 || out[0] != '{' {
 					t.Fatalf("%s: answer %q is not a JSON object", name, out)
 				}

@@ -1,4 +1,4 @@
-package engine
+package adapter
 
 import (
 	"bytes"
@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/agentledger/agentledger/aarts"
-	"github.com/agentledger/agentledger/decide"
 )
 
 // GeminiInput is what Gemini CLI writes on a command hook's stdin
@@ -246,15 +245,15 @@ func clockTurn(now time.Time) string {
 // cannot ask there (nor at an event whose name could not be read).
 func geminiAsks(event string, _ bool) bool { return event != "BeforeTool" && event != "" }
 
-func renderGemini(event string, input []byte, r HookResponse) json.RawMessage {
-	reason := hostReason(r)
+func renderGemini(event string, input []byte, r Answer) json.RawMessage {
+	reason := Reason(r)
 	out := map[string]any{}
 	deny := func(why string) {
 		out = map[string]any{"decision": aarts.Deny, "reason": why, "systemMessage": why}
 	}
 	switch {
 	case event == "BeforeTool" || event == "":
-		rewrite := decide.RewrittenInput(r.Directives)
+		rewrite := r.Rewrite
 		switch {
 		case r.Decision == aarts.Deny:
 			deny(reason)

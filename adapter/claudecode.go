@@ -1,4 +1,4 @@
-package engine
+package adapter
 
 import (
 	"bytes"
@@ -9,121 +9,7 @@ import (
 	"time"
 
 	"github.com/agentledger/agentledger/aarts"
-	"github.com/agentledger/agentledger/action"
-	"github.com/agentledger/agentledger/decide"
 )
-
-// Host is a host adapter: it maps the host's native hook input to the
-// AARTS event the engine decides on, and renders the answer in the host's
-// native shape.
-type Host struct {
-	Name string
-	// Map maps one native input, received at at. Mapped.Event is nil for
-	// a host event AARTS has no hook point for (nothing to judge).
-	Map func(native []byte, at time.Time, autoApprove bool) (Mapped, error)
-	// Render is the host's answer for r to its event named event ("" when
-	// the name could not be read); input is the host's input as received
-	// (a host whose answer depends on what it sent reads it).
-	Render func(event string, input []byte, r HookResponse) json.RawMessage
-	// Blocking reports whether the host waits for the answer to its event
-	// and can block it. An unknown event counts as blocking.
-	Blocking func(event string) bool
-	// Asks, when set, reports whether the host prompts its user for an ask
-	// at event (hostAsks: the hook's word that it does); where it does not,
-	// an ask is answered and recorded as deny. Nil: it always does.
-	Asks func(event string, hostAsks bool) bool
-}
-
-// Mapped is a host input mapped to AARTS.
-type Mapped struct {
-	Native string // the host's event name
-	Event  []byte // the AARTS hook event; nil when there is nothing to judge
-	// Resolved, for a host event that reports how the host resolved a
-	// call it prompted for (Claude Code's PermissionDenied), says which
-	// call and how; the engine records it against its ask, if it asked.
-	Resolved *HostResolution
-}
-
-// HostResolution is how a host resolved, in its own prompt, a call an
-// engine may have asked about.
-type HostResolution struct {
-	SessionID  string
-	TurnID     string // the call's turn (Claude Code's tool_use_id)
-	Resolution string // approved or denied
-}
-
-// Hosts are the host adapters, by name.
-var Hosts = map[string]*Host{
-	"claude-code": {Name: "claude-code", Map: mapClaudeCode, Render: renderClaudeCode, Blocking: claudeCodeBlocking},
-	"cursor":      {Name: "cursor", Map: mapCursor, Render: renderCursor, Blocking: cursorBlocking, Asks: cursorAsks},
-	"copilot":     {Name: "copilot", Map: mapCopilot, Render: renderCopilot, Blocking: copilotBlocking, Asks: copilotAsks},
-	"gemini":      {Name: "gemini", Map: mapGemini, Render: renderGemini, Blocking: geminiBlocking, Asks: geminiAsks},
-}
-
-// hostEvent starts the AARTS event an adapter maps a host input to: the
-// session, the time it was received, the host and the working directory.
-// "adapter" names the mapping, so that the verdict knows the host has a
-// permission flow of its own (decide.HostAnswer).
-func hostEvent(host, session, cwd string, now time.Time) map[string]any {
-	return map[string]any{
-		"session_id": session, "timestamp": now.UTC().Format(time.RFC3339Nano), "host_id": host,
-		"aarts_version": aarts.Version, "cwd": cwd, "adapter": host,
-	}
-}
-
-// setTool makes e a tool event: the hook point, the call's turn, its
-// native tool name mapped through the taxonomy (and kept; a shell command
-// that installs packages is package_install), its input and the artifacts
-// it names (verbatim, AARTS §6.4.1).
-func setTool(e map[string]any, hook, turn, native string, input any) {
-	e["hook_point"] = hook
-	e["turn_id"] = turn
-	e["tool_name_native"] = native
-	e["tool_input"] = input
-	if raw, ok := input.(json.RawMessage); ok {
-		_ = json.Unmarshal(raw, &input)
-	}
-	tool := aarts.StandardTool(native)
-	if tool == aarts.ToolShell {
-		// AARTS §7: package_install is derived from the shell command.
-		cwd, _ := e["cwd"].(string)
-		if a := action.AnalyzeTool(native, input, cwd); a.Tool == aarts.ToolPackageInstall {
-			tool = a.Tool
-		}
-	}
-	e["tool_name"] = tool
-	e["artifacts"] = action.InputArtifacts(input)
-}
-
-// setMCPServer records, with an MCP tool call, the server it goes to as
-// the host configured it: its name, its URL or its command; the URL is a
-// network_address artifact.
-func setMCPServer(e map[string]any, name, url, command string) {
-	e["mcp_server"] = map[string]any{"name": name, "url": url, "command": command}
-	if url != "" {
-		e["artifacts"] = append(e["artifacts"].([]aarts.Artifact), aarts.Artifact{Type: aarts.ArtifactNetworkAddress, Value: url, SourceField: "mcp_server.url"})
-	}
-}
-
-// setCompact makes e a PreCompact event: the transcript about to be
-// compacted, and why (a host's "manual" or "auto" trigger).
-func setCompact(e map[string]any, turn, transcript, trigger string) {
-	e["hook_point"] = "PreCompact"
-	e["turn_id"] = turn
-	e["context_before"] = transcript
-	e["compaction_reason"] = map[string]string{"manual": "user_triggered", "auto": "token_limit"}[trigger]
-}
-
-// hostReason is the reason a host shows for r.
-func hostReason(r HookResponse) string {
-	if reason := strings.Join(r.Reasons, "; "); reason != "" {
-		return "agentledger: " + reason
-	}
-	return "agentledger: " + r.ReasonCode
-}
-
-// HostNamed returns the adapter of a host, or nil.
-func HostNamed(name string) *Host { return Hosts[name] }
 
 // ClaudeCodeInput is what Claude Code writes on a command hook's stdin.
 type ClaudeCodeInput struct {
@@ -288,13 +174,13 @@ func (in *ClaudeCodeInput) AARTS(now time.Time) (event []byte, ok bool, err erro
 // PostToolUse and UserPromptSubmit get a block with its reason when denied;
 // an event whose name could not be read, a block that every blocking event
 // honours.
-func renderClaudeCode(event string, input []byte, r HookResponse) json.RawMessage {
-	reason := hostReason(r)
+func renderClaudeCode(event string, input []byte, r Answer) json.RawMessage {
+	reason := Reason(r)
 	var out any = map[string]any{}
 	switch event {
 	case "PreToolUse":
 		decision := r.Decision
-		rewrite := decide.RewrittenInput(r.Directives)
+		rewrite := r.Rewrite
 		if decision == aarts.Allow && rewrite != nil && r.HostAnswer == aarts.Ask {
 			decision = aarts.Ask // the user approves the rewritten call
 		}
@@ -315,7 +201,7 @@ func renderClaudeCode(event string, input []byte, r HookResponse) json.RawMessag
 		}
 	case "PostToolUse":
 		if r.Decision != aarts.Allow { // no prompt here: ask is deny (AARTS §6.6)
-			hso := map[string]any{"hookEventName": "PostToolUse", "additionalContext": withheldNotice + reason}
+			hso := map[string]any{"hookEventName": "PostToolUse", "additionalContext": WithheldNotice + reason}
 			if len(r.Withheld) > 0 {
 				// The result Claude sees instead (Claude Code 2.1.121+ for
 				// every tool; updatedMCPToolOutput before that, MCP only).
@@ -335,26 +221,12 @@ func renderClaudeCode(event string, input []byte, r HookResponse) json.RawMessag
 			out = map[string]any{"decision": "block", "reason": reason}
 		}
 	}
-	if event != "PreToolUse" && decide.RewrittenInput(r.Directives) != nil && claudeCodeBlocking(event) {
+	if event != "PreToolUse" && r.Rewrite != nil && claudeCodeBlocking(event) {
 		// A rewrite Claude Code cannot apply at this event: deny instead.
 		out = map[string]any{"decision": "block", "reason": "agentledger: this event's input would have to be rewritten, which Claude Code cannot do here"}
 	}
 	b, _ := json.Marshal(out)
 	return b
-}
-
-// HostOutput is the line a hook of host prints for r: the host output the
-// engine rendered, or, when r has none (no engine could be reached), r
-// rendered for the host event named in input (as far as it can be read).
-func HostOutput(host string, input []byte, r HookResponse) []byte {
-	out := r.HostOutput
-	if h := HostNamed(host); len(out) == 0 && h != nil {
-		out = h.Render(ProbeHostEvent(input), input, renderable(r))
-	}
-	if len(out) == 0 {
-		out = []byte("{}")
-	}
-	return append(bytes.Clone(out), '\n')
 }
 
 // probeToolName reads the tool_name of a host's input, or "".

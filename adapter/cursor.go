@@ -1,4 +1,4 @@
-package engine
+package adapter
 
 import (
 	"bytes"
@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/agentledger/agentledger/aarts"
-	"github.com/agentledger/agentledger/decide"
 )
 
 // CursorInput is what Cursor writes on a hook's stdin (.cursor/hooks.json
@@ -246,10 +245,10 @@ func resultOf(raw json.RawMessage) any {
 // name could not be read).
 func cursorAsks(event string, _ bool) bool { return event != "beforeReadFile" && event != "" }
 
-func renderCursor(event string, _ []byte, r HookResponse) json.RawMessage {
-	reason := hostReason(r)
+func renderCursor(event string, _ []byte, r Answer) json.RawMessage {
+	reason := Reason(r)
 	out := map[string]any{}
-	rewrite := decide.RewrittenInput(r.Directives)
+	rewrite := r.Rewrite
 	switch event {
 	case "beforeShellExecution", "beforeMCPExecution", "preToolUse", "beforeReadFile", "":
 		decision := r.Decision
@@ -286,7 +285,7 @@ func renderCursor(event string, _ []byte, r HookResponse) json.RawMessage {
 		// Cursor replaces only an MCP tool's output (other tools' output
 		// reaches the model; the record has the denial).
 		if r.Decision != aarts.Allow {
-			out["additional_context"] = withheldNotice + reason
+			out["additional_context"] = WithheldNotice + reason
 			if len(r.Withheld) > 0 {
 				out["updated_mcp_tool_output"] = r.Withheld
 			}

@@ -1,4 +1,4 @@
-package engine
+package adapter
 
 import (
 	"bytes"
@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/agentledger/agentledger/aarts"
-	"github.com/agentledger/agentledger/decide"
 )
 
 // CopilotInput is what GitHub Copilot (CLI and coding agent) writes on a
@@ -264,12 +263,12 @@ func copilotAsks(event string, hostAsks bool) bool {
 	return hostAsks || e != "preToolUse" && e != ""
 }
 
-func renderCopilot(event string, _ []byte, r HookResponse) json.RawMessage {
+func renderCopilot(event string, _ []byte, r Answer) json.RawMessage {
 	event = copilotEvent(event)
 	out := map[string]any{}
 	if event == "preToolUse" || event == "" {
 		decision := r.Decision
-		rewrite := decide.RewrittenInput(r.Directives)
+		rewrite := r.Rewrite
 		if decision == aarts.Allow && rewrite != nil && r.HostAnswer == aarts.Ask {
 			decision = aarts.Ask
 		}
@@ -279,7 +278,7 @@ func renderCopilot(event string, _ []byte, r HookResponse) json.RawMessage {
 		if decision != aarts.Allow || r.HostAnswer == aarts.Allow {
 			out["permissionDecision"] = decision
 			if decision != aarts.Allow {
-				out["permissionDecisionReason"] = hostReason(r)
+				out["permissionDecisionReason"] = Reason(r)
 			}
 			if rewrite != nil && decision != aarts.Deny {
 				out["modifiedArgs"] = rewrite
@@ -290,8 +289,21 @@ func renderCopilot(event string, _ []byte, r HookResponse) json.RawMessage {
 		// The result the model sees instead (command hooks honour
 		// modifiedResult in current Copilot CLI).
 		out["modifiedResult"] = map[string]any{"resultType": "success", "textResultForLlm": withheldText(r)}
-		out["additionalContext"] = withheldNotice + hostReason(r)
+		out["additionalContext"] = WithheldNotice + Reason(r)
 	}
 	b, _ := json.Marshal(out)
 	return b
+}
+
+// withheldText is the withheld form as the text a host that takes text
+// shows the model.
+func withheldText(r Answer) string {
+	if len(r.Withheld) == 0 {
+		return WithheldNotice + Reason(r)
+	}
+	var s string
+	if json.Unmarshal(r.Withheld, &s) == nil {
+		return s
+	}
+	return string(r.Withheld)
 }
