@@ -78,7 +78,10 @@ var nativeTools = map[string]string{
 	// shell
 	"bash": ToolShell, "shell": ToolShell, "exec": ToolShell, "terminal": ToolShell, "run_shell_command": ToolShell,
 	"run_terminal_cmd": ToolShell, "execute_command": ToolShell, "local_shell": ToolShell, "powershell": ToolShell,
-	"run_in_terminal": ToolShell, "sh": ToolShell, "cmd": ToolShell,
+	"run_in_terminal": ToolShell, "sh": ToolShell, "cmd": ToolShell, "exec_command": ToolShell,
+	// Codex asks for network access on behalf of a shell command (its
+	// PermissionRequest names the command).
+	"networkaccess": ToolShell,
 	// file write
 	"write": ToolFileWrite, "save_memory": ToolFileWrite, "create": ToolFileWrite, "create_file": ToolFileWrite, "write_file": ToolFileWrite, "write_to_file": ToolFileWrite,
 	"notebookwrite": ToolFileWrite,

@@ -120,10 +120,28 @@ func AnalyzeTool(native string, input any, cwd string) Analysis {
 	for _, line := range shellLines {
 		a.addShell(line, cwd, 0)
 	}
+	var patched bool
+	if patch, ok := patchOf(native, input); ok {
+		patched = true
+		for _, f := range patch.Files {
+			for _, p := range []string{f.Path, f.MoveTo} {
+				if p != "" {
+					p = resolve(p, cwd)
+					a.Paths = append(a.Paths, p)
+					a.WritePaths = append(a.WritePaths, p)
+					if f.Added != "" {
+						a.readWritten(p, f.Added, cwd)
+					}
+				}
+			}
+		}
+	}
 	if native == "save_memory" { // Gemini CLI's memory tool writes its user memory file
 		a.WritePaths = append(a.WritePaths, "~/.gemini/GEMINI.md")
 	}
-	a.readWrites(written, cwd)
+	if !patched {
+		a.readWrites(written, cwd)
+	}
 	a.caveats(shellLines, cwd)
 	a.findings(cwd)
 	a.remoteShells()
@@ -547,6 +565,23 @@ func printable(s string) bool {
 // "tool_input.edits[0].path"), in field order. Reading them is the
 // engine's work (AnalyzeTool); these only name them.
 func InputArtifacts(input any) []aarts.Artifact {
+	return ToolArtifacts("", input)
+}
+
+// ToolArtifacts is InputArtifacts for a call of the tool named native: a
+// patch (apply_patch) names the files it writes, not a command.
+func ToolArtifacts(native string, input any) []aarts.Artifact {
+	if patch, ok := patchOf(native, input); ok {
+		out := []aarts.Artifact{}
+		for _, f := range patch.Files {
+			for _, p := range []string{f.Path, f.MoveTo} {
+				if p != "" {
+					out = append(out, aarts.Artifact{Type: aarts.ArtifactFilePath, Value: p, SourceField: "tool_input.command"})
+				}
+			}
+		}
+		return out
+	}
 	out := []aarts.Artifact{}
 	walkFields(input, "", "tool_input", func(field, at, x string) {
 		f := strings.ToLower(field)

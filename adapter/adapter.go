@@ -59,6 +59,7 @@ var Hosts = map[string]*Host{
 	"cursor":      {Name: "cursor", Map: mapCursor, Render: renderCursor, Blocking: cursorBlocking, Asks: cursorAsks},
 	"copilot":     {Name: "copilot", Map: mapCopilot, Render: renderCopilot, Blocking: copilotBlocking, Asks: copilotAsks},
 	"gemini":      {Name: "gemini", Map: mapGemini, Render: renderGemini, Blocking: geminiBlocking, Asks: geminiAsks},
+	"codex":       {Name: "codex", Map: mapCodex, Render: renderCodex, Blocking: codexBlocking, Asks: codexAsks},
 }
 
 // hostEvent starts the AARTS event an adapter maps a host input to: the
@@ -93,7 +94,7 @@ func setTool(e map[string]any, hook, turn, native string, input any) {
 		}
 	}
 	e["tool_name"] = tool
-	e["artifacts"] = action.InputArtifacts(input)
+	e["artifacts"] = action.ToolArtifacts(native, input)
 }
 
 // setMCPServer records, with an MCP tool call, the server it goes to as

@@ -3,6 +3,8 @@ package adapter
 import (
 	"bytes"
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -42,26 +44,40 @@ type ClaudeCodeInput struct {
 	// CompactSummary is PostCompact's: the summary the conversation goes
 	// on from.
 	CompactSummary string `json:"compact_summary,omitempty"`
+	// TurnID is Codex's: the turn every event after SessionStart belongs
+	// to.
+	TurnID string `json:"turn_id,omitempty"`
+	// AgentID and AgentType name the sub-agent an event is of (Claude Code
+	// and Codex: SubagentStart, SubagentStop and the sub-agent's calls).
+	AgentID   string `json:"agent_id,omitempty"`
+	AgentType string `json:"agent_type,omitempty"`
 }
 
 // ParseClaudeCode reads a Claude Code hook input, naming what is missing.
 func ParseClaudeCode(stdin []byte) (*ClaudeCodeInput, error) {
+	return parseClaudeLike("claude code", stdin)
+}
+
+// parseClaudeLike reads the input of a host whose hooks take Claude Code's
+// shape (Claude Code, Codex), naming the host in its errors.
+func parseClaudeLike(host string, stdin []byte) (*ClaudeCodeInput, error) {
 	var in ClaudeCodeInput
 	if err := json.Unmarshal(bytes.TrimSpace(stdin), &in); err != nil {
-		return nil, fmt.Errorf("claude code hook input is not a JSON object: %w", err)
+		return nil, fmt.Errorf("%s hook input is not a JSON object: %w", host, err)
 	}
 	switch {
 	case in.SessionID == "":
-		return nil, fmt.Errorf("claude code hook input: missing session_id")
+		return nil, fmt.Errorf("%s hook input: missing session_id", host)
 	case in.HookEventName == "":
-		return nil, fmt.Errorf("claude code hook input: missing hook_event_name")
+		return nil, fmt.Errorf("%s hook input: missing hook_event_name", host)
 	}
-	if in.HookEventName == "PreToolUse" || in.HookEventName == "PostToolUse" || in.HookEventName == "PostToolUseFailure" {
+	switch in.HookEventName {
+	case "PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest":
 		if in.ToolName == "" {
-			return nil, fmt.Errorf("claude code %s input: missing tool_name", in.HookEventName)
+			return nil, fmt.Errorf("%s %s input: missing tool_name", host, in.HookEventName)
 		}
 		if len(in.ToolInput) == 0 || in.ToolInput[0] != '{' {
-			return nil, fmt.Errorf("claude code %s input: tool_input must be an object", in.HookEventName)
+			return nil, fmt.Errorf("%s %s input: tool_input must be an object", host, in.HookEventName)
 		}
 	}
 	return &in, nil
@@ -72,10 +88,20 @@ func mapClaudeCode(native []byte, at time.Time, autoApprove bool) (Mapped, error
 	if err != nil {
 		return Mapped{}, err
 	}
+	return mapClaudeLike("claude-code", in, at, autoApprove)
+}
+
+// mapClaudeLike maps the input of a host whose hooks take Claude Code's
+// shape.
+func mapClaudeLike(host string, in *ClaudeCodeInput, at time.Time, autoApprove bool) (Mapped, error) {
 	if in.HookEventName == "PermissionDenied" && in.ToolUseID != "" {
-		return Mapped{Native: in.HookEventName, Resolved: &HostResolution{SessionID: in.SessionID, TurnID: in.ToolUseID, Resolution: "denied"}}, nil
+		session := in.SessionID
+		if in.AgentID != "" {
+			session = SubAgentSession(in.SessionID, in.AgentID)
+		}
+		return Mapped{Native: in.HookEventName, Resolved: &HostResolution{SessionID: session, TurnID: in.ToolUseID, Resolution: "denied"}}, nil
 	}
-	ev, ok, err := in.AARTS(at)
+	ev, ok, err := in.event(host, at)
 	if err != nil || !ok {
 		return Mapped{Native: in.HookEventName}, err
 	}
@@ -96,7 +122,7 @@ func mapClaudeCode(native []byte, at time.Time, autoApprove bool) (Mapped, error
 // something (a tool call, a tool result reaching Claude, a prompt).
 func claudeCodeBlocking(event string) bool {
 	switch event {
-	case "SessionStart", "SessionEnd", "Stop", "SubagentStop", "Notification", "PermissionDenied", "PostCompact":
+	case "SessionStart", "SessionEnd", "Stop", "SubagentStart", "SubagentStop", "Notification", "PermissionDenied", "PostCompact":
 		return false
 	}
 	return true
@@ -108,10 +134,18 @@ func claudeCodeBlocking(event string) bool {
 // tool names go through the taxonomy with the native name kept. ok is false
 // for events AARTS has no hook point for (Notification).
 func (in *ClaudeCodeInput) AARTS(now time.Time) (event []byte, ok bool, err error) {
-	e := hostEvent("claude-code", in.SessionID, in.Cwd, now)
+	return in.event("claude-code", now)
+}
+
+// event maps the input as host sent it (Claude Code, or Codex, whose hooks
+// take the same shape): a call's turn is its tool_use_id, any other
+// event's the prompt it belongs to (Claude Code's prompt_id, Codex's
+// turn_id).
+func (in *ClaudeCodeInput) event(host string, now time.Time) (event []byte, ok bool, err error) {
+	e := hostEvent(host, in.SessionID, in.Cwd, now)
 	turn := in.ToolUseID
 	if turn == "" {
-		turn = cmp.Or(in.PromptID, "turn")
+		turn = cmp.Or(in.PromptID, in.TurnID, "turn")
 	}
 	switch in.HookEventName {
 	case "PreToolUse":
@@ -120,6 +154,13 @@ func (in *ClaudeCodeInput) AARTS(now time.Time) (event []byte, ok bool, err erro
 			// agentledger extension: whether the host will prompt at all.
 			e["permission_mode"] = in.PermissionMode
 		}
+	case "PermissionRequest":
+		// The host is about to prompt its user for a call it sent as
+		// PreToolUse (a sandbox escalation, network access): judged again
+		// as the call it is, in a turn of its own (the host names no
+		// tool_use_id here).
+		setTool(e, "PreToolUse", permissionTurn(in), in.ToolName, in.ToolInput)
+		e["permission_request"] = true // agentledger extension
 	case "PostToolUse":
 		setTool(e, "PostToolUse", turn, in.ToolName, in.ToolInput)
 		if len(in.ToolResponse) > 0 {
@@ -144,7 +185,29 @@ func (in *ClaudeCodeInput) AARTS(now time.Time) (event []byte, ok bool, err erro
 	case "SessionEnd":
 		e["hook_point"] = "SessionEnd"
 		e["reason"] = in.Reason
-	case "Stop", "SubagentStop":
+	case "SubagentStart":
+		// The host starts a sub-agent of one of its agent types: a spawn
+		// in the parent's session, whose verdict is the sub-agent's tool
+		// ceiling (the manifest's sub_agents). The task went with the
+		// parent's Task/Agent call; the host does not repeat it here.
+		if in.AgentID == "" {
+			return nil, false, nil
+		}
+		e["hook_point"] = "PreSubAgentSpawn"
+		e["sub_agent_id"] = SubAgentSession(in.SessionID, in.AgentID)
+		e["sub_agent_type"] = in.AgentType
+		e["delegated_task"] = ""
+	case "SubagentStop":
+		if in.AgentID != "" {
+			e["hook_point"] = "PostSubAgentResult"
+			e["sub_agent_id"] = SubAgentSession(in.SessionID, in.AgentID)
+			e["result"] = in.LastAssistant
+			break
+		}
+		e["hook_point"] = "PreOutputDeliver"
+		e["turn_id"] = turn
+		e["output_text"] = in.LastAssistant
+	case "Stop":
 		e["hook_point"] = "PreOutputDeliver"
 		e["turn_id"] = turn
 		e["output_text"] = in.LastAssistant
@@ -162,9 +225,21 @@ func (in *ClaudeCodeInput) AARTS(now time.Time) (event []byte, ok bool, err erro
 	default:
 		return nil, false, nil
 	}
+	if in.AgentID != "" && e["hook_point"] != "PreSubAgentSpawn" && e["hook_point"] != "PostSubAgentResult" {
+		// A sub-agent's own event: its session is the sub-agent's, a
+		// child of the one the host names, whose spawn verdict bounds it.
+		e["session_id"] = SubAgentSession(in.SessionID, in.AgentID)
+		e["parent_session_id"] = in.SessionID
+		e["is_sub_agent"] = true
+	}
 	raw, err := json.Marshal(e)
 	return raw, true, err
 }
+
+// SubAgentSession is the session of the sub-agent agentID of the host
+// session parent (Claude Code and Codex name a sub-agent's events by the
+// parent's session and the sub-agent's agent_id).
+func SubAgentSession(parent, agentID string) string { return parent + ":agent:" + agentID }
 
 // renderClaudeCode renders an answer as Claude Code expects it on stdout
 // for the hook event. PreToolUse gets permissionDecision "allow" only when
@@ -236,4 +311,15 @@ func probeToolName(input []byte) string {
 	}
 	_ = json.Unmarshal(input, &in)
 	return in.ToolName
+}
+
+// permissionTurn is the turn of a PermissionRequest: the call it asks
+// about, within the host's turn.
+func permissionTurn(in *ClaudeCodeInput) string {
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte(in.TurnID), []byte(in.ToolName), in.ToolInput} {
+		h.Write(part)
+		h.Write([]byte{0})
+	}
+	return "permission-" + hex.EncodeToString(h.Sum(nil))[:16]
 }

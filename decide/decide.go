@@ -260,7 +260,7 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 // guardedHosts are the hosts with a permission flow of their own, which an
 // adapter must never switch off: their users are prompted for what the host
 // itself finds worth asking about.
-var guardedHosts = map[string]bool{"claude-code": true, "cursor": true, "copilot": true, "gemini-cli": true}
+var guardedHosts = map[string]bool{"claude-code": true, "cursor": true, "copilot": true, "gemini-cli": true, "codex": true}
 
 // HostAnswer is what a host is answered for a decision on ev, when ev came
 // through the adapter of a host with its own permission flow (the event's

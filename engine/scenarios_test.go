@@ -83,6 +83,12 @@ var scenarios = []struct {
 
 func decider(t testing.TB, manifestFile string) *decide.Decider {
 	t.Helper()
+	return deciderWith(t, manifestFile, nil)
+}
+
+// deciderWith is decider with the manifest changed by edit (nil: as it is).
+func deciderWith(t testing.TB, manifestFile string, edit func(*manifest.Manifest)) *decide.Decider {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join("../fixtures/manifests", manifestFile))
 	if err != nil {
 		t.Fatal(err)
@@ -90,6 +96,12 @@ func decider(t testing.TB, manifestFile string) *decide.Decider {
 	m, err := manifest.Parse(b)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(m)
+		if err := m.Validate(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	p, err := policy.Load(context.Background(), "", m)
 	if err != nil {

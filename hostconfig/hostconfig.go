@@ -87,7 +87,7 @@ func dirFile(project, user string) func(Scope) (string, error) {
 
 var specs = map[string]*spec{
 	"claude-code": {
-		events: []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionDenied", "PostToolUse", "PostToolUseFailure", "PreCompact", "PostCompact", "Stop", "SubagentStop", "SessionEnd"},
+		events: []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionDenied", "PostToolUse", "PostToolUseFailure", "PreCompact", "PostCompact", "Stop", "SubagentStart", "SubagentStop", "SessionEnd"},
 		file:   dirFile(".claude/settings.json", ".claude/settings.json"),
 		base:   func() *node { return object() }, grouped: true,
 		matcher: func(event string) string {
@@ -156,6 +156,31 @@ var specs = map[string]*spec{
 		handler: func(c string) *node {
 			// Gemini CLI's timeout is in milliseconds.
 			return object(member{"name", scalar("agentledger")}, member{"type", scalar("command")}, member{"command", scalar(c)}, member{"timeout", scalar(HookTimeout * 1000)})
+		},
+	},
+	"codex": {
+		events: []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse", "PreCompact", "PostCompact",
+			"SubagentStart", "SubagentStop", "Stop", "SessionEnd"},
+		file: func(s Scope) (string, error) {
+			if !s.User {
+				return filepath.Join(s.Dir, ".codex/hooks.json"), nil
+			}
+			if h := s.env("CODEX_HOME"); h != "" {
+				return filepath.Join(h, "hooks.json"), nil
+			}
+			home, err := s.home()
+			return filepath.Join(home, ".codex/hooks.json"), err
+		},
+		base: func() *node { return object() }, grouped: true,
+		matcher: func(event string) string {
+			if event == "PreToolUse" || event == "PostToolUse" || event == "PermissionRequest" {
+				return "*"
+			}
+			return ""
+		},
+		commandKey: "command",
+		handler: func(c string) *node {
+			return object(member{"type", scalar("command")}, member{"command", scalar(c)}, member{"timeout", scalar(HookTimeout)})
 		},
 	},
 }

@@ -84,6 +84,34 @@ var existing = map[string]string{
   }
 }
 `,
+	"codex": `{
+  "hooks": {
+    "PreToolUse": [
+      {
+        "matcher": "^apply_patch$",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "python3 .codex/hooks/check_patch.py",
+            "timeout": 10,
+            "statusMessage": "Checking the patch"
+          }
+        ]
+      }
+    ],
+    "Stop": [
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "./scripts/notify.sh done"
+          }
+        ]
+      }
+    ]
+  }
+}
+`,
 }
 
 const exe = "/opt/agentledger/bin/engine"

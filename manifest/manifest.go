@@ -48,6 +48,12 @@ type Manifest struct {
 	Forbidden        []Forbidden `json:"forbidden"`
 	MCP              MCP         `json:"mcp"`
 	Skills           Skills      `json:"skills"`
+	// SubAgents bounds the tools of the sub-agents a host starts by its
+	// own definitions (Claude Code's and Codex's agent types): canonical
+	// tool names by agent type, "*" for any other type. A sub-agent gets
+	// at most the declared tools; without an entry for its type, all of
+	// them.
+	SubAgents map[string][]string `json:"sub_agents,omitempty"`
 	// Protected lists extra paths (globs) the agent must never write or
 	// delete, beyond agentledger's own (data directory, keys, policies,
 	// hook configuration).
@@ -276,6 +282,13 @@ func (m *Manifest) Validate() error {
 	}
 	if err := toolList("approval_required", m.ApprovalRequired); err != nil {
 		return err
+	}
+	for _, kind := range sortedKeys(m.SubAgents) {
+		for i, t := range m.SubAgents[kind] {
+			if !aarts.IsCanonicalTool(t) {
+				return &Error{Field: fmt.Sprintf("sub_agents.%s[%d]", kind, i), Msg: fmt.Sprintf("%q: want a canonical tool name (%s)", t, strings.Join(aarts.CanonicalTools, ", "))}
+			}
+		}
 	}
 	for _, f := range []named{{"network.domains", m.Network.Domains}, {"network.denied_domains", m.Network.DeniedDomains}} {
 		for i, d := range f.list {

@@ -239,6 +239,14 @@ func hooksCommand(a *app) *cli.Command {
 					"PreCompress). BeforeTool runs after Gemini CLI's own confirmation, so an ask is a deny; a rewrite\n"+
 					"is merged into the call's arguments (one that drops an argument is a deny). Input the engine\n"+
 					"cannot accept is denied and recorded. Exit 0 with Gemini CLI's JSON on stdout."),
+			hookCommand(a, "codex", "Codex CLI",
+				"`engine install codex [--user]` writes into .codex/hooks.json (or $CODEX_HOME/hooks.json):\n"+
+					`  {"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"engine hook codex","timeout":30}]}]}}`+
+					"\n(likewise PermissionRequest, PostToolUse, UserPromptSubmit, SessionStart, Stop, PreCompact,\n"+
+					"PostCompact, SubagentStart, SubagentStop, SessionEnd). Codex carries out only a deny at\n"+
+					"PreToolUse, so an ask is a deny there and an allow gives no decision; at PermissionRequest an\n"+
+					"explicit allow answers Codex's prompt, anything else but a deny leaves it to the user. Input\n"+
+					"the engine cannot accept is denied and recorded. Exit 0 with Codex's JSON on stdout."),
 		},
 	}
 }

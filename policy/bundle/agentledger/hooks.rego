@@ -86,7 +86,21 @@ else := json.marshal(input.event.content)
 
 # Sub-agents: the sub-agent gets at most the parent's declared tools.
 
-requested := {t | some t in object.get(input.event, "requested_tools", [])}
+# A spawn that names its tools asks for those; one that does not (a host's
+# sub-agent started by its own definition) asks for what the manifest gives
+# that kind of sub-agent (sub_agents, by the host's agent type, "*" for any
+# other), or else for every declared tool.
+requested := {t | some t in input.event.requested_tools} if {
+	is_array(input.event.requested_tools)
+} else := {t | some t in input.manifest.sub_agents[input.event.sub_agent_type]} if {
+	is_array(input.manifest.sub_agents[input.event.sub_agent_type])
+} else := {t | some t in input.manifest.sub_agents["*"]} if {
+	is_array(input.manifest.sub_agents["*"])
+} else := {t | some t in input.manifest.tools; aarts_canonical(t)}
+
+# aarts_canonical: a declared tool that is a canonical name (not a glob of
+# native names), which a ceiling can name.
+aarts_canonical(t) if not contains(t, "*")
 
 permitted := {t | some t in requested; tool_declared(t)}
 

@@ -1,0 +1,99 @@
+package adapter
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/agentledger/agentledger/aarts"
+)
+
+// Codex CLI's command hooks (0.124.0+, on by default) take Claude Code's
+// shape: the same members on stdin, the same hookSpecificOutput on stdout,
+// plus turn_id on every event after SessionStart and PermissionRequest
+// before Codex prompts its user. What Codex does with an answer differs,
+// and the answers here are what it carries out:
+//   - PreToolUse: only a deny. An ask or an allow there is ignored, so an
+//     ask is answered (and recorded) as a deny, and an allow as nothing:
+//     Codex's own approval policy applies.
+//   - PermissionRequest: allow (only an explicit one: it answers the
+//     prompt for the user), deny, or nothing (the user is prompted).
+//   - PostToolUse: a block, with the result withheld.
+//   - UserPromptSubmit: a block.
+//   - PreCompact, Stop, SessionStart, SessionEnd, SubagentStart,
+//     SubagentStop, PostCompact: recorded; agentledger stops nothing there.
+
+// ParseCodex reads a Codex CLI hook input, naming what is missing.
+func ParseCodex(stdin []byte) (*ClaudeCodeInput, error) { return parseClaudeLike("codex", stdin) }
+
+func mapCodex(native []byte, at time.Time, autoApprove bool) (Mapped, error) {
+	in, err := ParseCodex(native)
+	if err != nil {
+		return Mapped{}, err
+	}
+	return mapClaudeLike("codex", in, at, autoApprove)
+}
+
+// codexBlocking: the Codex events whose answer agentledger uses to stop
+// something.
+func codexBlocking(event string) bool {
+	switch event {
+	case "SessionStart", "SessionEnd", "Stop", "StopFailure", "SubagentStart", "SubagentStop", "PreCompact", "PostCompact":
+		return false
+	}
+	return true
+}
+
+// codexAsks: Codex prompts its user only where it asks for permission;
+// an ask at PreToolUse is not carried out.
+func codexAsks(event string, _ bool) bool { return event == "PermissionRequest" }
+
+// renderCodex renders an answer as Codex reads it on stdout.
+func renderCodex(event string, _ []byte, r Answer) json.RawMessage {
+	reason := Reason(r)
+	var out any = map[string]any{}
+	switch event {
+	case "PreToolUse":
+		if r.Decision != aarts.Allow || r.Rewrite != nil {
+			if r.Decision == aarts.Allow {
+				reason = "agentledger: this call would have to run with rewritten input, which Codex cannot do"
+			}
+			out = map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": "PreToolUse", "permissionDecision": aarts.Deny, "permissionDecisionReason": reason}}
+		}
+	case "PermissionRequest":
+		switch {
+		case r.Decision == aarts.Deny:
+			out = permissionDecision("deny", reason)
+		case r.Decision == aarts.Allow && r.HostAnswer == aarts.Allow && r.Rewrite == nil:
+			out = permissionDecision("allow", "")
+		}
+	case "PostToolUse":
+		if r.Decision != aarts.Allow {
+			hso := map[string]any{"hookEventName": "PostToolUse", "additionalContext": WithheldNotice + reason}
+			if len(r.Withheld) > 0 {
+				hso["updatedToolOutput"] = r.Withheld
+			}
+			out = map[string]any{"decision": "block", "reason": reason, "hookSpecificOutput": hso}
+		}
+	case "UserPromptSubmit":
+		if r.Decision != aarts.Allow {
+			out = map[string]any{"decision": "block", "reason": reason}
+		}
+	default:
+		if r.Decision != aarts.Allow && codexBlocking(event) {
+			// An event whose name could not be read.
+			out = map[string]any{"decision": "block", "reason": reason}
+		}
+	}
+	b, _ := json.Marshal(out)
+	return b
+}
+
+// permissionDecision is the answer to a PermissionRequest (Claude Code's
+// and Codex's shape).
+func permissionDecision(behavior, message string) map[string]any {
+	d := map[string]any{"behavior": behavior}
+	if message != "" {
+		d["message"] = message
+	}
+	return map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": "PermissionRequest", "decision": d}}
+}

@@ -1,0 +1,107 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/adapter"
+	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/manifest"
+)
+
+// TestHostSubAgentCeiling: Claude Code and Codex start sub-agents of their
+// own agent types (SubagentStart) and send the sub-agent's calls with its
+// agent_id. Each sub-agent gets a session of its own, a child of the
+// host's session, bounded by the parent's spawn verdict: the manifest's
+// sub_agents give an Explore agent file_read only, so its read is decided
+// as usual and its shell command and write are denied; an agent type the
+// manifest does not name gets the declared tools, so its ordinary build
+// runs as in the parent. The sub-agent's stop is recorded in the parent as
+// its result.
+func TestHostSubAgentCeiling(t *testing.T) {
+	for _, host := range []string{"claude-code", "codex"} {
+		t.Run(host, func(t *testing.T) {
+			st := openStore(t, t.TempDir())
+			defer st.Close()
+			d := deciderWith(t, "coding-agent.json", func(m *manifest.Manifest) {
+				m.SubAgents = map[string][]string{"Explore": {"file_read"}}
+			})
+			e := newEngine(t, d, st)
+			parent := "sub-" + host
+			base := `"session_id":"` + parent + `","transcript_path":"/t","cwd":"/workspace/shop","model":"m","permission_mode":"default","turn_id":"turn-1"`
+			send := func(event, extra string) HookResponse {
+				t.Helper()
+				r := e.Answer(context.Background(), Request{Host: host, Body: []byte(`{` + base + `,"hook_event_name":"` + event + `"` + extra + `}`)})
+				if r.ReasonCode == ReasonInputRejected || r.ReasonCode == ReasonEngineFailure {
+					t.Fatalf("%s %s: %s %v", event, extra, r.ReasonCode, r.Reasons)
+				}
+				return r
+			}
+			call := func(agent, id, tool, input string) HookResponse {
+				t.Helper()
+				a := ""
+				if agent != "" {
+					a = `,"agent_id":"` + agent + `","agent_type":"x"`
+				}
+				return send("PreToolUse", fmt.Sprintf(`,"tool_name":%q,"tool_input":%s,"tool_use_id":%q%s`, tool, input, id, a))
+			}
+			send("SessionStart", `,"source":"startup"`)
+			send("SubagentStart", `,"agent_id":"ag-explore","agent_type":"Explore"`)
+			send("SubagentStart", `,"agent_id":"ag-general","agent_type":"general-purpose"`)
+
+			if r := call("ag-explore", "t1", "Read", `{"file_path":"/workspace/shop/main.go"}`); r.Decision == aarts.Deny {
+				t.Errorf("Explore's read: %s %s %v", r.Decision, r.ReasonCode, r.Reasons)
+			}
+			for _, c := range []struct{ tool, input string }{
+				{"Bash", `{"command":"go build ./..."}`},
+				{"Write", `{"file_path":"/workspace/shop/main.go","content":"package main"}`},
+			} {
+				if r := call("ag-explore", "t-"+c.tool, c.tool, c.input); r.Decision != aarts.Deny || r.ReasonCode != "PERMISSION_UNDECLARED" {
+					t.Errorf("Explore's %s: %s %s %v, want deny PERMISSION_UNDECLARED", c.tool, r.Decision, r.ReasonCode, r.Reasons)
+				}
+			}
+			if r := call("ag-general", "t2", "Bash", `{"command":"go build ./..."}`); r.Decision == aarts.Deny {
+				t.Errorf("general-purpose's build: %s %s %v", r.Decision, r.ReasonCode, r.Reasons)
+			}
+			if r := call("", "t3", "Bash", `{"command":"go build ./..."}`); r.Decision == aarts.Deny {
+				t.Errorf("the parent's build: %s %s %v", r.Decision, r.ReasonCode, r.Reasons)
+			}
+			send("SubagentStop", `,"agent_id":"ag-explore","agent_type":"Explore","stop_hook_active":false,"last_assistant_message":"found 3 files"`)
+
+			child := adapter.SubAgentSession(parent, "ag-explore")
+			var inherited, spawns, results int
+			for _, env := range readSession(t, st, ledger.SessionKey{Tenant: ledger.DefaultTenant, Session: child}) {
+				var p map[string]any
+				_ = json.Unmarshal(env.Payload(), &p)
+				if env.EventType() == "PreToolUse" && (p["parent_session_id"] != parent || p["is_sub_agent"] != true) {
+					t.Errorf("child call %s names parent %v", env.Payload(), p["parent_session_id"])
+				}
+				if env.EventType() == ledger.EventVerdict && p["inherited"] != nil {
+					inherited++
+				}
+			}
+			for _, env := range readSession(t, st, ledger.SessionKey{Tenant: ledger.DefaultTenant, Session: parent}) {
+				switch env.EventType() {
+				case "PreSubAgentSpawn":
+					spawns++
+				case "PostSubAgentResult":
+					results++
+					if !strings.Contains(string(env.Payload()), child) {
+						t.Errorf("result %s does not name %s", env.Payload(), child)
+					}
+				case "PreToolUse":
+					if strings.Contains(string(env.Payload()), "ag-") {
+						t.Errorf("a sub-agent's call recorded in the parent: %s", env.Payload())
+					}
+				}
+			}
+			if inherited != 1 || spawns != 2 || results != 1 {
+				t.Errorf("inherited %d, spawns %d, results %d; want 1, 2, 1", inherited, spawns, results)
+			}
+		})
+	}
+}
