@@ -100,6 +100,10 @@ type VerdictRecord struct {
 	// names its parent, is what the session inherited (the reducer's
 	// Inheritance): the ceiling it was judged under from then on.
 	Inherited json.RawMessage `json:"inherited,omitempty"`
+	// ReleasedBy, in the verdict of a call an approver approved after it
+	// was asked about (AARM R4.3), is the seq of that approval's
+	// Resolution: the call is allowed once, as the approved one.
+	ReleasedBy uint64 `json:"released_by,omitempty"`
 	// Receipt is the decision receipt of this verdict (AARM R5), when the
 	// engine signs; package receipt defines and checks it.
 	Receipt json.RawMessage `json:"receipt,omitempty"`

@@ -223,12 +223,17 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 	if err != nil {
 		return nil, err
 	}
+	digest := ActionDigest(ev, env)
+	var released uint64
+	if rel, ok := snap.ReleaseFor(digest, env.TsUnixMs()); ok && dec.Decision == aarts.Ask && ev.HookPoint == "PreToolUse" {
+		dec, released = releasedDecision(dec, rel), rel.Seq
+	}
 	step := &Step{Index: s.Events, Event: ev, Envelope: env, SnapshotHash: snap.Hash(), Decision: dec}
 	step.Record = aarts.VerdictRecord{
 		ForSeq: env.Seq(), ForHash: env.Hash(), HookPoint: ev.HookPoint, Verdict: dec.Verdict(),
 		AARMDecision: dec.AARMDecision, ReasonCode: dec.ReasonCode, Constraints: dec.Constraints,
 		PolicyDigest: dec.PolicyDigest, SnapshotHash: step.SnapshotHash, HostAnswer: HostAnswer(ev, dec),
-		ActionSHA256: ActionDigest(ev, env), Inherited: inherited,
+		ActionSHA256: digest, Inherited: inherited, ReleasedBy: released,
 	}
 	if step.Record.HostAnswer == aarts.Ask || dec.Decision == aarts.Ask {
 		step.Record.TurnID = ev.TurnID // what a PostAskResolution must name
@@ -255,6 +260,21 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 	s.Head, s.Snapshot, s.Inherit = venv.Head(), after, nil
 	s.Events++
 	return step, nil
+}
+
+// ReasonApproved is the reason code of a call an approver approved after
+// it was asked about, sent again and allowed once (AARM R4.3).
+const ReasonApproved = "APPROVED"
+
+// releasedDecision is dec, an ask, turned into the allow an approver gave
+// the same action in the Resolution rel: explicit (the user's own answer),
+// once. Only an ask is released: what the policy now denies stays denied.
+func releasedDecision(dec *policy.Decision, rel reducer.Release) *policy.Decision {
+	d := *dec
+	d.Decision, d.AARMDecision, d.ReasonCode, d.MatchedRuleID = aarts.Allow, aarts.AARMAllow, ReasonApproved, ReasonApproved
+	d.Category, d.Severity, d.Source, d.Explicit, d.Directives = "none", "info", "human_approval", true, nil
+	d.Reasons = []string{fmt.Sprintf("approved by an approver (resolution at seq %d of the ask at seq %d); allowed once", rel.Seq, rel.ForSeq)}
+	return &d
 }
 
 // guardedHosts are the hosts with a permission flow of their own, which an

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -203,7 +204,13 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 		r = e.fail(req.Tenant, ev, payload, err, failOpen)
 	}
 	if host != nil {
-		r.HostOutput = host.Render(native, req.Body, answerOf(r))
+		a := answerOf(r)
+		if r.PendingID != "" && r.HostAnswer == aarts.Deny {
+			// No one in the host to ask: an approver may release the call,
+			// which the agent may then send again.
+			a.Reasons = append(slices.Clone(a.Reasons), "held for an approver as pending "+r.PendingID+"; once approved, the same call sent again runs once")
+		}
+		r.HostOutput = host.Render(native, req.Body, a)
 	}
 	e.noteAnswer(req.Tenant, req.Host, ev, r)
 	return r

@@ -78,7 +78,7 @@ func TestCodexSession(t *testing.T) {
 }
 
 // TestCodexAnswers: Codex carries out only a deny at PreToolUse, so a deny
-// is a deny, an ask is a deny (recorded so, with nothing left open) and an
+// is a deny, an ask is a deny (recorded so; it waits for an approver only) and an
 // allow, explicit or not, is no decision. At PermissionRequest an explicit
 // allow answers Codex's prompt, a deny refuses it, and anything else
 // leaves it to the user. An apply_patch is read as the files it writes.
@@ -118,7 +118,7 @@ func TestCodexAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Snapshot.Pending) != 0 {
-		t.Errorf("pending %+v: an ask Codex answered as deny stays open", s.Snapshot.Pending)
+	if len(s.Snapshot.Pending) != 1 || !s.Snapshot.Pending[0].HostDenied || len(e.Pending(ledger.DefaultTenant)) != 1 {
+		t.Errorf("pending %+v: the ask Codex was answered deny for does not wait for an approver alone", s.Snapshot.Pending)
 	}
 }

@@ -148,7 +148,7 @@ func New(d *decide.Decider, st Ledger, opts ...Option) (*Engine, error) {
 		return nil, errors.New("engine: a decider and a ledger are required")
 	}
 	e := &Engine{decider: d, store: st, now: time.Now, warn: func(error) {},
-		pending: pendings{timeout: DefaultPendingTimeout, byID: map[string]*pendingItem{}}}
+		pending: pendings{timeout: DefaultPendingTimeout, byID: map[string]*pendingItem{}, closed: map[string]*pendingItem{}}}
 	e.newSessionTable()
 	for _, o := range opts {
 		if err := o(e); err != nil {
@@ -230,7 +230,8 @@ func (e *Engine) decideEvent(ctx context.Context, tenant string, auth receipt.Au
 		next.StreamSeq = seq
 		*en.state = next
 		en.inherited.Store(next.Snapshot.Inherited != nil && !next.Snapshot.NeedsInheritance())
-		if st.Record.Verdict.Decision == aarts.Ask && st.Record.HostAnswer == "" {
+		if st.Record.Verdict.Decision == aarts.Ask && (st.Record.HostAnswer == "" || st.Record.HostAnswer == aarts.Deny) {
+			// Nothing prompts for it in the host: an approver may release it.
 			st.PendingID = e.openPending(key, approvalOf(st), e.pending.timeout)
 		}
 		if ev.HookPoint == "SessionEnd" && e.checkpoints != nil {

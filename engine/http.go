@@ -86,6 +86,7 @@ func Handler(cfg ServerConfig) http.Handler {
 	mux.HandleFunc("POST /v1/hooks/{host}/native", s.auth(s.nativeHooks, RoleHost))
 	mux.HandleFunc("POST /v1/resolutions", s.auth(s.resolutions, RoleApprover))
 	mux.HandleFunc("GET /v1/pending", s.auth(s.pendingList, RoleApprover, RoleAuditor))
+	mux.HandleFunc("GET /v1/pending/{id}", s.auth(s.pendingOne, RoleApprover, RoleAuditor, RoleHost))
 	mux.HandleFunc("GET /v1/sessions/{id}/snapshot", s.auth(s.snapshot, RoleHost, RoleAuditor, RoleApprover))
 	mux.HandleFunc("GET /v1/sessions/{id}/verify", s.auth(s.verify, RoleHost, RoleAuditor, RoleApprover))
 	mux.HandleFunc("GET /healthz", s.healthz)
@@ -349,6 +350,35 @@ func (s *server) pendingList(w http.ResponseWriter, r *http.Request) {
 		list = []PendingApproval{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"pending": list})
+}
+
+// maxPendingWait bounds a long poll on one approval.
+const maxPendingWait = 60 * time.Second
+
+// pendingOne answers how one approval stands, waiting (?wait=DURATION, at
+// most a minute; 25s by default) for an open one to be resolved. The id is
+// the capability: whoever was answered with it (the host, for its own
+// session's call) may wait on it, as may approvers and auditors.
+func (s *server) pendingOne(w http.ResponseWriter, r *http.Request) {
+	wait := 25 * time.Second
+	if q := r.URL.Query().Get("wait"); q != "" {
+		d, err := time.ParseDuration(q)
+		if err != nil || d < 0 {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("wait %q: want a duration such as 30s", q))
+			return
+		}
+		wait = min(d, maxPendingWait)
+	}
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(wait + 10*time.Second))
+	st, err := s.cfg.Engine.WaitPending(r.Context(), tenantOf(r), r.PathValue("id"), wait)
+	switch {
+	case err == nil:
+		writeJSON(w, http.StatusOK, st)
+	case errors.Is(err, ErrNoPending):
+		writeError(w, http.StatusNotFound, err.Error())
+	default:
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+	}
 }
 
 func (s *server) snapshot(w http.ResponseWriter, r *http.Request) {

@@ -39,6 +39,9 @@ type pendings struct {
 	mu      sync.Mutex
 	timeout time.Duration
 	byID    map[string]*pendingItem
+	// closed are resolved approvals, kept for reducer.ReleaseTTLMs so that
+	// a caller waiting on one (GET /v1/pending/{id}) learns how it ended.
+	closed map[string]*pendingItem
 }
 
 type pendingItem struct {
@@ -47,6 +50,63 @@ type pendingItem struct {
 	forSeq uint64
 	timer  *time.Timer
 	info   PendingApproval
+	// done is closed once the approval is resolved (res set).
+	done chan struct{}
+	res  *Resolution
+}
+
+// maxClosed bounds pendings.closed.
+const maxClosed = 4096
+
+// PendingStatus is how an approval stands (GET /v1/pending/{id}).
+type PendingStatus struct {
+	PendingID string `json:"pending_id"`
+	Session   string `json:"session_id"`
+	ForSeq    uint64 `json:"for_seq"`
+	// Status is "open", or the resolution: approved, denied, timeout, ...
+	Status string `json:"status"`
+	// Seq is the Resolution's, once resolved.
+	Seq uint64 `json:"seq,omitempty"`
+	// ActionSHA256 names the asked action.
+	ActionSHA256 string `json:"action_sha256"`
+	// ReleasedUntilUnixMs, after an approval of a call the host did not
+	// run, is until when the same call sent again is allowed once.
+	ReleasedUntilUnixMs int64 `json:"released_until_unix_ms,omitempty"`
+}
+
+// WaitPending returns how the approval id of tenant stands, waiting up to
+// wait for an open one to be resolved. An id never issued, of another
+// tenant, or resolved longer ago than the release window is ErrNoPending.
+func (e *Engine) WaitPending(ctx context.Context, tenant, id string, wait time.Duration) (PendingStatus, error) {
+	e.pending.mu.Lock()
+	p := e.pending.byID[id]
+	if p == nil {
+		if p = e.pending.closed[id]; p != nil && e.now().UnixMilli()-p.res.AtMs > reducer.ReleaseTTLMs {
+			p = nil
+		}
+	}
+	e.pending.mu.Unlock()
+	if p == nil || p.key.Tenant != tenant {
+		return PendingStatus{}, ErrNoPending
+	}
+	t := time.NewTimer(max(wait, 0))
+	defer t.Stop()
+	select {
+	case <-p.done:
+	case <-t.C:
+	case <-ctx.Done():
+		return PendingStatus{}, ctx.Err()
+	}
+	st := PendingStatus{PendingID: id, Session: p.key.Session, ForSeq: p.forSeq, Status: "open", ActionSHA256: p.info.ActionSHA256}
+	select {
+	case <-p.done:
+		st.Status, st.Seq = p.res.Resolution, p.res.Seq
+		if p.res.Resolution == "approved" && p.info.HookPoint == "PreToolUse" {
+			st.ReleasedUntilUnixMs = p.res.AtMs + reducer.ReleaseTTLMs
+		}
+	default:
+	}
+	return st, nil
 }
 
 // PendingApproval is one open ask, STEP_UP or DEFER with the context an
@@ -85,7 +145,7 @@ var ErrWrongAction = errors.New("the resolution names another action than the on
 // openPending registers an approval for the event at info.ForSeq and arms
 // its timeout.
 func (e *Engine) openPending(k ledger.SessionKey, info PendingApproval, wait time.Duration) string {
-	p := &pendingItem{id: newPendingID(), key: k, forSeq: info.ForSeq, info: info}
+	p := &pendingItem{id: newPendingID(), key: k, forSeq: info.ForSeq, info: info, done: make(chan struct{})}
 	p.info.PendingID, p.info.Session = p.id, k.Session
 	p.info.ExpiresUnixMs = e.now().Add(max(wait, 0)).UnixMilli()
 	// Register and arm under the lock: the timer's Resolve takes the same
@@ -125,6 +185,7 @@ type Resolution struct {
 	Resolution string `json:"resolution"`
 	Seq        uint64 `json:"seq"`
 	Hash       string `json:"hash"`
+	AtMs       int64  `json:"at_unix_ms"`
 }
 
 // Resolve answers the open approval id of tenant with resolution (approved,
@@ -152,14 +213,40 @@ func (e *Engine) Resolve(ctx context.Context, tenant, id, resolution, action str
 	e.pending.mu.Unlock()
 	p.timer.Stop()
 	r, err := e.recordResolution(ctx, p.key, p.forSeq, resolution, by)
-	if err != nil {
-		// Put it back: the approval is still open.
-		e.pending.mu.Lock()
-		e.pending.byID[id] = p
-		e.pending.mu.Unlock()
+	e.pending.mu.Lock()
+	defer e.pending.mu.Unlock()
+	if err != nil && !errors.Is(err, ErrNoPending) {
+		e.pending.byID[id] = p // put it back: the approval is still open
 		return nil, err
 	}
-	return r, nil
+	if r != nil {
+		p.res = r
+		if len(e.pending.closed) >= maxClosed {
+			e.pending.sweep(e.now())
+		}
+		e.pending.closed[id] = p
+		close(p.done)
+	}
+	return r, err
+}
+
+// sweep lets go of closed approvals past their release window, and of
+// the oldest half when all are within it. Called with mu held.
+func (ps *pendings) sweep(now time.Time) {
+	var ids []string
+	for id, p := range ps.closed {
+		if now.UnixMilli()-p.res.AtMs > reducer.ReleaseTTLMs {
+			delete(ps.closed, id)
+		} else {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) >= maxClosed/2 {
+		slices.SortFunc(ids, func(a, b string) int { return cmp.Compare(ps.closed[a].res.AtMs, ps.closed[b].res.AtMs) })
+		for _, id := range ids[:len(ids)/2] {
+			delete(ps.closed, id)
+		}
+	}
 }
 
 // recordResolution appends the Resolution of the approval at forSeq.
@@ -174,7 +261,7 @@ func (e *Engine) recordResolution(ctx context.Context, k ledger.SessionKey, forS
 			AuthenticatedBy: by.By, Scope: "session", ActionSHA256: en.state.Snapshot.Pending[i].Action})
 		env, err := e.appendOne(ctx, k, en, ledger.EventResolution, rec, e.stamp(en.state).UnixMilli())
 		if err == nil {
-			res = &Resolution{ForSeq: forSeq, Resolution: resolution, Seq: env.Seq(), Hash: env.Hash()}
+			res = &Resolution{ForSeq: forSeq, Resolution: resolution, Seq: env.Seq(), Hash: env.Hash(), AtMs: env.TsUnixMs()}
 		}
 		return err
 	})

@@ -142,6 +142,7 @@ func (s Snapshot) clone() Snapshot {
 	n.Written = slices.Clone(s.Written)
 	n.Pending = slices.Clone(s.Pending)
 	n.HostAsks = slices.Clone(s.HostAsks)
+	n.Released = slices.Clone(s.Released)
 	n.PermittedTools = slices.Clone(s.PermittedTools)
 	n.Grants = slices.Clone(s.Grants)
 	n.AllowedArtifacts = slices.Clone(s.AllowedArtifacts)
@@ -377,6 +378,9 @@ func (n *Snapshot) foldVerdict(v *aarts.VerdictRecord) error {
 	if v.Verdict.Decision == aarts.Deny {
 		n.DeniedCount++
 	}
+	if v.ReleasedBy != 0 {
+		n.Released = slices.DeleteFunc(n.Released, func(r Release) bool { return r.Seq == v.ReleasedBy })
+	}
 	if len(v.Inherited) > 0 && n.NeedsInheritance() {
 		var in Inheritance
 		if err := ledger.DecodeExact(v.Inherited, &in); err != nil {
@@ -401,10 +405,8 @@ func (n *Snapshot) foldVerdict(v *aarts.VerdictRecord) error {
 	}
 	if v.Verdict.Decision == aarts.Ask || v.AARMDecision == aarts.AARMStepUp || v.AARMDecision == aarts.AARMDefer {
 		p := Pending{ForSeq: v.ForSeq, HookPoint: v.HookPoint, AARMDecision: v.AARMDecision,
-			ReasonCode: v.ReasonCode, Artifacts: v.Verdict.Artifacts, Action: v.ActionSHA256, TurnID: v.TurnID}
-		if v.HostAnswer == aarts.Deny {
-			return nil // the host had no one to prompt and was answered deny: nothing waits
-		}
+			ReasonCode: v.ReasonCode, Artifacts: v.Verdict.Artifacts, Action: v.ActionSHA256, TurnID: v.TurnID,
+			HostDenied: v.HostAnswer == aarts.Deny}
 		if v.HostAnswer == aarts.Ask {
 			n.HostAsks = append(n.HostAsks, p)
 			if len(n.HostAsks) > maxPending {
@@ -442,6 +444,14 @@ func (n *Snapshot) foldResolution(e *ledger.Envelope) error {
 		return nil // answers nothing open: changes nothing
 	}
 	n.resolve(r.Resolution, p.ReasonCode, p.Artifacts) // the scope is the engine's own verdict
+	if r.Resolution == "approved" && r.Source != "host" && p.HookPoint == "PreToolUse" && p.Action != "" {
+		// An approver's approval of a call the host did not run (it was
+		// answered deny, or deferred): the call may now run, once.
+		if len(n.Released) >= maxReleased {
+			n.Released = slices.Delete(n.Released, 0, len(n.Released)-maxReleased+1)
+		}
+		n.Released = append(n.Released, Release{Action: p.Action, Seq: e.Seq(), AtMs: e.TsUnixMs(), ForSeq: p.ForSeq})
+	}
 	return nil
 }
 

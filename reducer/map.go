@@ -19,13 +19,19 @@ func (s Snapshot) Map() map[string]any {
 	for i, f := range s.DataFindings {
 		findings[i] = map[string]any{"seq": f.Seq, "class": f.Class, "detector": f.Detector}
 	}
-	pending := make([]any, len(s.Pending))
-	for i, p := range s.Pending {
+	// An ask the host was answered deny for holds nothing up in the host
+	// (the agent went on): it waits for an approver only, and does not
+	// count among the deferrals a session may have open.
+	pending := make([]any, 0, len(s.Pending))
+	for _, p := range s.Pending {
+		if p.HostDenied {
+			continue
+		}
 		m := map[string]any{"for_seq": p.ForSeq, "hook_point": p.HookPoint, "aarm_decision": p.AARMDecision, "reason_code": p.ReasonCode}
 		if len(p.Artifacts) > 0 {
 			m["artifacts"] = p.Artifacts
 		}
-		pending[i] = m
+		pending = append(pending, m)
 	}
 	m := map[string]any{
 		"tenant_id": s.TenantID, "session_id": s.SessionID, "seq": s.Seq, "events": s.Events,

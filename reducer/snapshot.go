@@ -64,6 +64,10 @@ type Snapshot struct {
 	// out and do not count as pending; each is closed by a Resolution the
 	// engine infers from the host's next report of the call.
 	HostAsks []Pending `json:"host_asks,omitempty"`
+	// Released are the asked calls an approver approved that have not run
+	// yet: the same action sent again within ReleaseTTLMs of the approval
+	// is allowed once (AARM R4.3).
+	Released []Release `json:"released,omitempty"`
 
 	ParentSessionID string `json:"parent_session_id"`
 	// Inherited is what this sub-agent session took from its parent.
@@ -120,6 +124,39 @@ type Pending struct {
 	// Action is the asked action's digest (VerdictRecord.ActionSHA256),
 	// which its resolution must name.
 	Action string `json:"action,omitempty"`
+	// HostDenied: the host could not prompt and was answered deny; the
+	// ask waits for an approver, whose approval lets the call run once
+	// when it is sent again (Released).
+	HostDenied bool `json:"host_denied,omitempty"`
+}
+
+// Release is an approved ask whose call may now run once.
+type Release struct {
+	// Action is the approved action's digest (VerdictRecord.ActionSHA256).
+	Action string `json:"action"`
+	// Seq and AtMs are the approving Resolution's.
+	Seq  uint64 `json:"seq"`
+	AtMs int64  `json:"at_ms"`
+	// ForSeq is the asked event's.
+	ForSeq uint64 `json:"for_seq"`
+}
+
+// ReleaseTTLMs is how long after its approval an approved call may be
+// sent again and run: ten minutes of recorded time.
+const ReleaseTTLMs = 10 * 60 * 1000
+
+// maxReleased bounds Released.
+const maxReleased = 16
+
+// ReleaseFor is the approval that lets the action with digest action run
+// at atMs (recorded time), if one does.
+func (s Snapshot) ReleaseFor(action string, atMs int64) (Release, bool) {
+	for _, r := range s.Released {
+		if action != "" && r.Action == action && atMs >= r.AtMs && atMs-r.AtMs <= ReleaseTTLMs {
+			return r, true
+		}
+	}
+	return Release{}, false
 }
 
 // Call is one tool call in the loop detector's window.
