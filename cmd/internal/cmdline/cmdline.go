@@ -247,8 +247,8 @@ func OpenStore(c *cli.Context, access Access) (*store.Store, error) {
 // directory, starting the local engine first when none does and an engine
 // program is at hand; "" when the command is to open the directory itself.
 func localHolder(c *cli.Context, cfg store.Config) (string, error) {
-	if h, held := store.HeldBy(cfg.DataDir); held {
-		return h.NATSURL, nil // "" when it does not listen: Open says who holds it
+	if _, held := store.HeldBy(cfg.DataDir); held {
+		return holderURL(c.Context, cfg.DataDir), nil // "" when it does not listen: Open says who holds it
 	}
 	if _, err := os.Stat(filepath.Join(cfg.DataDir, "engine.log")); err != nil {
 		return "", nil // not a directory hooks record into
@@ -268,8 +268,24 @@ func localHolder(c *cli.Context, cfg store.Config) (string, error) {
 	if err := l.Start(c.Context); err != nil {
 		return "", err
 	}
-	h, _ := store.HeldBy(dir)
-	return h.NATSURL, nil
+	return holderURL(c.Context, dir), nil
+}
+
+// holderURL is the NATS URL of the process holding dir, waiting a little
+// for one that has taken the directory but is not listening yet (an
+// engine starting); "" when none listens.
+func holderURL(ctx context.Context, dir string) string {
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		h, held := store.HeldBy(dir)
+		if !held || h.NATSURL != "" || time.Now().After(deadline) {
+			return h.NATSURL
+		}
+		select {
+		case <-ctx.Done():
+			return ""
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // ReaderIdle is how long a local engine started for a ledger command stays
