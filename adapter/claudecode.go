@@ -231,6 +231,13 @@ func (in *ClaudeCodeInput) event(host string, now time.Time) (event []byte, ok b
 		e["session_id"] = SubAgentSession(in.SessionID, in.AgentID)
 		e["parent_session_id"] = in.SessionID
 		e["is_sub_agent"] = true
+	} else if e["hook_point"] == "PreToolUse" {
+		// Provenance (AARTS §6.2.5): the host names a sub-agent's calls
+		// by agent_id, so a call without one is the main agent's.
+		e["is_sub_agent"] = false
+	}
+	if in.AgentType != "" && e["hook_point"] == "PreToolUse" {
+		e["active_skill"] = in.AgentType // the agent definition the call runs under
 	}
 	raw, err := json.Marshal(e)
 	return raw, true, err

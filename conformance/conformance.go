@@ -42,9 +42,13 @@ type Pack struct {
 	AARTSVersion string `json:"aarts_version"`
 	Host         string `json:"host"`
 	// HostAsks: the host prompts the user on an ask at PreToolUse (AARTS
-	// §11 level 2 "interactive prompting").
-	HostAsks bool   `json:"host_asks"`
-	Cases    []Case `json:"cases"`
+	// §11 level 2 "interactive prompting"). A host that cannot prompt
+	// enforces an ask as a deny: its pack's ask answers are its deny.
+	HostAsks bool `json:"host_asks"`
+	// Tools are the canonical tool kinds the host has (AARTS §7); a level
+	// asks only for those. Empty: every kind applies.
+	Tools []string `json:"tools,omitempty"`
+	Cases []Case   `json:"cases"`
 }
 
 // Case is one native input and what an adapter must make of it.
@@ -87,8 +91,9 @@ type Verdict struct {
 	Directives map[string]any `json:"directives,omitempty"`
 }
 
-// verdict is the engine answer a case's verdict stands for.
-func verdict(name string, c *Case) Verdict {
+// verdict is the engine answer a case's verdict stands for, for a host
+// that prompts for an ask (hostAsks) or is answered deny for one.
+func verdict(name string, c *Case, hostAsks bool) Verdict {
 	r := Verdict{ReasonCode: "CONFORMANCE"}
 	r.Reasons = []string{"conformance " + name}
 	switch name {
@@ -103,6 +108,9 @@ func verdict(name string, c *Case) Verdict {
 		r.Decision, r.HostAnswer = aarts.Deny, aarts.Deny
 	case "ask":
 		r.Decision, r.HostAnswer = aarts.Ask, aarts.Ask
+		if !hostAsks {
+			r.HostAnswer = aarts.Deny
+		}
 	}
 	return r
 }

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -27,7 +28,7 @@ func TestShippedPackBuiltin(t *testing.T) {
 			t.Errorf("pack for %s, which has no built-in adapter", p.Host)
 		}
 	}
-	if !slices.Equal(hosts, []string{"claude-code", "copilot", "cursor", "gemini"}) {
+	if !slices.Equal(hosts, []string{"claude-code", "codex", "copilot", "cursor", "gemini"}) {
 		t.Fatalf("packs for %v", hosts)
 	}
 	rep, err := Run(context.Background(), packs, Builtin{}, "built-in")
@@ -43,7 +44,7 @@ func TestShippedPackBuiltin(t *testing.T) {
 			}
 		}
 	}
-	want := map[string]int{"claude-code": 1, "cursor": 1, "gemini": 1, "copilot": 0}
+	want := map[string]int{"claude-code": 1, "codex": 1, "cursor": 1, "gemini": 1, "copilot": 0}
 	for _, h := range rep.Hosts {
 		if h.Level != want[h.Host] {
 			t.Errorf("%s: level %d, want %d (needs %v)", h.Host, h.Level, want[h.Host], h.NextLevel)
@@ -52,13 +53,40 @@ func TestShippedPackBuiltin(t *testing.T) {
 			t.Errorf("%s: enforces %v, hook points %v", h.Host, h.Enforces, h.HookPoints)
 		}
 	}
-	// Gemini CLI cannot ask where it runs hooks; Copilot's pack has no
-	// MCP case (its MCP tool naming in hook payloads is not documented).
+	for _, p := range packs {
+		var h *HostReport
+		for _, r := range rep.Hosts {
+			if r.Host == p.Host {
+				h = r
+			}
+		}
+		// A host that cannot prompt carries an ask out as a deny: its
+		// pack's every ask answer is its deny answer, and the report says so.
+		if wantAsks := map[bool]string{true: "prompt", false: "deny"}[p.HostAsks]; h.AsksAs != wantAsks {
+			t.Errorf("%s: asks as %q, want %q", p.Host, h.AsksAs, wantAsks)
+		}
+		for _, c := range p.Cases {
+			if c.Expect.Fields["permission_request"] == true {
+				continue // the host's own prompt: there it asks its user
+			}
+			if ask, ok := c.Answers["ask"]; ok && !p.HostAsks && !bytes.Equal(ask, c.Answers["deny"]) {
+				t.Errorf("%s/%s: the host cannot prompt, but its ask answer %s is not its deny %s", p.Host, c.Name, ask, c.Answers["deny"])
+			}
+		}
+		// Tools the host does not have are not asked of it.
+		for _, tool := range h.NotApplicable {
+			if slices.Contains(p.Tools, tool) || slices.ContainsFunc(h.NextLevel, func(n string) bool { return n == "tool "+tool }) {
+				t.Errorf("%s: %s is not applicable, yet listed or needed", p.Host, tool)
+			}
+		}
+	}
 	for _, h := range rep.Hosts {
 		switch h.Host {
-		case "gemini":
-			if slices.Contains(h.Enforces, "ask") {
-				t.Error("gemini: ask enforced, but Gemini CLI cannot prompt at BeforeTool")
+		case "claude-code", "codex":
+			// They say which calls are a sub-agent's: provenance on every
+			// PreToolUse.
+			if !h.Provenance {
+				t.Errorf("%s: no provenance on its PreToolUse events", h.Host)
 			}
 		case "copilot":
 			if !slices.Equal(h.NextLevel, []string{"tool mcp_call"}) {

@@ -47,7 +47,10 @@ func renderText(w io.Writer, rep *Report) error {
 		fmt.Fprintf(&b, "\n%s: level %d  (%d of %d cases pass)\n", h.Host, h.Level, h.Passed, h.Passed+h.Failed)
 		fmt.Fprintf(&b, "  hook points  %s\n", strings.Join(h.HookPoints, ", "))
 		fmt.Fprintf(&b, "  tools        %s\n", strings.Join(h.Tools, ", "))
-		fmt.Fprintf(&b, "  enforces     %s; provenance on PreToolUse: %v\n", strings.Join(h.Enforces, ", "), h.Provenance)
+		if len(h.NotApplicable) > 0 {
+			fmt.Fprintf(&b, "  no tool of   %s (not asked of it)\n", strings.Join(h.NotApplicable, ", "))
+		}
+		fmt.Fprintf(&b, "  enforces     %s (an ask as a %s); provenance on PreToolUse: %v\n", strings.Join(h.Enforces, ", "), h.AsksAs, h.Provenance)
 		if len(h.NextLevel) > 0 {
 			fmt.Fprintf(&b, "  level %d needs %s\n", h.Level+1, strings.Join(h.NextLevel, ", "))
 		}

@@ -24,16 +24,21 @@ type Report struct {
 // HostReport is one host's result: its cases and the AARTS level (0 to 3)
 // the adapter reaches, with what the next level still needs.
 type HostReport struct {
-	Host       string       `json:"host"`
-	Level      int          `json:"level"`
-	NextLevel  []string     `json:"next_level_needs,omitempty"`
-	HookPoints []string     `json:"hook_points"`
-	Tools      []string     `json:"tools"`
-	Enforces   []string     `json:"enforces"`
-	Provenance bool         `json:"provenance"`
-	Cases      []CaseResult `json:"cases"`
-	Passed     int          `json:"passed"`
-	Failed     int          `json:"failed"`
+	Host       string   `json:"host"`
+	Level      int      `json:"level"`
+	NextLevel  []string `json:"next_level_needs,omitempty"`
+	HookPoints []string `json:"hook_points"`
+	Tools      []string `json:"tools"`
+	Enforces   []string `json:"enforces"`
+	// AsksAs is how the host carries out an ask: "prompt" (it asks its
+	// user) or "deny" (it cannot prompt; an ask is answered deny).
+	AsksAs string `json:"asks_as"`
+	// NotApplicable are the tool kinds the host has no tool of.
+	NotApplicable []string     `json:"not_applicable,omitempty"`
+	Provenance    bool         `json:"provenance"`
+	Cases         []CaseResult `json:"cases"`
+	Passed        int          `json:"passed"`
+	Failed        int          `json:"failed"`
 }
 
 // CaseResult is one case: passed, or what failed (the mapping, or the
@@ -63,7 +68,11 @@ func Run(ctx context.Context, packs []*Pack, a Adapter, name string) (*Report, e
 	for _, p := range packs {
 		h := &HostReport{Host: p.Host}
 		var events []*aarts.Event // mapped by passing cases
-		enforced := map[string]bool{"allow": true, "deny": true, "ask": p.HostAsks}
+		h.AsksAs = "deny"
+		if p.HostAsks {
+			h.AsksAs = "prompt"
+		}
+		enforced := map[string]bool{"allow": true, "deny": true, "ask": true}
 		answered := map[string]bool{}
 		for i := range p.Cases {
 			c := &p.Cases[i]
@@ -87,7 +96,7 @@ func Run(ctx context.Context, packs []*Pack, a Adapter, name string) (*Report, e
 				h.Enforces = append(h.Enforces, v)
 			}
 		}
-		h.level(events)
+		h.level(events, p.Tools)
 		rep.Hosts = append(rep.Hosts, h)
 		rep.Passed += h.Passed
 		rep.Failed += h.Failed
@@ -112,7 +121,7 @@ func runCase(ctx context.Context, p *Pack, c *Case, a Adapter, answered, enforce
 	var failures []string
 	var ev *aarts.Event
 	for i, v := range verdicts {
-		res, err := a.Run(ctx, Request{Conformance: PackVersion, Host: p.Host, Input: c.Input, Verdict: verdict(v, c)})
+		res, err := a.Run(ctx, Request{Conformance: PackVersion, Host: p.Host, Input: c.Input, Verdict: verdict(v, c, p.HostAsks)})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, nil, ctx.Err()
@@ -276,9 +285,12 @@ func show(v any) string {
 
 // levels are AARTS §11's conformance levels: the hook points each adds,
 // the tools each requires.
-var levels = []struct {
+// level is what one AARTS level adds: hook points and tool kinds.
+type level struct {
 	hooks, tools []string
-}{
+}
+
+var levels = []level{
 	{[]string{"SessionStart", "PreToolUse"},
 		[]string{aarts.ToolShell, aarts.ToolFileWrite, aarts.ToolFileEdit, aarts.ToolWebRequest, aarts.ToolMCPCall, aarts.ToolPackageInstall}},
 	{[]string{"PrePluginLoad", "PreSkillLoad", "PostInputProcessing", "PreLLMRequest", "PostToolUse", "PostAskResolution"},
@@ -288,8 +300,18 @@ var levels = []struct {
 		"PreMemoryWrite", "PreMemoryRead", "PreCompact", "PostCompact", "PreOutputDeliver", "SessionEnd"}, nil},
 }
 
+// provenanceFields are the members of AARTS §6.2.5's Provenance extension,
+// which sit at the top of the event.
+var provenanceFields = []string{"source_prompt_modified", "active_skill", "is_sub_agent", "parent_session_id", "input_modifier_chain"}
+
+// hasProvenance reports whether ev carries any Provenance member with a
+// value (an empty object under some other name does not count).
+func hasProvenance(ev *aarts.Event) bool {
+	return slices.ContainsFunc(provenanceFields, func(f string) bool { return ev.Field(f) != nil })
+}
+
 // level works out the level from the events of the passing cases.
-func (h *HostReport) level(events []*aarts.Event) {
+func (h *HostReport) level(events []*aarts.Event, hostTools []string) {
 	hooks, tools := map[string]bool{}, map[string]bool{}
 	pre, withProvenance := 0, 0
 	for _, ev := range events {
@@ -297,9 +319,15 @@ func (h *HostReport) level(events []*aarts.Event) {
 		if ev.HookPoint == "PreToolUse" {
 			tools[ev.ToolName] = true
 			pre++
-			if _, ok := ev.Field("provenance").(map[string]any); ok {
+			if hasProvenance(ev) {
 				withProvenance++
 			}
+		}
+	}
+	applies := func(tool string) bool { return len(hostTools) == 0 || slices.Contains(hostTools, tool) }
+	for _, t := range aarts.CanonicalTools {
+		if !applies(t) && slices.ContainsFunc(levels, func(l level) bool { return slices.Contains(l.tools, t) }) && !slices.Contains(h.NotApplicable, t) {
+			h.NotApplicable = append(h.NotApplicable, t)
 		}
 	}
 	h.Provenance = pre > 0 && withProvenance == pre
@@ -314,7 +342,7 @@ func (h *HostReport) level(events []*aarts.Event) {
 			}
 		}
 		for _, t := range l.tools {
-			if !tools[t] {
+			if applies(t) && !tools[t] {
 				need = append(need, "tool "+t)
 			}
 		}
