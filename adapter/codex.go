@@ -12,12 +12,16 @@ import (
 // plus turn_id on every event after SessionStart and PermissionRequest
 // before Codex prompts its user. What Codex does with an answer differs,
 // and the answers here are what it carries out:
-//   - PreToolUse: only a deny. An ask or an allow there is ignored, so an
+//   - PreToolUse: a deny, or an allow that rewrites the input. An ask, or
+//     an allow without new input, fails there and lets the call run, so an
 //     ask is answered (and recorded) as a deny, and an allow as nothing:
 //     Codex's own approval policy applies.
 //   - PermissionRequest: allow (only an explicit one: it answers the
 //     prompt for the user), deny, or nothing (the user is prompted).
-//   - PostToolUse: a block, with the result withheld.
+//   - PostToolUse: a block, whose reason the model sees instead of the
+//     result.
+// Codex refuses an answer with any member outside its schema, so the
+// answers carry nothing else.
 //   - UserPromptSubmit: a block.
 //   - PreCompact, Stop, SessionStart, SessionEnd, SubagentStart,
 //     SubagentStop, PostCompact: recorded; agentledger stops nothing there.
@@ -53,9 +57,13 @@ func renderCodex(event string, _ []byte, r Answer) json.RawMessage {
 	var out any = map[string]any{}
 	switch event {
 	case "PreToolUse":
-		if r.Decision != aarts.Allow || r.Rewrite != nil {
+		switch {
+		case r.Decision == aarts.Allow && r.Rewrite != nil && r.HostAnswer == aarts.Allow:
+			// Codex runs an allow only with the input it is to run with.
+			out = map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": "PreToolUse", "permissionDecision": aarts.Allow, "updatedInput": r.Rewrite}}
+		case r.Decision != aarts.Allow || r.Rewrite != nil:
 			if r.Decision == aarts.Allow {
-				reason = "agentledger: this call would have to run with rewritten input, which Codex cannot do"
+				reason = "agentledger: this call would run only with rewritten input the user approves, and Codex cannot ask here"
 			}
 			out = map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": "PreToolUse", "permissionDecision": aarts.Deny, "permissionDecisionReason": reason}}
 		}
@@ -68,11 +76,9 @@ func renderCodex(event string, _ []byte, r Answer) json.RawMessage {
 		}
 	case "PostToolUse":
 		if r.Decision != aarts.Allow {
-			hso := map[string]any{"hookEventName": "PostToolUse", "additionalContext": WithheldNotice + reason}
-			if len(r.Withheld) > 0 {
-				hso["updatedToolOutput"] = r.Withheld
-			}
-			out = map[string]any{"decision": "block", "reason": reason, "hookSpecificOutput": hso}
+			// The reason replaces the result the model sees (Codex 0.169.0
+			// refuses an answer with updatedToolOutput whole).
+			out = map[string]any{"decision": "block", "reason": withheldText(r)}
 		}
 	case "UserPromptSubmit":
 		if r.Decision != aarts.Allow {
