@@ -39,6 +39,12 @@ func Compatible(v string) bool {
 // taint alone.
 const HookSanitized = "Sanitized"
 
+// HookHostLifecycle is agentledger's extension event for a host event
+// that has no AARTS hook point and stops nothing (Claude Code's
+// ConfigChange and InstructionsLoaded): host_event names it, details holds
+// what the host said about it. It is recorded, never judged to block.
+const HookHostLifecycle = "HostLifecycle"
+
 // Event is an AARTS hook event. Raw holds the whole event as the host sent
 // it (numbers as json.Number); the typed fields are the members the engine
 // reads, copied out of Raw.
@@ -131,6 +137,7 @@ var hooks = map[string]hookSpec{
 	"PreMemoryRead":            {nil, []string{"memory_store", "retrieved_content"}},
 	"PostAskResolution":        {[]string{extTurn}, []string{"original_hook_point", "original_verdict", "resolution"}},
 	HookSanitized:              {nil, []string{"sanitizer_key"}},
+	HookHostLifecycle:          {nil, []string{"host_event"}},
 }
 
 // HookPoints returns the hook points this package knows, sorted: the

@@ -139,6 +139,10 @@ type (
 		Method       string `json:"method,omitempty"`
 		Detail       string `json:"detail,omitempty"`
 	}
+	HostLifecycle struct {
+		HostEvent string         `json:"host_event"`
+		Details   map[string]any `json:"details,omitempty"`
+	}
 )
 
 // Fields decodes the hook point's own fields (and, for hooks that carry
@@ -197,6 +201,8 @@ func (e *Event) decodeFields(raw []byte) (any, error) {
 		v = &PostAskResolution{}
 	case HookSanitized:
 		v = &Sanitized{}
+	case HookHostLifecycle:
+		v = &HostLifecycle{}
 	default:
 		return nil, &ValidationError{Field: "hook_point", Msg: fmt.Sprintf("unknown hook point %q", e.HookPoint)}
 	}

@@ -51,6 +51,11 @@ func Strictness(decision string) int {
 // that the host's own permission flow decides.
 const HostAnswerNone = "none"
 
+// HostAnswerDefer is the host answer that defers an ask: the host stops
+// the call and ends the run so that its caller can resume it once someone
+// has decided (Claude Code's "defer" in print mode; AARM DEFER).
+const HostAnswerDefer = "defer"
+
 // Resolutions a user may give an ask (§6.6), and the engine's own timeout.
 var Resolutions = []string{"approved", "denied", "allow_always", "allow_similar", "deny_always", "deny_similar", "timeout"}
 

@@ -33,29 +33,22 @@ type Host struct {
 	// at event (hostAsks: the hook's word that it does); where it does not,
 	// an ask is answered and recorded as deny. Nil: it always does.
 	Asks func(event string, hostAsks bool) bool
+	// Defers, when set, reports whether, in a run no one attends, the
+	// host can defer the call of input (its event named event): stop it
+	// and end the run for its caller to resume once someone has decided.
+	// Where it cannot, an unattended ask is a deny.
+	Defers func(event string, input []byte) bool
 }
 
 // Mapped is a host input mapped to AARTS.
 type Mapped struct {
 	Native string // the host's event name
 	Event  []byte // the AARTS hook event; nil when there is nothing to judge
-	// Resolved, for a host event that reports how the host resolved a
-	// call it prompted for (Claude Code's PermissionDenied), says which
-	// call and how; the engine records it against its ask, if it asked.
-	Resolved *HostResolution
-}
-
-// HostResolution is how a host resolved, in its own prompt, a call an
-// engine may have asked about.
-type HostResolution struct {
-	SessionID  string
-	TurnID     string // the call's turn (Claude Code's tool_use_id)
-	Resolution string // approved or denied
 }
 
 // Hosts are the host adapters, by name.
 var Hosts = map[string]*Host{
-	"claude-code": {Name: "claude-code", Map: mapClaudeCode, Render: renderClaudeCode, Blocking: claudeCodeBlocking},
+	"claude-code": {Name: "claude-code", Map: mapClaudeCode, Render: renderClaudeCode, Blocking: claudeCodeBlocking, Defers: claudeCodeDefers},
 	"cursor":      {Name: "cursor", Map: mapCursor, Render: renderCursor, Blocking: cursorBlocking, Asks: cursorAsks},
 	"copilot":     {Name: "copilot", Map: mapCopilot, Render: renderCopilot, Blocking: copilotBlocking, Asks: copilotAsks},
 	"gemini":      {Name: "gemini", Map: mapGemini, Render: renderGemini, Blocking: geminiBlocking, Asks: geminiAsks},

@@ -47,6 +47,15 @@ type ClaudeCodeInput struct {
 	// TurnID is Codex's: the turn every event after SessionStart belongs
 	// to.
 	TurnID string `json:"turn_id,omitempty"`
+	// ConfigChange's: which configuration changed (Source above names its
+	// kind), and InstructionsLoaded's: the instruction file loaded, its
+	// scope and why.
+	FilePath        string   `json:"file_path,omitempty"`
+	MemoryType      string   `json:"memory_type,omitempty"`
+	LoadReason      string   `json:"load_reason,omitempty"`
+	Globs           []string `json:"globs,omitempty"`
+	TriggerFilePath string   `json:"trigger_file_path,omitempty"`
+	ParentFilePath  string   `json:"parent_file_path,omitempty"`
 	// AgentID and AgentType name the sub-agent an event is of (Claude Code
 	// and Codex: SubagentStart, SubagentStop and the sub-agent's calls).
 	AgentID   string `json:"agent_id,omitempty"`
@@ -94,13 +103,6 @@ func mapClaudeCode(native []byte, at time.Time, autoApprove bool) (Mapped, error
 // mapClaudeLike maps the input of a host whose hooks take Claude Code's
 // shape.
 func mapClaudeLike(host string, in *ClaudeCodeInput, at time.Time, autoApprove bool) (Mapped, error) {
-	if in.HookEventName == "PermissionDenied" && in.ToolUseID != "" {
-		session := in.SessionID
-		if in.AgentID != "" {
-			session = SubAgentSession(in.SessionID, in.AgentID)
-		}
-		return Mapped{Native: in.HookEventName, Resolved: &HostResolution{SessionID: session, TurnID: in.ToolUseID, Resolution: "denied"}}, nil
-	}
 	ev, ok, err := in.event(host, at)
 	if err != nil || !ok {
 		return Mapped{Native: in.HookEventName}, err
@@ -122,10 +124,32 @@ func mapClaudeLike(host string, in *ClaudeCodeInput, at time.Time, autoApprove b
 // something (a tool call, a tool result reaching Claude, a prompt).
 func claudeCodeBlocking(event string) bool {
 	switch event {
-	case "SessionStart", "SessionEnd", "Stop", "SubagentStart", "SubagentStop", "Notification", "PermissionDenied", "PostCompact":
+	case "SessionStart", "SessionEnd", "Stop", "SubagentStart", "SubagentStop", "Notification", "PermissionDenied", "PostCompact",
+		"ConfigChange", "InstructionsLoaded":
 		return false
 	}
 	return true
+}
+
+// claudeCodeDefers: Claude Code defers a PreToolUse in print mode (-p). It
+// ignores the deferral when the model made several calls at once and
+// then runs the call through its own permission flow, so a deferral is
+// given only in modes where that flow stops what it has not been told to
+// allow (default, plan, dontAsk); in the others an unattended ask is a
+// deny.
+func claudeCodeDefers(event string, input []byte) bool {
+	if event != "PreToolUse" {
+		return false
+	}
+	var in struct {
+		PermissionMode string `json:"permission_mode"`
+	}
+	_ = json.Unmarshal(input, &in)
+	switch in.PermissionMode {
+	case "", "default", "plan", "dontAsk":
+		return true
+	}
+	return false
 }
 
 // AARTS maps a Claude Code hook input to the AARTS hook event the engine
@@ -168,6 +192,18 @@ func (in *ClaudeCodeInput) event(host string, now time.Time) (event []byte, ok b
 		} else {
 			e["tool_result"] = ""
 		}
+	case "PermissionDenied":
+		// The host refused the call itself (auto mode's classifier, plan
+		// mode's re-check of an allow): it never ran, and the model got
+		// the refusal as the call's result. Recorded as that result; it
+		// closes an ask about the call as denied.
+		if in.ToolUseID == "" || in.ToolName == "" {
+			return nil, false, nil
+		}
+		setTool(e, "PostToolUse", turn, in.ToolName, in.ToolInput)
+		e["tool_result"] = map[string]any{"error": in.Reason, "permission_denied": true}
+		e["tool_failed"] = true
+		e["host_refused"] = true // agentledger extension: the host refused the call
 	case "PostToolUseFailure":
 		// The call ran (or its process could not start) and failed: its
 		// result is the error Claude receives as the tool's result.
@@ -213,6 +249,23 @@ func (in *ClaudeCodeInput) event(host string, now time.Time) (event []byte, ok b
 		e["output_text"] = in.LastAssistant
 	case "PreCompact":
 		setCompact(e, turn, in.TranscriptPath, in.Trigger)
+	case "ConfigChange", "InstructionsLoaded":
+		// Recorded as they happened: a settings or skill file changed in
+		// the session; an instruction file was loaded into its context.
+		// agentledger stops neither.
+		details := map[string]any{}
+		for k, v := range map[string]string{"source": in.Source, "file_path": in.FilePath, "memory_type": in.MemoryType,
+			"load_reason": in.LoadReason, "trigger_file_path": in.TriggerFilePath, "parent_file_path": in.ParentFilePath} {
+			if v != "" {
+				details[k] = v
+			}
+		}
+		if len(in.Globs) > 0 {
+			details["globs"] = in.Globs
+		}
+		e["hook_point"] = aarts.HookHostLifecycle
+		e["host_event"] = in.HookEventName
+		e["details"] = details
 	case "PostCompact":
 		// The conversation replaced by its summary: what the model goes on
 		// from (the transcript before it stands by its path).
@@ -268,6 +321,15 @@ func renderClaudeCode(event string, input []byte, r Answer) json.RawMessage {
 		}
 		if decision == aarts.Allow && r.HostAnswer != aarts.Allow {
 			break // no decision: Claude Code's own permission flow applies
+		}
+		if r.HostAnswer == aarts.HostAnswerDefer {
+			// No one attends the run: the call waits for its caller (and
+			// an approver), who resumes the run.
+			out = map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": "PreToolUse", "permissionDecision": aarts.HostAnswerDefer, "permissionDecisionReason": reason}}
+			break
+		}
+		if r.HostAnswer == aarts.Deny {
+			decision = aarts.Deny // no one attends the run to be asked
 		}
 		hso := map[string]any{"hookEventName": "PreToolUse", "permissionDecision": decision, "permissionDecisionReason": reason}
 		if rewrite != nil && decision != aarts.Deny {

@@ -295,6 +295,9 @@ func HostAnswer(ev *aarts.Event, dec *policy.Decision) string {
 	if !guardedHosts[ev.String("adapter")] {
 		return ""
 	}
+	if dec.Decision == aarts.Ask && ev.Field("host_defers") == true {
+		return aarts.HostAnswerDefer // no one attends: the call waits for the run's caller
+	}
 	if dec.Decision == aarts.Ask && ev.Field("host_asks") == false {
 		return aarts.Deny // no one to prompt: the host is answered deny
 	}

@@ -55,6 +55,9 @@ type Request struct {
 	// AutoApprove is the adapter's documented opt-in to answer every allow
 	// with the host's own allow, which skips the host's permission prompt.
 	AutoApprove bool
+	// Unattended is the hook's word that no one attends the host's run
+	// (hookwire.Unattended).
+	Unattended bool
 	// HostAsks is the hook's word that the host prompts its user for an
 	// ask (Copilot's interactive CLI); see Host.Asks.
 	HostAsks bool
@@ -156,16 +159,16 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 			return e.reject(ctx, req, host, err)
 		}
 		native = m.Native
-		if m.Resolved != nil {
-			if err := e.hostResolved(ctx, req.Tenant, m.Resolved); err != nil {
-				e.warn(fmt.Errorf("record the host's resolution: %w", err))
-			}
-		}
 		if m.Event == nil {
 			return HookResponse{Verdict: aarts.Verdict{Decision: aarts.Allow}, ReasonCode: "NOT_JUDGED", HostOutput: host.Render(native, req.Body, adapter.Answer{Decision: aarts.Allow})}
 		}
 		payload = m.Event
-		if host.Asks != nil && !host.Asks(native, req.HostAsks) {
+		switch {
+		case req.Unattended && host.Defers != nil && host.Defers(native, body):
+			// No one attends the run, and the host can defer the call for
+			// its caller to resume: an ask is deferred.
+			payload = withMember(payload, "host_defers", true)
+		case req.Unattended || host.Asks != nil && !host.Asks(native, req.HostAsks):
 			// The host has no one to prompt here: an ask is answered, and
 			// recorded, as deny.
 			payload = withMember(payload, "host_asks", false)
@@ -205,7 +208,7 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 	}
 	if host != nil {
 		a := answerOf(r)
-		if r.PendingID != "" && r.HostAnswer == aarts.Deny {
+		if r.PendingID != "" && (r.HostAnswer == aarts.Deny || r.HostAnswer == aarts.HostAnswerDefer) {
 			// No one in the host to ask: an approver may release the call,
 			// which the agent may then send again.
 			a.Reasons = append(slices.Clone(a.Reasons), "held for an approver as pending "+r.PendingID+"; once approved, the same call sent again runs once")
@@ -336,7 +339,7 @@ func FailureResponse(failOpen bool, cause error) HookResponse {
 // (AARTS §6.3: Required and Recommended) rather than only notifying.
 // Unknown hook points count as blocking: bad input is never waved through.
 func blocking(hookPoint string) bool {
-	return hookPoint != "SessionEnd" && hookPoint != "PostAskResolution"
+	return hookPoint != "SessionEnd" && hookPoint != "PostAskResolution" && hookPoint != aarts.HookHostLifecycle
 }
 
 // reject records input the engine cannot accept and answers it: deny at a

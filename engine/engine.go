@@ -13,8 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentledger/agentledger/adapter"
-
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/ledger"
@@ -230,7 +228,7 @@ func (e *Engine) decideEvent(ctx context.Context, tenant string, auth receipt.Au
 		next.StreamSeq = seq
 		*en.state = next
 		en.inherited.Store(next.Snapshot.Inherited != nil && !next.Snapshot.NeedsInheritance())
-		if st.Record.Verdict.Decision == aarts.Ask && (st.Record.HostAnswer == "" || st.Record.HostAnswer == aarts.Deny) {
+		if st.Record.Verdict.Decision == aarts.Ask && (st.Record.HostAnswer == "" || st.Record.HostAnswer == aarts.Deny || st.Record.HostAnswer == aarts.HostAnswerDefer) {
 			// Nothing prompts for it in the host: an approver may release it.
 			st.PendingID = e.openPending(key, approvalOf(st), e.pending.timeout)
 		}
@@ -254,18 +252,10 @@ func (e *Engine) closeHostAsk(ctx context.Context, k ledger.SessionKey, en *entr
 	if ev.HookPoint != "PostToolUse" || ev.TurnID == "" {
 		return nil
 	}
-	return e.recordHostResolution(ctx, k, en, ev.TurnID, "approved")
-}
-
-// hostResolved records a resolution the host reported itself (Claude
-// Code's PermissionDenied) against the engine's ask about that call, if
-// there is one open.
-func (e *Engine) hostResolved(ctx context.Context, tenant string, r *adapter.HostResolution) error {
-	if sessionIDValid(tenant, r.SessionID) != nil {
-		return nil
+	if ev.Field("host_refused") == true {
+		return e.recordHostResolution(ctx, k, en, ev.TurnID, "denied") // the host refused it: it never ran
 	}
-	k := ledger.SessionKey{Tenant: tenant, Session: r.SessionID}
-	return e.inSession(ctx, k, func(en *entry) error { return e.recordHostResolution(ctx, k, en, r.TurnID, r.Resolution) })
+	return e.recordHostResolution(ctx, k, en, ev.TurnID, "approved")
 }
 
 // recordHostResolution records how the host resolved its ask about the

@@ -247,7 +247,7 @@ func (s *server) answer(w http.ResponseWriter, r *http.Request) (HookResponse, b
 		return HookResponse{}, false
 	}
 	req := Request{Tenant: tenantOf(r), Auth: principalOf(r).Identity, Host: r.PathValue("host"), AutoApprove: r.Header.Get(HeaderAutoApprove) == "1",
-		HostAsks: r.Header.Get(hookwire.HeaderHostAsks) == "1", Observe: s.cfg.Observe}
+		HostAsks: r.Header.Get(hookwire.HeaderHostAsks) == "1", Unattended: r.Header.Get(hookwire.HeaderUnattended) == "1", Observe: s.cfg.Observe}
 	if h := r.Header.Get(hookwire.HeaderConfig); h != "" && s.cfg.Configure != nil {
 		c, err := hookwire.ParseConfig(h)
 		switch {

@@ -101,3 +101,55 @@ func TestClaudeCodePostCompactIsRecorded(t *testing.T) {
 		t.Error("no PostCompact with the summary on record")
 	}
 }
+
+// TestClaudeCodeRefusalsAndLifecycle: a call the engine explicitly allowed
+// that Claude Code then refused itself (plan mode re-checks an allow;
+// PermissionDenied) is on record as refused — a PostToolUse whose result is
+// the refusal, never as a call that ran; a settings file that changed and
+// an instruction file that was loaded are recorded (HostLifecycle) and
+// stop nothing.
+func TestClaudeCodeRefusalsAndLifecycle(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	e := newEngine(t, decider(t, "coding-agent.json"), st)
+	cc := func(event, extra string) HookResponse {
+		t.Helper()
+		r := e.Answer(context.Background(), Request{Host: "claude-code", Body: []byte(`{"session_id":"refused","transcript_path":"/t","cwd":"/workspace/shop","permission_mode":"plan","hook_event_name":"` + event + `"` + extra + `}`)})
+		if r.ReasonCode == ReasonInputRejected || r.ReasonCode == ReasonEngineFailure {
+			t.Fatalf("%s: %s %v", event, r.ReasonCode, r.Reasons)
+		}
+		return r
+	}
+	call := `,"tool_name":"Bash","tool_input":{"command":"go test ./..."},"tool_use_id":"toolu_p1"`
+	if r := cc("PreToolUse", call); r.HostAnswer != "allow" {
+		t.Fatalf("go test under coding-agent: host answer %q, want the explicit allow", r.HostAnswer)
+	}
+	if r := cc("PermissionDenied", call+`,"reason":"plan mode: the user has not approved running commands"`); string(r.HostOutput) != "{}" {
+		t.Errorf("PermissionDenied answered %s", r.HostOutput)
+	}
+	cc("ConfigChange", `,"source":"project_settings","file_path":"/workspace/shop/.claude/settings.json"`)
+	if r := cc("InstructionsLoaded", `,"file_path":"/workspace/shop/CLAUDE.md","memory_type":"Project","load_reason":"session_start"`); r.Decision != "allow" || string(r.HostOutput) != "{}" {
+		t.Errorf("InstructionsLoaded: %s %s", r.Decision, r.HostOutput)
+	}
+	var refused, lifecycle int
+	for _, env := range readSession(t, st, ledger.SessionKey{Tenant: ledger.DefaultTenant, Session: "refused"}) {
+		var p map[string]any
+		_ = json.Unmarshal(env.Payload(), &p)
+		switch env.EventType() {
+		case "PostToolUse":
+			res, _ := p["tool_result"].(map[string]any)
+			if p["host_refused"] != true || p["turn_id"] != "toolu_p1" || res["permission_denied"] != true {
+				t.Errorf("refusal recorded as %s", env.Payload())
+			}
+			refused++
+		case ledger.EventHostLifecycle:
+			if p["host_event"] != "ConfigChange" && p["host_event"] != "InstructionsLoaded" || p["details"] == nil {
+				t.Errorf("lifecycle recorded as %s", env.Payload())
+			}
+			lifecycle++
+		}
+	}
+	if refused != 1 || lifecycle != 2 {
+		t.Errorf("%d refusals and %d lifecycle events recorded, want 1 and 2", refused, lifecycle)
+	}
+}

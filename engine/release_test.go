@@ -3,11 +3,13 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/decide"
+	"github.com/agentledger/agentledger/hookwire"
 	"github.com/agentledger/agentledger/reducer"
 )
 
@@ -104,4 +106,63 @@ func mustStatus(t *testing.T, poll func(token, id, wait string) (int, PendingSta
 		t.Fatalf("poll %s: %d", id, code)
 	}
 	return st
+}
+
+// TestClaudeCodeUnattendedAskDefers (AARM R4.1): in a run no one attends
+// (Claude Code's print mode, CLAUDE_CODE_SESSION_ATTENDED=0), an ask
+// reaches Claude Code as its own deferral: the call stops, the run ends
+// for its caller to resume, and the record says deferred. Once an approver
+// approves, the resumed run's same call is allowed. In acceptEdits, where
+// Claude Code may run an ignored deferral itself, an unattended ask is a
+// deny; an attended one is Claude Code's prompt.
+func TestClaudeCodeUnattendedAskDefers(t *testing.T) {
+	srv, _ := aarmServer(t)
+	send := func(mode string, unattended bool, id string) HookResponse {
+		t.Helper()
+		body := `{"session_id":"unattended-` + mode + `","transcript_path":"/t","cwd":"/workspace/shop","permission_mode":"` + mode +
+			`","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf build"},"tool_use_id":"` + id + `"}`
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/hooks/claude-code", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer host-acme")
+		if unattended {
+			req.Header.Set(hookwire.HeaderUnattended, "1")
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var r HookResponse
+		if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("hook: %d %v", resp.StatusCode, err)
+		}
+		return r
+	}
+	r := send("default", true, "toolu_d1")
+	if r.Decision != aarts.Ask || r.HostAnswer != aarts.HostAnswerDefer || r.PendingID == "" || !strings.Contains(string(r.HostOutput), `"permissionDecision":"defer"`) {
+		t.Fatalf("unattended ask: %s host %s pending %q answer %s", r.Decision, r.HostAnswer, r.PendingID, r.HostOutput)
+	}
+	code, out := call(t, srv, "GET", "/v1/pending/"+r.PendingID+"?wait=0s", "approver-acme", nil)
+	var st PendingStatus
+	if code != 200 || json.Unmarshal(out, &st) != nil {
+		t.Fatalf("pending: %d %s", code, out)
+	}
+	body, _ := json.Marshal(ResolutionRequest{PendingID: r.PendingID, Resolution: "approved", ActionSHA256: st.ActionSHA256})
+	if code, out := call(t, srv, "POST", "/v1/resolutions", "approver-acme", body); code != 200 {
+		t.Fatalf("approve: %d %s", code, out)
+	}
+	// The caller resumes the run: Claude Code sends the deferred call again.
+	if r := send("default", true, "toolu_d1"); r.Decision != aarts.Allow || r.HostAnswer != aarts.Allow || !strings.Contains(string(r.HostOutput), `"permissionDecision":"allow"`) {
+		t.Errorf("resumed call: %s %s host %s answer %s", r.Decision, r.ReasonCode, r.HostAnswer, r.HostOutput)
+	}
+	if r := send("acceptEdits", true, "toolu_d2"); r.HostAnswer != aarts.Deny || !strings.Contains(string(r.HostOutput), `"permissionDecision":"deny"`) {
+		t.Errorf("unattended ask in acceptEdits: host %s answer %s, want deny", r.HostAnswer, r.HostOutput)
+	}
+	if r := send("plan", false, "toolu_d3"); r.HostAnswer != aarts.Ask || !strings.Contains(string(r.HostOutput), `"permissionDecision":"ask"`) {
+		t.Errorf("attended ask: host %s answer %s, want Claude Code's prompt", r.HostAnswer, r.HostOutput)
+	}
+	code, out = call(t, srv, "GET", "/v1/sessions/unattended-default/snapshot", "host-acme", nil)
+	var snap reducer.Snapshot
+	if code != 200 || json.Unmarshal(out, &snap) != nil || len(snap.Pending) != 0 || len(snap.Released) != 0 {
+		t.Errorf("after the approved call ran: %d pending %+v released %+v", code, snap.Pending, snap.Released)
+	}
 }

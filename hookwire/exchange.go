@@ -89,6 +89,9 @@ func Headers(in Input) [][2]string {
 	if in.HostAsks {
 		h = append(h, [2]string{HeaderHostAsks, "1"})
 	}
+	if in.Unattended {
+		h = append(h, [2]string{HeaderUnattended, "1"})
+	}
 	if in.Config != nil {
 		h = append(h, [2]string{HeaderConfig, in.Config.Header()})
 	}

@@ -48,7 +48,7 @@ type Options struct {
 // Without an engine program it blocks the call (MissingExit, the reason on
 // stderr) and spools it for the record. It returns the exit code.
 func Hook(ctx context.Context, o Options, stdin io.Reader, stdout, stderr io.Writer) int {
-	in := Input{Host: o.Host, AutoApprove: o.AutoApprove, HostAsks: o.HostAsks}
+	in := Input{Host: o.Host, AutoApprove: o.AutoApprove, HostAsks: o.HostAsks, Unattended: Unattended()}
 	var readErr error
 	in.Body, in.Size, in.SHA256, in.Truncated, readErr = ReadBounded(stdin, MaxInput, 2*MaxInput)
 	eng := o.EngineProgram

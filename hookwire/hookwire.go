@@ -48,6 +48,10 @@ const (
 	// for an ask (Copilot's interactive CLI): otherwise an adapter whose
 	// host may have no one to prompt answers an ask with deny.
 	HeaderHostAsks = "X-Agentledger-Host-Asks"
+	// HeaderUnattended "1" is a hook's word that no one attends the host's
+	// run (Claude Code's print mode): an ask is deferred where the host has
+	// a form for that, and is a deny where it does not.
+	HeaderUnattended = "X-Agentledger-Unattended"
 	// HeaderConfig carries the configuration a call is decided under
 	// (Config.Header), to the local engine.
 	HeaderConfig = "X-Agentledger-Config"
@@ -122,6 +126,9 @@ type Input struct {
 	AutoApprove bool
 	// HostAsks is the hook's word that the host prompts for an ask.
 	HostAsks bool
+	// Unattended is the hook's word that no one attends the run
+	// (Unattended()).
+	Unattended bool
 	// Config, when set, is the configuration the call is decided under
 	// (the local engine's requests).
 	Config *Config
@@ -172,4 +179,11 @@ func BinaryIdentity(path string) string {
 	}
 	h := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%d", path, info.Size(), info.ModTime().UnixNano())))
 	return hex.EncodeToString(h[:16])
+}
+
+// Unattended reports whether the hook runs in a host run no one attends:
+// Claude Code sets CLAUDE_CODE_SESSION_ATTENDED=0 for its hooks in print
+// mode (-p); AGENTLEDGER_UNATTENDED=1 says so for any host.
+func Unattended() bool {
+	return os.Getenv("CLAUDE_CODE_SESSION_ATTENDED") == "0" || os.Getenv("AGENTLEDGER_UNATTENDED") == "1"
 }

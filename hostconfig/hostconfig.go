@@ -87,7 +87,7 @@ func dirFile(project, user string) func(Scope) (string, error) {
 
 var specs = map[string]*spec{
 	"claude-code": {
-		events: []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionDenied", "PostToolUse", "PostToolUseFailure", "PreCompact", "PostCompact", "Stop", "SubagentStart", "SubagentStop", "SessionEnd"},
+		events: []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionDenied", "PostToolUse", "PostToolUseFailure", "PreCompact", "PostCompact", "Stop", "SubagentStart", "SubagentStop", "ConfigChange", "InstructionsLoaded", "SessionEnd"},
 		file:   dirFile(".claude/settings.json", ".claude/settings.json"),
 		base:   func() *node { return object() }, grouped: true,
 		matcher: func(event string) string {

@@ -19,6 +19,11 @@ var HookPoints = []string{
 // registers that it sanitized content under a key.
 const EventSanitized = "Sanitized"
 
+// EventHostLifecycle is agentledger's extension hook event for a host
+// event AARTS has no hook point for (a settings file changed, instruction
+// files loaded): recorded, never blocking.
+const EventHostLifecycle = "HostLifecycle"
+
 // Engine event types: records the engine writes about its own decisions.
 const (
 	EventVerdict       = "Verdict"
@@ -39,9 +44,9 @@ const (
 )
 
 // EventTypes is every event type an envelope may carry: the AARTS hook
-// points, the Sanitized extension and the engine's own records. One vocabulary only: other products'
+// points, the Sanitized and HostLifecycle extensions and the engine's own records. One vocabulary only: other products'
 // event names are mapped onto these when imported, never stored as they are.
-var EventTypes = append(slices.Clone(HookPoints), EventSanitized, EventVerdict, EventResolution, EventEngineFailure, EventCheckpoint, EventRejected, EventReveal, EventShred)
+var EventTypes = append(slices.Clone(HookPoints), EventSanitized, EventHostLifecycle, EventVerdict, EventResolution, EventEngineFailure, EventCheckpoint, EventRejected, EventReveal, EventShred)
 
 var eventTypeSet = func() map[string]bool {
 	m := make(map[string]bool, len(EventTypes))

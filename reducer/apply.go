@@ -406,7 +406,7 @@ func (n *Snapshot) foldVerdict(v *aarts.VerdictRecord) error {
 	if v.Verdict.Decision == aarts.Ask || v.AARMDecision == aarts.AARMStepUp || v.AARMDecision == aarts.AARMDefer {
 		p := Pending{ForSeq: v.ForSeq, HookPoint: v.HookPoint, AARMDecision: v.AARMDecision,
 			ReasonCode: v.ReasonCode, Artifacts: v.Verdict.Artifacts, Action: v.ActionSHA256, TurnID: v.TurnID,
-			HostDenied: v.HostAnswer == aarts.Deny}
+			NoPrompt: v.HostAnswer == aarts.Deny || v.HostAnswer == aarts.HostAnswerDefer}
 		if v.HostAnswer == aarts.Ask {
 			n.HostAsks = append(n.HostAsks, p)
 			if len(n.HostAsks) > maxPending {

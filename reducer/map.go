@@ -19,12 +19,12 @@ func (s Snapshot) Map() map[string]any {
 	for i, f := range s.DataFindings {
 		findings[i] = map[string]any{"seq": f.Seq, "class": f.Class, "detector": f.Detector}
 	}
-	// An ask the host was answered deny for holds nothing up in the host
-	// (the agent went on): it waits for an approver only, and does not
-	// count among the deferrals a session may have open.
+	// An ask no one in the host was asked about holds nothing up there
+	// (the agent went on, or the run ended): it waits for an approver
+	// only, and does not count among the deferrals a session may have open.
 	pending := make([]any, 0, len(s.Pending))
 	for _, p := range s.Pending {
-		if p.HostDenied {
+		if p.NoPrompt {
 			continue
 		}
 		m := map[string]any{"for_seq": p.ForSeq, "hook_point": p.HookPoint, "aarm_decision": p.AARMDecision, "reason_code": p.ReasonCode}

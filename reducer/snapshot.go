@@ -124,10 +124,10 @@ type Pending struct {
 	// Action is the asked action's digest (VerdictRecord.ActionSHA256),
 	// which its resolution must name.
 	Action string `json:"action,omitempty"`
-	// HostDenied: the host could not prompt and was answered deny; the
-	// ask waits for an approver, whose approval lets the call run once
-	// when it is sent again (Released).
-	HostDenied bool `json:"host_denied,omitempty"`
+	// NoPrompt: no one in the host was asked (it was answered deny, or
+	// the call was deferred); the ask waits for an approver, whose
+	// approval lets the call run once when it is sent again (Released).
+	NoPrompt bool `json:"no_prompt,omitempty"`
 }
 
 // Release is an approved ask whose call may now run once.

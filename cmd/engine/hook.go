@@ -52,7 +52,7 @@ func (a *app) hook(c *cli.Context, host string) error {
 	if _, err := cmdline.Limits(c); err != nil {
 		return err
 	}
-	in := hookwire.Input{Host: host, AutoApprove: c.Bool("auto-approve"), HostAsks: c.Bool("host-asks")}
+	in := hookwire.Input{Host: host, AutoApprove: c.Bool("auto-approve"), HostAsks: c.Bool("host-asks"), Unattended: hookwire.Unattended()}
 	var readErr, err error
 	in.Body, in.Size, in.SHA256, in.Truncated, readErr = hookwire.ReadBounded(a.stdin, hookwire.MaxInput, hookInputCap)
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
