@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -246,9 +247,22 @@ func (e *Engine) decideEvent(ctx context.Context, tenant string, auth receipt.Au
 
 // closeHostAsk records how the host resolved an ask it prompted for itself,
 // when ev is the host's report of the asked call: a PostToolUse of the
-// asked turn means the user approved it (the call ran). The Resolution is
-// recorded before ev, with source "host".
+// asked turn means the user approved it (the call ran), one the host
+// refused (host_refused) that they did not; the end of the agent's turn
+// (PreOutputDeliver) means every call still asked about was refused. The
+// Resolution is recorded before ev, with source "host".
 func (e *Engine) closeHostAsk(ctx context.Context, k ledger.SessionKey, en *entry, ev *aarts.Event) error {
+	if ev.HookPoint == "PreOutputDeliver" {
+		// The agent's turn ended: a call the host asked its user about
+		// that has not run by now was refused in the host's prompt (the
+		// host reports no refusal of its own).
+		for _, a := range slices.Clone(en.state.Snapshot.HostAsks) {
+			if err := e.recordHostResolution(ctx, k, en, a.TurnID, "denied"); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	if ev.HookPoint != "PostToolUse" || ev.TurnID == "" {
 		return nil
 	}

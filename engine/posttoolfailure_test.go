@@ -153,3 +153,41 @@ func TestClaudeCodeRefusalsAndLifecycle(t *testing.T) {
 		t.Errorf("%d refusals and %d lifecycle events recorded, want 1 and 2", refused, lifecycle)
 	}
 }
+
+// TestClaudeCodeAskRefusedInThePrompt: Claude Code reports nothing when
+// its user refuses a call in the permission prompt. A call asked about
+// that has not run when the agent's turn ends (Stop) was refused, and is
+// recorded so; one that ran was approved.
+func TestClaudeCodeAskRefusedInThePrompt(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	e := newEngine(t, decider(t, "coding-agent.json"), st)
+	cc := func(event, extra string) HookResponse {
+		t.Helper()
+		return e.Answer(context.Background(), Request{Host: "claude-code", Body: []byte(`{"session_id":"prompt-refused","transcript_path":"/t","cwd":"/workspace/shop","permission_mode":"default","hook_event_name":"` + event + `"` + extra + `}`)})
+	}
+	ran := `,"tool_name":"Bash","tool_input":{"command":"rm -rf build"},"tool_use_id":"toolu_r1"`
+	refused := `,"tool_name":"Bash","tool_input":{"command":"rm -rf dist"},"tool_use_id":"toolu_r2"`
+	for _, c := range []string{ran, refused} {
+		if r := cc("PreToolUse", c); r.HostAnswer != "ask" {
+			t.Fatalf("rm -rf: host answer %q, want Claude Code's prompt", r.HostAnswer)
+		}
+	}
+	cc("PostToolUse", ran+`,"tool_response":{"stdout":"","stderr":"","interrupted":false}`)
+	cc("Stop", `,"stop_hook_active":false,"last_assistant_message":"Cleaned build; you declined dist."`)
+	got := map[uint64]string{}
+	for _, env := range readSession(t, st, ledger.SessionKey{Tenant: ledger.DefaultTenant, Session: "prompt-refused"}) {
+		if env.EventType() == ledger.EventResolution {
+			var r struct {
+				ForSeq     uint64 `json:"for_seq"`
+				Resolution string `json:"resolution"`
+				Source     string `json:"source"`
+			}
+			_ = json.Unmarshal(env.Payload(), &r)
+			got[r.ForSeq] = r.Resolution + "/" + r.Source
+		}
+	}
+	if got[0] != "approved/host" || got[2] != "denied/host" || len(got) != 2 {
+		t.Errorf("resolutions %v, want the call that ran approved and the other denied, by the host", got)
+	}
+}
