@@ -109,6 +109,12 @@ type VerdictRecord struct {
 	// was asked about (AARM R4.3), is the seq of that approval's
 	// Resolution: the call is allowed once, as the approved one.
 	ReleasedBy uint64 `json:"released_by,omitempty"`
+	// Completes, in the verdict of a PostToolUse, names the verdict (and
+	// so the receipt) of the PreToolUse whose call this is the outcome of
+	// (AARM R5.5); OutcomeSHA256 is the SHA-256 of the recorded result
+	// (its canonical tool_result, sealed values sealed).
+	Completes     *CallRef `json:"completes,omitempty"`
+	OutcomeSHA256 string   `json:"outcome_sha256,omitempty"`
 	// Receipt is the decision receipt of this verdict (AARM R5), when the
 	// engine signs; package receipt defines and checks it.
 	Receipt json.RawMessage `json:"receipt,omitempty"`
@@ -141,4 +147,12 @@ type ResolutionRecord struct {
 	ActionSHA256 string `json:"action_sha256,omitempty"`
 	// Sig is the record's signature (ledger.SignedRecord).
 	Sig *ledger.RecordSig `json:"sig,omitempty"`
+}
+
+// CallRef names a judged call in its session's record: the PreToolUse
+// event and the verdict (with its receipt) that let it run.
+type CallRef struct {
+	EventSeq    uint64 `json:"event_seq"`
+	VerdictSeq  uint64 `json:"verdict_seq"`
+	VerdictHash string `json:"verdict_hash"`
 }

@@ -235,6 +235,11 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 		PolicyDigest: dec.PolicyDigest, SnapshotHash: step.SnapshotHash, HostAnswer: HostAnswer(ev, dec),
 		ActionSHA256: digest, Inherited: inherited, ReleasedBy: released,
 	}
+	if call, ok := s.Snapshot.CallOf(ev.TurnID); ok && ev.HookPoint == "PostToolUse" {
+		// The outcome of a judged call: bound to the verdict that let it
+		// run (AARM R5.5).
+		step.Record.Completes, step.Record.OutcomeSHA256 = &call, OutcomeDigest(env)
+	}
 	if step.Record.HostAnswer == aarts.Ask || dec.Decision == aarts.Ask {
 		step.Record.TurnID = ev.TurnID // what a PostAskResolution must name
 	}
@@ -342,6 +347,10 @@ func (d *Decider) receipt(ev *aarts.Event, env *ledger.Envelope, step *Step, aut
 		Decision:     receipt.Decision{AARTS: step.Decision.Decision, AARM: step.Decision.AARMDecision, ReasonCode: step.Decision.ReasonCode},
 		PolicyDigest: step.Decision.PolicyDigest,
 	}
+	if c := step.Record.Completes; c != nil {
+		r.Outcome = &receipt.Outcome{Completes: c.VerdictHash, CompletesSeq: c.VerdictSeq, ResultSHA256: step.Record.OutcomeSHA256,
+			Failed: ev.Field("tool_failed") == true}
+	}
 	if a := action.Of(ev); a != nil {
 		r.Action.Tool = a.Tool
 	}
@@ -383,6 +392,16 @@ func InheritanceFor(id string, s *Session, parent func(id string) *Session) *red
 		in = reducer.InheritanceOf(id, &p.Snapshot, p.Head.Hash, s.Snapshot.SessionID, p.Auth.Principal, p.Auth.Agent)
 	}
 	return &in
+}
+
+// OutcomeDigest is the SHA-256 of the result a recorded PostToolUse env
+// carries (its canonical tool_result as recorded, sealed values sealed).
+func OutcomeDigest(env *ledger.Envelope) string {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(env.Payload(), &members) != nil || members["tool_result"] == nil {
+		return receipt.ParamsDigest([]byte("null"))
+	}
+	return receipt.ParamsDigest(members["tool_result"])
 }
 
 // ActionDigest names the action of event ev, recorded as env: the SHA-256

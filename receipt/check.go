@@ -133,6 +133,10 @@ func mismatch(r *Receipt, v *aarts.VerdictRecord, e *ledger.Envelope) string {
 		return fmt.Sprintf("receipt attests %s/%s/%s, the verdict records %s/%s/%s", r.Decision.AARTS, r.Decision.AARM, r.Decision.ReasonCode, v.Verdict.Decision, v.AARMDecision, v.ReasonCode)
 	case r.PolicyDigest != v.PolicyDigest:
 		return fmt.Sprintf("receipt policy %s, the verdict records %s", short(r.PolicyDigest), short(v.PolicyDigest))
+	case (r.Outcome == nil) != (v.Completes == nil):
+		return "receipt and verdict disagree on the call this result completes"
+	case r.Outcome != nil && (r.Outcome.Completes != v.Completes.VerdictHash || r.Outcome.CompletesSeq != v.Completes.VerdictSeq || r.Outcome.ResultSHA256 != v.OutcomeSHA256):
+		return fmt.Sprintf("receipt binds the result to verdict %s, the verdict to %s", short(r.Outcome.Completes), short(v.Completes.VerdictHash))
 	}
 	return ""
 }

@@ -42,6 +42,22 @@ type Receipt struct {
 	Identity     Identity `json:"identity"`
 	Decision     Decision `json:"decision"`
 	PolicyDigest string   `json:"policy_digest"`
+	// Outcome, in the receipt of a tool result, binds it to the call it
+	// completes (AARM R5.5).
+	Outcome *Outcome `json:"outcome,omitempty"`
+}
+
+// Outcome is what became of a judged call: the verdict (and receipt) that
+// let it run, and a digest of its result.
+type Outcome struct {
+	// Completes is the hash of the PreToolUse verdict envelope whose call
+	// this is the result of; CompletesSeq its seq.
+	Completes    string `json:"completes"`
+	CompletesSeq uint64 `json:"completes_seq"`
+	// ResultSHA256 is the SHA-256 of the recorded canonical tool_result.
+	ResultSHA256 string `json:"result_sha256"`
+	// Failed: the call failed, or the host refused it.
+	Failed bool `json:"failed,omitempty"`
 }
 
 // Action is what was judged.

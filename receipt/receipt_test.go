@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/ledger"
 )
 
@@ -110,5 +111,36 @@ func TestKeyring(t *testing.T) {
 	}
 	if ParamsDigest([]byte(`{"a":2,"b":1}`)) != ParamsDigest([]byte(`{"b":1, "a":2}`)) {
 		t.Error("params digest depends on key order")
+	}
+}
+
+// TestOutcomeMismatch: a result's receipt and its verdict must bind it to
+// the same call and the same result digest; either one alone, or another
+// call, is a mismatch.
+func TestOutcomeMismatch(t *testing.T) {
+	env, err := ledger.Seal(ledger.Head{}, ledger.Event{TenantID: "t", SessionID: "s", EventType: ledger.EventVerdict, TsUnixMs: 1, Payload: []byte(`{}`)}, ledger.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := &aarts.CallRef{EventSeq: 0, VerdictSeq: 1, VerdictHash: strings.Repeat("a", 64)}
+	v := aarts.VerdictRecord{HookPoint: "PostToolUse", Completes: call, OutcomeSHA256: strings.Repeat("b", 64)}
+	r := Receipt{V: Version, Identity: Identity{Tenant: "t", Session: "s"}, Action: Action{HookPoint: "PostToolUse"},
+		Outcome: &Outcome{Completes: call.VerdictHash, CompletesSeq: 1, ResultSHA256: v.OutcomeSHA256}}
+	if msg := mismatch(&r, &v, env); msg != "" {
+		t.Fatalf("matching outcome: %s", msg)
+	}
+	for name, edit := range map[string]func(r *Receipt, v *aarts.VerdictRecord){
+		"another call":   func(r *Receipt, _ *aarts.VerdictRecord) { r.Outcome.Completes = strings.Repeat("c", 64) },
+		"another result": func(r *Receipt, _ *aarts.VerdictRecord) { r.Outcome.ResultSHA256 = strings.Repeat("c", 64) },
+		"receipt only":   func(_ *Receipt, v *aarts.VerdictRecord) { v.Completes = nil },
+		"verdict only":   func(r *Receipt, _ *aarts.VerdictRecord) { r.Outcome = nil },
+	} {
+		r2, v2 := r, v
+		o := *r.Outcome
+		r2.Outcome = &o
+		edit(&r2, &v2)
+		if mismatch(&r2, &v2, env) == "" {
+			t.Errorf("%s: no mismatch", name)
+		}
 	}
 }

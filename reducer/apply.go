@@ -116,6 +116,9 @@ func (r *Reducer) apply(s Snapshot, e *ledger.Envelope, ev *aarts.Event, vr *aar
 		if err == nil {
 			err = n.foldVerdict(vr)
 		}
+		if err == nil {
+			n.trackCall(vr, e)
+		}
 	case ledger.EventResolution:
 		err = n.foldResolution(e)
 	case ledger.EventEngineFailure, ledger.EventCheckpoint, ledger.EventRejected, ledger.EventReveal, ledger.EventShred:
@@ -143,6 +146,7 @@ func (s Snapshot) clone() Snapshot {
 	n.Pending = slices.Clone(s.Pending)
 	n.HostAsks = slices.Clone(s.HostAsks)
 	n.Released = slices.Clone(s.Released)
+	n.Calls = slices.Clone(s.Calls)
 	n.PermittedTools = slices.Clone(s.PermittedTools)
 	n.Grants = slices.Clone(s.Grants)
 	n.AllowedArtifacts = slices.Clone(s.AllowedArtifacts)
@@ -200,6 +204,7 @@ func (r *Reducer) foldHook(n *Snapshot, e *ledger.Envelope, ev *aarts.Event) err
 			n.Grants = append(n.Grants, Grant{SubAgentID: id, Seq: seq})
 		}
 	case "PreToolUse":
+		n.lastTurn = ev.TurnID
 		n.StepsConsumed++
 		n.ToolCallsConsumed++
 		if ev.IsSubAgent && ev.ParentSessionID != "" {
@@ -225,6 +230,7 @@ func (r *Reducer) foldHook(n *Snapshot, e *ledger.Envelope, ev *aarts.Event) err
 			}
 		}
 	case "PostToolUse":
+		n.Calls = slices.DeleteFunc(n.Calls, func(c CallRef) bool { return c.Turn == ev.TurnID })
 		result := ev.Field("tool_result")
 		text := textOf(result)
 		n.OutputBytes += int64(len(text))
@@ -420,6 +426,26 @@ func (n *Snapshot) foldVerdict(v *aarts.VerdictRecord) error {
 		}
 	}
 	return nil
+}
+
+// trackCall notes a PreToolUse the verdict v (recorded as e) lets the host
+// run, or leaves to its user, so that the call's result can name it.
+func (n *Snapshot) trackCall(v *aarts.VerdictRecord, e *ledger.Envelope) {
+	if v.HookPoint != "PreToolUse" {
+		return
+	}
+	if v.Verdict.Decision == aarts.Deny || v.HostAnswer == aarts.Deny || v.HostAnswer == aarts.HostAnswerDefer {
+		return // it does not run now
+	}
+	turn := n.lastTurn
+	if turn == "" {
+		return
+	}
+	n.Calls = slices.DeleteFunc(n.Calls, func(c CallRef) bool { return c.Turn == turn })
+	if len(n.Calls) >= maxCalls {
+		n.Calls = slices.Delete(n.Calls, 0, len(n.Calls)-maxCalls+1)
+	}
+	n.Calls = append(n.Calls, CallRef{Turn: turn, EventSeq: v.ForSeq, VerdictSeq: e.Seq(), verdictHash: e.Hash()})
 }
 
 func (n *Snapshot) foldResolution(e *ledger.Envelope) error {

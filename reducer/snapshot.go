@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/ledger"
 )
 
@@ -68,6 +69,12 @@ type Snapshot struct {
 	// yet: the same action sent again within ReleaseTTLMs of the approval
 	// is allowed once (AARM R4.3).
 	Released []Release `json:"released,omitempty"`
+	// Calls are the calls the host may be running: each PreToolUse that
+	// was not denied or deferred, by turn, until its result (PostToolUse)
+	// names it (AARM R5.5). At most maxCalls are kept.
+	Calls []CallRef `json:"calls,omitempty"`
+	// lastTurn is the turn of the PreToolUse folded last, for its verdict.
+	lastTurn string
 
 	ParentSessionID string `json:"parent_session_id"`
 	// Inherited is what this sub-agent session took from its parent.
@@ -128,6 +135,29 @@ type Pending struct {
 	// the call was deferred); the ask waits for an approver, whose
 	// approval lets the call run once when it is sent again (Released).
 	NoPrompt bool `json:"no_prompt,omitempty"`
+}
+
+// CallRef is a call of the session, by its turn: its PreToolUse event
+// and the verdict that let it run. The verdict's hash is kept beside the
+// snapshot, not in it: a replay's verdicts are other envelopes.
+type CallRef struct {
+	Turn        string `json:"turn"`
+	EventSeq    uint64 `json:"event_seq"`
+	VerdictSeq  uint64 `json:"verdict_seq"`
+	verdictHash string
+}
+
+// maxCalls bounds Calls.
+const maxCalls = 64
+
+// CallOf is the call of turn the host may be running, if any.
+func (s Snapshot) CallOf(turn string) (aarts.CallRef, bool) {
+	for _, c := range s.Calls {
+		if turn != "" && c.Turn == turn {
+			return aarts.CallRef{EventSeq: c.EventSeq, VerdictSeq: c.VerdictSeq, VerdictHash: c.verdictHash}, true
+		}
+	}
+	return aarts.CallRef{}, false
 }
 
 // Release is an approved ask whose call may now run once.
