@@ -166,3 +166,35 @@ func TestClaudeCodeUnattendedAskDefers(t *testing.T) {
 		t.Errorf("after the approved call ran: %d pending %+v released %+v", code, snap.Pending, snap.Released)
 	}
 }
+
+// TestDependentCallWaitsWithTheDeferredOne (AARM R4.11): while a call that
+// would write a file waits for approval, a call that uses that file is
+// deferred with it, naming it; an independent call goes on; once the
+// waiting call is resolved, the dependent call is judged on its own.
+func TestDependentCallWaitsWithTheDeferredOne(t *testing.T) {
+	srv, post := aarmServer(t)
+	workflow := "/workspace/shop/.github/workflows/ci.yml"
+	asked := post("host-acme", hook("PreToolUse", "depends", 0, tool("Write", "file_write", `{"file_path":"`+workflow+`","content":"on: push"}`)))
+	if asked.Decision != aarts.Ask || asked.PendingID == "" {
+		t.Fatalf("writing a workflow: %s %s, want an ask", asked.Decision, asked.ReasonCode)
+	}
+	dep := post("host-acme", hook("PreToolUse", "depends", 1, tool("Bash", "shell", `{"command":"cat `+workflow+`"}`)))
+	if dep.AARMDecision != aarts.AARMDefer || dep.ReasonCode != "DEPENDS_ON_DEFERRED" || !strings.Contains(strings.Join(dep.Reasons, " "), "seq 0") {
+		t.Errorf("reading the workflow meanwhile: %s %s %v, want DEFER naming seq 0", dep.AARMDecision, dep.ReasonCode, dep.Reasons)
+	}
+	if ind := post("host-acme", hook("PreToolUse", "depends", 2, tool("Bash", "shell", `{"command":"go test ./..."}`))); ind.Decision != aarts.Allow {
+		t.Errorf("an independent call: %s %s %v", ind.Decision, ind.ReasonCode, ind.Reasons)
+	}
+	code, out := call(t, srv, "GET", "/v1/pending/"+asked.PendingID+"?wait=0s", "approver-acme", nil)
+	var st PendingStatus
+	if code != 200 || json.Unmarshal(out, &st) != nil {
+		t.Fatalf("pending: %d %s", code, out)
+	}
+	body, _ := json.Marshal(ResolutionRequest{PendingID: asked.PendingID, Resolution: "denied", ActionSHA256: st.ActionSHA256})
+	if code, out := call(t, srv, "POST", "/v1/resolutions", "approver-acme", body); code != 200 {
+		t.Fatalf("deny: %d %s", code, out)
+	}
+	if again := post("host-acme", hook("PreToolUse", "depends", 3, tool("Bash", "shell", `{"command":"cat `+workflow+`"}`))); again.ReasonCode == "DEPENDS_ON_DEFERRED" {
+		t.Errorf("after the waiting call was resolved: still %s", again.ReasonCode)
+	}
+}

@@ -216,7 +216,9 @@ func (r *Reducer) foldHook(n *Snapshot, e *ledger.Envelope, ev *aarts.Event) err
 			// beforeReadFile): classified before the agent sees it.
 			n.classify(seq, content)
 		}
+		n.lastOutputs = nil
 		if a := action.Of(ev); a != nil {
+			n.lastOutputs = outputsOf(a)
 			if a.EndDir != "" && (a.Tool == aarts.ToolShell || a.Tool == aarts.ToolPackageInstall) {
 				n.ShellDir = a.EndDir
 			}
@@ -413,6 +415,9 @@ func (n *Snapshot) foldVerdict(v *aarts.VerdictRecord) error {
 		p := Pending{ForSeq: v.ForSeq, HookPoint: v.HookPoint, AARMDecision: v.AARMDecision,
 			ReasonCode: v.ReasonCode, Artifacts: v.Verdict.Artifacts, Action: v.ActionSHA256, TurnID: v.TurnID,
 			NoPrompt: v.HostAnswer == aarts.Deny || v.HostAnswer == aarts.HostAnswerDefer}
+		if v.HookPoint == "PreToolUse" {
+			p.Outputs = n.lastOutputs
+		}
 		if v.HostAnswer == aarts.Ask {
 			n.HostAsks = append(n.HostAsks, p)
 			if len(n.HostAsks) > maxPending {
@@ -426,6 +431,21 @@ func (n *Snapshot) foldVerdict(v *aarts.VerdictRecord) error {
 		}
 	}
 	return nil
+}
+
+// maxOutputs bounds what is kept of one call's outputs.
+const maxOutputs = 32
+
+// outputsOf is what a call would produce that a later call could use: the
+// files it writes or downloads, sorted, at most maxOutputs.
+func outputsOf(a *action.Analysis) []string {
+	var out []string
+	for _, p := range slices.Concat(a.WritePaths, a.Downloads) {
+		if len(out) < maxOutputs {
+			out = addSorted(out, p)
+		}
+	}
+	return out
 }
 
 // trackCall notes a PreToolUse the verdict v (recorded as e) lets the host

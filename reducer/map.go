@@ -19,20 +19,7 @@ func (s Snapshot) Map() map[string]any {
 	for i, f := range s.DataFindings {
 		findings[i] = map[string]any{"seq": f.Seq, "class": f.Class, "detector": f.Detector}
 	}
-	// An ask no one in the host was asked about holds nothing up there
-	// (the agent went on, or the run ended): it waits for an approver
-	// only, and does not count among the deferrals a session may have open.
-	pending := make([]any, 0, len(s.Pending))
-	for _, p := range s.Pending {
-		if p.NoPrompt {
-			continue
-		}
-		m := map[string]any{"for_seq": p.ForSeq, "hook_point": p.HookPoint, "aarm_decision": p.AARMDecision, "reason_code": p.ReasonCode}
-		if len(p.Artifacts) > 0 {
-			m["artifacts"] = p.Artifacts
-		}
-		pending = append(pending, m)
-	}
+	pending := pendingMaps(s.Pending)
 	m := map[string]any{
 		"tenant_id": s.TenantID, "session_id": s.SessionID, "seq": s.Seq, "events": s.Events,
 		"steps_consumed": s.StepsConsumed, "tool_calls_consumed": s.ToolCallsConsumed, "started_ms": s.StartedMs,
@@ -42,6 +29,9 @@ func (s Snapshot) Map() map[string]any {
 		"data_findings": findings, "original_request": s.OriginalRequest, "egress_domains": s.EgressDomains,
 		"denied_count": s.DeniedCount, "pending": pending, "parent_session_id": s.ParentSessionID,
 		"permitted_tools": s.PermittedTools, "allowed_artifacts": s.AllowedArtifacts, "denied_artifacts": s.DeniedArtifacts,
+	}
+	if len(s.HostAsks) > 0 {
+		m["host_asks"] = pendingMaps(s.HostAsks)
 	}
 	if len(s.Downloaded) > 0 {
 		m["downloaded"] = s.Downloaded
@@ -82,4 +72,28 @@ func (s Snapshot) Map() map[string]any {
 		m["grants"] = grants
 	}
 	return m
+}
+
+// pendingMaps is ps as their JSON reads.
+func pendingMaps(ps []Pending) []any {
+	out := make([]any, len(ps))
+	for i, p := range ps {
+		m := map[string]any{"for_seq": p.ForSeq, "hook_point": p.HookPoint, "aarm_decision": p.AARMDecision, "reason_code": p.ReasonCode}
+		for k, v := range map[string]string{"turn_id": p.TurnID, "action": p.Action} {
+			if v != "" {
+				m[k] = v
+			}
+		}
+		if len(p.Artifacts) > 0 {
+			m["artifacts"] = p.Artifacts
+		}
+		if p.NoPrompt {
+			m["no_prompt"] = true
+		}
+		if len(p.Outputs) > 0 {
+			m["outputs"] = p.Outputs
+		}
+		out[i] = m
+	}
+	return out
 }

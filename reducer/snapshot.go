@@ -73,8 +73,10 @@ type Snapshot struct {
 	// was not denied or deferred, by turn, until its result (PostToolUse)
 	// names it (AARM R5.5). At most maxCalls are kept.
 	Calls []CallRef `json:"calls,omitempty"`
-	// lastTurn is the turn of the PreToolUse folded last, for its verdict.
-	lastTurn string
+	// lastTurn and lastOutputs are the turn and outputs of the PreToolUse
+	// folded last, for its verdict.
+	lastTurn    string
+	lastOutputs []string
 
 	ParentSessionID string `json:"parent_session_id"`
 	// Inherited is what this sub-agent session took from its parent.
@@ -135,6 +137,10 @@ type Pending struct {
 	// the call was deferred); the ask waits for an approver, whose
 	// approval lets the call run once when it is sent again (Released).
 	NoPrompt bool `json:"no_prompt,omitempty"`
+	// Outputs are the files the asked call would write or download: a
+	// later call that uses one depends on it and waits with it (AARM
+	// R4.11).
+	Outputs []string `json:"outputs,omitempty"`
 }
 
 // CallRef is a call of the session, by its turn: its PreToolUse event

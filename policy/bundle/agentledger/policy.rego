@@ -9,7 +9,7 @@
 #   3.5 EGRESS_SENDS (data to an unlisted host)
 #   4 BUDGET_EXCEEDED                          10 APPROVAL_REQUIRED / RULE_ASK
 #   5 LOOP_DETECTED                            10.6 HOST_WILL_NOT_ASK (the host's mode)
-#   6 TAINTED_TO_HIGH_RISK                     11 CONTEXT_PENDING (DEFER)
+#   6 TAINTED_TO_HIGH_RISK                     11 CONTEXT_PENDING, DEPENDS_ON_DEFERRED (DEFER)
 #                                              12 MODIFY signals (directives)
 #
 # A heuristic deny whose confidence is under the manifest's sensitivity
@@ -83,9 +83,14 @@ would_ask if {
 
 would_ask if downgraded
 
+# An ask no one in the host was asked about (no_prompt: the host was
+# answered deny, or the call deferred) holds nothing up there: it waits for
+# an approver only, and does not count among the open deferrals.
+open_deferrals := count([p | some p in input.snapshot.pending; not p.no_prompt])
+
 too_many_pending if {
 	would_ask
-	count(input.snapshot.pending) >= input.manifest.budgets.max_concurrent_deferrals
+	open_deferrals >= input.manifest.budgets.max_concurrent_deferrals
 }
 
 
@@ -105,7 +110,7 @@ decision := d if {
 		"decision": "deny", "aarm_decision": "DENY", "reason_code": "DEFERRALS_EXCEEDED",
 		"category": winner.category, "severity": "warning", "source": "policy", "confidence": 1,
 		"matched_rule_id": "DEFERRALS_EXCEEDED",
-		"reasons": array.concat(reasons, [sprintf("%d approvals are already open (max %d)", [count(input.snapshot.pending), input.manifest.budgets.max_concurrent_deferrals])]),
+		"reasons": array.concat(reasons, [sprintf("%d approvals are already open (max %d)", [open_deferrals, input.manifest.budgets.max_concurrent_deferrals])]),
 		"artifacts": artifacts, "constraints": constraints, "directives": {},
 	}
 } else := d if {

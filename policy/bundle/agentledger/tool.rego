@@ -402,6 +402,22 @@ signals contains sig(11, "CONTEXT_PENDING", "ask", "DEFER", "privilege_escalatio
 	count(input.snapshot.permitted_tools) == 0
 }
 
+# 11. A call that uses what a call still waiting for a decision would write
+# or download (AARM R4.11) waits with it: it is deferred, naming the call it
+# depends on. Calls that use nothing of it go on.
+
+deferred_outputs contains [p, d.for_seq] if {
+	some d in array.concat(input.snapshot.pending, object.get(input.snapshot, "host_asks", []))
+	some p in object.get(d, "outputs", [])
+}
+
+signals contains sig(11, "DEPENDS_ON_DEFERRED", "ask", "DEFER", "tool_execution", "warning", sprintf("uses %s, which the call at seq %d would write and which still waits for a decision", [p, seq]), [p], 1) if {
+	input.event.hook_point == "PreToolUse"
+	some [p, seq] in deferred_outputs
+	some used in array.concat(object.get(input.action, "paths", []), object.get(input.action, "executes", []))
+	used == p
+}
+
 # 10.6 The host will not prompt. A call the engine cannot vouch for (a
 # caveat: a script whose code is not read, code on a pipe, a program named
 # by configuration or a variable, a write to a file other programs run)
