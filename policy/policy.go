@@ -354,6 +354,7 @@ func (p *Policy) addFacts(am map[string]any, a *action.Analysis, event map[strin
 	}
 	am["secret_env_refs"] = refs
 	am["manifest_facts"] = manifestFacts(p.manifest, p.domains, p.denied, a, cv.binaries)
+	am["changes"] = changesOf(a)
 	am["protected_hits"] = orEmpty(p.guard.hits(a, shellDir))
 }
 

@@ -189,6 +189,9 @@ func (r *Reducer) foldHook(n *Snapshot, e *ledger.Envelope, ev *aarts.Event) err
 		if n.OriginalRequest == "" {
 			n.OriginalRequest = ev.String("raw_input")
 		}
+		// What the user asks now is what later calls answer to.
+		in := IntentOf(ev.String("raw_input"))
+		n.Intent = &in
 		// The user speaking again ends a loop: detection restarts afresh.
 		n.clearLoop()
 	case "PreLLMRequest":

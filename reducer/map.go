@@ -33,6 +33,9 @@ func (s Snapshot) Map() map[string]any {
 	if len(s.HostAsks) > 0 {
 		m["host_asks"] = pendingMaps(s.HostAsks)
 	}
+	if s.Intent != nil {
+		m["intent"] = map[string]any{"read_only": s.Intent.ReadOnly, "request": s.Intent.Request}
+	}
 	if len(s.Downloaded) > 0 {
 		m["downloaded"] = s.Downloaded
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/manifest"
@@ -317,5 +318,30 @@ func TestGrantsKeepTheNewest(t *testing.T) {
 	}
 	if in := InheritanceOf("p", &snap, "h", "twice", "", ""); !slices.Equal(in.PermittedTools, []string{"file_read"}) {
 		t.Errorf("a child spawned twice inherits %v, want its latest grant", in.PermittedTools)
+	}
+}
+
+// TestIntentOf: requests that ask only to read, explain or summarise, and
+// ones that ask for a change (which the rule must never hold up).
+func TestIntentOf(t *testing.T) {
+	for req, want := range map[string]bool{
+		"Summarise the README, change nothing.":                 true,
+		"Explain what cart.go does":                             true,
+		"please review the diff and tell me what you think":     true,
+		"Could you look at the failing test? Don't modify code": true,
+		"What does this repo do?":                               true,
+		"Fix the failing test":                                  false,
+		"Explain why TestTotal fails and fix it":                false,
+		"Read the README and the setup docs, then fix the test": false,
+		"Add a --verbose flag":                                  false,
+		"run the tests":                                         false,
+		"":                                                      false,
+	} {
+		if got := IntentOf(req); got.ReadOnly != want {
+			t.Errorf("%q: read-only %v, want %v", req, got.ReadOnly, want)
+		}
+	}
+	if got := IntentOf(strings.Repeat("é", 400)).Request; len(got) > maxIntentText+len("…") || !utf8.ValidString(got) {
+		t.Errorf("a long request is kept as %d bytes", len(got))
 	}
 }

@@ -45,8 +45,10 @@ type Snapshot struct {
 	DataClasses  []string  `json:"data_classes"`
 	DataFindings []Finding `json:"data_findings"`
 
-	OriginalRequest string   `json:"original_request"`
-	EgressDomains   []string `json:"egress_domains"`
+	OriginalRequest string `json:"original_request"`
+	// Intent is what the user's latest request asks (nil before one).
+	Intent        *Intent  `json:"intent,omitempty"`
+	EgressDomains []string `json:"egress_domains"`
 	// Downloaded are the files tool calls of the session downloaded (curl
 	// -o, wget), so that running one later is seen as what it is.
 	Downloaded []string `json:"downloaded,omitempty"`

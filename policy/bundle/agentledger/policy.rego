@@ -10,6 +10,7 @@
 #   4 BUDGET_EXCEEDED                          10 APPROVAL_REQUIRED / RULE_ASK
 #   5 LOOP_DETECTED                            10.6 HOST_WILL_NOT_ASK (the host's mode)
 #   6 TAINTED_TO_HIGH_RISK                     11 CONTEXT_PENDING, DEPENDS_ON_DEFERRED (DEFER)
+#   6.5 INTENT_MISMATCH (a read-only request, a call that changes)
 #                                              12 MODIFY signals (directives)
 #
 # A heuristic deny whose confidence is under the manifest's sensitivity

@@ -402,6 +402,17 @@ signals contains sig(11, "CONTEXT_PENDING", "ask", "DEFER", "privilege_escalatio
 	count(input.snapshot.permitted_tools) == 0
 }
 
+# 6.5 Intent alignment (AARM R3): the user's latest request asks only to
+# read, explain or summarise ("summarise the README, change nothing"), and
+# this call changes something — writes or removes files, changes the
+# repository, installs, sends. A human decides, reading the request quoted.
+
+signals contains sig(6.5, "INTENT_MISMATCH", "ask", "STEP_UP", "tool_execution", "warning", sprintf("the request was %q, which asks only to read; this call %s", [input.snapshot.intent.request, concat(", ", input.action.changes)]), [], 1) if {
+	input.event.hook_point == "PreToolUse"
+	input.snapshot.intent.read_only == true
+	count(object.get(input.action, "changes", [])) > 0
+}
+
 # 11. A call that uses what a call still waiting for a decision would write
 # or download (AARM R4.11) waits with it: it is deferred, naming the call it
 # depends on. Calls that use nothing of it go on.
