@@ -6,6 +6,8 @@
 package adapter
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"time"
@@ -142,3 +144,11 @@ type Answer struct {
 
 // WithheldNotice opens every string of a tool result withheld whole.
 const WithheldNotice = "agentledger withheld this tool result: "
+
+// callTurn is the turn of a call whose host names no call (Copilot, Gemini
+// CLI): its tool and arguments, which the call and its result share.
+func callTurn(tool string, args any) string {
+	canon, _ := json.Marshal(args)
+	sum := sha256.Sum256(append([]byte(tool+"\x00"), canon...))
+	return "call-" + hex.EncodeToString(sum[:8])
+}

@@ -163,10 +163,13 @@ func (in *CopilotInput) AARTS(event string, now time.Time) (map[string]any, erro
 		}
 		// Copilot names no call: a call's turn is its tool and arguments,
 		// which its preToolUse and postToolUse share.
-		canon, _ := json.Marshal(args)
-		sum := sha256.Sum256(append([]byte(in.ToolName+"\x00"), canon...))
-		turn = "call-" + hex.EncodeToString(sum[:8])
-		setTool(e, hookOf(event), turn, in.ToolName, args)
+		turn = callTurn(in.ToolName, args)
+		native, server := copilotTool(in.ToolName)
+		setTool(e, hookOf(event), turn, native, args)
+		if server != "" {
+			setMCPServer(e, server, "", "")
+			e["tool_name_host"] = in.ToolName // agentledger extension: Copilot's own name for it
+		}
 		switch event {
 		case "postToolUse":
 			e["tool_result"] = copilotResult(in.ToolResult)
@@ -306,4 +309,36 @@ func withheldText(r Answer) string {
 		return s
 	}
 	return string(r.Withheld)
+}
+
+// copilotBuiltins are Copilot's own tools whose names could be read as an
+// MCP server's (they have a hyphen).
+var copilotBuiltins = map[string]bool{"gh-advisory-database": true}
+
+// copilotServers are the MCP servers Copilot brings itself, whose names
+// have hyphens of their own.
+var copilotServers = []string{"github-mcp-server", "playwright", "fetch", "time"}
+
+// copilotTool reads a Copilot tool name: Copilot names an MCP server's
+// tool "<server>-<tool>" (server and tool names cleaned to
+// [A-Za-z0-9_-]); its own tools have no hyphen. An MCP tool is named
+// mcp__<server>__<tool>, as every other host's, and its server returned;
+// a server Copilot does not bring itself is the name up to the last
+// hyphen (tool names are snake_case).
+func copilotTool(name string) (native, server string) {
+	i := strings.LastIndexByte(name, '-')
+	if i <= 0 || i == len(name)-1 || copilotBuiltins[name] || strings.HasPrefix(name, "mcp__") {
+		return name, ""
+	}
+	server = name[:i]
+	known := ""
+	for _, s := range copilotServers {
+		if strings.HasPrefix(name, s+"-") && len(name) > len(s)+1 && len(s) > len(known) {
+			known = s
+		}
+	}
+	if known != "" {
+		server = known
+	}
+	return "mcp__" + server + "__" + name[len(server)+1:], server
 }

@@ -99,3 +99,35 @@ func TestCopilotRender(t *testing.T) {
 		}
 	}
 }
+
+// TestCopilotMCPToolNames: Copilot names an MCP server's tool
+// "<server>-<tool>"; agentledger reads it as mcp__<server>__<tool>, the
+// longest server Copilot brings itself first, else up to the last hyphen.
+// Copilot's own tools keep their names.
+func TestCopilotMCPToolNames(t *testing.T) {
+	for name, want := range map[string][2]string{
+		"github-mcp-server-get_issue": {"mcp__github-mcp-server__get_issue", "github-mcp-server"},
+		"playwright-browser_navigate": {"mcp__playwright__browser_navigate", "playwright"},
+		"my-db-run_query":             {"mcp__my-db__run_query", "my-db"},
+		"bash":                        {"bash", ""},
+		"str_replace_editor":          {"str_replace_editor", ""},
+		"gh-advisory-database":        {"gh-advisory-database", ""},
+		"trailing-":                   {"trailing-", ""},
+	} {
+		native, server := copilotTool(name)
+		if native != want[0] || server != want[1] {
+			t.Errorf("%s: %s (%s), want %s (%s)", name, native, server, want[0], want[1])
+		}
+	}
+	m, err := mapCopilot([]byte(`{"sessionId":"s","timestamp":1,"cwd":"/w","toolName":"github-mcp-server-create_issue","toolArgs":{"title":"x"}}`), time.Now(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := aarts.ParseEvent(m.Event)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.ToolName != aarts.ToolMCPCall || ev.ToolNameNative != "mcp__github-mcp-server__create_issue" || ev.String("tool_name_host") != "github-mcp-server-create_issue" {
+		t.Errorf("mapped to %s %s (host %q)", ev.ToolName, ev.ToolNameNative, ev.String("tool_name_host"))
+	}
+}

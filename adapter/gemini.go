@@ -158,7 +158,9 @@ func (in *GeminiInput) AARTS(now time.Time) (map[string]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		setTool(e, hookOf(strings.ToLower(in.HookEventName)), turn, in.nativeTool(), args)
+		// Gemini CLI names no call: the call and its result share their
+		// tool and arguments.
+		setTool(e, hookOf(strings.ToLower(in.HookEventName)), callTurn(in.nativeTool(), args), in.nativeTool(), args)
 		if m := in.MCPContext; m != nil {
 			url := m.URL
 			if url == "" {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/adapter"
 )
 
@@ -44,7 +45,7 @@ func TestShippedPackBuiltin(t *testing.T) {
 			}
 		}
 	}
-	want := map[string]int{"claude-code": 1, "codex": 1, "cursor": 1, "gemini": 1, "copilot": 0}
+	want := map[string]int{"claude-code": 1, "codex": 1, "cursor": 1, "gemini": 1, "copilot": 1}
 	for _, h := range rep.Hosts {
 		if h.Level != want[h.Host] {
 			t.Errorf("%s: level %d, want %d (needs %v)", h.Host, h.Level, want[h.Host], h.NextLevel)
@@ -89,8 +90,9 @@ func TestShippedPackBuiltin(t *testing.T) {
 				t.Errorf("%s: no provenance on its PreToolUse events", h.Host)
 			}
 		case "copilot":
-			if !slices.Equal(h.NextLevel, []string{"tool mcp_call"}) {
-				t.Errorf("copilot: level 1 needs %v, want only tool mcp_call", h.NextLevel)
+			// Its MCP tools ("<server>-<tool>") are MCP calls.
+			if !slices.Contains(h.Tools, aarts.ToolMCPCall) {
+				t.Errorf("copilot: tools %v, without mcp_call", h.Tools)
 			}
 		}
 	}

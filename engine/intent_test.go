@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/manifest"
 )
 
 // TestIntentAlignment (AARM R3): after "summarise the README, change
@@ -54,5 +55,29 @@ func TestIntentAlignment(t *testing.T) {
 	cc("fix", "UserPromptSubmit", `,"prompt":"Explain why TestTotal fails and fix it."`)
 	if r := cc("fix", "PreToolUse", edit); r.ReasonCode == "INTENT_MISMATCH" {
 		t.Errorf("an edit after explain-and-fix: %s %s", r.Decision, r.ReasonCode)
+	}
+}
+
+// TestRuleConflictDefers (AARM R3): an allow rule and a deny rule of the
+// same specificity that both match disagree at one priority: the call is
+// deferred naming both, never allowed or silently denied. A deny rule more
+// specific than the allow (git push --force under git *) still denies.
+func TestRuleConflictDefers(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	d := deciderWith(t, "coding-agent.json", func(m *manifest.Manifest) {
+		m.Rules.Deny = append(m.Rules.Deny, "file_write(**/*.env)")
+		m.Rules.Allow = append(m.Rules.Allow, "file_write(**/.env)")
+	})
+	e := newEngine(t, d, st)
+	cc := func(extra string) HookResponse {
+		return e.Answer(context.Background(), Request{Host: "claude-code", Body: []byte(`{"session_id":"conflict","transcript_path":"/t","cwd":"/workspace/shop","permission_mode":"default","hook_event_name":"PreToolUse"` + extra + `}`)})
+	}
+	r := cc(`,"tool_name":"Write","tool_input":{"file_path":"/workspace/shop/.env","content":"DEBUG=1"},"tool_use_id":"toolu_c1"`)
+	if r.AARMDecision != aarts.AARMDefer || r.ReasonCode != "RULE_CONFLICT" || !strings.Contains(strings.Join(r.Reasons, " "), "file_write(**/.env)") {
+		t.Errorf("conflicting rules: %s %s %v, want DEFER naming both", r.AARMDecision, r.ReasonCode, r.Reasons)
+	}
+	if r := cc(`,"tool_name":"Bash","tool_input":{"command":"git push --force origin main"},"tool_use_id":"toolu_c2"`); r.Decision != aarts.Deny || r.ReasonCode != "RULE_DENY" {
+		t.Errorf("git push --force under shell(git *): %s %s, want the more specific deny", r.Decision, r.ReasonCode)
 	}
 }

@@ -72,7 +72,7 @@ var scenarios = []struct {
 		{"download-then-run", 6, "deny/DENY/DOWNLOAD_EXEC"}}},
 	{"inline-interpreters", "coding-agent.json", []expect{
 		{"inline-code", 3, "allow/ALLOW/ALLOW"}, {"inline-code", 4, "deny/DENY/DESTRUCTIVE"},
-		{"inline-code", 6, "deny/DENY/DESTRUCTIVE"}, {"inline-code", 7, "ask/STEP_UP/OPAQUE_CODE"}}},
+		{"inline-code", 6, "deny/DENY/DESTRUCTIVE"}, {"inline-code", 7, "ask/DEFER/OPAQUE_CODE"}}},
 	{"persistence", "coding-agent.json", []expect{
 		{"stay-resident", 3, "deny/DENY/PERSISTENCE"}, {"stay-resident", 4, "deny/DENY/PERSISTENCE"},
 		{"stay-resident", 5, "deny/DENY/PERSISTENCE"}, {"stay-resident", 6, "allow/ALLOW/ALLOW"}}},

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentledger/agentledger/action"
+	"github.com/agentledger/agentledger/manifest"
 )
 
 // gitChanges are the git subcommands that change the repository, its
@@ -54,4 +55,38 @@ func changesOf(a *action.Analysis) []string {
 		add("sends data (%s)", a.Sends[0])
 	}
 	return out
+}
+
+// ruleConflicts are the deny rules that match a call together with an
+// allow rule of the same tool and the same specificity (the pattern's
+// literal characters): rules of one priority that disagree (AARM R3), as
+// [deny, allow] pairs — but only when every matching deny rule has such a
+// counterpart; a deny rule more specific than every matching allow rule
+// simply denies. Rules that cannot be read are never in conflict.
+func ruleConflicts(deny, allow []string) []any {
+	out := []any{}
+	for _, d := range deny {
+		dr, err := manifest.ParseRule(d)
+		if err != nil {
+			return []any{}
+		}
+		found := false
+		for _, a := range allow {
+			ar, err := manifest.ParseRule(a)
+			if err == nil && ar.Tool == dr.Tool && specificity(ar.Pattern) == specificity(dr.Pattern) {
+				out = append(out, []string{d, a})
+				found = true
+				break
+			}
+		}
+		if !found {
+			return []any{}
+		}
+	}
+	return out
+}
+
+// specificity is how much of a rule pattern is literal.
+func specificity(pattern string) int {
+	return len(strings.NewReplacer(":*", "", "*", "", "?", "").Replace(pattern))
 }

@@ -343,6 +343,7 @@ func (p *Policy) addFacts(am map[string]any, a *action.Analysis, event map[strin
 	am["command_lines"] = lines
 	am["subjects"] = subjects
 	am["rules"] = map[string]any{"deny": m.Deny, "allow": m.Allow, "ask": m.Ask}
+	am["rule_conflicts"] = ruleConflicts(m.Deny, m.Allow)
 	refs := []string{}
 	for _, v := range p.manifest.Secrets.EnvVars {
 		for _, s := range subjects {

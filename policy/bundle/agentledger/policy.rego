@@ -14,7 +14,9 @@
 #                                              12 MODIFY signals (directives)
 #
 # A heuristic deny whose confidence is under the manifest's sensitivity
-# threshold becomes ask (AARTS §6.6).
+# threshold (the preset: strict 0, balanced 0.7, permissive 0.9) is not
+# confident enough to deny: it is deferred (AARM R3 DEFER; an ask, AARTS
+# §6.6) for a person to decide.
 package agentledger.policy
 
 import rego.v1
@@ -129,10 +131,10 @@ decision := d if {
 	downgraded
 	not too_many_pending
 	d := {
-		"decision": "ask", "aarm_decision": "STEP_UP", "reason_code": winner.reason_code,
+		"decision": "ask", "aarm_decision": "DEFER", "reason_code": winner.reason_code,
 		"category": winner.category, "severity": "warning", "source": source(winner.reason_code),
 		"confidence": winner.confidence, "matched_rule_id": winner.reason_code,
-		"reasons": array.concat(reasons, [sprintf("confidence %v is under the %s threshold: asking instead of denying", [winner.confidence, input.manifest.sensitivity])]),
+		"reasons": array.concat(reasons, [sprintf("confidence %v is under the %s threshold: deferred for a person to decide instead of denied", [winner.confidence, input.manifest.sensitivity])]),
 		"artifacts": artifacts, "constraints": constraints, "directives": directives,
 	}
 }

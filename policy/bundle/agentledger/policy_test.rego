@@ -133,12 +133,12 @@ test_local_taint_does_not_block if {
 	d.decision == "allow"
 }
 
-test_permissive_turns_low_confidence_deny_into_ask if {
+test_permissive_defers_a_low_confidence_deny if {
 	s := object.union(snapshot, {"is_tainted": true, "taint_kinds": ["web"], "taint_sources": [{"seq": 1, "kind": "web", "reason": "tool result"}]})
 	mp := object.union(manifest, {"sensitivity": "permissive"})
 	d := policy.decision with input as engine_input(event("ls"), shell("", ["ls"], []), s, mp)
 	d.decision == "ask"
-	d.aarm_decision == "STEP_UP"
+	d.aarm_decision == "DEFER"
 }
 
 test_secret_read_denied if {

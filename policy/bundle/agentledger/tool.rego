@@ -106,7 +106,17 @@ signals contains sig(10.5, "MCP_UNDECLARED", "ask", "STEP_UP", "tool_execution",
 signals contains sig(1.2, "RULE_DENY", "deny", "DENY", "tool_execution", "critical", sprintf("denied by rule %s", [r]), [], 1) if {
 	input.event.hook_point == "PreToolUse"
 	input.action.has.rules_deny == true
+	not input.action.has.rule_conflicts
 	some r in input.action.rules.deny
+}
+
+# Rules of one priority that disagree (AARM R3): every matching deny rule
+# is met by an allow rule of the same specificity. Neither wins: the call
+# is deferred for a person to decide, naming both.
+signals contains sig(1.2, "RULE_CONFLICT", "ask", "DEFER", "tool_execution", "warning", sprintf("rules %s and %s match with the same priority and disagree", [c[0], c[1]]), [], 1) if {
+	input.event.hook_point == "PreToolUse"
+	input.action.has.rule_conflicts == true
+	some c in input.action.rule_conflicts
 }
 
 # The manifest's allow rules cover the whole action, part by part (every
