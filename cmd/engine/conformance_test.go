@@ -20,7 +20,7 @@ func TestConformanceCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("built-in: exit %d\n%s%s", code, out, errOut)
 	}
-	for _, line := range []string{"claude-code: level 1", "cursor: level 1", "gemini: level 1", "copilot: level 0", " 0 fail"} {
+	for _, line := range []string{"claude-code: level 1", "cursor: level 1", "gemini: level 1", "copilot: level 1", "codex: level 1", " 0 fail"} {
 		if !strings.Contains(out, line) {
 			t.Errorf("output lacks %q:\n%s", line, out)
 		}
