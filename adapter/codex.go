@@ -17,7 +17,8 @@ import (
 //     ask is answered (and recorded) as a deny, and an allow as nothing:
 //     Codex's own approval policy applies.
 //   - PermissionRequest: allow (only an explicit one: it answers the
-//     prompt for the user), deny, or nothing (the user is prompted).
+//     prompt for the user), deny (an ask too), or nothing (an allow that
+//     rests on nothing explicit: the user is prompted).
 //   - PostToolUse: a block, whose reason the model sees instead of the
 //     result.
 // Codex refuses an answer with any member outside its schema, so the
@@ -47,9 +48,12 @@ func codexBlocking(event string) bool {
 	return true
 }
 
-// codexAsks: Codex prompts its user only where it asks for permission;
-// an ask at PreToolUse is not carried out.
-func codexAsks(event string, _ bool) bool { return event == "PermissionRequest" }
+// codexAsks: an ask is never Codex's to carry out. At PreToolUse it fails
+// and lets the call run; at PermissionRequest, where Codex prompts its
+// user for its own reasons, agentledger's ask would be that prompt, whose
+// answer Codex never reports (a later result may be the approved call or
+// another). Both are answered, and recorded, as a deny.
+func codexAsks(string, bool) bool { return false }
 
 // renderCodex renders an answer as Codex reads it on stdout.
 func renderCodex(event string, _ []byte, r Answer) json.RawMessage {
@@ -69,7 +73,7 @@ func renderCodex(event string, _ []byte, r Answer) json.RawMessage {
 		}
 	case "PermissionRequest":
 		switch {
-		case r.Decision == aarts.Deny:
+		case r.Decision != aarts.Allow:
 			out = permissionDecision("deny", reason)
 		case r.Decision == aarts.Allow && r.HostAnswer == aarts.Allow && r.Rewrite == nil:
 			out = permissionDecision("allow", "")

@@ -245,7 +245,7 @@ func hooksCommand(a *app) *cli.Command {
 					"\n(likewise PermissionRequest, PostToolUse, UserPromptSubmit, SessionStart, Stop, PreCompact,\n"+
 					"PostCompact, SubagentStart, SubagentStop, SessionEnd). Codex carries out only a deny at\n"+
 					"PreToolUse, so an ask is a deny there and an allow gives no decision; at PermissionRequest an\n"+
-					"explicit allow answers Codex's prompt, anything else but a deny leaves it to the user. Input\n"+
+					"explicit allow answers Codex's prompt, an ask is a deny, another allow leaves it to the user. Input\n"+
 					"the engine cannot accept is denied and recorded. Exit 0 with Codex's JSON on stdout."),
 		},
 	}
