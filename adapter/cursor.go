@@ -40,13 +40,20 @@ type CursorInput struct {
 	Edits    json.RawMessage `json:"edits,omitempty"`
 	Prompt   string          `json:"prompt,omitempty"`
 	Status   string          `json:"status,omitempty"`
+	// subagentStart's and subagentStop's: the sub-agent (Task tool) the
+	// agent starts, its type and task, and how it ended.
+	SubagentID           string `json:"subagent_id,omitempty"`
+	SubagentType         string `json:"subagent_type,omitempty"`
+	Task                 string `json:"task,omitempty"`
+	ParentConversationID string `json:"parent_conversation_id,omitempty"`
+	Summary              string `json:"summary,omitempty"`
 }
 
 // cursorBlocking: the Cursor events whose answer can stop something.
 func cursorBlocking(event string) bool {
 	switch event {
 	case "afterShellExecution", "afterMCPExecution", "afterFileEdit", "afterAgentResponse", "afterAgentThought",
-		"postToolUse", "postToolUseFailure", "sessionStart", "sessionEnd", "stop", "preCompact":
+		"postToolUse", "postToolUseFailure", "sessionStart", "sessionEnd", "stop", "preCompact", "subagentStop":
 		return false
 	}
 	return true
@@ -204,6 +211,27 @@ func (in *CursorInput) AARTS(now time.Time) (map[string]any, error) {
 		e["hook_point"] = "PreOutputDeliver"
 		e["turn_id"] = turn
 		e["output_text"] = ""
+	case "subagentStart", "subagentStop":
+		// A sub-agent of the conversation (Cursor's Task tool). Cursor
+		// names it in the parent's events only: the sub-agent's own calls
+		// come in a conversation of their own that nothing links to this
+		// one, so its spawn verdict is recorded and enforced here (a deny
+		// stops the sub-agent), but no ceiling reaches its calls.
+		if in.SubagentID == "" {
+			return nil, nil
+		}
+		if p := in.ParentConversationID; p != "" {
+			e["session_id"] = p
+		}
+		e["sub_agent_id"] = "cursor-subagent:" + in.SubagentID
+		if in.HookEventName == "subagentStart" {
+			e["hook_point"] = "PreSubAgentSpawn"
+			e["sub_agent_type"] = in.SubagentType
+			e["delegated_task"] = in.Task
+		} else {
+			e["hook_point"] = "PostSubAgentResult"
+			e["result"] = map[string]any{"status": in.Status, "summary": in.Summary}
+		}
 	default:
 		return nil, nil
 	}
@@ -241,9 +269,11 @@ func resultOf(raw json.RawMessage) any {
 // flow still applies), deny and ask as they are. beforeReadFile cannot
 // ask: an ask is a deny there (AARTS §6.5). A rewrite (MODIFY) is only
 // possible at preToolUse (updated_input); elsewhere it is a deny.
-// cursorAsks: Cursor cannot ask before a file read (or at an event whose
-// name could not be read).
-func cursorAsks(event string, _ bool) bool { return event != "beforeReadFile" && event != "" }
+// cursorAsks: Cursor cannot ask before a file read or a sub-agent's start
+// (an ask there is a deny), nor at an event whose name could not be read.
+func cursorAsks(event string, _ bool) bool {
+	return event != "beforeReadFile" && event != "subagentStart" && event != ""
+}
 
 func renderCursor(event string, _ []byte, r Answer) json.RawMessage {
 	reason := Reason(r)
@@ -275,6 +305,11 @@ func renderCursor(event string, _ []byte, r Answer) json.RawMessage {
 		}
 		if event == "" {
 			out["continue"] = false
+		}
+	case "subagentStart":
+		// Cursor takes allow or deny here; no decision lets it start.
+		if r.Decision != aarts.Allow || rewrite != nil {
+			out["permission"], out["user_message"] = aarts.Deny, reason
 		}
 	case "beforeSubmitPrompt":
 		out["continue"] = r.Decision == aarts.Allow

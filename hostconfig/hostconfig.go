@@ -113,7 +113,7 @@ var specs = map[string]*spec{
 	},
 	"cursor": {
 		events: []string{"sessionStart", "beforeSubmitPrompt", "preToolUse", "beforeShellExecution", "beforeMCPExecution", "beforeReadFile",
-			"postToolUse", "afterShellExecution", "afterMCPExecution", "afterFileEdit", "stop", "sessionEnd"},
+			"postToolUse", "afterShellExecution", "afterMCPExecution", "afterFileEdit", "subagentStart", "subagentStop", "stop", "sessionEnd"},
 		file:       dirFile(".cursor/hooks.json", ".cursor/hooks.json"),
 		base:       func() *node { return object(member{"version", scalar(1)}) },
 		commandKey: "command",

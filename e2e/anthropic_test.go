@@ -1,0 +1,188 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// turn is one step a scripted model plays: tool calls, or final text.
+type turn struct {
+	Calls []call
+	Text  string
+}
+
+// call is one tool call of a scripted turn.
+type call struct {
+	Tool  string
+	Input map[string]any
+}
+
+// scriptedAnthropic is a stand-in for the Anthropic Messages API that plays
+// a script: the n-th main-loop request (one that offers the scripted tools)
+// gets turn n, n being the assistant messages already in the request, so a
+// retry gets the same turn. Tool calls are named toolu_<turn>_<index>.
+// Other requests (titles, probes) get a short text. It records the calls it
+// issued and the tool results the host sent back.
+type scriptedAnthropic struct {
+	script []turn
+	mu     sync.Mutex
+	issued []string          // tool_use ids, in order
+	result map[string]string // tool_use id → the tool_result the host sent (as JSON)
+}
+
+func newScriptedAnthropic(t *testing.T, script []turn) (*scriptedAnthropic, string) {
+	m := &scriptedAnthropic{script: script, result: map[string]string{}}
+	srv := httptest.NewServer(http.HandlerFunc(m.serve))
+	t.Cleanup(srv.Close)
+	return m, srv.URL
+}
+
+func (m *scriptedAnthropic) serve(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.Method == "GET" && strings.HasPrefix(r.URL.Path, "/v1/models"):
+		writeJSON(w, map[string]any{"data": []any{map[string]any{"type": "model", "id": "claude-sonnet-4-5", "display_name": "scripted", "created_at": "2026-01-01T00:00:00Z"}}, "has_more": false})
+	case r.Method == "POST" && r.URL.Path == "/v1/messages/count_tokens":
+		writeJSON(w, map[string]any{"input_tokens": 1000})
+	case r.Method == "POST" && r.URL.Path == "/v1/messages":
+		m.messages(w, r)
+	default:
+		w.WriteHeader(http.StatusNotFound)
+		writeJSON(w, map[string]any{"type": "error", "error": map[string]any{"type": "not_found_error", "message": "scripted: no " + r.URL.Path}})
+	}
+}
+
+func (m *scriptedAnthropic) messages(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model    string                  `json:"model"`
+		Stream   bool                    `json:"stream"`
+		Tools    []struct{ Name string } `json:"tools"`
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	body, _ := io.ReadAll(r.Body)
+	if json.Unmarshal(body, &req) != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	offered := map[string]bool{}
+	for _, t := range req.Tools {
+		offered[t.Name] = true
+	}
+	main := len(offered) > 0
+	for _, st := range m.script {
+		for _, c := range st.Calls {
+			main = main && offered[c.Tool]
+		}
+	}
+	n := 0
+	for _, msg := range req.Messages {
+		if msg.Role == "assistant" {
+			n++
+		}
+		if main && msg.Role == "user" {
+			m.noteResults(msg.Content)
+		}
+	}
+	var blocks []map[string]any
+	stop := "end_turn"
+	switch {
+	case !main:
+		blocks = []map[string]any{{"type": "text", "text": "ok"}}
+	case n >= len(m.script) || m.script[n].Text != "":
+		text := "done."
+		if n < len(m.script) {
+			text = m.script[n].Text
+		}
+		blocks = []map[string]any{{"type": "text", "text": text}}
+	default:
+		stop = "tool_use"
+		for i, c := range m.script[n].Calls {
+			id := fmt.Sprintf("toolu_%02d_%d", n, i)
+			m.mu.Lock()
+			if !contains(m.issued, id) {
+				m.issued = append(m.issued, id)
+			}
+			m.mu.Unlock()
+			blocks = append(blocks, map[string]any{"type": "tool_use", "id": id, "name": c.Tool, "input": c.Input})
+		}
+	}
+	usage := map[string]any{"input_tokens": 100, "output_tokens": 20, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+	id := fmt.Sprintf("msg_scripted_%d", n)
+	if !req.Stream {
+		writeJSON(w, map[string]any{"id": id, "type": "message", "role": "assistant", "model": req.Model, "content": blocks, "stop_reason": stop, "stop_sequence": nil, "usage": usage})
+		return
+	}
+	w.Header().Set("content-type", "text/event-stream")
+	sse := func(event string, data map[string]any) {
+		data["type"] = event
+		b, _ := json.Marshal(data)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
+	}
+	sse("message_start", map[string]any{"message": map[string]any{"id": id, "type": "message", "role": "assistant", "model": req.Model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": usage}})
+	for i, b := range blocks {
+		if b["type"] == "text" {
+			sse("content_block_start", map[string]any{"index": i, "content_block": map[string]any{"type": "text", "text": ""}})
+			sse("content_block_delta", map[string]any{"index": i, "delta": map[string]any{"type": "text_delta", "text": b["text"]}})
+		} else {
+			sse("content_block_start", map[string]any{"index": i, "content_block": map[string]any{"type": "tool_use", "id": b["id"], "name": b["name"], "input": map[string]any{}}})
+			in, _ := json.Marshal(b["input"])
+			sse("content_block_delta", map[string]any{"index": i, "delta": map[string]any{"type": "input_json_delta", "partial_json": string(in)}})
+		}
+		sse("content_block_stop", map[string]any{"index": i})
+	}
+	sse("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 20}})
+	sse("message_stop", map[string]any{})
+}
+
+// noteResults keeps the tool results a user message carries.
+func (m *scriptedAnthropic) noteResults(content json.RawMessage) {
+	var blocks []struct {
+		Type      string          `json:"type"`
+		ToolUseID string          `json:"tool_use_id"`
+		Content   json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(content, &blocks) != nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, b := range blocks {
+		if b.Type == "tool_result" {
+			m.result[b.ToolUseID] = string(b.Content)
+		}
+	}
+}
+
+// calls returns the tool_use ids the model issued and the results the host
+// sent back.
+func (m *scriptedAnthropic) calls() ([]string, map[string]string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	res := make(map[string]string, len(m.result))
+	for k, v := range m.result {
+		res[k] = v
+	}
+	return append([]string(nil), m.issued...), res
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("content-type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
