@@ -61,12 +61,44 @@ func host(t *testing.T, env string) string {
 	return p
 }
 
+// hostRun is one non-interactive run of a real host, and its record.
+type hostRun struct {
+	work, data string
+	result     map[string]any // what the host printed, when it prints JSON
+	records    []*ledger.Envelope
+}
+
 // claudeRun is one print-mode run of the real Claude Code CLI.
 type claudeRun struct {
-	work, data string
-	model      *scriptedAnthropic
-	result     map[string]any // claude -p --output-format json
-	records    []*ledger.Envelope
+	hostRun
+	model *scriptedAnthropic
+}
+
+// project is a new project and user home for a host run, with
+// agentledger's programs and stand-ins for curl and wget (which do
+// nothing, so no scripted command reaches beyond the machine whatever the
+// hooks answer) first on PATH.
+func project(t *testing.T) (home, work string, env []string) {
+	t.Helper()
+	bin := buildPrograms(t)
+	home, work, shims := t.TempDir(), t.TempDir(), t.TempDir()
+	for _, b := range []string{"curl", "wget"} {
+		if err := os.WriteFile(filepath.Join(shims, b), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := strings.Join([]string{shims, bin, filepath.Dir(nodeOr("node")), "/usr/local/bin", "/usr/bin", "/bin"}, ":")
+	return home, work, []string{"PATH=" + path, "HOME=" + home, "TERM=dumb", "LANG=C.UTF-8"}
+}
+
+// install runs engine install with args.
+func install(t *testing.T, env []string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(buildPrograms(t), "engine"), append([]string{"install"}, args...)...)
+	cmd.Env = env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("engine install %v: %v: %s", args, err, out)
+	}
 }
 
 // runClaude runs Claude Code in print mode in a new project, with
@@ -77,22 +109,10 @@ type claudeRun struct {
 func runClaude(t *testing.T, script []turn, mode string) *claudeRun {
 	t.Helper()
 	claude := host(t, "AGENTLEDGER_E2E_CLAUDE")
-	bin := buildPrograms(t)
-	home, work, shims := t.TempDir(), t.TempDir(), t.TempDir()
-	for _, b := range []string{"curl", "wget"} {
-		if err := os.WriteFile(filepath.Join(shims, b), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	path := strings.Join([]string{shims, bin, filepath.Dir(nodeOr("node")), "/usr/local/bin", "/usr/bin", "/bin"}, ":")
-	env := []string{"PATH=" + path, "HOME=" + home, "TERM=dumb", "LANG=C.UTF-8"}
-	install := exec.Command(filepath.Join(bin, "engine"), "install", "claude-code", "--project", work)
-	install.Env = env
-	if out, err := install.CombinedOutput(); err != nil {
-		t.Fatalf("engine install claude-code: %v: %s", err, out)
-	}
+	home, work, env := project(t)
+	install(t, env, "claude-code", "--project", work)
 	model, url := newScriptedAnthropic(t, script)
-	r := &claudeRun{work: work, data: filepath.Join(home, ".local", "share", "agentledger"), model: model}
+	r := &claudeRun{hostRun: hostRun{work: work, data: filepath.Join(home, ".local", "share", "agentledger")}, model: model}
 	t.Cleanup(func() { stopEngine(r.data) })
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -165,7 +185,7 @@ type recorded struct {
 	verdict map[string]any
 }
 
-func (r *claudeRun) byTurn(eventType string) map[string]recorded {
+func (r *hostRun) byTurn(eventType string) map[string]recorded {
 	out := map[string]recorded{}
 	var last map[string]any
 	var lastType string

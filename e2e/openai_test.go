@@ -1,0 +1,151 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// scriptedResponses is a stand-in for the OpenAI Responses API as Codex CLI
+// calls it (POST /v1/responses, streamed), playing a script: a request that
+// offers tools gets the turn numbered by the assistant turns already in its
+// input (a run of function calls is one turn), so a retry gets the same
+// turn. Function calls are named toolu_<turn>_<index>.
+type scriptedResponses struct {
+	script []turn
+	mu     sync.Mutex
+	issued []string
+}
+
+func newScriptedResponses(t *testing.T, script []turn) (*scriptedResponses, string) {
+	m := &scriptedResponses{script: script}
+	srv := httptest.NewServer(http.HandlerFunc(m.serve))
+	t.Cleanup(srv.Close)
+	return m, srv.URL
+}
+
+func (m *scriptedResponses) serve(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.Method == "GET" && strings.HasSuffix(strings.TrimSuffix(r.URL.Path, "/"), "/models"):
+		writeJSON(w, map[string]any{"object": "list", "data": []any{map[string]any{"id": "gpt-scripted", "object": "model", "created": 1767225600, "owned_by": "scripted"}}, "models": []any{}})
+	case r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/responses"):
+		m.responses(w, r)
+	default:
+		w.WriteHeader(http.StatusNotFound)
+		writeJSON(w, map[string]any{"error": map[string]any{"message": "scripted: no " + r.URL.Path, "type": "invalid_request_error"}})
+	}
+}
+
+func (m *scriptedResponses) responses(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model  string            `json:"model"`
+		Stream bool              `json:"stream"`
+		Tools  []json.RawMessage `json:"tools"`
+		Input  []map[string]any  `json:"input"`
+		Text   struct {
+			Format struct {
+				Type string `json:"type"`
+			} `json:"format"`
+		} `json:"text"`
+	}
+	body, _ := io.ReadAll(r.Body)
+	if json.Unmarshal(body, &req) != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	var items []map[string]any
+	switch {
+	case len(req.Tools) == 0 || req.Text.Format.Type == "json_schema":
+		items = []map[string]any{message("{}", -1)}
+	default:
+		n := turnsPlayed(req.Input)
+		if n >= len(m.script) || m.script[n].Text != "" {
+			text := "done."
+			if n < len(m.script) {
+				text = m.script[n].Text
+			}
+			items = []map[string]any{message(text, n)}
+			break
+		}
+		for i, c := range m.script[n].Calls {
+			id := fmt.Sprintf("toolu_%02d_%d", n, i)
+			m.mu.Lock()
+			if !contains(m.issued, id) {
+				m.issued = append(m.issued, id)
+			}
+			m.mu.Unlock()
+			args, _ := json.Marshal(c.Input)
+			items = append(items, map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": id, "name": c.Tool, "arguments": string(args), "status": "completed"})
+		}
+	}
+	usage := map[string]any{"input_tokens": 100, "input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens": 20,
+		"output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 120}
+	resp := map[string]any{"id": "resp_scripted", "object": "response", "created_at": time.Now().Unix(), "status": "completed",
+		"model": req.Model, "output": items, "usage": usage}
+	if !req.Stream {
+		writeJSON(w, resp)
+		return
+	}
+	w.Header().Set("content-type", "text/event-stream")
+	sse := func(event string, data map[string]any) {
+		data["type"] = event
+		b, _ := json.Marshal(data)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
+	}
+	created := map[string]any{}
+	for k, v := range resp {
+		created[k] = v
+	}
+	created["status"], created["output"], created["usage"] = "in_progress", []any{}, nil
+	sse("response.created", map[string]any{"response": created})
+	for i, it := range items {
+		added := map[string]any{}
+		for k, v := range it {
+			added[k] = v
+		}
+		added["status"] = "in_progress"
+		sse("response.output_item.added", map[string]any{"output_index": i, "item": added})
+		if it["type"] == "message" {
+			text := it["content"].([]map[string]any)[0]["text"]
+			sse("response.output_text.delta", map[string]any{"item_id": it["id"], "output_index": i, "content_index": 0, "delta": text})
+		}
+		sse("response.output_item.done", map[string]any{"output_index": i, "item": it})
+	}
+	sse("response.completed", map[string]any{"response": resp})
+}
+
+// turnsPlayed counts the assistant turns in a request's input: runs of
+// function calls, or assistant messages.
+func turnsPlayed(input []map[string]any) int {
+	n, prev := 0, false
+	for _, it := range input {
+		kind, _ := it["type"].(string)
+		if kind == "" && it["role"] != nil {
+			kind = "message"
+		}
+		call := kind == "function_call" || kind == "custom_tool_call" || kind == "local_shell_call"
+		assistant := call || kind == "message" && it["role"] == "assistant"
+		if assistant && !prev {
+			n++
+		}
+		prev = call
+	}
+	return n
+}
+
+func message(text string, n int) map[string]any {
+	return map[string]any{"type": "message", "id": fmt.Sprintf("msg_scripted_%d", n), "role": "assistant", "status": "completed",
+		"content": []map[string]any{{"type": "output_text", "text": text, "annotations": []any{}}}}
+}
+
+func (m *scriptedResponses) calls() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.issued...)
+}
