@@ -128,8 +128,18 @@ func TestTamperWithTheLiveStream(t *testing.T) {
 	if err := js.DeleteStream(ctx, DefaultStream); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := js.CreateStream(ctx, cfg); err != nil {
-		t.Fatal(err)
+	// nats-server removes a deleted stream's files after answering; on a
+	// busy machine creating it again can meet them ("error creating store
+	// for stream"), so the test tries again for a while.
+	for try := 0; ; try++ {
+		_, err := js.CreateStream(ctx, cfg)
+		if err == nil {
+			break
+		}
+		if try == 50 {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	for _, m := range doctored {
 		if _, err := js.Publish(ctx, m.subj, m.data); err != nil {
