@@ -123,17 +123,12 @@ func AnalyzeTool(native string, input any, cwd string) Analysis {
 	var patched bool
 	if patch, ok := patchOf(native, input); ok {
 		patched = true
-		for _, f := range patch.Files {
-			for _, p := range []string{f.Path, f.MoveTo} {
-				if p != "" {
-					p = resolve(p, cwd)
-					a.Paths = append(a.Paths, p)
-					a.WritePaths = append(a.WritePaths, p)
-					if f.Added != "" {
-						a.readWritten(p, f.Added, cwd)
-					}
-				}
-			}
+		a.addPatch(patch, cwd)
+	}
+	for _, line := range shellLines {
+		// apply_patch run from a shell (Codex's heredoc form).
+		if patch, ok := ParsePatch(line); ok && slices.ContainsFunc(a.Commands, func(c Command) bool { return c.Binary == "apply_patch" }) {
+			a.addPatch(patch, cwd)
 		}
 	}
 	if native == "save_memory" { // Gemini CLI's memory tool writes its user memory file
@@ -149,6 +144,22 @@ func AnalyzeTool(native string, input any, cwd string) Analysis {
 	a.Tool = canonicalFor(native, &a)
 	a.finish()
 	return a
+}
+
+// addPatch adds the files a patch writes, and what it writes into each.
+func (a *Analysis) addPatch(patch Patch, cwd string) {
+	for _, f := range patch.Files {
+		for _, p := range []string{f.Path, f.MoveTo} {
+			if p != "" {
+				p = resolve(p, cwd)
+				a.Paths = append(a.Paths, p)
+				a.WritePaths = append(a.WritePaths, p)
+				if f.Added != "" {
+					a.readWritten(p, f.Added, cwd)
+				}
+			}
+		}
+	}
 }
 
 // AnalyzeText finds URLs and hosts in free text (prompts, fetched pages,

@@ -26,10 +26,14 @@ const patchBegin = "*** Begin Patch"
 // text is not one. It reads what a patch names and writes; it does not
 // check that hunks apply.
 func ParsePatch(text string) (Patch, bool) {
-	body, found := strings.CutPrefix(strings.TrimLeft(text, " \t\r\n"), patchBegin)
-	if !found {
+	// Codex also takes the patch inside a heredoc (apply_patch <<'EOF' …
+	// EOF) and trims the lines it reads: whatever comes before the
+	// envelope, and the indentation of any line, hides nothing here.
+	i := strings.Index(text, patchBegin)
+	if i < 0 {
 		return Patch{}, false
 	}
+	body := text[i+len(patchBegin):]
 	var p Patch
 	var cur *PatchFile
 	var added strings.Builder
@@ -41,8 +45,12 @@ func ParsePatch(text string) (Patch, bool) {
 		cur = nil
 		added.Reset()
 	}
-	for line := range strings.Lines(body) {
-		line = strings.TrimRight(line, "\r\n")
+	for raw := range strings.Lines(body) {
+		raw = strings.TrimRight(raw, "\r\n")
+		line := strings.TrimSpace(raw)
+		if strings.HasPrefix(raw, "+") {
+			line = raw // an added line is content, kept as written
+		}
 		switch {
 		case strings.HasPrefix(line, "*** Add File: "):
 			flush()

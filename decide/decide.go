@@ -225,7 +225,10 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 	}
 	digest := ActionDigest(ev, env)
 	var released uint64
-	if rel, ok := snap.ReleaseFor(digest, env.TsUnixMs()); ok && dec.Decision == aarts.Ask && ev.HookPoint == "PreToolUse" {
+	// An approval releases the same call in the same place, asked again as
+	// a call: never a host's request for more (Codex's PermissionRequest).
+	if rel, ok := snap.ReleaseFor(digest, ev.NativeTool(), ev.Cwd, env.TsUnixMs()); ok && dec.Decision == aarts.Ask &&
+		ev.HookPoint == "PreToolUse" && ev.Field("permission_request") == nil {
 		dec, released = releasedDecision(dec, rel), rel.Seq
 	}
 	step := &Step{Index: s.Events, Event: ev, Envelope: env, SnapshotHash: snap.Hash(), Decision: dec}

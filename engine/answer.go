@@ -153,6 +153,11 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 	}
 	payload := body
 	var native string
+	if host == nil {
+		if err := adapterOnly(body); err != nil {
+			return e.reject(ctx, req, host, err)
+		}
+	}
 	if host != nil {
 		m, err := host.Map(body, e.now(), req.AutoApprove)
 		if err != nil {
@@ -217,6 +222,25 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 	}
 	e.noteAnswer(req.Tenant, req.Host, ev, r)
 	return r
+}
+
+// adapterMembers are event members only a host adapter sets: what the host
+// did or can do (it refused the call, it defers asks). A sender of AARTS
+// events — which may be the agent itself — cannot claim them.
+var adapterMembers = []string{"host_refused", "host_defers"}
+
+// adapterOnly refuses an AARTS event that claims an adapter's member.
+func adapterOnly(body []byte) error {
+	for _, m := range adapterMembers {
+		if !bytes.Contains(body, []byte(m)) {
+			continue
+		}
+		var members map[string]json.RawMessage
+		if json.Unmarshal(body, &members) == nil && members[m] != nil {
+			return &aarts.ValidationError{Field: m, Msg: "set only by agentledger's host adapters, not by a sender of AARTS events"}
+		}
+	}
+	return nil
 }
 
 // MaxInput is the most of one hook input agentledger reads: an input up to

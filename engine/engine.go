@@ -276,9 +276,16 @@ func (e *Engine) closeHostAsk(ctx context.Context, k ledger.SessionKey, en *entr
 // call of turn, if one is open. The caller holds the session lock and a
 // loaded state.
 func (e *Engine) recordHostResolution(ctx context.Context, k ledger.SessionKey, en *entry, turn, resolution string) error {
-	for _, a := range en.state.Snapshot.HostAsks {
-		if a.TurnID != turn {
+	snap := en.state.Snapshot
+	for i, a := range slices.Concat(snap.HostAsks, snap.Pending) {
+		hostAsk := i < len(snap.HostAsks)
+		if a.TurnID != turn || !hostAsk && !a.NoPrompt {
 			continue
+		}
+		if !hostAsk {
+			// A call the host was told to stop, reported run: it holds no
+			// approval any more.
+			e.dropPending(k, a.ForSeq)
 		}
 		rec, err := json.Marshal(aarts.ResolutionRecord{ForSeq: a.ForSeq, Resolution: resolution, By: "host", Scope: "session", Source: "host", ActionSHA256: a.Action})
 		if err != nil {

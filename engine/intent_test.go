@@ -81,3 +81,22 @@ func TestRuleConflictDefers(t *testing.T) {
 		t.Errorf("git push --force under shell(git *): %s %s, want the more specific deny", r.Decision, r.ReasonCode)
 	}
 }
+
+// TestRuleConflictIsPerCommand: rules conflict only where both match the
+// same simple command; `npm install && npm publish` under allow npm
+// install and deny npm publish is denied, as it was.
+func TestRuleConflictIsPerCommand(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	d := deciderWith(t, "coding-agent.json", func(m *manifest.Manifest) {
+		m.Rules.Deny = append(m.Rules.Deny, "shell(npm publish:*)", "shell(sudo:*)")
+		m.Rules.Allow = append(m.Rules.Allow, "shell(npm install:*)")
+	})
+	e := newEngine(t, d, st)
+	for _, c := range []string{"npm install && npm publish", "true; sudo systemctl stop ufw"} {
+		r := e.Answer(context.Background(), Request{Host: "claude-code", Body: []byte(`{"session_id":"per-command","transcript_path":"/t","cwd":"/workspace/shop","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"` + c + `"},"tool_use_id":"toolu_` + strings.ReplaceAll(c[:4], " ", "") + `"}`)})
+		if r.Decision != aarts.Deny {
+			t.Errorf("%s: %s %s %v, want the deny rule's deny", c, r.Decision, r.ReasonCode, r.Reasons)
+		}
+	}
+}

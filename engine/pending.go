@@ -122,8 +122,10 @@ type PendingApproval struct {
 	Artifacts    []string `json:"artifacts,omitempty"`
 	Tool         string   `json:"tool,omitempty"`
 	ToolNative   string   `json:"tool_native,omitempty"`
-	// ToolInput is the asked call's input, as the host sent it.
-	ToolInput any `json:"tool_input,omitempty"`
+	// ToolInput is the asked call's input, as the host sent it; Cwd the
+	// directory it runs in.
+	ToolInput any    `json:"tool_input,omitempty"`
+	Cwd       string `json:"cwd,omitempty"`
 	// ActionSHA256 names the action: a resolution must send it back.
 	ActionSHA256 string `json:"action_sha256"`
 	// ExpiresUnixMs is when the ask times out into a recorded deny.
@@ -161,6 +163,19 @@ func (e *Engine) openPending(k ledger.SessionKey, info PendingApproval, wait tim
 		_, _ = e.Resolve(ctx, k.Tenant, p.id, "timeout", p.info.ActionSHA256, receipt.Authenticated{Principal: "engine", By: "engine"})
 	})
 	return p.id
+}
+
+// dropPending lets go of the open approval of the event at forSeq of k
+// (closed by other means than an approver), waking whoever waits on it.
+func (e *Engine) dropPending(k ledger.SessionKey, forSeq uint64) {
+	e.pending.mu.Lock()
+	defer e.pending.mu.Unlock()
+	for id, p := range e.pending.byID {
+		if p.key == k && p.forSeq == forSeq {
+			p.timer.Stop()
+			delete(e.pending.byID, id)
+		}
+	}
 }
 
 // Pending lists tenant's open approvals, oldest first.
@@ -295,7 +310,7 @@ func (e *Engine) armLoaded(k ledger.SessionKey, s *decide.Session) {
 func approvalOf(st *decide.Step) PendingApproval {
 	p := PendingApproval{ForSeq: st.Envelope.Seq(), HookPoint: st.Event.HookPoint, AARMDecision: st.Record.AARMDecision,
 		ReasonCode: st.Record.ReasonCode, Reasons: st.Record.Verdict.Reasons, Artifacts: st.Record.Verdict.Artifacts,
-		ToolNative: st.Event.NativeTool(), ToolInput: recordedToolInput(st), ActionSHA256: st.Record.ActionSHA256}
+		ToolNative: st.Event.NativeTool(), ToolInput: recordedToolInput(st), Cwd: st.Event.Cwd, ActionSHA256: st.Record.ActionSHA256}
 	if a := action.Of(st.Event); a != nil {
 		p.Tool = a.Tool
 	}

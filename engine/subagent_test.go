@@ -105,3 +105,22 @@ func TestHostSubAgentCeiling(t *testing.T) {
 		})
 	}
 }
+
+// TestSubAgentAnswersToTheUsersRequest: a sub-agent's calls answer to what
+// the user asked the parent: after "explain the checkout flow, change
+// nothing", a general-purpose sub-agent's edit is asked about as the
+// parent's would be.
+func TestSubAgentAnswersToTheUsersRequest(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	e := newEngine(t, decider(t, "coding-agent.json"), st)
+	send := func(event, extra string) HookResponse {
+		return e.Answer(context.Background(), Request{Host: "claude-code", Body: []byte(`{"session_id":"sub-intent","transcript_path":"/t","cwd":"/workspace/shop","permission_mode":"default","hook_event_name":"` + event + `"` + extra + `}`)})
+	}
+	send("UserPromptSubmit", `,"prompt":"Explain the checkout flow, change nothing."`)
+	send("SubagentStart", `,"agent_id":"ag-1","agent_type":"general-purpose"`)
+	r := send("PreToolUse", `,"tool_name":"Edit","tool_input":{"file_path":"/workspace/shop/cart.go","old_string":"a","new_string":"b"},"tool_use_id":"toolu_s1","agent_id":"ag-1","agent_type":"general-purpose"`)
+	if r.ReasonCode != "INTENT_MISMATCH" {
+		t.Errorf("the sub-agent's edit after a read-only request: %s %s %v", r.Decision, r.ReasonCode, r.Reasons)
+	}
+}

@@ -57,6 +57,30 @@ func changesOf(a *action.Analysis) []string {
 	return out
 }
 
+// conflicts are the rule conflicts of a call (ruleConflicts), subject by
+// subject: a deny rule and an allow rule conflict only where both match
+// the same command, path or URL; a subject a deny rule matches without an
+// equally specific allow rule beside it denies the call, and then there is
+// no conflict at all.
+func (p *Policy) conflicts(a *action.Analysis, subjects []string, m manifest.Matches) []any {
+	out := []any{}
+	if len(m.Deny) == 0 || len(m.Allow) == 0 {
+		return out
+	}
+	for _, s := range subjects {
+		sm := p.rules.Match(a.Tool, a.ToolNative, []string{s}, []string{s})
+		if len(sm.Deny) == 0 {
+			continue
+		}
+		pairs := ruleConflicts(sm.Deny, sm.Allow)
+		if len(pairs) == 0 {
+			return []any{}
+		}
+		out = append(out, pairs...)
+	}
+	return out
+}
+
 // ruleConflicts are the deny rules that match a call together with an
 // allow rule of the same tool and the same specificity (the pattern's
 // literal characters): rules of one priority that disagree (AARM R3), as

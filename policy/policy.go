@@ -323,6 +323,10 @@ func (p *Policy) Evaluate(ctx context.Context, in Input, at time.Time) (*Decisio
 	return d, nil
 }
 
+// wrapperBinaries run the command that follows them; a rule may name them.
+var wrapperBinaries = map[string]bool{"sudo": true, "doas": true, "env": true, "nohup": true, "nice": true, "time": true,
+	"timeout": true, "stdbuf": true, "xargs": true, "exec": true, "command": true, "ionice": true, "setsid": true}
+
 // addFacts adds to an action what the manifest says of it, computed here
 // once rather than in Rego: the command lines, the subjects rules and
 // patterns are tested against, the permission rules that match
@@ -337,13 +341,21 @@ func (p *Policy) addFacts(am map[string]any, a *action.Analysis, event map[strin
 	}
 	for _, c := range a.Commands {
 		lines = append(lines, strings.Join(c.Argv, " "))
+		// A command run through wrappers (sudo, env, nohup, ...) is also
+		// the wrappers' command line: shell(sudo:*) matches sudo systemctl.
+		for i := len(c.Via) - 1; i >= 0; i-- {
+			if !wrapperBinaries[c.Via[i]] {
+				break
+			}
+			lines = append(lines, strings.Join(append(slices.Clone(c.Via[i:]), c.Argv...), " "))
+		}
 	}
 	subjects := slices.Concat(lines, a.SQL, a.Paths, a.URLs, a.Decoded)
 	m := p.rules.Match(a.Tool, a.ToolNative, subjects, a.Paths)
 	am["command_lines"] = lines
 	am["subjects"] = subjects
 	am["rules"] = map[string]any{"deny": m.Deny, "allow": m.Allow, "ask": m.Ask}
-	am["rule_conflicts"] = ruleConflicts(m.Deny, m.Allow)
+	am["rule_conflicts"] = p.conflicts(a, subjects, m)
 	refs := []string{}
 	for _, v := range p.manifest.Secrets.EnvVars {
 		for _, s := range subjects {

@@ -207,7 +207,7 @@ func (r *Reducer) foldHook(n *Snapshot, e *ledger.Envelope, ev *aarts.Event) err
 			n.Grants = append(n.Grants, Grant{SubAgentID: id, Seq: seq})
 		}
 	case "PreToolUse":
-		n.lastTurn = ev.TurnID
+		n.lastTurn, n.lastTool, n.lastCwd = ev.TurnID, ev.NativeTool(), ev.Cwd
 		n.StepsConsumed++
 		n.ToolCallsConsumed++
 		if ev.IsSubAgent && ev.ParentSessionID != "" {
@@ -419,7 +419,7 @@ func (n *Snapshot) foldVerdict(v *aarts.VerdictRecord) error {
 			ReasonCode: v.ReasonCode, Artifacts: v.Verdict.Artifacts, Action: v.ActionSHA256, TurnID: v.TurnID,
 			NoPrompt: v.HostAnswer == aarts.Deny || v.HostAnswer == aarts.HostAnswerDefer}
 		if v.HookPoint == "PreToolUse" {
-			p.Outputs = n.lastOutputs
+			p.Outputs, p.Tool, p.Cwd = n.lastOutputs, n.lastTool, n.lastCwd
 		}
 		if v.HostAnswer == aarts.Ask {
 			n.HostAsks = append(n.HostAsks, p)
@@ -482,8 +482,15 @@ func (n *Snapshot) foldResolution(e *ledger.Envelope) error {
 	open := &n.Pending
 	if r.Source == "host" {
 		open = &n.HostAsks
+		if !slices.ContainsFunc(n.HostAsks, func(p Pending) bool { return p.ForSeq == r.ForSeq }) {
+			// A call the host was answered deny or defer for, and ran
+			// anyway (Claude Code ignores a deferral among several calls).
+			open = &n.Pending
+		}
 	}
-	i := slices.IndexFunc(*open, func(p Pending) bool { return p.ForSeq == r.ForSeq })
+	i := slices.IndexFunc(*open, func(p Pending) bool {
+		return p.ForSeq == r.ForSeq && (r.Source != "host" || open == &n.HostAsks || p.NoPrompt)
+	})
 	var p Pending
 	if i >= 0 {
 		p = (*open)[i]
@@ -499,7 +506,7 @@ func (n *Snapshot) foldResolution(e *ledger.Envelope) error {
 		if len(n.Released) >= maxReleased {
 			n.Released = slices.Delete(n.Released, 0, len(n.Released)-maxReleased+1)
 		}
-		n.Released = append(n.Released, Release{Action: p.Action, Seq: e.Seq(), AtMs: e.TsUnixMs(), ForSeq: p.ForSeq})
+		n.Released = append(n.Released, Release{Action: p.Action, Tool: p.Tool, Cwd: p.Cwd, Seq: e.Seq(), AtMs: e.TsUnixMs(), ForSeq: p.ForSeq})
 	}
 	return nil
 }
@@ -547,7 +554,9 @@ func (n *Snapshot) matchAsk(ev *aarts.Event) (*[]Pending, int) {
 	}
 	for _, open := range []*[]Pending{&n.Pending, &n.HostAsks} {
 		for i := len(*open) - 1; i >= 0; i-- {
-			if p := (*open)[i]; p.HookPoint == hook && p.TurnID == ev.TurnID && (digest == "" || digest == p.Action) {
+			// An ask no one in the host was asked about waits for an
+			// approver: a host's PostAskResolution cannot close it.
+			if p := (*open)[i]; p.HookPoint == hook && p.TurnID == ev.TurnID && (digest == "" || digest == p.Action) && !p.NoPrompt {
 				return open, i
 			}
 		}

@@ -26,6 +26,9 @@ type Inheritance struct {
 	// Principal and Agent are the identity the parent acted for (AARM R6).
 	Principal string `json:"principal,omitempty"`
 	Agent     string `json:"agent,omitempty"`
+	// Intent is what the user asked the parent, which the sub-agent's
+	// calls answer to as well.
+	Intent *Intent `json:"intent,omitempty"`
 }
 
 // NeedsInheritance reports whether a sub-agent session has yet to inherit
@@ -74,6 +77,7 @@ func InheritanceOf(parentID string, parent *Snapshot, parentHead, child, princip
 	in.TaintKinds = slices.Clone(parent.TaintKinds)
 	in.DataClasses = slices.Clone(parent.DataClasses)
 	in.Principal, in.Agent = principal, agent
+	in.Intent = parent.Intent
 	return in
 }
 
@@ -99,6 +103,10 @@ func (n *Snapshot) inherit(in Inheritance) {
 	}
 	for _, c := range in.DataClasses {
 		n.DataClasses = addSorted(n.DataClasses, c)
+	}
+	if n.Intent == nil && in.Intent != nil {
+		i := *in.Intent
+		n.Intent = &i
 	}
 }
 

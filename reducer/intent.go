@@ -19,22 +19,24 @@ type Intent struct {
 const maxIntentText = 240
 
 var (
-	// noChange says outright that nothing is to change.
-	noChange = regexp.MustCompile(`\b(change nothing|(do not|don't|dont|without) (change|modify|edit|touch|write)|no (changes|edits|modifications)|read[- ]only|(just|only) (read|explain|summari[sz]e|describe|review|look))\b`)
+	// noChange says outright that nothing at all is to change — not a
+	// scoped "don't modify the tests", which goes with a change elsewhere.
+	noChange = regexp.MustCompile(`\b(change nothing|make no changes|(do not|don't|dont|without) (change|changing|modify|modifying|edit|editing|touch|touching) anything|(do not|don't|dont) make any changes|no changes( at all)?([.!,;]|$| please)|(just|only) (read|explain|summari[sz]e|describe|look)\b)`)
 	// readVerb opens a request to read, explain or summarise.
 	readVerb = regexp.MustCompile(`^(?:(?:please|hey|hi|ok|okay|now|so|can you|could you|would you|would you please|i want you to|i'd like you to)[ ,]+)*(summari[sz]e|explain|describe|review|read|show|list|what|why|how|where|which|who|tell me|look at|analy[sz]e|walk me through|find out|give me an overview)\b`)
 	// changeVerb asks for a change somewhere in the request.
-	changeVerb = regexp.MustCompile(`\b(fix|change|update|add|remove|delete|implement|write|create|refactor|rename|move|push|commit|deploy|install|upgrade|bump|build|format|generate|make|set ?up|migrate|edit|modify|patch|merge|release|publish|clean|apply|replace|convert|port|upload|send|post|open a pr|open a pull request)\b`)
+	changeVerb = regexp.MustCompile(`\b(fix|change|update|add|remove|delete|implement|write|create|refactor|rename|move|push|commit|deploy|install|upgrade|bump|build|format|generate|make|set ?up|migrate|edit|modify|patch|merge|release|publish|clean|apply|replace|convert|port|upload|send|post|address|resolve|handle|tackle|sort (it|this|that|them) out|improve|optimi[sz]e|speed (it|this|that)? ?up|rewrite|adjust|tweak|correct|repair|finish|complete|ship|land|do it|go ahead|proceed|open a pr|open a pull request)\b`)
 )
 
 // IntentOf reads a user request.
 func IntentOf(request string) Intent {
 	text := strings.ToLower(strings.TrimSpace(request))
 	in := Intent{Request: clipText(strings.TrimSpace(request), maxIntentText)}
+	rest := noChange.ReplaceAllString(text, " ")
 	switch {
-	case noChange.MatchString(text):
-		in.ReadOnly = true
-	case readVerb.MatchString(text) && !changeVerb.MatchString(text):
+	case changeVerb.MatchString(rest):
+		// A change is asked for somewhere: never read-only.
+	case rest != text, readVerb.MatchString(text):
 		in.ReadOnly = true
 	}
 	return in

@@ -82,7 +82,7 @@ func pendingMaps(ps []Pending) []any {
 	out := make([]any, len(ps))
 	for i, p := range ps {
 		m := map[string]any{"for_seq": p.ForSeq, "hook_point": p.HookPoint, "aarm_decision": p.AARMDecision, "reason_code": p.ReasonCode}
-		for k, v := range map[string]string{"turn_id": p.TurnID, "action": p.Action} {
+		for k, v := range map[string]string{"turn_id": p.TurnID, "action": p.Action, "tool": p.Tool, "cwd": p.Cwd} {
 			if v != "" {
 				m[k] = v
 			}

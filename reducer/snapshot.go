@@ -77,8 +77,8 @@ type Snapshot struct {
 	Calls []CallRef `json:"calls,omitempty"`
 	// lastTurn and lastOutputs are the turn and outputs of the PreToolUse
 	// folded last, for its verdict.
-	lastTurn    string
-	lastOutputs []string
+	lastTurn, lastTool, lastCwd string
+	lastOutputs                 []string
 
 	ParentSessionID string `json:"parent_session_id"`
 	// Inherited is what this sub-agent session took from its parent.
@@ -139,6 +139,10 @@ type Pending struct {
 	// the call was deferred); the ask waits for an approver, whose
 	// approval lets the call run once when it is sent again (Released).
 	NoPrompt bool `json:"no_prompt,omitempty"`
+	// Tool and Cwd are the asked call's native tool and working directory:
+	// an approval releases only the same call in the same place.
+	Tool string `json:"tool,omitempty"`
+	Cwd  string `json:"cwd,omitempty"`
 	// Outputs are the files the asked call would write or download: a
 	// later call that uses one depends on it and waits with it (AARM
 	// R4.11).
@@ -170,8 +174,11 @@ func (s Snapshot) CallOf(turn string) (aarts.CallRef, bool) {
 
 // Release is an approved ask whose call may now run once.
 type Release struct {
-	// Action is the approved action's digest (VerdictRecord.ActionSHA256).
+	// Action is the approved action's digest (VerdictRecord.ActionSHA256),
+	// Tool and Cwd its native tool and working directory.
 	Action string `json:"action"`
+	Tool   string `json:"tool,omitempty"`
+	Cwd    string `json:"cwd,omitempty"`
 	// Seq and AtMs are the approving Resolution's.
 	Seq  uint64 `json:"seq"`
 	AtMs int64  `json:"at_ms"`
@@ -186,11 +193,12 @@ const ReleaseTTLMs = 10 * 60 * 1000
 // maxReleased bounds Released.
 const maxReleased = 16
 
-// ReleaseFor is the approval that lets the action with digest action run
-// at atMs (recorded time), if one does.
-func (s Snapshot) ReleaseFor(action string, atMs int64) (Release, bool) {
+// ReleaseFor is the approval that lets the action with digest action, of
+// the native tool in the working directory cwd, run at atMs (recorded
+// time), if one does.
+func (s Snapshot) ReleaseFor(action, tool, cwd string, atMs int64) (Release, bool) {
 	for _, r := range s.Released {
-		if action != "" && r.Action == action && atMs >= r.AtMs && atMs-r.AtMs <= ReleaseTTLMs {
+		if action != "" && r.Action == action && r.Tool == tool && r.Cwd == cwd && atMs >= r.AtMs && atMs-r.AtMs <= ReleaseTTLMs {
 			return r, true
 		}
 	}
