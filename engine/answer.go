@@ -8,9 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/agentledger/agentledger/adapter"
@@ -371,7 +374,9 @@ func blocking(hookPoint string) bool {
 // the record is what matters). --fail-open never changes this answer.
 func (e *Engine) reject(ctx context.Context, req Request, host *adapter.Host, defect error) HookResponse {
 	probe := hookwire.Probe(req.Body)
-	rej := Rejection{Defect: defect.Error(), SHA256: req.SHA256, Length: max(req.Size, int64(len(req.Body))),
+	// A defect may quote the value it found wrong: it is redacted as the
+	// excerpt is, since the record keeps it for good.
+	rej := Rejection{Defect: RedactString(unescapeJSON(defect.Error())), SHA256: req.SHA256, Length: max(req.Size, int64(len(req.Body))),
 		Excerpt: excerpt(req.Body), HookPoint: probe.HookPoint, Truncated: req.Truncated}
 	if rej.SHA256 == "" {
 		sum := sha256.Sum256(req.Body)
@@ -422,13 +427,47 @@ func ProbeHostEvent(input []byte) string { return hookwire.Probe(input).HostEven
 // excerpt is the start of b as valid UTF-8 with recognizable secrets
 // redacted.
 func excerpt(b []byte) string {
-	if len(b) > excerptBytes {
-		b = b[:excerptBytes]
-		for len(b) > 0 && !utf8.Valid(b) && len(b) > excerptBytes-4 {
-			b = b[:len(b)-1]
+	// Secrets are taken out of the decoded text before it is cut: a cut
+	// first would leave part of a secret no pattern recognizes, and a JSON
+	// escape (\/, \u0040) would carry one past the patterns.
+	window := b[:min(len(b), excerptWindow)]
+	s := RedactString(unescapeJSON(strings.ToValidUTF8(string(window), "\uFFFD")))
+	if len(s) > excerptBytes {
+		cut := excerptBytes
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
 		}
+		s = s[:cut]
 	}
-	return RedactString(strings.ToValidUTF8(string(b), "\uFFFD"))
+	return s
+}
+
+// excerptWindow is how much of a rejected input is read for its excerpt:
+// enough that redaction, which shortens what it replaces, still leaves
+// the excerpt's bytes whole.
+const excerptWindow = 64 << 10
+
+// jsonEscape is one JSON string escape that can hide a character from a
+// pattern.
+var jsonEscape = regexp.MustCompile(`\\(u[0-9a-fA-F]{4}|[/"\\bfnrt])`)
+
+// unescapeJSON undoes the JSON string escapes in raw JSON text, as a
+// reader of the value would see it.
+func unescapeJSON(s string) string {
+	return jsonEscape.ReplaceAllStringFunc(s, func(m string) string {
+		switch c := m[1]; c {
+		case 'u':
+			n, err := strconv.ParseUint(m[2:], 16, 32)
+			if err != nil || utf16.IsSurrogate(rune(n)) {
+				return m
+			}
+			return string(rune(n))
+		case 'n', 'r', 't', 'b', 'f':
+			return " "
+		default:
+			return string(c)
+		}
+	})
 }
 
 // recordRejection records a rejection in its session: spooled durably
