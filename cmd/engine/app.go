@@ -174,7 +174,7 @@ func serveCommand(a *app) *cli.Command {
 			&cli.StringFlag{Name: "checkpoint-key", Usage: "Ed25519 PKCS#8 PEM `FILE` that signs checkpoints (default: DATA/keys/checkpoint-ed25519.pem, generated on first run)"},
 			&cli.BoolFlag{Name: "fail-open", Usage: "answer allow when a valid event cannot be decided and recorded (default: deny); the failure is recorded either way, and rejected input is always denied"},
 			&cli.StringFlag{Name: "telemetry", Usage: "append a redacted OpenTelemetry span per decision to `FILE` (NDJSON)"},
-			&cli.DurationFlag{Name: "checkpoint-every", Value: 10 * time.Minute, Usage: "take a signed checkpoint of the ledger this often (0: only after SessionEnd; negative: never)"},
+			&cli.StringFlag{Name: "checkpoint-every", Value: "10m", Usage: "take a signed checkpoint of the ledger this often, a `DURATION` (0: only after SessionEnd; negative, such as -1: never)"},
 			&cli.StringFlag{Name: "checkpoint-dir", Usage: "where checkpoint files go (default DATA/checkpoints); keep a copy where the ledger's operators cannot rewrite it"},
 			&cli.BoolFlag{Name: "atomic-batch", Usage: "store an event and its verdict as one atomic batch also on a single-node file stream, where by default they are two publishes (a crash between them is recorded as an EngineFailure on rebuild); concurrent sessions share batches"},
 			&cli.BoolFlag{Name: "no-atomic-batch", Usage: "never use atomic batches, also on replicated streams where they are the default"},

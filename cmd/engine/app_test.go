@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentledger/agentledger/cmd/internal/cmdline"
 )
@@ -78,5 +79,21 @@ func TestEvalBadInputsExit2(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCheckpointEvery: --checkpoint-every takes what its usage says: a
+// duration, 0 (only after SessionEnd) or a negative number such as -1
+// (never); a bare positive number has no unit and is refused.
+func TestCheckpointEvery(t *testing.T) {
+	for v, want := range map[string]time.Duration{"10m": 10 * time.Minute, "0": 0, "-1": -1, "-1s": -time.Second} {
+		if got, err := checkpointEvery(v); err != nil || got != want {
+			t.Errorf("%s: %v %v, want %v", v, got, err, want)
+		}
+	}
+	for _, v := range []string{"5", "often", ""} {
+		if _, err := checkpointEvery(v); err == nil {
+			t.Errorf("%q accepted", v)
+		}
 	}
 }

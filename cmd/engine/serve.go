@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -192,7 +193,12 @@ func (a *app) engineOptions(c *cli.Context, f serveFlags, st *store.Store, d *de
 		closeAll = func() { tf.Close() }
 		opts = append(opts, engine.WithTelemetry(engine.NewTelemetry(tf)))
 	}
-	if every := c.Duration("checkpoint-every"); every >= 0 {
+	every, err := checkpointEvery(c.String("checkpoint-every"))
+	if err != nil {
+		closeAll()
+		return nil, nil, cmdline.Usage(err)
+	}
+	if every >= 0 {
 		dir := c.String("checkpoint-dir")
 		if dir == "" {
 			dir = filepath.Join(f.dataDir, "checkpoints")
@@ -208,6 +214,22 @@ func (a *app) engineOptions(c *cli.Context, f serveFlags, st *store.Store, d *de
 		fmt.Fprintf(a.stderr, "engine: signed checkpoints go to %s (every %s and after each SessionEnd)\n", dir, every)
 	}
 	return opts, closeAll, nil
+}
+
+// checkpointEvery reads --checkpoint-every: a duration, or a bare number
+// (0, or a negative one such as -1: never) as the usage says.
+func checkpointEvery(v string) (time.Duration, error) {
+	if n, err := strconv.Atoi(v); err == nil {
+		if n > 0 {
+			return 0, fmt.Errorf("--checkpoint-every %s: give a duration with a unit (10m), 0 or a negative number", v)
+		}
+		return time.Duration(n), nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("--checkpoint-every %q: want a duration such as 10m, 0, or a negative number for never", v)
+	}
+	return d, nil
 }
 
 // runServers serves HTTP on --listen and the hooks' Unix socket until the

@@ -55,10 +55,11 @@ func checkpointCommand(a *app) *cli.Command {
 		ArgsUsage: " ",
 		Description: "A later `ledger verify --checkpoint FILE --pubkey KEY.pub.pem` finds every session that is\n" +
 			"shorter than the checkpoint says or differs at its checkpointed seq — the truncations and\n" +
-			"rewritten suffixes a hash chain alone cannot show. The key defaults to the engine's receipt key\n" +
-			"(DATA/keys/receipt-ed25519.pem, generated on first use, public key beside it).",
+			"rewritten suffixes a hash chain alone cannot show. The key defaults to the engine's checkpoint key\n" +
+			"(DATA/keys/checkpoint-ed25519.pem, generated on first use, public key beside it), never the\n" +
+			"key that signs records.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "key", Usage: "Ed25519 PKCS#8 PEM `FILE` to sign with"},
+			&cli.StringFlag{Name: "key", Usage: "Ed25519 PKCS#8 PEM `FILE` to sign with (default: DATA/keys/checkpoint-ed25519.pem)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
 		},
 		Action: a.checkpoint,

@@ -56,7 +56,7 @@ func TestSealedSecretsEndToEnd(t *testing.T) {
 	manifest := "../../fixtures/manifests/coding-agent.json"
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	srv := exec.Command(engineBin, "serve", "--data", data, "--listen", addr, "--insecure-dev", "--socket", "",
-		"--manifest", manifest, "--telemetry", tel, "--checkpoint-every", "-1s")
+		"--manifest", manifest, "--telemetry", tel, "--checkpoint-every", "-1")
 	logPath := filepath.Join(dir, "engine.log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
