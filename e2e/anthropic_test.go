@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -107,7 +108,7 @@ func (m *scriptedAnthropic) messages(w http.ResponseWriter, r *http.Request) {
 		for i, c := range m.script[n].Calls {
 			id := fmt.Sprintf("toolu_%02d_%d", n, i)
 			m.mu.Lock()
-			if !contains(m.issued, id) {
+			if !slices.Contains(m.issued, id) {
 				m.issued = append(m.issued, id)
 			}
 			m.mu.Unlock()
@@ -121,11 +122,7 @@ func (m *scriptedAnthropic) messages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("content-type", "text/event-stream")
-	sse := func(event string, data map[string]any) {
-		data["type"] = event
-		b, _ := json.Marshal(data)
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
-	}
+	sse := func(event string, data map[string]any) { writeSSE(w, event, data) }
 	sse("message_start", map[string]any{"message": map[string]any{"id": id, "type": "message", "role": "assistant", "model": req.Model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": usage}})
 	for i, b := range blocks {
 		if b["type"] == "text" {
@@ -173,16 +170,14 @@ func (m *scriptedAnthropic) calls() ([]string, map[string]string) {
 	return append([]string(nil), m.issued...), res
 }
 
+// writeSSE writes one server-sent event whose data is data with its type.
+func writeSSE(w http.ResponseWriter, event string, data map[string]any) {
+	data["type"] = event
+	b, _ := json.Marshal(data)
+	fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
+}
+
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("content-type", "application/json")
 	_ = json.NewEncoder(w).Encode(v)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

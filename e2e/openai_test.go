@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -76,7 +77,7 @@ func (m *scriptedResponses) responses(w http.ResponseWriter, r *http.Request) {
 		for i, c := range m.script[n].Calls {
 			id := fmt.Sprintf("toolu_%02d_%d", n, i)
 			m.mu.Lock()
-			if !contains(m.issued, id) {
+			if !slices.Contains(m.issued, id) {
 				m.issued = append(m.issued, id)
 			}
 			m.mu.Unlock()
@@ -93,11 +94,7 @@ func (m *scriptedResponses) responses(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("content-type", "text/event-stream")
-	sse := func(event string, data map[string]any) {
-		data["type"] = event
-		b, _ := json.Marshal(data)
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
-	}
+	sse := func(event string, data map[string]any) { writeSSE(w, event, data) }
 	created := map[string]any{}
 	for k, v := range resp {
 		created[k] = v

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -26,12 +27,7 @@ func TestApprovalReleasesTheActionOnce(t *testing.T) {
 	codexAt := func(id, tool, command, cwd string) HookResponse {
 		t.Helper()
 		body := `{"session_id":"release","turn_id":"turn-1","transcript_path":null,"cwd":"` + cwd + `","hook_event_name":"PreToolUse","model":"gpt-5","permission_mode":"default","tool_name":"` + tool + `","tool_input":{"command":` + fmt.Sprintf("%q", command) + `},"tool_use_id":"` + id + `"}`
-		code, out := call(t, srv, "POST", "/v1/hooks/codex", "host-acme", []byte(body))
-		var r HookResponse
-		if code != 200 || json.Unmarshal(out, &r) != nil {
-			t.Fatalf("codex hook: %d %s", code, out)
-		}
-		return r
+		return hostHook(t, srv, "codex", body, false)
 	}
 	codex := func(id, command string) HookResponse { return codexAt(id, "Bash", command, "/workspace/shop") }
 	poll := func(token, id, wait string) (int, PendingStatus) {
@@ -107,6 +103,27 @@ func TestApprovalReleasesTheActionOnce(t *testing.T) {
 	}
 }
 
+// hostHook sends a host's native input to POST /v1/hooks/{host} as the
+// host token host-acme, saying no one attends the run when unattended.
+func hostHook(t *testing.T, srv *httptest.Server, host, body string, unattended bool) HookResponse {
+	t.Helper()
+	req, _ := http.NewRequest("POST", srv.URL+"/v1/hooks/"+host, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer host-acme")
+	if unattended {
+		req.Header.Set(hookwire.HeaderUnattended, "1")
+	}
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r HookResponse
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("%s hook: %d %v", host, resp.StatusCode, err)
+	}
+	return r
+}
+
 // mustStatus is an approval's status, now.
 func mustStatus(t *testing.T, poll func(token, id, wait string) (int, PendingStatus), id string) PendingStatus {
 	t.Helper()
@@ -130,21 +147,7 @@ func TestClaudeCodeUnattendedAskDefers(t *testing.T) {
 		t.Helper()
 		body := `{"session_id":"unattended-` + mode + `","transcript_path":"/t","cwd":"/workspace/shop","permission_mode":"` + mode +
 			`","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf build"},"tool_use_id":"` + id + `"}`
-		req, _ := http.NewRequest("POST", srv.URL+"/v1/hooks/claude-code", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer host-acme")
-		if unattended {
-			req.Header.Set(hookwire.HeaderUnattended, "1")
-		}
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var r HookResponse
-		if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || resp.StatusCode != 200 {
-			t.Fatalf("hook: %d %v", resp.StatusCode, err)
-		}
-		return r
+		return hostHook(t, srv, "claude-code", body, unattended)
 	}
 	r := send("default", true, "toolu_d1")
 	if r.Decision != aarts.Ask || r.HostAnswer != aarts.HostAnswerDefer || r.PendingID == "" || !strings.Contains(string(r.HostOutput), `"permissionDecision":"defer"`) {
@@ -215,16 +218,7 @@ func TestDependentCallWaitsWithTheDeferredOne(t *testing.T) {
 // several calls) is on record as run, and holds no approval any more.
 func TestNoPromptAskIsTheApproversAlone(t *testing.T) {
 	srv, post := aarmServer(t)
-	send := func(host, body string) HookResponse {
-		t.Helper()
-		code, out := call(t, srv, "POST", "/v1/hooks/"+host, "host-acme", []byte(body))
-		var r HookResponse
-		if code != 200 || json.Unmarshal(out, &r) != nil {
-			t.Fatalf("%s: %d %s", host, code, out)
-		}
-		return r
-	}
-	asked := send("codex", `{"session_id":"noprompt","turn_id":"t","transcript_path":null,"cwd":"/workspace/shop","hook_event_name":"PreToolUse","model":"m","permission_mode":"default","tool_name":"Bash","tool_input":{"command":"rm -rf build"},"tool_use_id":"c1"}`)
+	asked := hostHook(t, srv, "codex", `{"session_id":"noprompt","turn_id":"t","transcript_path":null,"cwd":"/workspace/shop","hook_event_name":"PreToolUse","model":"m","permission_mode":"default","tool_name":"Bash","tool_input":{"command":"rm -rf build"},"tool_use_id":"c1"}`, false)
 	if asked.PendingID == "" || asked.HostAnswer != aarts.Deny {
 		t.Fatalf("codex ask: %+v", asked)
 	}
@@ -237,17 +231,7 @@ func TestNoPromptAskIsTheApproversAlone(t *testing.T) {
 	}
 
 	cc := func(event, extra string) HookResponse {
-		req, _ := http.NewRequest("POST", srv.URL+"/v1/hooks/claude-code", strings.NewReader(`{"session_id":"ran-anyway","transcript_path":"/t","cwd":"/workspace/shop","permission_mode":"default","hook_event_name":"`+event+`","tool_name":"Bash","tool_input":{"command":"rm -rf dist"},"tool_use_id":"toolu_x"`+extra+`}`))
-		req.Header.Set("Authorization", "Bearer host-acme")
-		req.Header.Set(hookwire.HeaderUnattended, "1")
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var r HookResponse
-		_ = json.NewDecoder(resp.Body).Decode(&r)
-		return r
+		return hostHook(t, srv, "claude-code", `{"session_id":"ran-anyway","transcript_path":"/t","cwd":"/workspace/shop","permission_mode":"default","hook_event_name":"`+event+`","tool_name":"Bash","tool_input":{"command":"rm -rf dist"},"tool_use_id":"toolu_x"`+extra+`}`, true)
 	}
 	deferred := cc("PreToolUse", "")
 	if deferred.HostAnswer != aarts.HostAnswerDefer || deferred.PendingID == "" {
