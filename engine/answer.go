@@ -8,15 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/agentledger/agentledger/adapter"
+	"github.com/agentledger/agentledger/detect"
 	"github.com/agentledger/agentledger/elide"
 	"github.com/agentledger/agentledger/hookwire"
 	"github.com/agentledger/agentledger/reducer"
@@ -376,7 +374,7 @@ func (e *Engine) reject(ctx context.Context, req Request, host *adapter.Host, de
 	probe := hookwire.Probe(req.Body)
 	// A defect may quote the value it found wrong: it is redacted as the
 	// excerpt is, since the record keeps it for good.
-	rej := Rejection{Defect: RedactString(unescapeJSON(defect.Error())), SHA256: req.SHA256, Length: max(req.Size, int64(len(req.Body))),
+	rej := Rejection{Defect: detect.RedactJSONText(defect.Error()), SHA256: req.SHA256, Length: max(req.Size, int64(len(req.Body))),
 		Excerpt: excerpt(req.Body), HookPoint: probe.HookPoint, Truncated: req.Truncated}
 	if rej.SHA256 == "" {
 		sum := sha256.Sum256(req.Body)
@@ -431,7 +429,7 @@ func excerpt(b []byte) string {
 	// first would leave part of a secret no pattern recognizes, and a JSON
 	// escape (\/, \u0040) would carry one past the patterns.
 	window := b[:min(len(b), excerptWindow)]
-	s := RedactString(unescapeJSON(strings.ToValidUTF8(string(window), "\uFFFD")))
+	s := detect.RedactJSONText(strings.ToValidUTF8(string(window), "\uFFFD"))
 	if len(s) > excerptBytes {
 		cut := excerptBytes
 		for cut > 0 && !utf8.RuneStart(s[cut]) {
@@ -446,29 +444,6 @@ func excerpt(b []byte) string {
 // enough that redaction, which shortens what it replaces, still leaves
 // the excerpt's bytes whole.
 const excerptWindow = 64 << 10
-
-// jsonEscape is one JSON string escape that can hide a character from a
-// pattern.
-var jsonEscape = regexp.MustCompile(`\\(u[0-9a-fA-F]{4}|[/"\\bfnrt])`)
-
-// unescapeJSON undoes the JSON string escapes in raw JSON text, as a
-// reader of the value would see it.
-func unescapeJSON(s string) string {
-	return jsonEscape.ReplaceAllStringFunc(s, func(m string) string {
-		switch c := m[1]; c {
-		case 'u':
-			n, err := strconv.ParseUint(m[2:], 16, 32)
-			if err != nil || utf16.IsSurrogate(rune(n)) {
-				return m
-			}
-			return string(rune(n))
-		case 'n', 'r', 't', 'b', 'f':
-			return " "
-		default:
-			return string(c)
-		}
-	})
-}
 
 // recordRejection records a rejection in its session: spooled durably
 // first, then appended at once (a rejection is rare, and its record is the

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentledger/agentledger/decide"
+	"github.com/agentledger/agentledger/detect"
 	"github.com/agentledger/agentledger/seal"
 )
 
@@ -113,29 +114,17 @@ func (t *Telemetry) Decision(tenant string, event []byte, st *decide.Step, start
 // secretKey matches member names that hold secrets, in any case.
 var secretKey = regexp.MustCompile(`(?i)(pass(word|wd|phrase)?|secret|token|api[-_]?key|apikey|auth(orization)?|credential|private[-_]?key|access[-_]?key|session[-_]?key|cookie|signature|client[-_]?secret|bearer|pwd)`)
 
-// secretValue replaces sensitive text inside strings.
-var secretValues = []struct {
-	re   *regexp.Regexp
-	with string
-}{
-	{regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY( BLOCK)?-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY( BLOCK)?-----|$)`), "[PRIVATE_KEY]"},
-	{regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), "[JWT]"},
-	{regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), "[CLOUD_KEY]"},
-	{regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`), "[CLOUD_KEY]"},
-	{regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{60,}|xox[abprs]-[A-Za-z0-9-]{10,}|[sr]k_live_[0-9A-Za-z]{20,}|sk-(?:proj-)?[A-Za-z0-9_-]{32,})\b`), "[TOKEN]"},
-	{regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}`), "$1 [TOKEN]"},
-	{regexp.MustCompile(`(?i)\b([a-z0-9_]*(?:password|passwd|secret|token|api_?key|access_?key)[a-z0-9_]*)\s*[=:]\s*["']?[^\s"'&]+`), "$1=[REDACTED]"},
-	{regexp.MustCompile(`[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}\b`), "[EMAIL]"},
-	{regexp.MustCompile(`(?:\+\d{1,3}[ .-]?)?\(?\b\d{3}\)?[ .-]\d{3}[ .-]\d{4}\b`), "[PHONE]"},
-	{regexp.MustCompile(`\b[0-9a-fA-F]{32,}\b`), "[TOKEN]"},
-	{regexp.MustCompile(`[A-Za-z0-9+/_-]{40,}={0,2}`), "[TOKEN]"},
+// opaqueTokens are what telemetry, leaving the machine, takes out beyond
+// the detectors: long hex and base64 runs, which may be credentials no
+// detector knows (and, in an event, are rarely anything a reader needs).
+var opaqueTokens = []*regexp.Regexp{
+	regexp.MustCompile(`\b[0-9a-fA-F]{32,}\b`),
+	regexp.MustCompile(`[A-Za-z0-9+/_-]{40,}={0,2}`),
 }
 
 // Redact returns a copy of v with secrets removed: values under
 // secret-bearing keys (any case, any depth, arrays included) become
-// "[REDACTED]", and strings lose private keys, JWTs, cloud and API keys,
-// bearer credentials, key=value secrets, emails, phone numbers and long
-// hex or base64 tokens.
+// "[REDACTED]", and strings lose what RedactString takes out.
 func Redact(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
@@ -165,10 +154,13 @@ func Redact(v any) any {
 	return v
 }
 
-// RedactString removes secrets from one string.
+// RedactString removes secrets from one string: whatever the detectors
+// find (package detect: secrets and personal data, as ‹redacted:kind›),
+// then long hex and base64 runs ([TOKEN]).
 func RedactString(s string) string {
-	for _, r := range secretValues {
-		s = r.re.ReplaceAllString(s, r.with)
+	s = detect.Redact(s)
+	for _, re := range opaqueTokens {
+		s = re.ReplaceAllString(s, "[TOKEN]")
 	}
 	return strings.TrimSpace(s)
 }

@@ -47,7 +47,7 @@ func TestNoSecretReachesTelemetry(t *testing.T) {
 			t.Errorf("span holds secret %q", s)
 		}
 	}
-	for _, marker := range []string{"[REDACTED]", "[EMAIL]", "[PHONE]", "[JWT]", "[CLOUD_KEY]", "[TOKEN]", "[PRIVATE_KEY]"} {
+	for _, marker := range []string{"[REDACTED]", "‹redacted:email›", "‹redacted:phone›", "‹redacted:jwt›", "‹redacted:aws_access_key›", "‹redacted:github_token›", "[TOKEN]", "‹redacted:private_key›"} {
 		if !strings.Contains(span, marker) {
 			t.Errorf("span lacks %s: %s", marker, span)
 		}

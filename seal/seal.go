@@ -27,6 +27,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentledger/agentledger/detect"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/manifest"
 	"github.com/agentledger/agentledger/reducer"
@@ -105,23 +106,12 @@ var notSealed = map[string]bool{
 	"cwd": true, "adapter": true, SubjectMember: true,
 }
 
-// anchors are byte strings at least one of which every secret detector's
-// match contains: an event without any is sealed as it is, without a parse.
-var anchors = [][]byte{[]byte("AKIA"), []byte("ASIA"), []byte("ecret_access_key"), []byte("ECRET_ACCESS_KEY"), []byte("ecret_Access_Key"),
-	[]byte("ghp_"), []byte("gho_"), []byte("ghu_"), []byte("ghs_"), []byte("ghr_"), []byte("github_pat_"), []byte("xox"), []byte("k_live_"),
-	[]byte("AIza"), []byte("sk-"), []byte("eyJ"), []byte("PRIVATE KEY")}
-
 // mayHold reports whether payload may hold a value the policy seals.
 func (p Policy) mayHold(payload []byte) bool {
 	if len(p.Fields) > 0 || len(p.EnvVars) > 0 || p.Classes[reducer.ClassPII] || p.Classes[reducer.ClassPaymentCard] {
 		return true
 	}
-	for _, a := range anchors {
-		if bytes.Contains(payload, a) {
-			return true
-		}
-	}
-	return false
+	return detect.MayHoldSecret(string(payload))
 }
 
 // Seal returns payload (an event of tenant's session) with the values the
@@ -217,62 +207,51 @@ func (w *walker) walk(v any) (any, error) {
 
 // sealString seals s when it holds a value the policy seals.
 func (w *walker) sealString(s string) (any, error) {
-	var spans []reducer.Span
-	for _, sp := range reducer.Spans(s) {
-		if !w.s.Policy.Classes[sp.Class] {
-			continue
-		}
-		if sp.Detector == "private_key" {
-			// The detector matches the header: the key runs to its END
-			// line (or the end of the text).
-			sp.End = len(s)
-			if i := strings.Index(s[sp.Start:], "-----END "); i >= 0 {
-				if j := strings.Index(s[sp.Start+i+len("-----END "):], "-----"); j >= 0 {
-					sp.End = sp.Start + i + len("-----END ") + j + len("-----")
-				}
-			}
-		}
-		spans = append(spans, sp)
-	}
-	spans = append(spans, envSpans(s, w.s.Policy.EnvVars)...)
+	spans := w.s.Policy.spans(s)
 	if len(spans) == 0 {
 		return s, nil
 	}
-	// In text order; where two start together, a secret before personal
-	// data, so that the kind says what was found.
-	slices.SortFunc(spans, func(a, b reducer.Span) int {
-		if a.Start != b.Start {
-			return a.Start - b.Start
-		}
-		return strings.Compare(strings.Replace(b.Class, reducer.ClassSecret, "~", 1), strings.Replace(a.Class, reducer.ClassSecret, "~", 1))
-	})
-	var red strings.Builder
-	kinds := []string{}
-	at := 0
-	for _, sp := range spans {
-		if sp.Start < at {
-			continue // overlaps the previous match
-		}
-		red.WriteString(s[at:sp.Start])
-		red.WriteString("‹sealed:" + sp.Detector + "›")
-		at = sp.End
-		if !slices.Contains(kinds, sp.Detector) {
-			kinds = append(kinds, sp.Detector)
-		}
-	}
-	red.WriteString(s[at:])
+	red, kinds := detect.Replace(s, spans, func(sp detect.Span) string { return "‹sealed:" + sp.Detector + "›" })
 	ref, err := w.encrypt([]byte(s), strings.Join(kinds, ","), false)
 	if err != nil {
 		return nil, err
 	}
-	ref.Redacted = red.String()
+	ref.Redacted = red
 	return map[string]any{Member: ref}, nil
+}
+
+// spans are the values of s the policy seals, in text order.
+func (p Policy) spans(s string) []detect.Span {
+	var spans []detect.Span
+	for _, sp := range detect.Spans(s) {
+		if p.Classes[sp.Class] {
+			spans = append(spans, sp)
+		}
+	}
+	if env := envSpans(s, p.EnvVars); len(env) > 0 {
+		spans = append(spans, env...)
+		slices.SortStableFunc(spans, func(a, b detect.Span) int { return a.Start - b.Start })
+	}
+	return spans
+}
+
+// Redact returns s with every value the policy seals shown as it is
+// recorded, ‹sealed:kind›, and every other secret or piece of personal
+// data the detectors find as ‹redacted:kind›: the form in which the engine
+// shows text derived from an event (a snapshot's request, a reason).
+func (p Policy) Redact(s string) string {
+	sealed := p.spans(s)
+	if len(sealed) == 0 {
+		return detect.Redact(s)
+	}
+	out, _ := detect.Replace(s, sealed, func(sp detect.Span) string { return "‹sealed:" + sp.Detector + "›" })
+	return detect.Redact(out)
 }
 
 // envSpans finds the values assigned to the manifest's secret environment
 // variables (NAME=value, NAME: value) in s.
-func envSpans(s string, vars []string) []reducer.Span {
-	var out []reducer.Span
+func envSpans(s string, vars []string) []detect.Span {
+	var out []detect.Span
 	for _, name := range vars {
 		for i := 0; ; {
 			j := strings.Index(s[i:], name)
@@ -289,7 +268,7 @@ func envSpans(s string, vars []string) []reducer.Span {
 				end++
 			}
 			if k > start && end > k && strings.ContainsAny(s[start:k], "=:") {
-				out = append(out, reducer.Span{Start: k, End: end, Class: reducer.ClassSecret, Detector: "env:" + name})
+				out = append(out, detect.Span{Start: k, End: end, Class: reducer.ClassSecret, Detector: "env:" + name})
 			}
 			i = start
 		}

@@ -1,0 +1,134 @@
+package detect
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// Case is one shape of secret or personal data in the shared corpus
+// (testdata/secrets.json), which the tests of every surface that writes or
+// shows text read too.
+type Case struct {
+	Name   string `json:"name"`
+	Text   string `json:"text"`
+	Secret string `json:"secret"`
+}
+
+func corpus(t *testing.T) []Case {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/secrets.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cs []Case
+	if err := json.Unmarshal(raw, &cs); err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// escapeAll writes s as a JSON string body with every letter and digit
+// \u-escaped: what a host may legally send.
+func escapeAll(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		case r == '/':
+			b.WriteString(`\/`)
+		default:
+			q, _ := json.Marshal(string(r))
+			b.Write(q[1 : len(q)-1])
+		}
+	}
+	return b.String()
+}
+
+func TestCorpusIsFound(t *testing.T) {
+	for _, c := range corpus(t) {
+		t.Run(c.Name, func(t *testing.T) {
+			if got := Redact(c.Text); strings.Contains(got, c.Secret) {
+				t.Errorf("Redact(%q) = %q, still holds %q", c.Text, got, c.Secret)
+			}
+			if got := RedactJSONText(escapeAll(c.Text)); strings.Contains(got, c.Secret) {
+				t.Errorf("escaped: RedactJSONText = %q, still holds %q", got, c.Secret)
+			}
+			sp := Spans(c.Text)
+			if len(sp) == 0 {
+				t.Fatalf("Spans(%q) finds nothing", c.Text)
+			}
+			if sp[0].Class == ClassSecret && (!MayHoldSecret(c.Text) || !MayHoldSecret(escapeAll(c.Text))) {
+				t.Errorf("MayHoldSecret misses %q or its escaped form", c.Text)
+			}
+		})
+	}
+}
+
+// TestOrdinaryWorkIsNotFound: the wider detectors must not take ordinary
+// commands and code for credentials (a sealed prompt or command is
+// unreadable in the record, and the reducer never taints on them).
+func TestOrdinaryWorkIsNotFound(t *testing.T) {
+	for _, text := range []string{
+		"rm -rf dist && npm run build",
+		"git log --oneline 4f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39",
+		"export GITHUB_TOKEN=$(gh auth token)",
+		"TOKEN=${GITHUB_TOKEN} make release",
+		"const token = getToken(req)",
+		"def login(user: str, password: str) -> bool:",
+		"token: string;",
+		"password_file=/run/secrets/db",
+		"max_tokens = 4096",
+		"password: ${{ secrets.DB_PASSWORD }}",
+		"Bearer authentication is described in RFC 6750",
+		"the basic functionality works",
+		"api_key = os.environ['API_KEY']",
+		"sort_key = item.name",
+		"curl https://example.com/api/v1/items",
+		"psql postgres://localhost:5432/orders",
+	} {
+		if sp := Spans(text); len(sp) > 0 {
+			t.Errorf("Spans(%q) = %+v (%q), want none", text, sp, text[sp[0].Start:sp[0].End])
+		}
+	}
+}
+
+// TestWholeTextIsScanned: a secret past the first window is found, and
+// one across a window border too.
+func TestWholeTextIsScanned(t *testing.T) {
+	tok := "ghp_" + strings.Repeat("a1", 18)
+	for _, at := range []int{window + 100, window - overlap/2 - 10, 3 * window} {
+		text := strings.Repeat("x ", at/2) + tok + " y"
+		if got := Redact(text); strings.Contains(got, tok) {
+			t.Errorf("a token at %d is not found", at)
+		}
+	}
+}
+
+func TestClassifyIsPrecise(t *testing.T) {
+	got := Classify("DB_PASSWORD=pl41n-text-pw curl -H 'Authorization: Bearer 9f8e7d6c5b4a3f2e1d0c9b8a'")
+	if len(got) != 0 {
+		t.Errorf("Classify = %v: heuristic detectors must not classify data", got)
+	}
+	got = Classify("mail jane@example.org " + "ghp_" + strings.Repeat("a1", 18))
+	if len(got) != 2 || got[0].Detector != "email" || got[1].Detector != "github_token" {
+		t.Errorf("Classify = %v, want email and github_token", got)
+	}
+}
+
+func FuzzRedact(f *testing.F) {
+	f.Add("password=x y", "DB_PASSWORD=1234")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		text := a + b
+		_ = Redact(text)
+		_ = RedactJSONText(text)
+		for _, sp := range Spans(text) {
+			if sp.Start < 0 || sp.End > len(text) || sp.Start >= sp.End {
+				t.Fatalf("span %+v out of %d bytes", sp, len(text))
+			}
+		}
+	})
+}
