@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/action"
+	"github.com/agentledger/agentledger/detect"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/policy"
 	"github.com/agentledger/agentledger/receipt"
@@ -87,6 +88,12 @@ func (d *Decider) Stored(tenant, session string, payload []byte) ([]byte, error)
 	if d.Sealer == nil {
 		return payload, nil
 	}
+	// The input is validated as sent, before the sealer re-encodes it:
+	// sealing must not turn a duplicate member or a lone surrogate, which
+	// an event without a secret is rejected for, into something valid.
+	if _, err := ledger.Canonicalize(payload, d.Limits); err != nil {
+		return nil, err
+	}
 	out, _, err := d.Sealer.Seal(tenant, session, payload)
 	return out, err
 }
@@ -112,7 +119,7 @@ func (d *Decider) Plaintext(env *ledger.Envelope) (payload []byte, shredded bool
 	if keys == nil || !seal.Has(payload) || !aarts.IsHookPoint(env.EventType()) {
 		return payload, false, nil
 	}
-	plain, err := seal.Unseal(payload, keys)
+	plain, err := seal.Unseal(payload, keys, env.TenantID(), env.SessionID())
 	if errors.Is(err, seal.ErrShredded) {
 		return payload, true, nil
 	}
@@ -167,6 +174,18 @@ type Step struct {
 	// PendingID, for an ask (STEP_UP, DEFER) recorded by an Engine, is the
 	// unguessable id that resolves it.
 	PendingID string
+}
+
+// recordedVerdict is the verdict of dec as it is recorded and answered:
+// its reasons and artifacts, which may quote what the event carried (a
+// token used as a host name, a password inside SQL), with every secret and
+// piece of personal data redacted. A redacted artifact matches no call, so
+// an allow_always resolution of it grants nothing.
+func recordedVerdict(dec *policy.Decision) aarts.Verdict {
+	v := dec.Verdict()
+	v.Reasons = detect.RedactAll(v.Reasons)
+	v.Artifacts = detect.RedactAll(v.Artifacts)
+	return v
 }
 
 // Decide judges one hook event of session s and advances s: the event and
@@ -233,7 +252,7 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 	}
 	step := &Step{Index: s.Events, Event: ev, Envelope: env, SnapshotHash: snap.Hash(), Decision: dec}
 	step.Record = aarts.VerdictRecord{
-		ForSeq: env.Seq(), ForHash: env.Hash(), HookPoint: ev.HookPoint, Verdict: dec.Verdict(),
+		ForSeq: env.Seq(), ForHash: env.Hash(), HookPoint: ev.HookPoint, Verdict: recordedVerdict(dec),
 		AARMDecision: dec.AARMDecision, ReasonCode: dec.ReasonCode, Constraints: dec.Constraints,
 		PolicyDigest: dec.PolicyDigest, SnapshotHash: step.SnapshotHash, HostAnswer: HostAnswer(ev, dec),
 		ActionSHA256: digest, Inherited: inherited, ReleasedBy: released,

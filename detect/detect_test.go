@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/agentledger/agentledger/internal/purity"
 )
 
 // Case is one shape of secret or personal data in the shared corpus
@@ -131,4 +133,23 @@ func FuzzRedact(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPure: the detectors read no clock, no file and no randomness, and
+// depend on nothing outside the standard library, so the reducer and
+// elide stay pure.
+func TestPure(t *testing.T) {
+	purity.Check(t, purity.IO, func(d string) bool {
+		return strings.Contains(strings.Split(d, "/")[0], ".") && d != "github.com/agentledger/agentledger/detect"
+	})
+}
+
+// TestCutNeverSplitsASecret is in package elide; here: Replace keeps the
+// first of overlapping spans and says which detectors matched.
+func TestReplace(t *testing.T) {
+	text := "a AKIAZ3XQ7MDKQ2B4LT9P b jane@example.org"
+	got, kinds := Replace(text, Spans(text), func(s Span) string { return "<" + s.Detector + ">" })
+	if got != "a <aws_access_key> b <email>" || len(kinds) != 2 {
+		t.Errorf("Replace = %q %v", got, kinds)
+	}
 }

@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentledger/agentledger/detect"
 )
 
 // Member is the event member in which an engine records what it cut.
@@ -100,10 +102,19 @@ func Fit(doc []byte, limit, keep int, scan func(string) []string) ([]byte, []Cut
 	return out, list, nil
 }
 
-// excerpt is the first at most keep bytes of s, ending on a character.
+// excerpt is the first at most keep bytes of s, ending on a character,
+// and before any secret or piece of personal data the cut would split: a
+// part of one is something no detector recognizes, to seal or redact.
 func excerpt(s string, keep int) string {
 	if len(s) <= keep {
 		return s
+	}
+	from := max(0, keep-straddle)
+	for _, sp := range detect.Spans(s[from:min(len(s), keep+straddle)]) {
+		if from+sp.Start < keep && keep < from+sp.End {
+			keep = from + sp.Start
+			break
+		}
 	}
 	s = s[:keep]
 	for len(s) > 0 {
@@ -114,6 +125,11 @@ func excerpt(s string, keep int) string {
 	}
 	return s
 }
+
+// straddle is how far either side of a cut excerpt looks for a value the
+// cut would split (a private key block can be longer; its header is what
+// the detectors find, and a cut after the header leaves it found).
+const straddle = 4 << 10
 
 func encodedLen(s string) int {
 	b, _ := marshal(s)

@@ -121,6 +121,21 @@ func TestStructureIsNotCut(t *testing.T) {
 
 func TestPure(t *testing.T) {
 	purity.Check(t, purity.IO, func(d string) bool {
-		return strings.Contains(strings.Split(d, "/")[0], ".") && d != "github.com/agentledger/agentledger/elide"
+		return strings.Contains(strings.Split(d, "/")[0], ".") && d != "github.com/agentledger/agentledger/elide" && d != "github.com/agentledger/agentledger/detect"
 	})
+}
+
+// TestCutNeverSplitsASecret: a cut that would leave part of a token (which
+// no detector then recognizes, to seal) is made before the token instead.
+func TestCutNeverSplitsASecret(t *testing.T) {
+	tok := "ghp_" + strings.Repeat("Ab3", 12)
+	value := strings.Repeat("x", 89) + " " + tok + " " + strings.Repeat("y", 500)
+	doc, _ := json.Marshal(map[string]any{"s": value})
+	out, cuts, err := Fit(doc, 300, 100, nil)
+	if err != nil || len(cuts) != 1 {
+		t.Fatalf("Fit: %v %v", cuts, err)
+	}
+	if cuts[0].Kept != 90 || strings.Contains(string(out), "ghp_") {
+		t.Errorf("kept %d bytes: %s; want the 90 before the token", cuts[0].Kept, out)
+	}
 }

@@ -344,7 +344,7 @@ func (e *Engine) fail(tenant string, ev *aarts.Event, payload []byte, cause erro
 func failureAnswer(failOpen bool, reason string) HookResponse {
 	r := HookResponse{
 		Verdict: aarts.Verdict{Decision: aarts.Deny, Category: "engine_failure", Severity: "critical", Source: "failure_policy",
-			Reasons: []string{reason}},
+			Reasons: []string{detect.RedactJSONText(reason)}},
 		AARMDecision: aarts.AARMDeny, ReasonCode: ReasonEngineFailure,
 	}
 	if failOpen {

@@ -231,7 +231,7 @@ func (e *Engine) decideEvent(ctx context.Context, tenant string, auth receipt.Au
 		en.inherited.Store(next.Snapshot.Inherited != nil && !next.Snapshot.NeedsInheritance())
 		if st.Record.Verdict.Decision == aarts.Ask && (st.Record.HostAnswer == "" || st.Record.HostAnswer == aarts.Deny || st.Record.HostAnswer == aarts.HostAnswerDefer) {
 			// Nothing prompts for it in the host: an approver may release it.
-			st.PendingID = e.openPending(key, approvalOf(st), e.pending.timeout)
+			st.PendingID = e.openPending(key, e.approvalOf(st), e.pending.timeout)
 		}
 		if ev.HookPoint == "SessionEnd" && e.checkpoints != nil {
 			e.checkpoints.Trigger()

@@ -10,8 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/detect"
 	"github.com/agentledger/agentledger/hookwire"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
@@ -53,9 +55,11 @@ func (e *Engine) noteFailure(k ledger.SessionKey, payload []byte, answered strin
 			ev, _ = json.Marshal("‹not recorded: the event could not be sealed: " + err.Error() + "›")
 		}
 	} else {
-		ev, _ = json.Marshal(string(payload)) // keep even an unparsable event, as a string
+		// Keep even an unparsable event, as a string, redacted: no sealer
+		// can read it.
+		ev, _ = json.Marshal(detect.RedactJSONText(strings.ToValidUTF8(string(payload), "\uFFFD")))
 	}
-	f := Failure{ID: newPendingID(), Event: ev, Answered: answered, Error: cause.Error(), AtMs: e.now().UnixMilli()}
+	f := Failure{ID: newPendingID(), Event: ev, Answered: answered, Error: detect.RedactJSONText(cause.Error()), AtMs: e.now().UnixMilli()}
 	raw, err := json.Marshal(f)
 	if err != nil {
 		return

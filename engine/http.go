@@ -392,9 +392,14 @@ func (s *server) snapshot(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no session "+k.Session)
 		return
 	}
+	shown, err := s.cfg.Engine.ShownSnapshot(sess.Snapshot)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Snapshot-Hash", sess.Snapshot.Hash())
-	w.Write(sess.Snapshot.Canonical())
+	w.Write(shown)
 	w.Write([]byte("\n"))
 }
 

@@ -307,10 +307,10 @@ func (e *Engine) armLoaded(k ledger.SessionKey, s *decide.Session) {
 }
 
 // approvalOf is the approval context of a step that asks.
-func approvalOf(st *decide.Step) PendingApproval {
+func (e *Engine) approvalOf(st *decide.Step) PendingApproval {
 	p := PendingApproval{ForSeq: st.Envelope.Seq(), HookPoint: st.Event.HookPoint, AARMDecision: st.Record.AARMDecision,
 		ReasonCode: st.Record.ReasonCode, Reasons: st.Record.Verdict.Reasons, Artifacts: st.Record.Verdict.Artifacts,
-		ToolNative: st.Event.NativeTool(), ToolInput: recordedToolInput(st), Cwd: st.Event.Cwd, ActionSHA256: st.Record.ActionSHA256}
+		ToolNative: st.Event.NativeTool(), ToolInput: e.shown(recordedToolInput(st)), Cwd: st.Event.Cwd, ActionSHA256: st.Record.ActionSHA256}
 	if a := action.Of(st.Event); a != nil {
 		p.Tool = a.Tool
 	}

@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 
 	"github.com/agentledger/agentledger/adapter"
+	"github.com/agentledger/agentledger/reducer"
 
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/decide"
@@ -69,4 +71,50 @@ func replaceStrings(v any, s string) any {
 		return out
 	}
 	return v
+}
+
+// shown is v as the engine shows it outside the record (the snapshot and
+// pending APIs): every string with the values the sealing policy seals
+// shown as ‹sealed:kind› and every other secret or piece of personal data
+// the detectors find as ‹redacted:kind›. v is not changed.
+func (e *Engine) shown(v any) any {
+	var p seal.Policy
+	if e.decider.Sealer != nil {
+		p = e.decider.Sealer.Policy
+	}
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case string:
+			return p.Redact(x)
+		case []any:
+			out := make([]any, len(x))
+			for i := range x {
+				out[i] = walk(x[i])
+			}
+			return out
+		case map[string]any:
+			out := make(map[string]any, len(x))
+			for k, y := range x {
+				out[k] = walk(y)
+			}
+			return out
+		}
+		return v
+	}
+	return walk(v)
+}
+
+// ShownSnapshot is a session's snapshot as GET /v1/sessions/{id}/snapshot
+// shows it (shown): the request it quotes, the files and artifacts it
+// lists, with nothing sealed or secret in the clear. Plaintext is only
+// for an auditor's recorded reveal (ledger show --reveal).
+func (e *Engine) ShownSnapshot(s reducer.Snapshot) ([]byte, error) {
+	var v any
+	d := json.NewDecoder(bytes.NewReader(s.Canonical()))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(e.shown(v))
 }

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/agentledger/agentledger/detect"
 )
 
 // MissingExit is the exit code of a hook that cannot reach agentledger at
@@ -148,7 +150,7 @@ func engineHook(ctx context.Context, eng string, args []string, body []byte, std
 	case errors.As(err, &exit):
 		return exit.ExitCode()
 	}
-	fmt.Fprintf(stderr, "agentledger: %s could not run: %v; this call is blocked\n", eng, err)
+	fmt.Fprintf(stderr, "agentledger: %s could not run: %s; this call is blocked\n", eng, detect.RedactJSONText(err.Error()))
 	return MissingExit
 }
 
@@ -156,7 +158,7 @@ func engineHook(ctx context.Context, eng string, args []string, body []byte, std
 // for the record, which the next engine on the data directory makes.
 func missing(dir string, dirErr error, host, tenant string, in Input, stderr io.Writer) int {
 	cause := errors.New("agentledger's engine program is not installed (not beside agentledger-hook, not on PATH)")
-	fmt.Fprintf(stderr, "agentledger: %v; this call is blocked. Install agentledger (go install ./cmd/... in a clone of agentledger) or remove its hooks.\n", cause)
+	fmt.Fprintf(stderr, "agentledger: %s; this call is blocked. Install agentledger (go install ./cmd/... in a clone of agentledger) or remove its hooks.\n", cause)
 	if dirErr == nil {
 		u := Unanswered{Tenant: tenant, Host: host, Input: in.Body, SHA256: in.SHA256, Size: in.Size, Answered: "deny", Cause: cause}
 		if err := SpoolUnanswered(dir, u, time.Now()); err != nil {

@@ -64,6 +64,11 @@ const Version = 1
 // ErrShredded means a sealed value's key was destroyed.
 var ErrShredded = errors.New("the key of a sealed value was shredded")
 
+// ErrForeign means a sealed value's key belongs to another session (and
+// to no data subject the event names): it was copied there, and it is
+// never opened there.
+var ErrForeign = errors.New("a sealed value of another session")
+
 // Policy says what is sealed: secrets always; the data classes in Classes
 // (PII, PAYMENT_CARD) too; and whole fields of the tools matched by the
 // keys of Fields (native-name globs, or canonical tool names).
@@ -119,6 +124,14 @@ func (p Policy) mayHold(payload []byte) bool {
 // seal is returned as it is. The session's data key is created, durably,
 // before Seal returns a payload that needs it.
 func (s *Sealer) Seal(tenant, session string, payload []byte) ([]byte, int, error) {
+	if Has(payload) {
+		// Only the engine seals: a sender's "$sealed" object, recorded as
+		// it is, would read as a value sealed here (one copied from
+		// another session, say, to be revealed under this one's name).
+		if path, ok := refPath(payload); ok {
+			return nil, 0, &ledger.InputError{Path: path, Offset: -1, Msg: "member " + Member + " is reserved for values the engine seals"}
+		}
+	}
 	if !s.Policy.mayHold(payload) {
 		return payload, 0, nil
 	}
@@ -399,11 +412,72 @@ func Transform(payload []byte, f func(Ref) (any, error)) ([]byte, error) {
 	return ledger.Canonicalize(out, ledger.Limits{MaxBytes: len(out) + 1, MaxDepth: 10000})
 }
 
-// Unseal returns payload with every sealed value decrypted: the payload as
-// the engine judged it (canonical). A value whose key was shredded is
-// ErrShredded.
-func Unseal(payload []byte, keys KeyStore) ([]byte, error) {
-	return Transform(payload, func(r Ref) (any, error) { return open(r, keys) })
+// Unseal returns payload, an event of tenant's session, with every sealed
+// value decrypted: the payload as the engine judged it (canonical). A
+// value whose key was shredded is ErrShredded; one whose key is not the
+// session's (or its data subject's) is ErrForeign.
+func Unseal(payload []byte, keys KeyStore, tenant, session string) ([]byte, error) {
+	scopes := ScopesOf(payload, tenant, session)
+	return Transform(payload, func(r Ref) (any, error) { return OpenIn(r, keys, scopes) })
+}
+
+// ScopesOf are the key scopes whose values payload, an event of tenant's
+// session, may hold: the session's, and that of the data subject it names.
+func ScopesOf(payload []byte, tenant, session string) []string {
+	scopes := []string{Scope{Tenant: tenant, Session: session}.id()}
+	var ev struct {
+		Subject string `json:"data_subject"`
+	}
+	if json.Unmarshal(payload, &ev) == nil && ev.Subject != "" {
+		scopes = append(scopes, Scope{Tenant: tenant, Subject: ev.Subject}.id())
+	}
+	return scopes
+}
+
+// ScopeID is the part of r's key id that names the scope it was made for.
+func (r Ref) ScopeID() string {
+	id, _, _ := strings.Cut(r.Kid, "-")
+	return id
+}
+
+// OpenIn is Open for a value found in an event whose scopes are scopes
+// (ScopesOf): a value sealed for another scope is ErrForeign, never
+// decrypted.
+func OpenIn(r Ref, keys KeyStore, scopes []string) (any, error) {
+	if !slices.Contains(scopes, r.ScopeID()) {
+		return nil, fmt.Errorf("sealed %s with key %s: %w", r.Kind, r.Kid, ErrForeign)
+	}
+	return open(r, keys)
+}
+
+// refPath is the JSON path of the first sealed reference in payload.
+func refPath(payload []byte) (string, bool) {
+	var v any
+	if json.Unmarshal(payload, &v) != nil {
+		return "", false
+	}
+	var find func(v any, path string) (string, bool)
+	find = func(v any, path string) (string, bool) {
+		switch x := v.(type) {
+		case map[string]any:
+			if _, ok := x[Member]; ok {
+				return path, true
+			}
+			for _, k := range slices.Sorted(maps.Keys(x)) {
+				if p, ok := find(x[k], path+"."+k); ok {
+					return p, true
+				}
+			}
+		case []any:
+			for i, e := range x {
+				if p, ok := find(e, fmt.Sprintf("%s[%d]", path, i)); ok {
+					return p, true
+				}
+			}
+		}
+		return "", false
+	}
+	return find(v, "$")
 }
 
 func open(r Ref, keys KeyStore) (any, error) {
@@ -451,10 +525,6 @@ func Render(payload []byte) []byte {
 	}
 	return out
 }
-
-// Open decrypts one sealed value with keys: a string, or the JSON value
-// of a sealed field.
-func Open(r Ref, keys KeyStore) (any, error) { return open(r, keys) }
 
 // AuditRecord is the payload of a Reveal or Shred record: who decrypted or
 // destroyed the keys of which session, and which keys.

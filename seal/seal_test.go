@@ -1,6 +1,7 @@
 package seal
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -44,7 +45,7 @@ func TestSealUnsealShred(t *testing.T) {
 		t.Fatalf("sealed %d values: %s", n, sealed)
 	}
 	want, _ := ledger.Canonicalize(in, ledger.Limits{})
-	plain, err := Unseal(sealed, keys)
+	plain, err := Unseal(sealed, keys, "acme", "s1")
 	if err != nil || string(plain) != string(want) {
 		t.Fatalf("unseal: %v\n got %s\nwant %s", err, plain, want)
 	}
@@ -61,12 +62,12 @@ func TestSealUnsealShred(t *testing.T) {
 	if err != nil || len(kids) != 1 {
 		t.Fatalf("shred: %v %v", kids, err)
 	}
-	if _, err := Unseal(sealed, keys); !errors.Is(err, ErrShredded) {
+	if _, err := Unseal(sealed, keys, "acme", "s1"); !errors.Is(err, ErrShredded) {
 		t.Fatalf("after shred: %v, want ErrShredded", err)
 	}
 	// A fresh store on the same directory cannot either (nothing cached).
 	again, _ := OpenFileStore(keys.dir)
-	if _, err := Unseal(sealed, again); !errors.Is(err, ErrShredded) {
+	if _, err := Unseal(sealed, again, "acme", "s1"); !errors.Is(err, ErrShredded) {
 		t.Fatalf("after shred, reopened: %v", err)
 	}
 	// New values of the session get a new key.
@@ -97,12 +98,46 @@ func TestShredSubject(t *testing.T) {
 	if err != nil || len(kids) != 1 {
 		t.Fatalf("shred subject: %v %v", kids, err)
 	}
-	for _, p := range [][]byte{a, b} {
-		if _, err := Unseal(p, keys); !errors.Is(err, ErrShredded) {
+	for session, p := range map[string][]byte{"s1": a, "s2": b} {
+		if _, err := Unseal(p, keys, "acme", session); !errors.Is(err, ErrShredded) {
 			t.Errorf("a subject's value after the shred: %v", err)
 		}
 	}
-	if plain, err := Unseal(other, keys); err != nil || !strings.Contains(string(plain), email) {
+	if plain, err := Unseal(other, keys, "acme", "s1"); err != nil || !strings.Contains(string(plain), email) {
 		t.Errorf("a session-scoped value after the subject's shred: %v", err)
+	}
+}
+
+// TestSealedValuesStayInTheirSession: a sealed value copied into another
+// session's event never opens there (a reveal of the decoy would
+// otherwise name only the decoy), and a sender cannot plant a "$sealed"
+// object at all.
+func TestSealedValuesStayInTheirSession(t *testing.T) {
+	keys, err := OpenFileStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Sealer{Keys: keys, Policy: Policy{Classes: map[string]bool{reducer.ClassSecret: true}}}
+	sealed, _, err := s.Seal("acme", "victim", secretEvent())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Unseal(sealed, keys, "acme", "victim"); err != nil {
+		t.Fatalf("in its own session: %v", err)
+	}
+	for _, k := range [][2]string{{"acme", "decoy"}, {"other", "victim"}} {
+		if _, err := Unseal(sealed, keys, k[0], k[1]); !errors.Is(err, ErrForeign) {
+			t.Errorf("opened in %s/%s: %v, want ErrForeign", k[0], k[1], err)
+		}
+	}
+	// The decoy's sender copies the reference into an event of its own.
+	var ev map[string]any
+	json.Unmarshal(sealed, &ev)
+	ref, _ := json.Marshal(ev["tool_input"])
+	planted := []byte(`{"hook_point":"PreToolUse","session_id":"decoy","timestamp":"2026-11-23T10:00:00Z","host_id":"my-agent","aarts_version":"0.1","tool_input":` + string(ref) + `}`)
+	_, _, err = s.Seal("acme", "decoy", planted)
+	var ie *ledger.InputError
+	if !errors.As(err, &ie) || !strings.HasPrefix(ie.Path, "$.tool_input") {
+		t.Fatalf("a planted sealed value: %v, want an input error at $.tool_input", err)
 	}
 }

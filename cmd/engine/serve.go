@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentledger/agentledger/cmd/internal/cmdline"
 	"github.com/agentledger/agentledger/decide"
+	"github.com/agentledger/agentledger/detect"
 	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/hookwire"
 	"github.com/agentledger/agentledger/ledger/store"
@@ -176,7 +177,9 @@ func (a *app) drainEvery(ctx context.Context, eng *engine.Engine, every time.Dur
 	})
 }
 
-func (a *app) warn(err error) { fmt.Fprintf(a.stderr, "engine: %v\n", err) }
+func (a *app) warn(err error) {
+	fmt.Fprintf(a.stderr, "engine: %s\n", detect.RedactJSONText(err.Error()))
+}
 
 // engineOptions turns serve's flags into engine options; the function it
 // returns closes what they opened.

@@ -79,10 +79,14 @@ func (a *app) showRows(c *cli.Context, s *store.Store, k ledger.SessionKey, keys
 		}
 		shown := seal.Render(e.Payload())
 		if keys != nil && seal.Has(e.Payload()) {
+			scopes := seal.ScopesOf(e.Payload(), e.TenantID(), e.SessionID())
 			shown, err = seal.Transform(e.Payload(), func(r seal.Ref) (any, error) {
-				v, err := seal.Open(r, keys)
+				v, err := seal.OpenIn(r, keys, scopes)
 				if errors.Is(err, seal.ErrShredded) {
 					return "‹shredded: " + r.Kind + "›", nil
+				}
+				if errors.Is(err, seal.ErrForeign) {
+					return "‹foreign: " + r.Kind + " sealed for another session; not opened›", nil
 				}
 				kids[r.Kid] = true
 				return v, err

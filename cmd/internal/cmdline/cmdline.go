@@ -24,6 +24,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/agentledger/agentledger/detect"
 	"github.com/agentledger/agentledger/hookwire"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
@@ -379,7 +380,9 @@ func Run(ctx context.Context, app *cli.App, args []string, stderr io.Writer) int
 	if usage && !errors.As(err, new(*ExitError)) {
 		code = ExitUsage
 	}
-	if msg := err.Error(); msg != "" {
+	// An error may quote what it found wrong: no secret reaches the
+	// terminal or a log through it.
+	if msg := detect.RedactJSONText(err.Error()); msg != "" {
 		fmt.Fprintf(stderr, "%s: %s\n", app.Name, strings.TrimSpace(msg))
 	}
 	return code
