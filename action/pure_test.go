@@ -18,7 +18,7 @@ func TestPure(t *testing.T) {
 		}
 		switch {
 		case d == "github.com/agentledger/agentledger/aarts", d == "github.com/agentledger/agentledger/action",
-			d == "github.com/agentledger/agentledger/ledger", d == "github.com/agentledger/agentledger/canon", d == "github.com/agentledger/agentledger/elide",
+			d == "github.com/agentledger/agentledger/ledger", d == "github.com/agentledger/agentledger/canon", d == "github.com/agentledger/agentledger/elide", d == "github.com/agentledger/agentledger/detect",
 			strings.HasPrefix(d, "mvdan.cc/sh/"), strings.HasPrefix(d, "github.com/gowebpki/jcs"):
 			return false
 		}

@@ -47,6 +47,8 @@ const (
 	BadSignature    FaultKind = "bad_signature"    // a record's signature does not verify, is malleable or by an unknown key
 	BadRecord       FaultKind = "bad_record"       // an engine record not in its exact form: unknown, misspelt or folded-twin members
 	ReceiptMismatch FaultKind = "receipt_mismatch" // a verdict or resolution that does not attest the action recorded where it points
+	UnjudgedEvent   FaultKind = "unjudged_events"  // a hook event no verdict judged: the engine appends each with its verdict, atomically
+	ForeignSealed   FaultKind = "foreign_sealed"   // a sealed value whose key belongs to another session (copied in, to be revealed there)
 )
 
 // ErrIntegrity is the parent of every integrity fault.
@@ -68,6 +70,8 @@ var (
 	ErrBadSignature    = fmt.Errorf("%w: %s", ErrIntegrity, BadSignature)
 	ErrBadRecord       = fmt.Errorf("%w: %s", ErrIntegrity, BadRecord)
 	ErrReceiptMismatch = fmt.Errorf("%w: %s", ErrIntegrity, ReceiptMismatch)
+	ErrUnjudgedEvent   = fmt.Errorf("%w: %s", ErrIntegrity, UnjudgedEvent)
+	ErrForeignSealed   = fmt.Errorf("%w: %s", ErrIntegrity, ForeignSealed)
 )
 
 var kindErr = map[FaultKind]error{
@@ -75,6 +79,7 @@ var kindErr = map[FaultKind]error{
 	Duplicate: ErrDuplicate, BadGenesis: ErrBadGenesis, NotCanonical: ErrNotCanonical,
 	ForeignSession: ErrForeignSession, Malformed: ErrMalformed, BadReceipt: ErrBadReceipt,
 	UnsignedRecord: ErrUnsigned, BadSignature: ErrBadSignature, BadRecord: ErrBadRecord, ReceiptMismatch: ErrReceiptMismatch,
+	UnjudgedEvent: ErrUnjudgedEvent, ForeignSealed: ErrForeignSealed,
 }
 
 // ChainError is one integrity fault with its evidence.
@@ -242,6 +247,12 @@ type Check interface {
 	// mode) and it is whole; nil when the pass read only its frame (fast
 	// mode) or it does not decode whole (chain verification names why).
 	Envelope(raw []byte, decoded *Envelope, at Position) []*ChainError
+}
+
+// Finisher is a Check that has faults to report once every envelope was
+// read (what it was still waiting for).
+type Finisher interface {
+	Finish() []*ChainError
 }
 
 // With adds checks that see every envelope v reads; their faults go into
@@ -418,6 +429,11 @@ func (v *Verifier) fault(e *ChainError, expect *SessionKey) {
 // sorted by tenant, session, seq and kind.
 func (v *Verifier) Report() *Report {
 	r := &Report{Mode: v.mode.String(), Envelopes: v.count, Sessions: []SessionSummary{}, Faults: append([]*ChainError{}, v.faults...)}
+	for _, c := range v.checks {
+		if f, ok := c.(Finisher); ok {
+			r.Faults = append(r.Faults, f.Finish()...)
+		}
+	}
 	keys := make([]SessionKey, 0, len(v.chains))
 	for k := range v.chains {
 		keys = append(keys, k)

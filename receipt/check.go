@@ -1,14 +1,17 @@
 package receipt
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/seal"
 )
 
 // Checker checks agentledger's signed records, envelope by envelope: each
@@ -22,17 +25,57 @@ type Checker struct {
 	// asks holds, per session, the action digest of every ask verdict by
 	// the seq of the event it judged: what a resolution may answer.
 	asks map[ledger.SessionKey]map[uint64]string
+	// unjudged holds, per session, the hook event read last if no verdict
+	// has judged it yet.
+	unjudged map[ledger.SessionKey]*ledger.ChainError
 }
 
 // NewChecker returns a Checker trusting the keys of ring.
 func NewChecker(ring Keyring) *Checker {
-	return &Checker{ring: ring, asks: map[ledger.SessionKey]map[uint64]string{}}
+	return &Checker{ring: ring, asks: map[ledger.SessionKey]map[uint64]string{}, unjudged: map[ledger.SessionKey]*ledger.ChainError{}}
+}
+
+// event checks a hook event: the one before it in its session must have
+// been judged (the engine appends each event with its verdict in one
+// atomic batch, so an event without one was written by someone else), and
+// every sealed value in it must be sealed with a key of the session (or
+// of the data subject it names).
+func (c *Checker) event(e *ledger.Envelope) *ledger.ChainError {
+	k := e.Key()
+	prev := c.unjudged[k]
+	c.unjudged[k] = &ledger.ChainError{Kind: ledger.UnjudgedEvent, Tenant: k.Tenant, Session: k.Session, Seq: e.Seq(),
+		Detail: e.EventType() + ": no verdict judges this event"}
+	if seal.Has(e.Payload()) {
+		scopes := seal.ScopesOf(e.Payload(), k.Tenant, k.Session)
+		for _, r := range seal.Refs(e.Payload()) {
+			if !slices.Contains(scopes, r.ScopeID()) {
+				return &ledger.ChainError{Kind: ledger.ForeignSealed, Tenant: k.Tenant, Session: k.Session, Seq: e.Seq(),
+					Detail: fmt.Sprintf("%s: a %s value sealed with key %s, which is not this session's", e.EventType(), r.Kind, r.Kid)}
+			}
+		}
+	}
+	return prev
+}
+
+// Finish implements ledger.Finisher: the last event of each session that
+// no verdict judged.
+func (c *Checker) Finish() []*ledger.ChainError {
+	var out []*ledger.ChainError
+	for _, f := range c.unjudged {
+		if f != nil {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // Check checks one envelope and returns its fault, or nil. Hook events are
 // the hosts' words and carry no signature: they are vouched for by the
 // verdict that follows them.
 func (c *Checker) Check(e *ledger.Envelope) *ledger.ChainError {
+	if aarts.IsHookPoint(e.EventType()) {
+		return c.event(e)
+	}
 	if !ledger.IsRecordType(e.EventType()) {
 		return nil
 	}
@@ -61,6 +104,9 @@ func (c *Checker) Check(e *ledger.Envelope) *ledger.ChainError {
 		if e.Seq() == 0 || v.ForSeq != e.Seq()-1 || v.ForHash != e.PrevHash() {
 			return fault(ledger.ReceiptMismatch, "judges seq %d (%s), but the envelope before it is seq %d (%s)",
 				v.ForSeq, short(v.ForHash), e.Seq()-min(e.Seq(), 1), short(e.PrevHash()))
+		}
+		if u := c.unjudged[k]; u != nil && u.Seq == v.ForSeq {
+			c.unjudged[k] = nil
 		}
 	case ledger.EventResolution:
 		if err := ledger.DecodeExact(e.Payload(), &res); err != nil {
@@ -187,12 +233,39 @@ func (r *recordCheck) Envelope(raw []byte, e *ledger.Envelope, at ledger.Positio
 		return []*ledger.ChainError{{Kind: ledger.BadRecord, Tenant: where.Tenant, Session: where.Session, Seq: where.Seq,
 			Line: at.Line, StreamSeq: at.StreamSeq, Detail: err.Error()}}
 	}
+	if err != nil && r.mode == ledger.Fast && errors.As(err, &ce) && isRecord(raw) {
+		// A signature covers the canonical form, so a record stored in
+		// another (8.0 for 8, its hash taken over what is stored) would
+		// verify; fast mode reads every record whole anyway, so it holds
+		// records to their canonical bytes.
+		if c, cerr := ledger.Canonicalize(raw, r.lim); cerr == nil && !bytes.Equal(c, bytes.TrimRight(raw, "\r\n")) {
+			return []*ledger.ChainError{{Kind: ledger.NotCanonical, Tenant: ce.Tenant, Session: ce.Session, Seq: ce.Seq,
+				Line: at.Line, StreamSeq: at.StreamSeq, Detail: "a signed record not stored in its RFC 8785 form"}}
+		}
+	}
 	if err != nil {
 		return nil // chain verification reports it
 	}
-	if f := r.chk.Check(e); f != nil {
-		f.Line, f.StreamSeq = at.Line, at.StreamSeq
+	f := r.chk.Check(e)
+	if u := r.chk.unjudged[e.Key()]; u != nil && u.Seq == e.Seq() {
+		u.Line, u.StreamSeq = at.Line, at.StreamSeq
+	}
+	if f != nil {
+		if f.Line == 0 && f.StreamSeq == 0 {
+			f.Line, f.StreamSeq = at.Line, at.StreamSeq
+		}
 		return []*ledger.ChainError{f}
 	}
 	return nil
 }
+
+// isRecord reports whether raw, a stored envelope, is an engine record.
+func isRecord(raw []byte) bool {
+	var head struct {
+		EventType string `json:"event_type"`
+	}
+	return json.Unmarshal(raw, &head) == nil && ledger.IsRecordType(head.EventType)
+}
+
+// Finish implements ledger.Finisher.
+func (r *recordCheck) Finish() []*ledger.ChainError { return r.chk.Finish() }

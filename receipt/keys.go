@@ -38,7 +38,8 @@ func LoadKey(path string) (ed25519.PrivateKey, error) {
 
 // DataDirKey loads the signing key name of a data directory, generating it
 // on first use (0600, in a 0700 directory), and writes its public key
-// beside it. It returns the key and the public key's path.
+// beside it, saying the key's purpose (PurposeHeader). It returns the key
+// and the public key's path.
 func DataDirKey(dataDir, name string) (ed25519.PrivateKey, string, error) {
 	priv, pub := KeyFiles(dataDir, name)
 	if _, err := os.Stat(priv); errors.Is(err, os.ErrNotExist) {
@@ -57,7 +58,11 @@ func DataDirKey(dataDir, name string) (ed25519.PrivateKey, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("%s key: %w", name, err)
 	}
-	if err := os.WriteFile(pub, NewSigner(k).PublicKeyPEM(), 0o644); err != nil {
+	purpose := PurposeRecords
+	if name == KeyCheckpoints {
+		purpose = PurposeCheckpoints
+	}
+	if err := os.WriteFile(pub, NewSigner(k).PublicKeyPEMFor(purpose), 0o644); err != nil {
 		return nil, "", fmt.Errorf("%s public key: %w", name, err)
 	}
 	return k, pub, nil

@@ -164,9 +164,30 @@ func ParsePrivateKey(pemBytes []byte) (ed25519.PrivateKey, error) {
 }
 
 // PublicKeyPEM returns the PKIX PEM of a signer's public key.
-func (s *Signer) PublicKeyPEM() []byte {
+func (s *Signer) PublicKeyPEM() []byte { return s.PublicKeyPEMFor("") }
+
+// PurposeHeader is the PEM header of a public key that says what the key
+// signs (PurposeRecords or PurposeCheckpoints): a verifier given the file
+// learns the key's purpose from the key itself, and a record signed with a
+// checkpoint key, or a checkpoint signed with a record key, does not
+// verify.
+const PurposeHeader = "Agentledger-Purpose"
+
+// Key purposes.
+const (
+	PurposeRecords     = "records"
+	PurposeCheckpoints = "checkpoints"
+)
+
+// PublicKeyPEMFor is PublicKeyPEM saying the key's purpose in its
+// PurposeHeader (none when purpose is empty).
+func (s *Signer) PublicKeyPEMFor(purpose string) []byte {
 	der, _ := x509.MarshalPKIXPublicKey(s.key.Public())
-	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
+	b := &pem.Block{Type: "PUBLIC KEY", Bytes: der}
+	if purpose != "" {
+		b.Headers = map[string]string{PurposeHeader: purpose}
+	}
+	return pem.EncodeToMemory(b)
 }
 
 // ParsePublicKey reads a PKIX PEM Ed25519 public key: the first PEM block
@@ -194,12 +215,28 @@ func parsePublicBlock(b *pem.Block) (ed25519.PublicKey, error) {
 	return ek, nil
 }
 
-// Keyring holds the public keys a verifier trusts, by key id.
+// Keyring holds the public keys a verifier trusts for one purpose, by key
+// id.
 type Keyring map[string]ed25519.PublicKey
 
-// Add adds the public keys of every PEM block in pemBytes (a file may hold
-// several).
-func (r Keyring) Add(pemBytes []byte) error {
+// Keys are the public keys a verifier trusts, by purpose: record keys
+// verify record signatures and receipts, checkpoint keys checkpoints;
+// neither is ever tried for the other.
+type Keys struct {
+	Records, Checkpoints Keyring
+}
+
+// Add adds the public keys of every PEM block in pemBytes, each for the
+// purpose its PurposeHeader names, or, without one, for purpose (what the
+// flag that named the file says). A block whose header contradicts a
+// purpose given is an error.
+func (k *Keys) Add(pemBytes []byte, purpose string) error {
+	if k.Records == nil {
+		k.Records = Keyring{}
+	}
+	if k.Checkpoints == nil {
+		k.Checkpoints = Keyring{}
+	}
 	n := 0
 	for {
 		var b *pem.Block
@@ -207,11 +244,25 @@ func (r Keyring) Add(pemBytes []byte) error {
 		if b == nil {
 			break
 		}
-		k, err := parsePublicBlock(b)
+		pub, err := parsePublicBlock(b)
 		if err != nil {
 			return err
 		}
-		r[KeyID(k)] = k
+		p := purpose
+		if h, ok := b.Headers[PurposeHeader]; ok {
+			if h != PurposeRecords && h != PurposeCheckpoints {
+				return fmt.Errorf("key %s: %s %q, want %s or %s", KeyID(pub), PurposeHeader, h, PurposeRecords, PurposeCheckpoints)
+			}
+			if purpose == PurposeCheckpoints && h != purpose {
+				return fmt.Errorf("key %s signs %s, not checkpoints", KeyID(pub), h)
+			}
+			p = h
+		}
+		if p == PurposeCheckpoints {
+			k.Checkpoints[KeyID(pub)] = pub
+		} else {
+			k.Records[KeyID(pub)] = pub
+		}
 		n++
 	}
 	if n == 0 {

@@ -28,10 +28,7 @@ func newSigner(t testing.TB) *Signer {
 // faults; hook events are not records and need none.
 func TestRecordSignature(t *testing.T) {
 	s := newSigner(t)
-	ring := Keyring{}
-	if err := ring.Add(s.PublicKeyPEM()); err != nil {
-		t.Fatal(err)
-	}
+	ring := Keyring{s.KeyID(): s.PublicKey()}
 	ev, err := ledger.Seal(ledger.Head{}, ledger.Event{SessionID: "s", EventType: "SessionStart", TsUnixMs: 1, Payload: []byte(`{"a":1}`)}, ledger.Limits{})
 	if err != nil {
 		t.Fatal(err)
@@ -97,16 +94,25 @@ func TestRecordSignature(t *testing.T) {
 	}
 }
 
-func TestKeyring(t *testing.T) {
-	a, b := newSigner(t), newSigner(t)
-	ring := Keyring{}
-	if err := ring.Add(append(a.PublicKeyPEM(), b.PublicKeyPEM()...)); err != nil {
+// TestKeyPurposes: a key file says what its key signs, and a verifier's
+// keys are kept by purpose: a record key is never a checkpoint key, nor
+// the reverse; a file that contradicts the flag naming it is refused.
+func TestKeyPurposes(t *testing.T) {
+	a, b, c := newSigner(t), newSigner(t), newSigner(t)
+	var keys Keys
+	if err := keys.Add(append(a.PublicKeyPEMFor(PurposeRecords), b.PublicKeyPEMFor(PurposeCheckpoints)...), PurposeRecords); err != nil {
 		t.Fatal(err)
 	}
-	if len(ring) != 2 || ring[a.KeyID()] == nil || ring[b.KeyID()] == nil {
-		t.Fatalf("keyring: %v", ring)
+	if err := keys.Add(c.PublicKeyPEM(), PurposeCheckpoints); err != nil {
+		t.Fatal(err)
 	}
-	if err := ring.Add([]byte("nothing")); err == nil {
+	if len(keys.Records) != 1 || keys.Records[a.KeyID()] == nil || len(keys.Checkpoints) != 2 || keys.Checkpoints[b.KeyID()] == nil || keys.Checkpoints[c.KeyID()] == nil {
+		t.Fatalf("keys: %d record, %d checkpoint", len(keys.Records), len(keys.Checkpoints))
+	}
+	if err := keys.Add(a.PublicKeyPEMFor(PurposeRecords), PurposeCheckpoints); err == nil {
+		t.Error("a record key given as a checkpoint key was accepted")
+	}
+	if err := keys.Add([]byte("nothing"), PurposeRecords); err == nil {
 		t.Error("a file without keys was accepted")
 	}
 	if ParamsDigest([]byte(`{"a":2,"b":1}`)) != ParamsDigest([]byte(`{"b":1, "a":2}`)) {

@@ -434,6 +434,16 @@ func ScopesOf(payload []byte, tenant, session string) []string {
 	return scopes
 }
 
+// Refs are the sealed references in payload, in no particular order.
+func Refs(payload []byte) []Ref {
+	var out []Ref
+	_, _ = Transform(payload, func(r Ref) (any, error) {
+		out = append(out, r)
+		return nil, nil
+	})
+	return out
+}
+
 // ScopeID is the part of r's key id that names the scope it was made for.
 func (r Ref) ScopeID() string {
 	id, _, _ := strings.Cut(r.Kid, "-")

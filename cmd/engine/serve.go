@@ -145,7 +145,8 @@ func (a *app) newServeEngine(c *cli.Context, f serveFlags, p *policy.Policy, st 
 	}
 	if c.String("signing-key") == "" {
 		keys := filepath.Join(f.dataDir, "keys")
-		fmt.Fprintf(a.stderr, "engine: records are signed; verify them with ledger verify --pubkey %s --pubkey %s\n",
+		fmt.Fprintf(a.stderr, "engine: records are signed with the record key; verify them with ledger verify --pubkey %s "+
+			"(and checkpoints with --checkpoint-pubkey %s: each key verifies only what it signs)\n",
 			filepath.Join(keys, "receipt-ed25519.pub.pem"), filepath.Join(keys, "checkpoint-ed25519.pub.pem"))
 	}
 	eng, err := engine.New(d, st, opts...)

@@ -31,13 +31,15 @@ func (a *app) verify(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	ring, ck, err := verifyKeys(c)
+	keys, ck, err := verifyKeys(c)
 	if err != nil {
 		return err
 	}
 	v := ledger.NewVerifier(mode, lim)
-	if ring != nil {
-		v.With(receipt.RecordCheck(ring, mode, lim))
+	if len(keys.Records) > 0 {
+		// Records are checked with the record keys alone: one signed
+		// with a checkpoint key is bad_signature.
+		v.With(receipt.RecordCheck(keys.Records, mode, lim))
 	}
 	if err := a.feedVerifier(c, v); err != nil {
 		return err
@@ -61,31 +63,40 @@ func (a *app) verify(c *cli.Context) error {
 	return nil
 }
 
-// verifyKeys reads --pubkey into a keyring and opens --checkpoint with it.
-func verifyKeys(c *cli.Context) (receipt.Keyring, *checkpoint.Checkpoint, error) {
-	pubkeys, cp := c.StringSlice("pubkey"), c.String("checkpoint")
-	if cp != "" && len(pubkeys) == 0 {
-		return nil, nil, cmdline.Usage(errors.New("--checkpoint needs --pubkey, the public key that signed it"))
+// verifyKeys reads --pubkey and --checkpoint-pubkey, each key for its
+// purpose, and opens --checkpoint with the checkpoint keys alone.
+func verifyKeys(c *cli.Context) (receipt.Keys, *checkpoint.Checkpoint, error) {
+	var keys receipt.Keys
+	for flag, purpose := range map[string]string{"pubkey": receipt.PurposeRecords, "checkpoint-pubkey": receipt.PurposeCheckpoints} {
+		for _, p := range c.StringSlice(flag) {
+			raw, err := os.ReadFile(p)
+			if err != nil {
+				return keys, nil, cmdline.Usage(err)
+			}
+			if err := keys.Add(raw, purpose); err != nil {
+				return keys, nil, cmdline.Usage(fmt.Errorf("--%s %s: %w", flag, p, err))
+			}
+		}
 	}
-	if len(pubkeys) == 0 {
-		return nil, nil, nil
+	cp := c.String("checkpoint")
+	if cp == "" {
+		return keys, nil, nil
 	}
-	ring, err := readKeyring(pubkeys)
-	if err != nil || cp == "" {
-		return ring, nil, err
+	if len(keys.Checkpoints) == 0 {
+		return keys, nil, cmdline.Usage(errors.New("--checkpoint needs the checkpoint key that signed it (--checkpoint-pubkey, or a --pubkey file that says it signs checkpoints)"))
 	}
 	msg, err := os.ReadFile(cp)
 	if err != nil {
-		return nil, nil, cmdline.Usage(err)
+		return keys, nil, cmdline.Usage(err)
 	}
-	ck, err := checkpoint.OpenWith(msg, ring)
+	ck, err := checkpoint.OpenWith(msg, keys.Checkpoints)
 	if errors.Is(err, checkpoint.ErrSignature) {
-		return nil, nil, cmdline.Fault(fmt.Errorf("%s: %w", cp, err))
+		return keys, nil, cmdline.Fault(fmt.Errorf("%s: %w (only checkpoint keys are tried)", cp, err))
 	}
 	if err != nil {
-		return nil, nil, cmdline.Usage(fmt.Errorf("%s: %w", cp, err))
+		return keys, nil, cmdline.Usage(fmt.Errorf("%s: %w", cp, err))
 	}
-	return ring, ck, nil
+	return keys, ck, nil
 }
 
 // feedVerifier reads --bundle, or the sessions of the ledger the filter
@@ -125,21 +136,6 @@ func writeReport(w io.Writer, r *ledger.Report) error {
 	return err
 }
 
-// readKeyring reads the Ed25519 public keys of PEM files.
-func readKeyring(paths []string) (receipt.Keyring, error) {
-	ring := receipt.Keyring{}
-	for _, p := range paths {
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			return nil, cmdline.Usage(err)
-		}
-		if err := ring.Add(raw); err != nil {
-			return nil, cmdline.Usage(fmt.Errorf("%s: %w", p, err))
-		}
-	}
-	return ring, nil
-}
-
 // verifyCommand is `verify`.
 func verifyCommand(a *app) *cli.Command {
 	return cmdline.WithGlobals(&cli.Command{
@@ -149,8 +145,9 @@ func verifyCommand(a *app) *cli.Command {
 		Flags: append(filterFlags(),
 			&cli.StringFlag{Name: "bundle", Usage: "verify this bundle `FILE` instead of the store (- for stdin)"},
 			&cli.BoolFlag{Name: "deep", Usage: "also re-canonicalize every envelope and require its stored bytes to be its RFC 8785 form"},
-			&cli.StringSliceFlag{Name: "pubkey", Usage: "also check every engine record's signature, receipt and resolution with the Ed25519 public keys in PEM `FILE` (repeat it for several keys, e.g. the receipt and the checkpoint key)"},
-			&cli.StringFlag{Name: "checkpoint", Usage: "also check the ledger against this signed checkpoint `FILE` (needs --pubkey with its key): finds truncated and rewritten sessions"},
+			&cli.StringSliceFlag{Name: "pubkey", Usage: "also check every engine record's signature, receipt and resolution with the Ed25519 record keys in PEM `FILE` (repeatable); a key file that says it signs checkpoints (Agentledger-Purpose) is used for checkpoints only"},
+			&cli.StringSliceFlag{Name: "checkpoint-pubkey", Usage: "the Ed25519 checkpoint key in PEM `FILE` (repeatable): checkpoints only, never records"},
+			&cli.StringFlag{Name: "checkpoint", Usage: "also check the ledger against this signed checkpoint `FILE` (needs its checkpoint key): finds truncated and rewritten sessions"},
 		),
 		Action: a.verify,
 	})

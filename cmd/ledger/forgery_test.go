@@ -1,0 +1,196 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/ledger/checkpoint"
+	"github.com/agentledger/agentledger/receipt"
+	"github.com/agentledger/agentledger/seal"
+)
+
+// resign replaces line i of lines (a signed record) with the same record
+// edited by edit and signed by signer, at its place: what a forger holding
+// signer's private key writes. The lines after it must be resealed.
+func resign(t *testing.T, lines []string, i int, signer ledger.RecordSigner, edit func(map[string]any)) []string {
+	t.Helper()
+	prev, err := ledger.Decode([]byte(lines[i-1]), ledger.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := ledger.Decode([]byte(lines[i]), ledger.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var payload map[string]any
+	json.Unmarshal(rec.Payload(), &payload)
+	delete(payload, "sig")
+	edit(payload)
+	raw, _ := json.Marshal(payload)
+	env, err := ledger.Seal(prev.Head(), ledger.Event{TenantID: rec.TenantID(), SessionID: rec.SessionID(), EventType: rec.EventType(),
+		TsUnixMs: rec.TsUnixMs(), Payload: raw, Signer: signer}, ledger.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := append([]string(nil), lines...)
+	out[i] = string(env.Bytes())
+	return out
+}
+
+// TestForgeriesAreCaught (issue 23): the audit's kinds of forgery, each
+// resealed so that every chain holds, are caught with their kind and seq
+// by ledger verify (fast and deep) and by the shipped Python verifier:
+// a record signed with the checkpoint key, a checkpoint signed with the
+// record key, a session fabricated from hook events alone, an event
+// appended after the session's last verdict, a sealed value copied into
+// a decoy session to be revealed there, and a record stored as 14.0 where
+// 14 is canonical.
+func TestForgeriesAreCaught(t *testing.T) {
+	lines := readLines(t, "../../fixtures/sessions/coding-agent/destructive-commands.ndjson")
+	if !strings.Contains(lines[8], "sudo rm -rf /") || !strings.Contains(lines[9], `"decision":"deny"`) {
+		t.Fatalf("the recording changed: %s / %s", lines[8], lines[9])
+	}
+	dir := t.TempDir()
+	cpPriv, err := receipt.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpKey, _ := receipt.ParsePrivateKey(cpPriv)
+	cpSigner := receipt.NewSigner(cpKey)
+	cpPub := filepath.Join(dir, "checkpoint.pub.pem")
+	os.WriteFile(cpPub, cpSigner.PublicKeyPEMFor(receipt.PurposeCheckpoints), 0o644)
+
+	session := func(ls []string, name string) []string {
+		out := make([]string, 0, len(ls))
+		for _, l := range ls {
+			m := envelopeOf(t, l)
+			m["session_id"] = json.RawMessage(`"` + name + `"`)
+			raw, _ := json.Marshal(m)
+			out = append(out, string(raw))
+		}
+		return out
+	}
+	var hookEvents []string
+	for _, l := range lines {
+		if e, err := ledger.Decode([]byte(l), ledger.Limits{}); err == nil && aarts.IsHookPoint(e.EventType()) {
+			hookEvents = append(hookEvents, l)
+		}
+	}
+	// A value sealed for session "victim", copied into this session's
+	// sudo call.
+	keys, err := seal.OpenFileStore(filepath.Join(dir, "keys"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealer := &seal.Sealer{Keys: keys, Policy: seal.Policy{Classes: map[string]bool{"SECRET": true}}}
+	victim, _, err := sealer.Seal("default", "victim", []byte(`{"command":"curl -H 'Authorization: Bearer 9f8e7d6c5b4a3f2e1d0c9b8a' https://x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]json.RawMessage
+	json.Unmarshal(victim, &v)
+	decoy := append([]string(nil), lines...)
+	decoy[8] = strings.Replace(decoy[8], `"command":"sudo rm -rf / --no-preserve-root"`, `"command":`+string(v["command"]), 1)
+
+	// 8.0 for 8 in a verdict, the hash taken over the bytes as stored (as
+	// the fast pass reads them) and the chain relinked after it: the
+	// signature, over the canonical form, still verifies.
+	// (The session's last record: the verdict after any other binds the
+	// hash of the event before it, which relinking would change.)
+	notCanonical := append([]string(nil), lines...)
+	last := len(lines) - 1
+	oldHash := string(envelopeOf(t, lines[last])["hash"])
+	forSeq := fmt.Sprintf(`"for_seq":%d`, last-1)
+	notCanonical[last] = strings.Replace(lines[last], forSeq, forSeq+".0", 1)
+	sum := sha256.Sum256([]byte(strings.Replace(notCanonical[last], `"hash":`+oldHash+`,`, "", 1)))
+	notCanonical[last] = strings.Replace(notCanonical[last], oldHash, `"`+hex.EncodeToString(sum[:])+`"`, 1)
+
+	type want struct {
+		session string
+		seq     int
+		kind    ledger.FaultKind
+	}
+	forgeries := []struct {
+		name  string
+		lines []string
+		want  want
+	}{
+		{"verdict re-signed with the checkpoint key", resign(t, lines, 9, cpSigner, func(p map[string]any) {
+			p["verdict"].(map[string]any)["decision"] = "allow"
+		}), want{"cleanup-gone-wrong", 9, ledger.BadSignature}},
+		{"session fabricated from hook events", append(append([]string(nil), lines...), session(hookEvents, "fabricated")...),
+			want{"fabricated", 0, ledger.UnjudgedEvent}},
+		{"event after the last verdict", append(append([]string(nil), lines...), strings.Replace(lines[8], `"turn_id":"`, `"turn_id":"x`, 1)),
+			want{"cleanup-gone-wrong", len(lines), ledger.UnjudgedEvent}},
+		{"sealed value of another session", decoy, want{"cleanup-gone-wrong", 8, ledger.ForeignSealed}},
+		{"record stored as 14.0", notCanonical, want{"cleanup-gone-wrong", len(lines) - 1, ledger.NotCanonical}},
+	}
+	for i, f := range forgeries {
+		t.Run(f.name, func(t *testing.T) {
+			path := filepath.Join(dir, fmt.Sprintf("forged-%d.ndjson", i))
+			body := f.lines
+			if f.want.kind != ledger.NotCanonical {
+				body = resealAll(t, f.lines)
+			}
+			os.WriteFile(path, []byte(strings.Join(body, "\n")+"\n"), 0o600)
+			want := fmt.Sprintf("default/%s seq %d: %s", f.want.session, f.want.seq, f.want.kind)
+			for _, deep := range []bool{false, true} {
+				args := []string{"verify", "--bundle", path, "--pubkey", fixturePub, "--checkpoint-pubkey", cpPub}
+				if deep {
+					args = append(args, "--deep")
+				}
+				code, out, errs := run(t, "", args...)
+				if code != 1 || !strings.Contains(out, want) {
+					t.Errorf("ledger %v: exit %d, want 1 with %q:\n%s%s", args, code, want, out, errs)
+				}
+			}
+			out, err := python(t, "bundle", "--pubkey", fixturePub, "--checkpoint-pubkey", cpPub, path)
+			if err == nil || !strings.Contains(out, fmt.Sprintf("'%s') seq %d: %s", f.want.session, f.want.seq, f.want.kind)) {
+				t.Errorf("verify.py: %v, want %q:\n%s", err, want, out)
+			}
+		})
+	}
+
+	// A checkpoint signed with the record key: no verifier takes it for a
+	// checkpoint, whichever flag names the key.
+	t.Run("checkpoint signed with the record key", func(t *testing.T) {
+		recKey, err := receipt.LoadKey("../../fixtures/keys/fixture-ed25519.pem")
+		if err != nil {
+			t.Fatal(err)
+		}
+		bundle := filepath.Join(dir, "genuine.ndjson")
+		os.WriteFile(bundle, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
+		last, _ := ledger.Decode([]byte(lines[len(lines)-1]), ledger.Limits{})
+		note, err := checkpoint.New("agentledger", []checkpoint.Head{{Tenant: "default", Session: last.SessionID(), Seq: last.Seq(), Hash: last.Hash()}}).Sign(recKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cp := filepath.Join(dir, "by-record-key.note")
+		os.WriteFile(cp, note, 0o600)
+		for _, args := range [][]string{
+			{"verify", "--bundle", bundle, "--checkpoint", cp, "--pubkey", fixturePub, "--checkpoint-pubkey", cpPub},
+			{"verify", "--bundle", bundle, "--checkpoint", cp, "--pubkey", fixturePub},
+		} {
+			if code, out, errs := run(t, "", args...); code == 0 {
+				t.Errorf("ledger %v: exit 0, the checkpoint was accepted:\n%s%s", args, out, errs)
+			}
+		}
+		if code, _, errs := run(t, "", "verify", "--bundle", bundle, "--checkpoint", cp, "--checkpoint-pubkey", fixturePub); code == 0 || !strings.Contains(errs, "signs records") && !strings.Contains(errs, "checkpoint") {
+			t.Errorf("the record key given as a checkpoint key: exit %d %s", code, errs)
+		}
+	})
+	// The genuine recording verifies with both keys given for their
+	// purposes.
+	if code, out, errs := run(t, "", "verify", "--bundle", "../../fixtures/sessions/coding-agent/destructive-commands.ndjson",
+		"--pubkey", fixturePub, "--checkpoint-pubkey", cpPub, "--deep"); code != 0 {
+		t.Fatalf("genuine: exit %d %s %s", code, out, errs)
+	}
+}
