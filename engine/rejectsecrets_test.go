@@ -3,9 +3,12 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/seal"
 )
@@ -112,5 +115,68 @@ func TestSealedInputIsValidatedAsSent(t *testing.T) {
 	}
 	if rejected != 3 || sealed != 1 {
 		t.Errorf("%d rejections and %d sealed events recorded, want 3 and 1", rejected, sealed)
+	}
+}
+
+// TestShreddedSessionGoesOn (issue 23): a live session whose keys are
+// shredded goes on recording under a fresh key — in the running engine
+// and in one started afterwards (which rebuilds the session from the
+// record, its shredded values as recorded) — and nothing is left owed to
+// the ledger.
+func TestShreddedSessionGoesOn(t *testing.T) {
+	dir := t.TempDir()
+	st := openStore(t, dir)
+	defer st.Close()
+	keyDir := t.TempDir()
+	sealed := func() *decide.Decider {
+		d := decider(t, "coding-agent.json")
+		keys, err := seal.OpenFileStore(keyDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Sealer = &seal.Sealer{Keys: keys, Policy: seal.PolicyOf(d.Policy.Manifest())}
+		return d
+	}
+	ghp := "ghp_" + "0123456789abcdefghijABCDEFGHIJ0123456789"
+	ev := func(i int) []byte {
+		return []byte(fmt.Sprintf(`{"hook_point":"PreToolUse","session_id":"shred-live","timestamp":"2026-11-25T10:00:%02dZ","host_id":"my-agent","aarts_version":"0.1","turn_id":"t%d",`+
+			`"tool_name":"shell","tool_name_native":"Bash","artifacts":[],"tool_input":{"command":"git fetch https://x:%s@github.com/a/b"}}`, i, i, ghp))
+	}
+	spool := t.TempDir()
+	d := sealed()
+	e := newEngine(t, d, st, WithSpool(spool))
+	for i := range 2 {
+		if r := e.Answer(context.Background(), Request{Body: ev(i)}); r.ReasonCode == ReasonEngineFailure || r.ReasonCode == ReasonInputRejected {
+			t.Fatalf("event %d: %+v", i, r)
+		}
+	}
+	if kids, err := d.Sealer.Keys.Shred(seal.Scope{Tenant: ledger.DefaultTenant, Session: "shred-live"}); err != nil || len(kids) != 1 {
+		t.Fatalf("shred: %v %v", kids, err)
+	}
+	if r := e.Answer(context.Background(), Request{Body: ev(2)}); r.ReasonCode == ReasonEngineFailure {
+		t.Fatalf("after the shred, the running engine: %+v", r)
+	}
+	e2 := newEngine(t, sealed(), st, WithSpool(spool))
+	if r := e2.Answer(context.Background(), Request{Body: ev(3)}); r.ReasonCode == ReasonEngineFailure {
+		t.Fatalf("after the shred, a restarted engine: %+v", r)
+	}
+	kids := map[string]bool{}
+	var events int
+	for _, env := range readSession(t, st, ledger.SessionKey{Tenant: ledger.DefaultTenant, Session: "shred-live"}) {
+		if env.EventType() == ledger.EventEngineFailure {
+			t.Errorf("seq %d: an engine failure: %s", env.Seq(), env.Payload())
+		}
+		if env.EventType() == "PreToolUse" {
+			events++
+			for _, r := range seal.Refs(env.Payload()) {
+				kids[r.Kid] = true
+			}
+		}
+	}
+	if events != 4 || len(kids) != 2 {
+		t.Errorf("%d events under %d keys, want 4 under 2 (the shredded one and a fresh one)", events, len(kids))
+	}
+	if entries, _ := os.ReadDir(spool); len(entries) != 0 {
+		t.Errorf("%d records left in the spool", len(entries))
 	}
 }

@@ -83,7 +83,114 @@ func OpenFileStore(dir string) (*FileStore, error) {
 	if len(master) != 32 {
 		return nil, fmt.Errorf("key store: %s is %d bytes, want 32", path, len(master))
 	}
-	return &FileStore{dir: dir, master: master, cache: map[string][]byte{}, cur: map[Scope]string{}}, nil
+	fstore := &FileStore{dir: dir, master: master, cache: map[string][]byte{}, cur: map[Scope]string{}}
+	if next, err := os.ReadFile(filepath.Join(dir, nextMaster)); err == nil {
+		// A rotation was cut short: finish it.
+		if _, err := fstore.rotateTo(next); err != nil {
+			return nil, fmt.Errorf("key store: finish the master key's rotation: %w", err)
+		}
+	}
+	return fstore, nil
+}
+
+// nextMaster holds the new master key while a rotation is under way.
+const nextMaster = "master.next"
+
+// Rotate replaces the master key: every data key is rewrapped under a
+// fresh master key, each key file overwritten in place and synced, and
+// then master.key itself is overwritten in place: no copy of the old
+// master key is left in the store (a backup of DIR taken before is another
+// matter). A rotation cut short is finished when the store is next
+// opened. It returns how many data keys were rewrapped.
+func (f *FileStore) Rotate() (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	next := make([]byte, 32)
+	if _, err := rand.Read(next); err != nil {
+		return 0, err
+	}
+	if err := writeDurably(filepath.Join(f.dir, nextMaster), next); err != nil {
+		return 0, fmt.Errorf("rotate: %w", err)
+	}
+	return f.rotateTo(next)
+}
+
+// rotateTo rewraps every data key under next (a key already wrapped
+// under next is left as it is) and makes next the master key.
+func (f *FileStore) rotateTo(next []byte) (int, error) {
+	n := 0
+	scopes, err := os.ReadDir(f.dir)
+	if err != nil {
+		return 0, err
+	}
+	for _, sc := range scopes {
+		if !sc.IsDir() {
+			continue
+		}
+		files, err := os.ReadDir(filepath.Join(f.dir, sc.Name()))
+		if err != nil {
+			return n, err
+		}
+		for _, kf := range files {
+			kid, ok := strings.CutSuffix(kf.Name(), ".key")
+			if !ok {
+				continue
+			}
+			if err := f.rewrap(filepath.Join(f.dir, sc.Name(), kf.Name()), kid, next); err != nil {
+				return n, fmt.Errorf("rotate %s: %w", kid, err)
+			}
+			n++
+		}
+	}
+	if err := overwrite(filepath.Join(f.dir, "master.key"), next); err != nil {
+		return n, fmt.Errorf("rotate: %w", err)
+	}
+	f.master = next
+	if err := os.Remove(filepath.Join(f.dir, nextMaster)); err != nil {
+		return n, err
+	}
+	return n, syncDir(f.dir)
+}
+
+// rewrap rewrites the key file at path, wrapped under the current master
+// key (or already under next), wrapped under next, in place.
+func (f *FileStore) rewrap(path, kid string, next []byte) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	key, err := unwrap(f.master, kid, raw)
+	if err != nil {
+		if _, nerr := unwrap(next, kid, raw); nerr == nil {
+			return nil // rewrapped before the rotation was cut short
+		}
+		return err
+	}
+	wrapped, err := wrap(next, kid, key)
+	if err != nil {
+		return err
+	}
+	return overwrite(path, wrapped)
+}
+
+// overwrite writes data over the file at path in place (its own blocks:
+// every hard link to it sees data) and syncs it.
+func overwrite(path string, data []byte) error {
+	file, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = file.WriteAt(data, 0)
+	if err == nil {
+		err = file.Truncate(int64(len(data)))
+	}
+	if err == nil {
+		err = file.Sync()
+	}
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func (f *FileStore) path(kid string) (string, error) {
@@ -174,7 +281,15 @@ func (f *FileStore) load(kid string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := aead(f.master)
+	return unwrap(f.master, kid, raw)
+}
+
+func (f *FileStore) wrap(kid string, key []byte) ([]byte, error) { return wrap(f.master, kid, key) }
+
+// unwrap opens a key file's bytes (nonce ‖ AES-256-GCM(master, key, aad =
+// kid)).
+func unwrap(master []byte, kid string, raw []byte) ([]byte, error) {
+	a, err := aead(master)
 	if err != nil {
 		return nil, err
 	}
@@ -188,8 +303,9 @@ func (f *FileStore) load(kid string) ([]byte, error) {
 	return key, nil
 }
 
-func (f *FileStore) wrap(kid string, key []byte) ([]byte, error) {
-	a, err := aead(f.master)
+// wrap is the key file's bytes for key under master.
+func wrap(master []byte, kid string, key []byte) ([]byte, error) {
+	a, err := aead(master)
 	if err != nil {
 		return nil, err
 	}
@@ -200,8 +316,8 @@ func (f *FileStore) wrap(kid string, key []byte) ([]byte, error) {
 	return a.Seal(nonce, nonce, key, []byte(kid)), nil
 }
 
-// Shred implements KeyStore: each key file is overwritten, synced and
-// removed, then the scope's directory.
+// Shred implements KeyStore: each key file is destroyed in place
+// (destroy), then the scope's directory is removed.
 func (f *FileStore) Shred(scope Scope) ([]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -216,11 +332,7 @@ func (f *FileStore) Shred(scope Scope) ([]string, error) {
 	var kids []string
 	for _, e := range entries {
 		kid := strings.TrimSuffix(e.Name(), ".key")
-		p := filepath.Join(dir, e.Name())
-		if info, err := os.Stat(p); err == nil {
-			_ = writeDurably(p, make([]byte, info.Size()))
-		}
-		if err := os.Remove(p); err != nil {
+		if err := destroy(filepath.Join(dir, e.Name())); err != nil {
 			return kids, err
 		}
 		delete(f.cache, kid)
@@ -231,6 +343,28 @@ func (f *FileStore) Shred(scope Scope) ([]string, error) {
 		return kids, err
 	}
 	return kids, syncDir(f.dir)
+}
+
+// destroy overwrites a key file's own blocks with random bytes, syncs
+// them, and removes the file. It never writes a new file over it: a
+// rename would leave the old blocks to any hard link to the file (or any
+// process holding it open), and the key with them.
+func destroy(path string) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("destroy %s: %w", path, err)
+	}
+	noise := make([]byte, info.Size())
+	if _, err := rand.Read(noise); err != nil {
+		return err
+	}
+	if err := overwrite(path, noise); err != nil {
+		return fmt.Errorf("destroy %s: %w", path, err)
+	}
+	if err := os.Remove(path); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
 }
 
 func fileExists(p string) bool {

@@ -1,8 +1,11 @@
 package seal
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -139,5 +142,94 @@ func TestSealedValuesStayInTheirSession(t *testing.T) {
 	var ie *ledger.InputError
 	if !errors.As(err, &ie) || !strings.HasPrefix(ie.Path, "$.tool_input") {
 		t.Fatalf("a planted sealed value: %v, want an input error at $.tool_input", err)
+	}
+}
+
+// TestShredReachesHardLinks: the key file is destroyed in its own blocks,
+// so a hard link made to it before the shred holds no key after it; a
+// master key rotation rewraps every data key in place, so the values still
+// open, and a hard link to the old master key file holds the new one.
+func TestShredReachesHardLinks(t *testing.T) {
+	dir := t.TempDir()
+	keys, err := OpenFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Sealer{Keys: keys, Policy: Policy{Classes: map[string]bool{reducer.ClassSecret: true}}}
+	sealedA, _, _ := s.Seal("acme", "a", secretEvent())
+	sealedB, _, _ := s.Seal("acme", "b", secretEvent())
+	kidA := Refs(sealedA)[0].Kid
+	pathA, _ := keys.path(kidA)
+	link, masterLink := filepath.Join(t.TempDir(), "kept.key"), filepath.Join(t.TempDir(), "kept-master.key")
+	if err := os.Link(pathA, link); err != nil {
+		t.Skipf("no hard links here: %v", err)
+	}
+	if err := os.Link(filepath.Join(dir, "master.key"), masterLink); err != nil {
+		t.Fatal(err)
+	}
+	oldMaster, _ := os.ReadFile(masterLink)
+	if n, err := keys.Rotate(); err != nil || n != 2 {
+		t.Fatalf("rotate: %d %v", n, err)
+	}
+	if now, _ := os.ReadFile(masterLink); bytes.Equal(now, oldMaster) {
+		t.Error("the old master key survives the rotation in a hard link")
+	}
+	reopened, err := OpenFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for session, p := range map[string][]byte{"a": sealedA, "b": sealedB} {
+		if _, err := Unseal(p, reopened, "acme", session); err != nil {
+			t.Fatalf("after the rotation, session %s: %v", session, err)
+		}
+	}
+	kept, _ := os.ReadFile(link)
+	if _, err := unwrap(reopened.master, kidA, kept); err != nil {
+		t.Fatalf("before the shred the link holds the key: %v", err)
+	}
+	if _, err := reopened.Shred(Scope{Tenant: "acme", Session: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	kept, _ = os.ReadFile(link)
+	for _, m := range [][]byte{reopened.master, oldMaster} {
+		if _, err := unwrap(m, kidA, kept); err == nil {
+			t.Fatal("the hard link still holds the shredded key")
+		}
+	}
+	if _, err := Unseal(sealedA, reopened, "acme", "a"); !errors.Is(err, ErrShredded) {
+		t.Fatalf("after the shred: %v", err)
+	}
+	if _, err := Unseal(sealedB, reopened, "acme", "b"); err != nil {
+		t.Fatalf("another session after the shred: %v", err)
+	}
+}
+
+// TestRotationCutShortIsFinished: a rotation interrupted after some keys
+// were rewrapped is finished when the store is next opened.
+func TestRotationCutShortIsFinished(t *testing.T) {
+	dir := t.TempDir()
+	keys, _ := OpenFileStore(dir)
+	s := &Sealer{Keys: keys, Policy: Policy{Classes: map[string]bool{reducer.ClassSecret: true}}}
+	sealed := map[string][]byte{}
+	for _, session := range []string{"a", "b", "c"} {
+		sealed[session], _, _ = s.Seal("acme", session, secretEvent())
+	}
+	next := bytes.Repeat([]byte{7}, 32)
+	os.WriteFile(filepath.Join(dir, nextMaster), next, 0o600)
+	p, _ := keys.path(Refs(sealed["b"])[0].Kid)
+	if err := keys.rewrap(p, Refs(sealed["b"])[0].Kid, next); err != nil {
+		t.Fatal(err)
+	}
+	reopened, err := OpenFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(reopened.master, next) || fileExists(filepath.Join(dir, nextMaster)) {
+		t.Fatal("the rotation was not finished")
+	}
+	for session, p := range sealed {
+		if _, err := Unseal(p, reopened, "acme", session); err != nil {
+			t.Errorf("session %s: %v", session, err)
+		}
 	}
 }

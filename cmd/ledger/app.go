@@ -40,6 +40,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			sessionsCommand(a),
 			showCommand(a),
 			shredCommand(a),
+			keysCommand(a),
 			tailCommand(a),
 		},
 	}

@@ -165,6 +165,13 @@ func TestSealedSecretsEndToEnd(t *testing.T) {
 	if s0["identical"] != true || s0["shredded_steps"] != nil {
 		t.Fatalf("replay with keys: %v", s0)
 	}
+	// The master key rotated: every value still opens.
+	if code, out, errs := run(t, "", "--data", data, "keys", "rotate"); code != 0 || !strings.Contains(out, "1 data keys rewrapped") {
+		t.Fatalf("keys rotate: exit %d %s %s", code, out, errs)
+	}
+	if code, out, errs := run(t, "", "--data", data, "show", "--reveal", "leaky"); code != 0 || !strings.Contains(out, sealGitHub) {
+		t.Fatalf("show --reveal after the rotation: exit %d %s %s", code, out, errs)
+	}
 	code, out, errs = run(t, "", "--data", data, "shred", "--session", "leaky")
 	if code != 0 || !strings.Contains(out, "1 data keys destroyed") {
 		t.Fatalf("shred: exit %d %s %s", code, out, errs)
