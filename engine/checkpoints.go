@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/agentledger/agentledger/ledger"
-	"github.com/agentledger/agentledger/ledger/checkpoint"
 	"github.com/agentledger/agentledger/ledger/store"
 )
 
@@ -31,6 +31,8 @@ type Checkpointer struct {
 	dir     string
 	now     func() time.Time
 	kick    chan struct{}
+	mu      sync.Mutex
+	log     store.LogState // the stream's log as far as read: each checkpoint reads only what was added since
 }
 
 // NewCheckpointer returns a Checkpointer signing checkpoints with key and
@@ -74,15 +76,16 @@ func (c *Checkpointer) Run(ctx context.Context, every time.Duration, report func
 
 // Write takes one checkpoint now and returns the file it wrote.
 func (c *Checkpointer) Write(ctx context.Context) (string, error) {
-	infos, err := c.st.Sessions(ctx, store.Filter{})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.st.CatchUp(ctx, &c.log); err != nil {
+		return "", fmt.Errorf("checkpoint: %w", err)
+	}
+	cp, err := c.log.Checkpoint(Origin(c.st))
 	if err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}
-	heads := make([]checkpoint.Head, len(infos))
-	for i, in := range infos {
-		heads[i] = checkpoint.Head{Tenant: in.Tenant, Session: in.Session, Seq: in.HeadSeq, Hash: in.HeadHash}
-	}
-	cp := checkpoint.New("agentledger/"+c.st.StreamName(), heads)
+	heads := cp.Heads
 	signed, err := cp.Sign(c.key)
 	if err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
@@ -99,7 +102,7 @@ func (c *Checkpointer) Write(ctx context.Context) (string, error) {
 	if err := os.Rename(tmp, path); err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}
-	payload, err := json.Marshal(map[string]any{"note": string(signed), "sessions": len(heads), "file": filepath.Base(path)})
+	payload, err := json.Marshal(map[string]any{"note": string(signed), "sessions": len(heads), "size": cp.Size, "file": filepath.Base(path)})
 	if err != nil {
 		return "", err
 	}
@@ -109,6 +112,9 @@ func (c *Checkpointer) Write(ctx context.Context) (string, error) {
 	}
 	return path, nil
 }
+
+// Origin is the origin line of a store's checkpoints: its log's name.
+func Origin(st *store.Store) string { return "agentledger/" + st.StreamName() }
 
 // WithCheckpoints makes the engine trigger c after every recorded
 // SessionEnd.

@@ -610,3 +610,14 @@ func skipValue(c []byte, i int) int {
 	}
 	return -1
 }
+
+// FrameOf reads, without parsing the payload, the place of an envelope
+// stored in canonical layout: its session, seq and hash. ok is false when b
+// is not in canonical layout (Decode then says why).
+func FrameOf(b []byte) (k SessionKey, seq uint64, hash string, ok bool) {
+	f, ok := scanFrame(b)
+	if !ok {
+		return SessionKey{}, 0, "", false
+	}
+	return SessionKey{Tenant: f.tenant.String(), Session: f.session.String()}, f.seq, string(f.hash), true
+}

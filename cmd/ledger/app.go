@@ -41,6 +41,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			showCommand(a),
 			shredCommand(a),
 			keysCommand(a),
+			proveCommand(a),
+			witnessCommand(a),
 			tailCommand(a),
 		},
 	}

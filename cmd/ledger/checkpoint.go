@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentledger/agentledger/cmd/internal/cmdline"
-	"github.com/agentledger/agentledger/ledger/checkpoint"
+	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/ledger/store"
 )
 
@@ -24,15 +24,15 @@ func (a *app) checkpoint(c *cli.Context) error {
 		return err
 	}
 	defer st.Close()
-	infos, err := st.Sessions(c.Context, store.Filter{})
+	var log store.LogState
+	if err := st.CatchUp(c.Context, &log); err != nil {
+		return err
+	}
+	cp, err := log.Checkpoint(engine.Origin(st))
 	if err != nil {
 		return err
 	}
-	heads := make([]checkpoint.Head, len(infos))
-	for i, in := range infos {
-		heads[i] = checkpoint.Head{Tenant: in.Tenant, Session: in.Session, Seq: in.HeadSeq, Hash: in.HeadHash}
-	}
-	signed, err := checkpoint.New("agentledger/"+st.StreamName(), heads).Sign(key)
+	signed, err := cp.Sign(key)
 	if err != nil {
 		return err
 	}
@@ -40,7 +40,7 @@ func (a *app) checkpoint(c *cli.Context) error {
 		if err := os.WriteFile(out, signed, 0o644); err != nil {
 			return cmdline.Usage(err)
 		}
-		fmt.Fprintf(a.stderr, "checkpoint of %d sessions written to %s\n", len(heads), out)
+		fmt.Fprintf(a.stderr, "checkpoint of %d envelopes in %d sessions written to %s\n", cp.Size, len(cp.Heads), out)
 		return nil
 	}
 	_, err = a.stdout.Write(signed)
@@ -51,11 +51,12 @@ func (a *app) checkpoint(c *cli.Context) error {
 func checkpointCommand(a *app) *cli.Command {
 	return cmdline.WithGlobals(&cli.Command{
 		Name:      "checkpoint",
-		Usage:     "write a signed checkpoint of every session's head (C2SP signed note, Ed25519)",
+		Usage:     "write a signed checkpoint: the Merkle root over every envelope, and every session's head (C2SP checkpoint, Ed25519)",
 		ArgsUsage: " ",
-		Description: "A later `ledger verify --checkpoint FILE --pubkey KEY.pub.pem` finds every session that is\n" +
-			"shorter than the checkpoint says or differs at its checkpointed seq — the truncations and\n" +
-			"rewritten suffixes a hash chain alone cannot show. The key defaults to the engine's checkpoint key\n" +
+		Description: "A later `ledger verify --checkpoint FILE --checkpoint-pubkey KEY.pub.pem` finds a stream shorter than\n" +
+			"the checkpoint or changed within it, and every session that is shorter than the checkpoint says\n" +
+			"or differs at its checkpointed seq — the truncations and rewritten suffixes a hash chain alone\n" +
+			"cannot show; `ledger prove` proves an envelope in it, or one checkpoint a prefix of another. The key defaults to the engine's checkpoint key\n" +
 			"(DATA/keys/checkpoint-ed25519.pem, generated on first use, public key beside it), never the\n" +
 			"key that signs records.",
 		Flags: []cli.Flag{

@@ -169,7 +169,15 @@ func TestForgeriesAreCaught(t *testing.T) {
 		bundle := filepath.Join(dir, "genuine.ndjson")
 		os.WriteFile(bundle, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
 		last, _ := ledger.Decode([]byte(lines[len(lines)-1]), ledger.Limits{})
-		note, err := checkpoint.New("agentledger", []checkpoint.Head{{Tenant: "default", Session: last.SessionID(), Seq: last.Seq(), Hash: last.Hash()}}).Sign(recKey)
+		var log checkpoint.Log
+		for _, l := range lines {
+			log.Add([]byte(l))
+		}
+		ck, err := checkpoint.New("agentledger", &log, []checkpoint.Head{{Tenant: "default", Session: last.SessionID(), Seq: last.Seq(), Hash: last.Hash()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		note, err := ck.Sign(recKey)
 		if err != nil {
 			t.Fatal(err)
 		}

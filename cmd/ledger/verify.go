@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,8 +12,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentledger/agentledger/cmd/internal/cmdline"
+	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/checkpoint"
+	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/receipt"
 )
 
@@ -41,11 +45,13 @@ func (a *app) verify(c *cli.Context) error {
 		// with a checkpoint key is bad_signature.
 		v.With(receipt.RecordCheck(keys.Records, mode, lim))
 	}
-	if err := a.feedVerifier(c, v); err != nil {
+	logFaults, err := a.feedVerifier(c, v, ck, keys)
+	if err != nil {
 		return err
 	}
 	f := filterOf(c)
 	rep := v.Report().Only(f.Tenant, f.Session)
+	rep.Faults = append(rep.Faults, logFaults...)
 	if ck != nil {
 		ck.Heads = slices.DeleteFunc(ck.Heads, func(h checkpoint.Head) bool { return !f.Match(ledger.SessionKey{Tenant: h.Tenant, Session: h.Session}) })
 		faults, err := ck.Check(c.Context, checkpoint.InVerifier(v))
@@ -100,27 +106,73 @@ func verifyKeys(c *cli.Context) (receipt.Keys, *checkpoint.Checkpoint, error) {
 }
 
 // feedVerifier reads --bundle, or the sessions of the ledger the filter
-// selects, into v: one pass, whatever v checks.
-func (a *app) feedVerifier(c *cli.Context, v *ledger.Verifier) error {
+// selects, into v: one pass, whatever v checks. Verifying a whole store, it
+// also reads the stream's log and checks it against ck and against every
+// checkpoint the engine recorded in the ledger (a bundle holds no stream
+// order: its checkpoints are checked by their session heads alone).
+func (a *app) feedVerifier(c *cli.Context, v *ledger.Verifier, ck *checkpoint.Checkpoint, keys receipt.Keys) ([]*ledger.ChainError, error) {
 	if b := c.String("bundle"); b != "" {
 		in, closeIn, err := a.openInput(b)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		defer closeIn()
 		if err := v.ReadBundle(in); err != nil {
-			return cmdline.Usage(err)
+			return nil, cmdline.Usage(err)
 		}
-		return nil
+		return nil, nil
 	}
 	st, err := cmdline.OpenStore(c, cmdline.Read)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer st.Close()
 	p := cmdline.NewProgress(a.stderr, "verify")
 	defer p.Done()
-	return st.Feed(c.Context, filterOf(c), v, p.Update)
+	if err := st.Feed(c.Context, filterOf(c), v, p.Update); err != nil || filterOf(c) != (store.Filter{}) {
+		return nil, err
+	}
+	return logFaults(c.Context, st, ck, keys)
+}
+
+// logFaults checks a store's log against ck (when given) and against the
+// checkpoints recorded in it (their signatures too, when checkpoint keys
+// are given).
+func logFaults(ctx context.Context, st *store.Store, ck *checkpoint.Checkpoint, keys receipt.Keys) ([]*ledger.ChainError, error) {
+	var log store.LogState
+	if err := st.CatchUp(ctx, &log); err != nil {
+		return nil, err
+	}
+	var faults []*ledger.ChainError
+	if ck != nil {
+		if f := ck.CheckLog(&log.Log); f != nil {
+			faults = append(faults, f)
+		}
+	}
+	err := st.ReadSession(ctx, engine.CheckpointSession, func(m store.Msg) error {
+		e, err := ledger.Decode(m.Data, ledger.Limits{})
+		if err != nil || e.EventType() != ledger.EventCheckpoint {
+			return nil // chain verification names it
+		}
+		fault := func(kind ledger.FaultKind, detail string) {
+			faults = append(faults, &ledger.ChainError{Kind: kind, Tenant: e.TenantID(), Session: e.SessionID(), Seq: e.Seq(), StreamSeq: m.StreamSeq, Detail: detail})
+		}
+		var rec struct {
+			Note string `json:"note"`
+		}
+		json.Unmarshal(e.Payload(), &rec)
+		cp, err := checkpoint.ParseNote([]byte(rec.Note))
+		if len(keys.Checkpoints) > 0 && err == nil {
+			cp, err = checkpoint.OpenWith([]byte(rec.Note), keys.Checkpoints)
+		}
+		if err != nil {
+			fault(ledger.BadRecord, "the recorded checkpoint: "+err.Error())
+		} else if f := cp.CheckLog(&log.Log); f != nil {
+			fault(f.Kind, "the recorded checkpoint: "+f.Detail)
+		}
+		return nil
+	})
+	return faults, err
 }
 
 func writeReport(w io.Writer, r *ledger.Report) error {

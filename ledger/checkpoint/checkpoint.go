@@ -1,13 +1,29 @@
-// Package checkpoint writes and checks signed checkpoints of a ledger: a
-// C2SP signed note (Ed25519) that commits to every session's last seq and
-// head hash, with an RFC 6962 Merkle root over those heads.
+// Package checkpoint writes and checks signed checkpoints of a ledger, and
+// proves what they commit to.
+//
+// A checkpoint (format 2) is a C2SP signed note whose body is a C2SP
+// tlog-checkpoint: the log's origin, its size — the number of envelopes in
+// the stream — and the RFC 6962 Merkle root over every envelope in the
+// stream's append order (Log). Because the tree only grows, any two
+// checkpoints of one log are consistent (the smaller is a prefix of the
+// larger) unless the log was rewritten, and `ledger prove` prints the
+// inclusion and consistency proofs any RFC 6962 verifier checks; a witness
+// that refuses to cosign two checkpoints that are not consistent turns a
+// fork into evidence. After the three body lines, extension lines list
+// every session's last seq and head hash: the session-head index, which
+// names the sessions a cut or rewrite touched.
 //
 // A hash chain alone cannot show that its tail was cut off or that a whole
 // suffix was rewritten with freshly computed hashes; a checkpoint taken
 // before can. Checking a ledger against a checkpoint finds every session
-// that is now shorter than the checkpoint says (truncated) and every
-// session whose envelope at the checkpointed seq has another hash
-// (rewritten or forked).
+// that is now shorter than the checkpoint says (truncated), every session
+// whose envelope at the checkpointed seq has another hash (rewritten or
+// forked), and, over the whole stream, a log shorter than the checkpoint
+// or with another root at its size.
+//
+// Format 1 checkpoints (before format 2) had the number of sessions as
+// their size and a Merkle root over the session heads; they are still
+// read, and checked by their heads alone.
 package checkpoint
 
 import (
@@ -46,19 +62,35 @@ type Head struct {
 func (h Head) key() ledger.SessionKey { return ledger.SessionKey{Tenant: h.Tenant, Session: h.Session} }
 
 // Checkpoint is the state of a ledger at one moment: its origin (the
-// stream), every session's head in (tenant, session) order, and the Merkle
-// root over them.
+// stream), its size and Merkle root, and every session's head in (tenant,
+// session) order.
 type Checkpoint struct {
-	Origin string
-	Heads  []Head
-	Root   [32]byte
+	// Version is the checkpoint's format: 2, or 1 for one written before
+	// format 2 (whose Size is the number of sessions and whose Root is
+	// over their heads).
+	Version int
+	Origin  string
+	Size    int64
+	Root    [32]byte
+	Heads   []Head
 }
 
-// New returns the checkpoint of heads (in any order) for origin.
-func New(origin string, heads []Head) *Checkpoint {
+// Version2 is the format New writes.
+const Version2 = 2
+
+// versionLine opens a format 2 checkpoint's extension lines.
+const versionLine = "agentledger-checkpoint/2"
+
+// New returns the checkpoint of log (its size and root now) and heads (in
+// any order) for origin.
+func New(origin string, log *Log, heads []Head) (*Checkpoint, error) {
+	root, err := log.Root(log.Size())
+	if err != nil {
+		return nil, err
+	}
 	hs := slices.Clone(heads)
 	slices.SortFunc(hs, func(a, b Head) int { return cmp.Or(cmp.Compare(a.Tenant, b.Tenant), cmp.Compare(a.Session, b.Session)) })
-	return &Checkpoint{Origin: origin, Heads: hs, Root: Root(hs)}
+	return &Checkpoint{Version: Version2, Origin: origin, Size: log.Size(), Root: root, Heads: hs}, nil
 }
 
 // leaf is the bytes a session's head contributes to the tree, every field
@@ -104,12 +136,16 @@ func treeHash(leaves [][32]byte) [32]byte {
 	return sha256.Sum256(append(append([]byte{1}, l[:]...), r[:]...))
 }
 
-// Text is the checkpoint's note body: the origin, the number of sessions
-// and the root (the C2SP checkpoint header), then one line per session:
-// tenant and session (URL path-escaped), last seq, head hash.
+// Text is the checkpoint's note body: origin, size and base64 root (the
+// tlog-checkpoint lines), then the extension lines — the version line and
+// one line per session: tenant, session (each URL path-escaped), seq and
+// head hash, separated by single spaces.
 func (c *Checkpoint) Text() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n%d\n%s\n", c.Origin, len(c.Heads), base64.StdEncoding.EncodeToString(c.Root[:]))
+	fmt.Fprintf(&b, "%s\n%d\n%s\n", c.Origin, c.Size, base64.StdEncoding.EncodeToString(c.Root[:]))
+	if c.Version >= Version2 {
+		fmt.Fprintf(&b, "%s %d\n", versionLine, len(c.Heads))
+	}
 	for _, h := range c.Heads {
 		fmt.Fprintf(&b, "%s %s %d %s\n", url.PathEscape(h.Tenant), url.PathEscape(h.Session), h.Seq, h.Hash)
 	}
@@ -172,41 +208,73 @@ func Open(msg []byte, pub ed25519.PublicKey) (*Checkpoint, error) {
 	return parse(n.Text)
 }
 
+// ParseNote reads a signed checkpoint without checking its signature:
+// its body alone (for a checkpoint embedded in a ledger record, whose own
+// signature vouches for it, or when no checkpoint key is at hand).
+func ParseNote(msg []byte) (*Checkpoint, error) {
+	body, _, ok := strings.Cut(string(msg), "\n\n")
+	if !ok {
+		return nil, errors.New("checkpoint: not a signed note (no blank line before the signatures)")
+	}
+	return parse(body + "\n")
+}
+
 func parse(text string) (*Checkpoint, error) {
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	if len(lines) < 3 {
 		return nil, errors.New("checkpoint: want origin, size and root lines")
 	}
-	c := &Checkpoint{Origin: lines[0]}
-	n, err := strconv.Atoi(lines[1])
-	if err != nil || n != len(lines)-3 {
-		return nil, fmt.Errorf("checkpoint: size line %q does not match its %d session lines", lines[1], len(lines)-3)
+	c := &Checkpoint{Version: 1, Origin: lines[0]}
+	size, err := strconv.ParseInt(lines[1], 10, 64)
+	if err != nil || size < 0 || strconv.FormatInt(size, 10) != lines[1] {
+		return nil, fmt.Errorf("checkpoint: size line %q is not a decimal size", lines[1])
 	}
+	c.Size = size
 	root, err := base64.StdEncoding.DecodeString(lines[2])
 	if err != nil || len(root) != 32 {
 		return nil, fmt.Errorf("checkpoint: root line %q is not a base64 SHA-256", lines[2])
 	}
-	for i, l := range lines[3:] {
-		f := strings.Fields(l)
+	copy(c.Root[:], root)
+	heads := lines[3:]
+	if len(heads) > 0 && strings.HasPrefix(heads[0], versionLine+" ") {
+		c.Version = Version2
+		n, err := strconv.Atoi(strings.TrimPrefix(heads[0], versionLine+" "))
+		if heads = heads[1:]; err != nil || n != len(heads) {
+			return nil, fmt.Errorf("checkpoint: version line %q does not match its %d session lines", lines[3], len(heads))
+		}
+	} else if size != int64(len(heads)) {
+		return nil, fmt.Errorf("checkpoint: size line %q does not match its %d session lines (format 1)", lines[1], len(heads))
+	}
+	for i, l := range heads {
+		f := strings.Split(l, " ")
 		if len(f) != 4 {
-			return nil, fmt.Errorf("checkpoint line %d: want tenant, session, seq, head", i+4)
+			return nil, fmt.Errorf("checkpoint line %d: want tenant, session, seq, head", i+len(lines)-len(heads)+1)
 		}
 		t, err1 := url.PathUnescape(f[0])
 		s, err2 := url.PathUnescape(f[1])
 		seq, err3 := strconv.ParseUint(f[2], 10, 64)
 		if err := errors.Join(err1, err2, err3); err != nil {
-			return nil, fmt.Errorf("checkpoint line %d: %w", i+4, err)
+			return nil, fmt.Errorf("checkpoint line %d: %w", i+len(lines)-len(heads)+1, err)
 		}
 		c.Heads = append(c.Heads, Head{Tenant: t, Session: s, Seq: seq, Hash: f[3]})
 	}
-	if c.Root = Root(c.Heads); !bytes.Equal(c.Root[:], root) {
-		return nil, errors.New("checkpoint: the root does not match the listed sessions")
+	if c.Version == 1 {
+		if r := Root(c.Heads); !bytes.Equal(r[:], root) {
+			return nil, errors.New("checkpoint: the root does not match the listed sessions (format 1)")
+		}
 	}
 	return c, nil
 }
 
 // Fault kinds a checkpoint finds.
 const (
+	// LogTruncated: the stream holds fewer envelopes than the checkpoint's
+	// size (its tail was cut off).
+	LogTruncated ledger.FaultKind = "log_truncated"
+	// LogRewritten: the first size envelopes of the stream have another
+	// Merkle root than the checkpoint's (something in them was changed,
+	// removed or inserted: the log forked).
+	LogRewritten ledger.FaultKind = "log_rewritten"
 	// Truncated: the session is shorter than the checkpoint says, or gone.
 	Truncated ledger.FaultKind = "truncated"
 	// Rewritten: the envelope at the checkpointed seq has another hash
@@ -241,6 +309,27 @@ func (c *Checkpoint) Check(ctx context.Context, hashAt HashAt) ([]*ledger.ChainE
 		}
 	}
 	return faults, nil
+}
+
+// CheckLog compares the log of a whole stream with c (format 2): a fault
+// when the log is shorter than c or has another root at c's size. The
+// fault names no session (Tenant "agentledger", Session "log"); its Seq
+// is c's size. A format 1 checkpoint commits to no log: nil.
+func (c *Checkpoint) CheckLog(l *Log) *ledger.ChainError {
+	if c.Version < Version2 {
+		return nil
+	}
+	if l.Size() < c.Size {
+		return &ledger.ChainError{Kind: LogTruncated, Tenant: "agentledger", Session: "log", Seq: uint64(c.Size),
+			Detail: fmt.Sprintf("the checkpoint has %d envelopes; the stream holds %d", c.Size, l.Size())}
+	}
+	root, err := l.Root(c.Size)
+	if err != nil || root != c.Root {
+		return &ledger.ChainError{Kind: LogRewritten, Tenant: "agentledger", Session: "log", Seq: uint64(c.Size),
+			Want: base64.StdEncoding.EncodeToString(c.Root[:]), Got: base64.StdEncoding.EncodeToString(root[:]),
+			Detail: fmt.Sprintf("the first %d envelopes of the stream have another Merkle root than the checkpoint's", c.Size)}
+	}
+	return nil
 }
 
 // Heads returns the head of each chain (each one session's envelopes in

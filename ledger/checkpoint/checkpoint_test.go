@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
@@ -31,7 +32,11 @@ func chain(t *testing.T, tenant, session string, n int, tag string) []*ledger.En
 func TestCheckpointFindsTruncationAndRewrite(t *testing.T) {
 	pub, key, _ := ed25519.GenerateKey(nil)
 	a, b, c := chain(t, "acme", "s 1", 6, "x"), chain(t, "acme", "s2", 4, "x"), chain(t, "beta", "s3", 3, "x")
-	signed, err := New("agentledger/LEDGER", Heads([][]*ledger.Envelope{a, b, c})).Sign(key)
+	ck, err := New("agentledger/LEDGER", logOf(a, b, c), Heads([][]*ledger.Envelope{a, b, c}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed, err := ck.Sign(key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,11 +77,36 @@ func TestCheckpointFindsTruncationAndRewrite(t *testing.T) {
 	if _, err := Open(signed, other); !errors.Is(err, ErrSignature) {
 		t.Fatalf("other key: %v", err)
 	}
-	// The root must match the listed sessions.
-	lines := strings.Split(cp.Text(), "\n")
-	lines[2] = strings.Split(New("o", Heads([][]*ledger.Envelope{a, b})).Text(), "\n")[2]
+	// A format 1 checkpoint (heads and their root) is still read; its
+	// root must match the listed sessions.
+	heads := Heads([][]*ledger.Envelope{a, b, c})
+	v1 := &Checkpoint{Version: 1, Origin: "o", Size: int64(len(heads)), Root: Root(heads), Heads: heads}
+	if got, err := parse(v1.Text()); err != nil || got.Version != 1 || len(got.Heads) != 3 {
+		t.Fatalf("format 1: %+v %v", got, err)
+	}
+	lines := strings.Split(v1.Text(), "\n")
+	wrong := Root(Heads([][]*ledger.Envelope{a, b}))
+	lines[2] = base64.StdEncoding.EncodeToString(wrong[:])
 	if _, err := parse(strings.Join(lines, "\n")); err == nil || !strings.Contains(err.Error(), "root") {
 		t.Fatalf("a root that does not match its sessions: %v", err)
+	}
+}
+
+// logOf is the log of chains, interleaved envelope by envelope as a
+// stream would hold them.
+func logOf(chains ...[]*ledger.Envelope) *Log {
+	var l Log
+	for i := 0; ; i++ {
+		added := false
+		for _, c := range chains {
+			if i < len(c) {
+				l.Add(c[i].Bytes())
+				added = true
+			}
+		}
+		if !added {
+			return &l
+		}
 	}
 }
 

@@ -194,6 +194,22 @@ func (s *Store) ReadAll(ctx context.Context, f Filter, fn func(Msg) error) error
 	return s.read(ctx, subj, last, fn)
 }
 
+// ReadStream calls fn with every stored message from stream sequence from
+// on (0 or 1: the first), in stream order, up to the stream's last message
+// when ReadStream started: the log a checkpoint commits to.
+func (s *Store) ReadStream(ctx context.Context, from uint64, fn func(Msg) error) error {
+	ictx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	info, err := s.stream.Info(ictx)
+	cancel()
+	if err != nil {
+		return s.wrap("stream info", err)
+	}
+	if info.State.Msgs == 0 || info.State.LastSeq < max(from, 1) {
+		return nil
+	}
+	return s.readFrom(ctx, s.subj.all(), from, info.State.LastSeq, fn)
+}
+
 // read delivers the messages on subj up to stream sequence last through an
 // ordered consumer.
 func (s *Store) read(ctx context.Context, subj string, last uint64, fn func(Msg) error) error {

@@ -62,7 +62,14 @@ func TestTamperWithTheLiveStream(t *testing.T) {
 	for k, c := range chains {
 		heads = append(heads, checkpoint.Head{Tenant: "default", Session: k, Seq: c[4].Seq(), Hash: c[4].Hash()})
 	}
-	cp := checkpoint.New("agentledger/LEDGER", heads)
+	var log LogState
+	if err := st.CatchUp(ctx, &log); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := checkpoint.New("agentledger/LEDGER", &log.Log, heads)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	// The stream denies message deletion, so the attacker (with the
 	// server's admin rights) rewrites history wholesale: reads every
@@ -186,5 +193,16 @@ func TestTamperWithTheLiveStream(t *testing.T) {
 	}
 	if byCP["rewritten"] != checkpoint.Rewritten || byCP["truncated"] != checkpoint.Truncated {
 		t.Fatalf("checkpoint faults: %v", faults)
+	}
+	// The log the checkpoint signs is not the doctored stream's.
+	var now LogState
+	if err := st.CatchUp(ctx, &now); err != nil {
+		t.Fatal(err)
+	}
+	if f := cp.CheckLog(&now.Log); f == nil || f.Kind != checkpoint.LogRewritten {
+		t.Fatalf("the doctored log against the checkpoint: %v", f)
+	}
+	if f := cp.CheckLog(&log.Log); f != nil {
+		t.Fatalf("the genuine log against its checkpoint: %v", f)
 	}
 }

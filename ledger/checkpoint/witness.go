@@ -1,0 +1,125 @@
+package checkpoint
+
+import (
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"golang.org/x/mod/sumdb/note"
+)
+
+// ErrFork is returned when a witness is asked to cosign a checkpoint that
+// is not consistent with the last one it cosigned for the same log: the
+// same size with another root, a smaller size, or a larger one without a
+// valid consistency proof.
+var ErrFork = errors.New("not consistent with the last checkpoint cosigned")
+
+// Seen is what a witness remembers of one log: the size and root of the
+// last checkpoint it cosigned.
+type Seen struct {
+	Size int64  `json:"size"`
+	Root string `json:"root"` // base64
+}
+
+// Witness cosigns checkpoints of logs it follows (C2SP tlog-cosignature,
+// Ed25519), each only if it is consistent with the last one it cosigned
+// for that log: it never signs two views of one log that cannot both be
+// true.
+type Witness struct {
+	Name string
+	Key  ed25519.PrivateKey
+	// Seen holds, by origin, the last checkpoint cosigned; Cosign updates
+	// it, and the caller keeps it durably.
+	Seen map[string]Seen
+}
+
+// Cosign verifies msg, a checkpoint signed with logKey, against the last
+// checkpoint cosigned for its origin — equal, or a prefix proven by proof
+// (a consistency proof from that size and root to msg's) — and returns msg
+// with the witness's cosignature added. A checkpoint that is not
+// consistent is ErrFork, and nothing is signed or remembered.
+func (w *Witness) Cosign(msg []byte, logKey ed25519.PublicKey, proof *ConsistencyProof, now time.Time) ([]byte, error) {
+	vkey, err := note.NewEd25519VerifierKey(KeyName, logKey)
+	if err != nil {
+		return nil, err
+	}
+	v, err := note.NewVerifier(vkey)
+	if err != nil {
+		return nil, err
+	}
+	n, err := note.Open(msg, note.VerifierList(v))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSignature, err)
+	}
+	cp, err := parse(n.Text)
+	if err != nil {
+		return nil, err
+	}
+	if cp.Version < Version2 {
+		return nil, fmt.Errorf("a format %d checkpoint commits to no log: nothing to witness", cp.Version)
+	}
+	root := base64.StdEncoding.EncodeToString(cp.Root[:])
+	if seen, ok := w.Seen[cp.Origin]; ok {
+		if err := consistent(seen, cp.Size, root, proof); err != nil {
+			return nil, fmt.Errorf("%s at size %d: %w: %w", cp.Origin, cp.Size, ErrFork, err)
+		}
+	}
+	out, err := note.Sign(n, &cosigner{name: w.Name, key: w.Key, at: now})
+	if err != nil {
+		return nil, err
+	}
+	if w.Seen == nil {
+		w.Seen = map[string]Seen{}
+	}
+	w.Seen[cp.Origin] = Seen{Size: cp.Size, Root: root}
+	return out, nil
+}
+
+// consistent reports whether a checkpoint of size and root may follow the
+// one seen.
+func consistent(seen Seen, size int64, root string, proof *ConsistencyProof) error {
+	switch {
+	case size < seen.Size:
+		return fmt.Errorf("the log was cosigned at size %d already", seen.Size)
+	case size == seen.Size && root != seen.Root:
+		return fmt.Errorf("size %d was cosigned with root %s, this has %s", size, seen.Root, root)
+	case size == seen.Size:
+		return nil
+	case proof == nil:
+		return fmt.Errorf("a consistency proof from size %d is needed (ledger prove consistency)", seen.Size)
+	case proof.OldSize != seen.Size || proof.OldRoot != seen.Root || proof.NewSize != size || proof.NewRoot != root:
+		return fmt.Errorf("the proof is from size %d to %d, not from the size and root cosigned (%d) to this checkpoint's (%d)", proof.OldSize, proof.NewSize, seen.Size, size)
+	}
+	return proof.Check()
+}
+
+// cosigner is a note.Signer making C2SP tlog-cosignature/v1 Ed25519
+// signatures: over "cosignature/v1\ntime T\n" and the note body, as
+// timestamp (uint64, big-endian) ‖ signature.
+type cosigner struct {
+	name string
+	key  ed25519.PrivateKey
+	at   time.Time
+}
+
+func (c *cosigner) Name() string { return c.name }
+
+// KeyHash is SHA-256(name ‖ "\n" ‖ 0x04 ‖ public key)[:4].
+func (c *cosigner) KeyHash() uint32 { return CosignerKeyHash(c.name, c.key.Public().(ed25519.PublicKey)) }
+
+func (c *cosigner) Sign(msg []byte) ([]byte, error) {
+	t := uint64(c.at.Unix())
+	signed := append([]byte("cosignature/v1\ntime "+strconv.FormatUint(t, 10)+"\n"), msg...)
+	return append(binary.BigEndian.AppendUint64(nil, t), ed25519.Sign(c.key, signed)...), nil
+}
+
+// CosignerKeyHash is the key id of an Ed25519 cosigner's signature lines.
+func CosignerKeyHash(name string, pub ed25519.PublicKey) uint32 {
+	h := sha256.Sum256(append(append([]byte(name+"\n"), 0x04), pub...))
+	return binary.BigEndian.Uint32(h[:4])
+}
