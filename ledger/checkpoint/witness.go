@@ -110,7 +110,9 @@ type cosigner struct {
 func (c *cosigner) Name() string { return c.name }
 
 // KeyHash is SHA-256(name ‖ "\n" ‖ 0x04 ‖ public key)[:4].
-func (c *cosigner) KeyHash() uint32 { return CosignerKeyHash(c.name, c.key.Public().(ed25519.PublicKey)) }
+func (c *cosigner) KeyHash() uint32 {
+	return CosignerKeyHash(c.name, c.key.Public().(ed25519.PublicKey))
+}
 
 func (c *cosigner) Sign(msg []byte) ([]byte, error) {
 	t := uint64(c.at.Unix())

@@ -61,7 +61,9 @@ func (s *Store) CatchUp(ctx context.Context, l *LogState) error {
 // order.
 func (l *LogState) Heads() []checkpoint.Head {
 	hs := slices.Collect(maps.Values(l.heads))
-	slices.SortFunc(hs, func(a, b checkpoint.Head) int { return cmp.Or(cmp.Compare(a.Tenant, b.Tenant), cmp.Compare(a.Session, b.Session)) })
+	slices.SortFunc(hs, func(a, b checkpoint.Head) int {
+		return cmp.Or(cmp.Compare(a.Tenant, b.Tenant), cmp.Compare(a.Session, b.Session))
+	})
 	return hs
 }
 
