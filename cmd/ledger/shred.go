@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -48,9 +49,23 @@ func (a *app) audit(c *cli.Context, st *store.Store, eventType string, k ledger.
 	if err != nil {
 		return err
 	}
-	_, err = st.Append(c.Context, ledger.Event{TenantID: AuditSession.Tenant, SessionID: AuditSession.Session, EventType: eventType,
-		TsUnixMs: nowMs(), Payload: payload, Signer: signer})
-	return err
+	if _, err = st.Append(c.Context, ledger.Event{TenantID: AuditSession.Tenant, SessionID: AuditSession.Session, EventType: eventType,
+		TsUnixMs: nowMs(), Payload: payload, Signer: signer}); err != nil {
+		return err
+	}
+	// A checkpoint at once, kept outside the stream as well: a Reveal or
+	// Shred cut off the ledger's tail later is caught by it.
+	data := cmdline.Resolve(c, cmdline.FlagData)
+	key, _, err := cmdline.SigningKey("", data, cmdline.KeyCheckpoints)
+	if err != nil {
+		return err
+	}
+	path, err := engine.NewCheckpointer(st, key, filepath.Join(data, "checkpoints"), signer).Write(c.Context)
+	if err != nil {
+		return fmt.Errorf("checkpoint after the %s: %w", eventType, err)
+	}
+	fmt.Fprintf(a.stderr, "the %s is recorded; checkpoint %s\n", eventType, path)
+	return nil
 }
 
 func (a *app) shred(c *cli.Context) error {

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentledger/agentledger/ledger/checkpoint"
+	"github.com/agentledger/agentledger/receipt"
+)
+
+// TestProofsAndWitness (issue 23): checkpoints commit to a log that only
+// grows. Inclusion proofs of an envelope and of a session's head, and a
+// consistency proof between two checkpoints, verify with the shipped
+// Python verifier; a checkpoint taken right after another (nothing
+// appended between) is consistent with it; the witness cosigns each in
+// turn and refuses a fork of the same size, a smaller size, and a larger
+// one without a proof; a Reveal triggers a checkpoint, and a bundle whose
+// Reveal was cut off fails against it in ledger verify and verify.py.
+func TestProofsAndWitness(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "d")
+	if code, _, errs := run(t, events([]string{"s-1", "s-2", "s-3"}, 13), "--data", data, "append"); code != 0 {
+		t.Fatal(errs)
+	}
+	cp := func(name string) string {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if code, _, errs := run(t, "", "--data", data, "checkpoint", "-o", path); code != 0 {
+			t.Fatalf("checkpoint: %s", errs)
+		}
+		return path
+	}
+	cp1, cp1b := cp("cp1.note"), cp("cp1b.note")
+	if code, _, errs := run(t, events([]string{"s-2", "s-4"}, 6), "--data", data, "append"); code != 0 {
+		t.Fatal(errs)
+	}
+	cp2 := cp("cp2.note")
+	cpKey := filepath.Join(data, "keys", "checkpoint-ed25519.pub.pem")
+	prove := func(name string, args ...string) string {
+		t.Helper()
+		code, out, errs := run(t, "", append([]string{"--data", data, "prove"}, args...)...)
+		if code != 0 {
+			t.Fatalf("prove %v: exit %d %s", args, code, errs)
+		}
+		path := filepath.Join(dir, name)
+		os.WriteFile(path, []byte(out), 0o600)
+		return path
+	}
+	proofs := map[string]string{
+		"inclusion": prove("inc.json", "inclusion", "--checkpoint", cp2, "--tenant", "acme", "--session", "s-2", "--seq", "1"),
+		"head":      prove("head.json", "inclusion", "--checkpoint", cp1, "--tenant", "acme", "--session", "s-3"),
+		"prefix":    prove("cons.json", "consistency", "--old", cp1, "--new", cp2),
+		"same":      prove("same.json", "consistency", "--old", cp1, "--new", cp1b),
+	}
+	for name, p := range proofs {
+		kind := "inclusion"
+		if name == "prefix" || name == "same" {
+			kind = "consistency"
+		}
+		if out, err := python(t, kind, "--checkpoint-pubkey", cpKey, p); err != nil || !strings.Contains(out, "OK") {
+			t.Errorf("verify.py %s %s: %v\n%s", kind, name, err, out)
+		}
+	}
+	// The proofs fail when anything in them changes.
+	raw, _ := os.ReadFile(proofs["inclusion"])
+	var inc InclusionOutput
+	json.Unmarshal(raw, &inc)
+	if inc.TreeSize != 19 || len(inc.Path) == 0 {
+		t.Fatalf("inclusion proof: %+v", inc.InclusionProof)
+	}
+	inc.Path[0] = inc.Path[len(inc.Path)-1]
+	if len(inc.Path) == 1 {
+		inc.Index++
+	}
+	bad, _ := json.Marshal(inc)
+	os.WriteFile(filepath.Join(dir, "bad.json"), bad, 0o600)
+	if out, err := python(t, "inclusion", "--checkpoint-pubkey", cpKey, filepath.Join(dir, "bad.json")); err == nil {
+		t.Errorf("a changed audit path verifies:\n%s", out)
+	}
+
+	// The witness: cp1, then cp1b (same size, same root), then cp2 with
+	// the consistency proof; a fork and a rollback are refused.
+	wkey, state := filepath.Join(dir, "witness.pem"), filepath.Join(dir, "witness.json")
+	witness := func(note string, extra ...string) (int, string, string) {
+		args := append([]string{"witness", "--key", wkey, "--name", "witness.example/w1", "--state", state, "--checkpoint-pubkey", cpKey}, extra...)
+		return run(t, "", append(args, note)...)
+	}
+	for _, step := range []struct {
+		note  string
+		extra []string
+	}{{cp1, nil}, {cp1b, nil}, {cp2, []string{"--proof", proofs["prefix"]}}} {
+		code, out, errs := witness(step.note, step.extra...)
+		if code != 0 || !strings.Contains(out, "— witness.example/w1 ") {
+			t.Fatalf("witness %s: exit %d %s %s", step.note, code, out, errs)
+		}
+	}
+	before, _ := os.ReadFile(state)
+	key, err := receipt.LoadKey(filepath.Join(data, "keys", "checkpoint-ed25519.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := os.ReadFile(cp2)
+	ck, err := checkpoint.ParseNote(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck.Root[0] ^= 1 // a fork: another log of the same size, signed with the log's own key
+	forked, _ := ck.Sign(key)
+	os.WriteFile(filepath.Join(dir, "fork.note"), forked, 0o600)
+	for name, c := range map[string][]string{
+		"fork":                 {filepath.Join(dir, "fork.note")},
+		"rollback":             {cp1},
+		"larger without proof": nil,
+	} {
+		if c == nil {
+			if code, _, _ := run(t, events([]string{"s-5"}, 2), "--data", data, "append"); code != 0 {
+				t.Fatal("append")
+			}
+			c = []string{cp("cp3.note")}
+		}
+		if code, out, errs := witness(c[0]); code != 1 || !strings.Contains(errs, "not consistent") {
+			t.Errorf("witness, %s: exit %d, want 1 refusing it:\n%s%s", name, code, out, errs)
+		}
+	}
+	if after, _ := os.ReadFile(state); !bytes.Equal(before, after) {
+		t.Errorf("a refused checkpoint changed the witness's state:\n%s\n%s", before, after)
+	}
+
+	// A Reveal records a checkpoint; a bundle that lost the Reveal fails
+	// against it.
+	if code, _, errs := run(t, "", "--data", data, "show", "--reveal", "--tenant", "acme", "s-1"); code != 0 || !strings.Contains(errs, "checkpoint") {
+		t.Fatalf("show --reveal: exit %d %s", code, errs)
+	}
+	notes, _ := filepath.Glob(filepath.Join(data, "checkpoints", "*.note"))
+	if len(notes) != 1 {
+		t.Fatalf("%d checkpoints after the reveal, want 1", len(notes))
+	}
+	bundle := filepath.Join(dir, "all.ndjson")
+	if code, _, errs := run(t, "", "--data", data, "export", "-o", bundle); code != 0 {
+		t.Fatal(errs)
+	}
+	all, _ := os.ReadFile(bundle)
+	var kept []string
+	for _, l := range strings.Split(strings.TrimSpace(string(all)), "\n") {
+		if !strings.Contains(l, `"event_type":"Reveal"`) {
+			kept = append(kept, l)
+		}
+	}
+	cut := filepath.Join(dir, "cut.ndjson")
+	os.WriteFile(cut, []byte(strings.Join(kept, "\n")+"\n"), 0o600)
+	if code, out, _ := run(t, "", "verify", "--bundle", cut, "--checkpoint", notes[0], "--checkpoint-pubkey", cpKey); code != 1 ||
+		!strings.Contains(out, "agentledger/audit seq 0: truncated") {
+		t.Errorf("ledger verify of the cut bundle: exit %d\n%s", code, out)
+	}
+	if out, err := python(t, "bundle", "--checkpoint", notes[0], "--checkpoint-pubkey", cpKey, cut); err == nil ||
+		!strings.Contains(out, "('agentledger', 'audit') seq 0: truncated") {
+		t.Errorf("verify.py of the cut bundle: %v\n%s", err, out)
+	}
+	// The whole store verifies against every checkpoint it holds.
+	if code, out, errs := run(t, "", "--data", data, "verify", "--checkpoint", cp2, "--checkpoint-pubkey", cpKey); code != 0 {
+		t.Errorf("verify against cp2: exit %d %s %s", code, out, errs)
+	}
+}
