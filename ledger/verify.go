@@ -153,6 +153,28 @@ type Report struct {
 	Envelopes int              `json:"envelopes"`
 	Sessions  []SessionSummary `json:"sessions"`
 	Faults    []*ChainError    `json:"faults"`
+	// Legacy lists the records verified under an older format's rules,
+	// and what those rules guarantee: no fault, but less than the current
+	// format proves.
+	Legacy []Legacy `json:"legacy,omitempty"`
+}
+
+// Legacy says that records of one session were written in an older
+// format and verified under its rules.
+type Legacy struct {
+	Tenant     string `json:"tenant_id"`
+	Session    string `json:"session_id"`
+	Format     string `json:"format"`
+	Records    int    `json:"records"`
+	FirstSeq   uint64 `json:"first_seq"`
+	LastSeq    uint64 `json:"last_seq"`
+	Guarantees string `json:"guarantees"`
+}
+
+// LegacyReporter is a Check that verified records under an older format's
+// rules; Report lists them.
+type LegacyReporter interface {
+	Legacy() []Legacy
 }
 
 // OK reports whether the run found no fault.
@@ -177,6 +199,11 @@ func (r *Report) Only(tenant, session string) *Report {
 	for _, f := range r.Faults {
 		if match(f.Tenant, f.Session) || f.Session == "" {
 			out.Faults = append(out.Faults, f)
+		}
+	}
+	for _, l := range r.Legacy {
+		if match(l.Tenant, l.Session) {
+			out.Legacy = append(out.Legacy, l)
 		}
 	}
 	return out
@@ -432,6 +459,9 @@ func (v *Verifier) Report() *Report {
 	for _, c := range v.checks {
 		if f, ok := c.(Finisher); ok {
 			r.Faults = append(r.Faults, f.Finish()...)
+		}
+		if l, ok := c.(LegacyReporter); ok {
+			r.Legacy = append(r.Legacy, l.Legacy()...)
 		}
 	}
 	keys := make([]SessionKey, 0, len(v.chains))

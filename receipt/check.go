@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/ledger"
@@ -28,11 +29,17 @@ type Checker struct {
 	// unjudged holds, per session, the hook event read last if no verdict
 	// has judged it yet.
 	unjudged map[ledger.SessionKey]*ledger.ChainError
+	// signed marks the sessions in which a signed record was read: an
+	// unsigned record after one is a fault, never a legacy record.
+	signed map[ledger.SessionKey]bool
+	// legacy holds, per session, the records verified under format 1.
+	legacy map[ledger.SessionKey]*ledger.Legacy
 }
 
 // NewChecker returns a Checker trusting the keys of ring.
 func NewChecker(ring Keyring) *Checker {
-	return &Checker{ring: ring, asks: map[ledger.SessionKey]map[uint64]string{}, unjudged: map[ledger.SessionKey]*ledger.ChainError{}}
+	return &Checker{ring: ring, asks: map[ledger.SessionKey]map[uint64]string{}, unjudged: map[ledger.SessionKey]*ledger.ChainError{},
+		signed: map[ledger.SessionKey]bool{}, legacy: map[ledger.SessionKey]*ledger.Legacy{}}
 }
 
 // event checks a hook event: the one before it in its session must have
@@ -84,13 +91,17 @@ func (c *Checker) Check(e *ledger.Envelope) *ledger.ChainError {
 			Detail: e.EventType() + ": " + fmt.Sprintf(format, args...)}
 	}
 	sigRaw, msg, err := ledger.SignedRecord(e)
+	k := e.Key()
 	if errors.Is(err, ledger.ErrUnsigned) {
-		return fault(ledger.UnsignedRecord, "no sig member")
+		if c.signed[k] {
+			return fault(ledger.UnsignedRecord, "no sig member, after signed records in this session")
+		}
+		return c.format1(e, fault)
 	}
 	if err != nil {
 		return fault(ledger.BadRecord, "%v", err)
 	}
-	k := e.Key()
+	c.signed[k] = true
 	// The record's form, then where it points, then who signed it: a
 	// record moved or re-pointed is named as such even though its
 	// signature fails too.
@@ -259,6 +270,103 @@ func (r *recordCheck) Envelope(raw []byte, e *ledger.Envelope, at ledger.Positio
 	return nil
 }
 
+// Format 1 is how records were written before record signatures: no sig
+// member; a Verdict's receipt (version 1) carried its own Ed25519 signature
+// over its RFC 8785 form without its signature member.
+const (
+	format1 = "format 1 (records before record signatures)"
+	// format1Guarantees is what format 1 proves.
+	format1Guarantees = "a verdict's v1 receipt is signed (the action, the judged event's hash, the snapshot, the identity, " +
+		"the decision and the policy); its reasons, rule and constraints, and every other record, are vouched for by the chain alone"
+)
+
+// format1 checks a record without a signature in a session that has had
+// no signed record: a Verdict's version 1 receipt must verify with the
+// keyring; the record is counted as a legacy record.
+func (c *Checker) format1(e *ledger.Envelope, fault func(ledger.FaultKind, string, ...any) *ledger.ChainError) *ledger.ChainError {
+	if e.EventType() == ledger.EventVerdict {
+		var v struct {
+			ForSeq  uint64          `json:"for_seq"`
+			ForHash string          `json:"for_hash"`
+			Receipt json.RawMessage `json:"receipt"`
+		}
+		if err := json.Unmarshal(e.Payload(), &v); err != nil {
+			return fault(ledger.BadRecord, "%v", err)
+		}
+		if e.Seq() == 0 || v.ForSeq != e.Seq()-1 || v.ForHash != e.PrevHash() {
+			return fault(ledger.ReceiptMismatch, "judges seq %d, but the envelope before it is seq %d", v.ForSeq, e.Seq()-min(e.Seq(), 1))
+		}
+		if u := c.unjudged[e.Key()]; u != nil && u.Seq == v.ForSeq {
+			c.unjudged[e.Key()] = nil
+		}
+		if len(v.Receipt) == 0 {
+			return fault(ledger.UnsignedRecord, "no sig member and no receipt")
+		}
+		if f := c.receiptV1(v.Receipt, e, fault); f != nil {
+			return f
+		}
+	}
+	l := c.legacy[e.Key()]
+	if l == nil {
+		l = &ledger.Legacy{Tenant: e.TenantID(), Session: e.SessionID(), Format: format1, FirstSeq: e.Seq(), Guarantees: format1Guarantees}
+		c.legacy[e.Key()] = l
+	}
+	l.Records++
+	l.LastSeq = e.Seq()
+	return nil
+}
+
+// receiptV1 verifies a version 1 receipt: its signature (by key_id) over
+// its RFC 8785 form without the signature member, and that it names the
+// event right before its verdict.
+func (c *Checker) receiptV1(raw json.RawMessage, e *ledger.Envelope, fault func(ledger.FaultKind, string, ...any) *ledger.ChainError) *ledger.ChainError {
+	var r map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return fault(ledger.BadReceipt, "%v", err)
+	}
+	var v, seq int
+	var keyID, sig, hash string
+	_ = json.Unmarshal(r["v"], &v)
+	_ = json.Unmarshal(r["key_id"], &keyID)
+	_ = json.Unmarshal(r["signature"], &sig)
+	var ctx struct {
+		EventHash string `json:"event_hash"`
+		EventSeq  int    `json:"event_seq"`
+	}
+	_ = json.Unmarshal(r["context"], &ctx)
+	hash, seq = ctx.EventHash, ctx.EventSeq
+	if v != 1 {
+		return fault(ledger.UnsignedRecord, "no sig member, and a version %d receipt (format 1 has version 1)", v)
+	}
+	if hash != e.PrevHash() || uint64(seq)+1 != e.Seq() {
+		return fault(ledger.ReceiptMismatch, "the receipt names event seq %d, not the envelope before its verdict", seq)
+	}
+	pub, ok := c.ring[keyID]
+	if !ok {
+		return fault(ledger.BadSignature, "receipt signed by key %q, which is not among the public keys given", keyID)
+	}
+	delete(r, "signature")
+	body, _ := json.Marshal(r)
+	msg, err := ledger.Canonicalize(body, ledger.Limits{})
+	s, derr := base64.StdEncoding.DecodeString(sig)
+	if err != nil || derr != nil || !ed25519.Verify(pub, msg, s) {
+		return fault(ledger.BadSignature, "the version 1 receipt's signature does not verify")
+	}
+	return nil
+}
+
+// Legacy implements ledger.LegacyReporter.
+func (c *Checker) Legacy() []ledger.Legacy {
+	var out []ledger.Legacy
+	for _, l := range c.legacy {
+		out = append(out, *l)
+	}
+	slices.SortFunc(out, func(a, b ledger.Legacy) int {
+		return strings.Compare(a.Tenant+"\x00"+a.Session, b.Tenant+"\x00"+b.Session)
+	})
+	return out
+}
+
 // isRecord reports whether raw, a stored envelope, is an engine record.
 func isRecord(raw []byte) bool {
 	var head struct {
@@ -269,3 +377,6 @@ func isRecord(raw []byte) bool {
 
 // Finish implements ledger.Finisher.
 func (r *recordCheck) Finish() []*ledger.ChainError { return r.chk.Finish() }
+
+// Legacy implements ledger.LegacyReporter.
+func (r *recordCheck) Legacy() []ledger.Legacy { return r.chk.Legacy() }

@@ -179,6 +179,9 @@ func writeReport(w io.Writer, r *ledger.Report) error {
 	for _, f := range r.Faults {
 		fmt.Fprintf(w, "FAULT %s\n", f)
 	}
+	for _, l := range r.Legacy {
+		fmt.Fprintf(w, "LEGACY %s/%s seq %d-%d: %d records in %s: %s\n", l.Tenant, l.Session, l.FirstSeq, l.LastSeq, l.Records, l.Format, l.Guarantees)
+	}
 	status := "OK"
 	if !r.OK() {
 		status = "FAILED"
