@@ -21,9 +21,10 @@
 // forked), and, over the whole stream, a log shorter than the checkpoint
 // or with another root at its size.
 //
-// Format 1 checkpoints (before format 2) had the number of sessions as
-// their size and a Merkle root over the session heads; they are still
-// read, and checked by their heads alone.
+// Format 1 and 0 checkpoints (before format 2) had the number of sessions
+// as their size and a Merkle root over the session heads (format 0 with
+// the first, NUL-separated leaves); they are still read, and checked by
+// their heads alone.
 package checkpoint
 
 import (
@@ -65,9 +66,10 @@ func (h Head) key() ledger.SessionKey { return ledger.SessionKey{Tenant: h.Tenan
 // stream), its size and Merkle root, and every session's head in (tenant,
 // session) order.
 type Checkpoint struct {
-	// Version is the checkpoint's format: 2, or 1 for one written before
-	// format 2 (whose Size is the number of sessions and whose Root is
-	// over their heads).
+	// Version is the checkpoint's format: 2; or 1 or 0 for one written
+	// before format 2, whose Size is the number of sessions and whose Root
+	// is over their heads (format 1: length-prefixed leaves; format 0: the
+	// first, NUL-separated text leaves).
 	Version int
 	Origin  string
 	Size    int64
@@ -260,10 +262,23 @@ func parse(text string) (*Checkpoint, error) {
 	}
 	if c.Version == 1 {
 		if r := Root(c.Heads); !bytes.Equal(r[:], root) {
-			return nil, errors.New("checkpoint: the root does not match the listed sessions (format 1)")
+			if r0 := rootV0(c.Heads); !bytes.Equal(r0[:], root) {
+				return nil, errors.New("checkpoint: the root does not match the listed sessions (format 1 or 0)")
+			}
+			c.Version = 0
 		}
 	}
 	return c, nil
+}
+
+// rootV0 is the root of a format 0 checkpoint (the first format): each
+// head's leaf the text tenant NUL session NUL seq (decimal) NUL hash.
+func rootV0(heads []Head) [32]byte {
+	hashes := make([][32]byte, len(heads))
+	for i, h := range heads {
+		hashes[i] = sha256.Sum256(fmt.Appendf([]byte{0}, "%s\x00%s\x00%d\x00%s", h.Tenant, h.Session, h.Seq, h.Hash))
+	}
+	return treeHash(hashes)
 }
 
 // Fault kinds a checkpoint finds.
