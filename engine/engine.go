@@ -437,6 +437,7 @@ func (e *Engine) Snapshot(ctx context.Context, k ledger.SessionKey) (decide.Sess
 	defer e.release(en)
 	en.mu.Lock()
 	defer en.mu.Unlock()
+	e.dropShredded(k, en)
 	if en.state == nil {
 		s, err := e.load(ctx, k)
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/agentledger/agentledger/hookwire"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
+	"github.com/agentledger/agentledger/seal"
 )
 
 // Failure is the payload of an EngineFailure envelope: a hook event the
@@ -109,6 +110,7 @@ func (e *Engine) inSession(ctx context.Context, k ledger.SessionKey, fn func(en 
 	en.mu.Lock()
 	defer en.mu.Unlock()
 	for attempt := 0; ; attempt++ {
+		e.dropShredded(k, en)
 		if en.state == nil {
 			s, err := e.load(ctx, k)
 			if err != nil {
@@ -121,6 +123,23 @@ func (e *Engine) inSession(ctx context.Context, k ledger.SessionKey, fn func(en 
 			return err
 		}
 		backoff(ctx, attempt)
+	}
+}
+
+// dropShredded forgets a session's state when a key of the session was
+// shredded since it was built (ledger shred, in any process): the state
+// holds what the sealed values said in the clear, and is rebuilt from the
+// ledger, where they are now shredded. The caller holds en's lock.
+func (e *Engine) dropShredded(k ledger.SessionKey, en *entry) {
+	if en.state == nil || e.decider.Sealer == nil {
+		return
+	}
+	w, ok := e.decider.Sealer.Keys.(interface{ ShreddedSince(seal.Scope) bool })
+	if !ok {
+		return
+	}
+	if w.ShreddedSince(seal.Scope{Tenant: k.Tenant, Session: k.Session}) {
+		en.state = nil
 	}
 }
 

@@ -180,3 +180,46 @@ func TestShreddedSessionGoesOn(t *testing.T) {
 		t.Errorf("%d records left in the spool", len(entries))
 	}
 }
+
+// TestShredDropsWhatTheEngineHolds (issue 23): a request the manifest
+// seals whole is never shown in the clear by the snapshot API, and once
+// the session's key is shredded (by another process, as ledger shred
+// does) the running engine no longer holds it: the session is rebuilt from
+// the ledger, where the value is shredded.
+func TestShredDropsWhatTheEngineHolds(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	keyDir := t.TempDir()
+	d := decider(t, "coding-agent.json")
+	keys, err := seal.OpenFileStore(keyDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := seal.PolicyOf(d.Policy.Manifest())
+	p.Fields = map[string][]string{"*": {"raw_input"}}
+	d.Sealer = &seal.Sealer{Keys: keys, Policy: p}
+	e := newEngine(t, d, st)
+	secret := "ship it with passphrase tango-foxtrot-42"
+	body := `{"hook_point":"PreUserInput","session_id":"held","timestamp":"2026-11-25T10:00:00Z","host_id":"my-agent","aarts_version":"0.1","turn_id":"u1","raw_input":"` + secret + `"}`
+	if r := e.Answer(context.Background(), Request{Body: []byte(body)}); r.ReasonCode == ReasonEngineFailure || r.ReasonCode == ReasonInputRejected {
+		t.Fatalf("prompt: %+v", r)
+	}
+	k := ledger.SessionKey{Tenant: ledger.DefaultTenant, Session: "held"}
+	s, err := e.Snapshot(context.Background(), k)
+	if err != nil || s.Snapshot.OriginalRequest != secret {
+		t.Fatalf("the engine judged %q (%v), want the plaintext", s.Snapshot.OriginalRequest, err)
+	}
+	shown, err := e.ShownSnapshot(s.Snapshot)
+	if err != nil || strings.Contains(string(shown), "tango-foxtrot") || !strings.Contains(string(shown), "‹sealed: field:raw_input›") {
+		t.Fatalf("snapshot API: %v %s", err, shown)
+	}
+	// ledger shred, in another process: its own key store on the directory.
+	other, _ := seal.OpenFileStore(keyDir)
+	if kids, err := other.Shred(seal.Scope{Tenant: k.Tenant, Session: k.Session}); err != nil || len(kids) != 1 {
+		t.Fatalf("shred: %v %v", kids, err)
+	}
+	s, err = e.Snapshot(context.Background(), k)
+	if err != nil || strings.Contains(s.Snapshot.OriginalRequest, "tango-foxtrot") {
+		t.Fatalf("after the shred the engine still holds %q (%v)", s.Snapshot.OriginalRequest, err)
+	}
+}

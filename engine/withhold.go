@@ -116,5 +116,17 @@ func (e *Engine) ShownSnapshot(s reducer.Snapshot) ([]byte, error) {
 	if err := d.Decode(&v); err != nil {
 		return nil, err
 	}
+	if e.decider.Sealer != nil && e.decider.Sealer.Policy.SealsField("", "", "raw_input") {
+		// The request is the user input the manifest seals whole.
+		m, _ := v.(map[string]any)
+		if r, _ := m["original_request"].(string); r != "" {
+			m["original_request"] = "‹sealed: field:raw_input›"
+		}
+		if in, ok := m["intent"].(map[string]any); ok {
+			if r, _ := in["request"].(string); r != "" {
+				in["request"] = "‹sealed: field:raw_input›"
+			}
+		}
+	}
 	return json.Marshal(e.shown(v))
 }

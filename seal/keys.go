@@ -60,6 +60,9 @@ type FileStore struct {
 	mu     sync.Mutex
 	cache  map[string][]byte // kid → data key
 	cur    map[Scope]string  // scope → current kid
+	// opened holds, by scope id, the key ids this store handed out: what
+	// values of the scope a caller may hold in the clear.
+	opened map[string]map[string]bool
 }
 
 // OpenFileStore opens (creating on first use) the key store in dir.
@@ -83,7 +86,7 @@ func OpenFileStore(dir string) (*FileStore, error) {
 	if len(master) != 32 {
 		return nil, fmt.Errorf("key store: %s is %d bytes, want 32", path, len(master))
 	}
-	fstore := &FileStore{dir: dir, master: master, cache: map[string][]byte{}, cur: map[Scope]string{}}
+	fstore := &FileStore{dir: dir, master: master, cache: map[string][]byte{}, cur: map[Scope]string{}, opened: map[string]map[string]bool{}}
 	if next, err := os.ReadFile(filepath.Join(dir, nextMaster)); err == nil {
 		// A rotation was cut short: finish it.
 		if _, err := fstore.rotateTo(next); err != nil {
@@ -208,6 +211,7 @@ func (f *FileStore) Current(scope Scope) (string, []byte, error) {
 	if kid, ok := f.cur[scope]; ok {
 		// Another process (ledger shred) may have destroyed it.
 		if p, _ := f.path(kid); fileExists(p) {
+			f.handedOut(kid)
 			return kid, f.cache[kid], nil
 		}
 		delete(f.cur, scope)
@@ -219,6 +223,7 @@ func (f *FileStore) Current(scope Scope) (string, []byte, error) {
 		kid := strings.TrimSuffix(entries[i].Name(), ".key")
 		if key, err := f.load(kid); err == nil {
 			f.cur[scope], f.cache[kid] = kid, key
+			f.handedOut(kid)
 			return kid, key, nil
 		}
 	}
@@ -243,7 +248,38 @@ func (f *FileStore) Current(scope Scope) (string, []byte, error) {
 		return "", nil, err
 	}
 	f.cur[scope], f.cache[kid] = kid, key
+	f.handedOut(kid)
 	return kid, key, nil
+}
+
+// ShreddedSince reports whether a key of scope that this store handed out
+// (to seal or to open a value) has been destroyed since — by this store or
+// by another process (ledger shred) — so that whatever the caller holds in
+// the clear from that scope must go. It reports each shred once.
+func (f *FileStore) ShreddedSince(scope Scope) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	kids := f.opened[scope.id()]
+	for kid := range kids {
+		if p, err := f.path(kid); err == nil && !fileExists(p) {
+			delete(f.opened, scope.id())
+			delete(f.cache, kid)
+			if f.cur[scope] == kid {
+				delete(f.cur, scope)
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// handedOut notes that kid was handed out. f.mu is held.
+func (f *FileStore) handedOut(kid string) {
+	id, _, _ := strings.Cut(kid, "-")
+	if f.opened[id] == nil {
+		f.opened[id] = map[string]bool{}
+	}
+	f.opened[id][kid] = true
 }
 
 // Key implements KeyStore.
@@ -259,6 +295,7 @@ func (f *FileStore) Key(kid string) ([]byte, error) {
 		return nil, fmt.Errorf("key %s: %w", kid, ErrShredded)
 	}
 	if k, ok := f.cache[kid]; ok {
+		f.handedOut(kid)
 		return k, nil
 	}
 	k, err := f.load(kid)
@@ -266,6 +303,7 @@ func (f *FileStore) Key(kid string) ([]byte, error) {
 		return nil, err
 	}
 	f.cache[kid] = k
+	f.handedOut(kid)
 	return k, nil
 }
 

@@ -178,8 +178,15 @@ func (s *Sealer) Seal(tenant, session string, payload []byte) ([]byte, int, erro
 func (s *Sealer) sealsField(ev map[string]any, k string) bool {
 	native, _ := ev["tool_name_native"].(string)
 	tool, _ := ev["tool_name"].(string)
-	for _, g := range slices.Sorted(maps.Keys(s.Policy.Fields)) {
-		if (manifest.MatchGlob(g, native, false) || manifest.MatchGlob(g, tool, false)) && slices.Contains(s.Policy.Fields[g], k) {
+	return s.Policy.SealsField(tool, native, k)
+}
+
+// SealsField reports whether the policy seals member field whole in the
+// events of a tool (canonical name tool, native name native; both empty
+// for an event about no tool, such as a prompt).
+func (p Policy) SealsField(tool, native, field string) bool {
+	for _, g := range slices.Sorted(maps.Keys(p.Fields)) {
+		if (manifest.MatchGlob(g, native, false) || manifest.MatchGlob(g, tool, false)) && slices.Contains(p.Fields[g], field) {
 			return true
 		}
 	}
@@ -530,6 +537,26 @@ func Render(payload []byte) []byte {
 		}
 		return "‹sealed: " + r.Kind + "›", nil
 	})
+	if err != nil {
+		return payload
+	}
+	return out
+}
+
+// Identity returns payload, an event, with only the members that say what
+// the event is (never sealed): what is left of an event all of whose
+// sealed values were shredded, when nothing else of it reads.
+func Identity(payload []byte) []byte {
+	var ev map[string]json.RawMessage
+	if json.Unmarshal(payload, &ev) != nil {
+		return payload
+	}
+	for k := range ev {
+		if !notSealed[k] {
+			delete(ev, k)
+		}
+	}
+	out, err := json.Marshal(ev)
 	if err != nil {
 		return payload
 	}
