@@ -250,19 +250,93 @@ func Classify(text string) []Detection {
 }
 
 // MayHoldSecret reports whether text (raw JSON text or a plain string) may
-// hold a secret: whether it holds a hint of any secret detector once its
-// JSON escapes are undone. A text for which it is false needs no scan.
+// hold a secret: whether it holds a hint of any secret detector, in any
+// case, once the JSON escapes that could hide one (\uXXXX, \/) are undone.
+// A text for which it is false needs no scan. It reads text once (the byte
+// trigrams it holds) and searches only for the hints whose trigrams are all
+// there, so an ordinary event costs little more than reading it.
 func MayHoldSecret(text string) bool {
-	if strings.IndexByte(text, '\\') >= 0 {
+	if strings.Contains(text, `\u`) || strings.Contains(text, `\/`) {
 		text = UnescapeJSON(text)
 	}
-	for i := range detectors {
-		if d := &detectors[i]; d.class == ClassSecret && d.mayMatch(text) {
+	var seen [triBits / 64]uint64
+	if len(text) >= 2 {
+		a, b := lowerASCII(text[0]), lowerASCII(text[1])
+		for i := 2; i < len(text); i++ {
+			c := lowerASCII(text[i])
+			t := trigram(a, b, c)
+			seen[t>>6] |= 1 << (t & 63)
+			a, b = b, c
+		}
+	}
+	for _, h := range secretHints {
+		all := true
+		for _, t := range h.trigrams {
+			if seen[t>>6]&(1<<(t&63)) == 0 {
+				all = false
+				break
+			}
+		}
+		if all && containsFold(text, h.text) {
 			return true
 		}
 	}
 	return false
 }
+
+// triBits is the size of the set of (hashed) byte trigrams MayHoldSecret
+// keeps of a text.
+const triBits = 1 << 15
+
+func trigram(a, b, c byte) uint32 {
+	return (uint32(a)<<10 ^ uint32(b)<<5 ^ uint32(c) ^ uint32(a)>>5<<7) & (triBits - 1)
+}
+
+// hint is a secret detector's hint in lower case, with its (hashed) byte
+// trigrams.
+type hint struct {
+	text     string
+	trigrams []uint32
+}
+
+// secretHints are the hints of every secret detector, in lower case.
+var secretHints = func() []hint {
+	var out []hint
+	seen := map[string]bool{}
+	for _, d := range detectors {
+		if d.class != ClassSecret {
+			continue
+		}
+		for _, h := range d.hints {
+			h = strings.ToLower(h)
+			if seen[h] {
+				continue
+			}
+			seen[h] = true
+			if len(h) < 3 {
+				panic("detect: a secret hint shorter than 3 bytes: " + h)
+			}
+			var tris []uint32
+			for i := 0; i+2 < len(h); i++ {
+				tris = append(tris, trigram(h[i], h[i+1], h[i+2]))
+			}
+			out = append(out, hint{text: h, trigrams: tris})
+		}
+	}
+	return out
+}()
+
+func lowerASCII(c byte) byte { return lowerTable[c] }
+
+var lowerTable = func() (t [256]byte) {
+	for i := range t {
+		t[i] = byte(i)
+		if 'A' <= i && i <= 'Z' {
+			t[i] = byte(i + 'a' - 'A')
+		}
+	}
+	return t
+}()
 
 // Detection is one kind of sensitive data found in a text.
 type Detection struct {

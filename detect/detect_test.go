@@ -153,3 +153,19 @@ func TestReplace(t *testing.T) {
 		t.Errorf("Replace = %q %v", got, kinds)
 	}
 }
+
+func TestUnescapeJSON(t *testing.T) {
+	for in, want := range map[string]string{
+		`plain`:                    `plain`,
+		`a\/b\u0040c\"d\\e\nf`:     `a/b@c"d\e f`,
+		`lone \ud800 stays`:        `lone \ud800 stays`,
+		`cut \u00`:                 `cut \u00`,
+		`end \`:                    `end \`,
+		`\u0067\u0068\u0070\u005f`: `ghp_`,
+		`bad \q`:                   `bad \q`,
+	} {
+		if got := UnescapeJSON(in); got != want {
+			t.Errorf("UnescapeJSON(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

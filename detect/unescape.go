@@ -1,31 +1,51 @@
 package detect
 
 import (
-	"regexp"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 )
 
-// jsonEscape is one JSON string escape that can hide a character from a
-// detector.
-var jsonEscape = regexp.MustCompile(`\\(u[0-9a-fA-F]{4}|[/"\\bfnrt])`)
-
 // UnescapeJSON undoes the JSON string escapes in raw JSON text, as a
 // reader of the value would see it (a control escape becomes a space; a
-// lone surrogate escape is left as it is).
+// lone surrogate escape, or a malformed one, is left as it is).
 func UnescapeJSON(s string) string {
-	return jsonEscape.ReplaceAllStringFunc(s, func(m string) string {
-		switch c := m[1]; c {
+	i := strings.IndexByte(s, '\\')
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i >= 0 {
+		b.WriteString(s[:i])
+		s = s[i:]
+		n := 2 // what the escape takes
+		switch c := byteAt(s, 1); c {
 		case 'u':
-			n, err := strconv.ParseUint(m[2:], 16, 32)
-			if err != nil || utf16.IsSurrogate(rune(n)) {
-				return m
+			r, err := strconv.ParseUint(s[2:min(len(s), 6)], 16, 32)
+			if len(s) < 6 || err != nil || utf16.IsSurrogate(rune(r)) {
+				b.WriteString(s[:min(len(s), 2)])
+				break
 			}
-			return string(rune(n))
+			b.WriteRune(rune(r))
+			n = 6
 		case 'n', 'r', 't', 'b', 'f':
-			return " "
+			b.WriteByte(' ')
+		case '/', '"', '\\':
+			b.WriteByte(c)
 		default:
-			return string(c)
+			b.WriteString(s[:min(len(s), 2)])
 		}
-	})
+		s = s[min(len(s), n):]
+		i = strings.IndexByte(s, '\\')
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+func byteAt(s string, i int) byte {
+	if i < len(s) {
+		return s[i]
+	}
+	return 0
 }

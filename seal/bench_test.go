@@ -63,7 +63,7 @@ func BenchmarkSeal(b *testing.B) {
 			}
 		})
 		b.Run("sealed/"+v.name, func(b *testing.B) {
-			raw := plainRun(payload, 2000)
+			raw := plainRun(payload, 20000)
 			for b.Loop() {
 				stored, _, err := s.Seal("acme", "sess-bench", payload)
 				if err != nil {
