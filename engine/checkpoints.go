@@ -81,7 +81,7 @@ func (c *Checkpointer) Write(ctx context.Context) (string, error) {
 	if err := c.st.CatchUp(ctx, &c.log); err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}
-	cp, err := c.log.Checkpoint(Origin(c.st))
+	cp, err := c.log.Checkpoint(c.st.StreamName())
 	if err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}
@@ -112,9 +112,6 @@ func (c *Checkpointer) Write(ctx context.Context) (string, error) {
 	}
 	return path, nil
 }
-
-// Origin is the origin line of a store's checkpoints: its log's name.
-func Origin(st *store.Store) string { return "agentledger/" + st.StreamName() }
 
 // WithCheckpoints makes the engine trigger c after every recorded
 // SessionEnd.

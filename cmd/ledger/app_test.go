@@ -231,7 +231,7 @@ func TestGlobalFlagsBeforeAndAfterAndEnv(t *testing.T) {
 	}
 }
 
-var update = flag.Bool("update", false, "rewrite fixtures/demo/demo.bundle.ndjson")
+var update = flag.Bool("update", false, "rewrite fixtures/demo/demo.bundle.ndjson and fixtures/vectors/formats")
 
 // TestDemoBundleGolden appends the shipped demo events into an empty store
 // and exports them: the bundle is byte-identical to the committed one on any

@@ -7,7 +7,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentledger/agentledger/cmd/internal/cmdline"
-	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/ledger/store"
 )
 
@@ -28,7 +27,7 @@ func (a *app) checkpoint(c *cli.Context) error {
 	if err := st.CatchUp(c.Context, &log); err != nil {
 		return err
 	}
-	cp, err := log.Checkpoint(engine.Origin(st))
+	cp, err := log.Checkpoint(st.StreamName())
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 
 	"golang.org/x/mod/sumdb/tlog"
@@ -65,6 +66,18 @@ func (l *Log) Leaf(i int64) ([32]byte, error) {
 		return [32]byte{}, fmt.Errorf("log: no leaf %d (the log has %d envelopes)", i, l.n)
 	}
 	return l.stored[tlog.StoredHashIndex(0, i)], nil
+}
+
+// Origin is the origin line of the checkpoints of a log kept in stream:
+// "agentledger/<stream>/<log id>", the log id the first 16 hex digits of
+// the leaf hash of its first envelope — which never changes, and tells two
+// ledgers with the same stream name apart ("empty" before the first).
+func Origin(stream string, l *Log) string {
+	id := "empty"
+	if leaf, err := l.Leaf(0); err == nil {
+		id = hex.EncodeToString(leaf[:8])
+	}
+	return "agentledger/" + stream + "/" + id
 }
 
 // InclusionProof is the audit path of leaf Index in the tree of size

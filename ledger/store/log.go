@@ -77,9 +77,9 @@ func (l *LogState) LeafOf(k ledger.SessionKey, seq uint64) (int64, bool) {
 	return 0, false
 }
 
-// Checkpoint is the checkpoint of what l has read, for origin.
-func (l *LogState) Checkpoint(origin string) (*checkpoint.Checkpoint, error) {
-	return checkpoint.New(origin, &l.Log, l.Heads())
+// Checkpoint is the checkpoint of what l has read of stream.
+func (l *LogState) Checkpoint(stream string) (*checkpoint.Checkpoint, error) {
+	return checkpoint.New(checkpoint.Origin(stream, &l.Log), &l.Log, l.Heads())
 }
 
 // Place is where leaf i is (LogState.Index must have been set).
