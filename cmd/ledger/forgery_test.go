@@ -194,6 +194,10 @@ func TestForgeriesAreCaught(t *testing.T) {
 		if code, _, errs := run(t, "", "verify", "--bundle", bundle, "--checkpoint", cp, "--checkpoint-pubkey", fixturePub); code == 0 || !strings.Contains(errs, "signs records") && !strings.Contains(errs, "checkpoint") {
 			t.Errorf("the record key given as a checkpoint key: exit %d %s", code, errs)
 		}
+		if out, err := python(t, "bundle", "--pubkey", fixturePub, "--checkpoint", cp, "--checkpoint-pubkey", cpPub, bundle); err == nil ||
+			!strings.Contains(out, "FAULT checkpoint") {
+			t.Errorf("verify.py took a checkpoint signed with the record key: %v\n%s", err, out)
+		}
 	})
 	// The genuine recording verifies with both keys given for their
 	// purposes.

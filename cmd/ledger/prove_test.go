@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -159,6 +160,34 @@ func TestProofsAndWitness(t *testing.T) {
 	if out, err := python(t, "bundle", "--checkpoint", notes[0], "--checkpoint-pubkey", cpKey, cut); err == nil ||
 		!strings.Contains(out, "('agentledger', 'audit') seq 0: truncated") {
 		t.Errorf("verify.py of the cut bundle: %v\n%s", err, out)
+	}
+	// So does a Shred: cut off, it is caught by the checkpoint it took.
+	if code, _, errs := run(t, "", "--data", data, "shred", "--tenant", "acme", "--session", "s-2"); code != 0 || !strings.Contains(errs, "checkpoint") {
+		t.Fatalf("shred: exit %d %s", code, errs)
+	}
+	notes, _ = filepath.Glob(filepath.Join(data, "checkpoints", "*.note"))
+	if len(notes) != 2 {
+		t.Fatalf("%d checkpoints after the shred, want 2", len(notes))
+	}
+	slices.Sort(notes) // checkpoint-<unix ms>.note: the newest last
+	if code, _, errs := run(t, "", "--data", data, "export", "-o", bundle); code != 0 {
+		t.Fatal(errs)
+	}
+	all, _ = os.ReadFile(bundle)
+	kept = kept[:0]
+	for _, l := range strings.Split(strings.TrimSpace(string(all)), "\n") {
+		if !strings.Contains(l, `"event_type":"Shred"`) {
+			kept = append(kept, l)
+		}
+	}
+	os.WriteFile(cut, []byte(strings.Join(kept, "\n")+"\n"), 0o600)
+	if code, out, _ := run(t, "", "verify", "--bundle", cut, "--checkpoint", notes[1], "--checkpoint-pubkey", cpKey); code != 1 ||
+		!strings.Contains(out, "agentledger/audit seq 1: truncated") {
+		t.Errorf("ledger verify of the bundle without its Shred: exit %d\n%s", code, out)
+	}
+	if out, err := python(t, "bundle", "--checkpoint", notes[1], "--checkpoint-pubkey", cpKey, cut); err == nil ||
+		!strings.Contains(out, "('agentledger', 'audit') seq 1: truncated") {
+		t.Errorf("verify.py of the bundle without its Shred: %v\n%s", err, out)
 	}
 	// The whole store verifies against every checkpoint it holds.
 	if code, out, errs := run(t, "", "--data", data, "verify", "--checkpoint", cp2, "--checkpoint-pubkey", cpKey); code != 0 {
