@@ -256,17 +256,15 @@ func Classify(text string) []Detection {
 // trigrams it holds) and searches only for the hints whose trigrams are all
 // there, so an ordinary event costs little more than reading it.
 func MayHoldSecret(text string) bool {
-	if strings.Contains(text, `\u`) || strings.Contains(text, `\/`) {
+	if hidingEscape(text) {
 		text = UnescapeJSON(text)
 	}
 	var seen [triBits / 64]uint64
 	if len(text) >= 2 {
-		a, b := lowerASCII(text[0]), lowerASCII(text[1])
+		t := foldByte(text[0])<<5 ^ foldByte(text[1])
 		for i := 2; i < len(text); i++ {
-			c := lowerASCII(text[i])
-			t := trigram(a, b, c)
+			t = (t<<5 ^ foldByte(text[i])) & (triBits - 1)
 			seen[t>>6] |= 1 << (t & 63)
-			a, b = b, c
 		}
 	}
 	for _, h := range secretHints {
@@ -286,10 +284,32 @@ func MayHoldSecret(text string) bool {
 
 // triBits is the size of the set of (hashed) byte trigrams MayHoldSecret
 // keeps of a text.
-const triBits = 1 << 15
+const triBits = 1 << 13
 
+// trigram is the slot of three bytes in that set: each folded to lower case
+// (foldByte), shifted in five bits apart. Different trigrams may share a
+// slot; the set only ever errs towards a search.
 func trigram(a, b, c byte) uint32 {
-	return (uint32(a)<<10 ^ uint32(b)<<5 ^ uint32(c) ^ uint32(a)>>5<<7) & (triBits - 1)
+	return (foldByte(a)<<10 ^ foldByte(b)<<5 ^ foldByte(c)) & (triBits - 1)
+}
+
+// foldByte is b with its 0x20 bit set: an ASCII letter in lower case.
+func foldByte(b byte) uint32 { return uint32(b | 0x20) }
+
+// hidingEscape reports whether text holds a JSON escape that could hide a
+// hint: \uXXXX or \/.
+func hidingEscape(text string) bool {
+	for i := strings.IndexByte(text, '\\'); i >= 0 && i+1 < len(text); {
+		if c := text[i+1]; c == 'u' || c == '/' {
+			return true
+		}
+		j := strings.IndexByte(text[i+2:], '\\')
+		if j < 0 {
+			return false
+		}
+		i += 2 + j
+	}
+	return false
 }
 
 // hint is a secret detector's hint in lower case, with its (hashed) byte

@@ -350,7 +350,9 @@ func aead(key []byte) (cipher.AEAD, error) {
 }
 
 // Has reports whether payload holds a sealed value.
-func Has(payload []byte) bool { return bytes.Contains(payload, []byte(`"`+Member+`"`)) }
+func Has(payload []byte) bool {
+	return bytes.IndexByte(payload, '$') >= 0 && bytes.Contains(payload, []byte(`"`+Member+`"`))
+}
 
 // refOf returns the sealed reference v is, if it is one.
 func refOf(v any) (Ref, bool) {
