@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/decide"
+	"github.com/agentledger/agentledger/detect"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/receipt"
 	"github.com/agentledger/agentledger/reducer"
@@ -382,7 +383,7 @@ var verdictFields = []struct {
 	{"reason_code", func(v aarts.VerdictRecord) any { return v.ReasonCode }},
 	{"matched_rule_id", func(v aarts.VerdictRecord) any { return v.Verdict.MatchedRuleID }},
 	{"constraints", func(v aarts.VerdictRecord) any { return normal(v.Constraints) }},
-	{"directives", func(v aarts.VerdictRecord) any { return normal(v.Verdict.Directives) }},
+	{"directives", func(v aarts.VerdictRecord) any { return redacted(normal(v.Verdict.Directives)) }},
 }
 
 // normal returns m as it reads back from JSON, so that a recorded value
@@ -397,6 +398,29 @@ func normal(m map[string]any) any {
 
 func equal(a, b any) bool { return reflect.DeepEqual(a, b) }
 
+// redacted is v with every string redacted (detect.Redact): directives
+// may carry a rewritten tool input, which a report must not show in the
+// clear. Both sides of a comparison are redacted alike.
+func redacted(v any) any {
+	switch x := v.(type) {
+	case string:
+		return detect.Redact(x)
+	case []any:
+		out := make([]any, len(x))
+		for i := range x {
+			out[i] = redacted(x[i])
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, y := range x {
+			out[k] = redacted(y)
+		}
+		return out
+	}
+	return v
+}
+
 // toolOf describes a step's tool call for reports: the native tool name
 // and, for a shell call, its command.
 //
@@ -410,7 +434,9 @@ func toolOf(env *ledger.Envelope) string {
 	if m, ok := ev.ToolInput.(map[string]any); ok {
 		for _, k := range []string{"command", "file_path", "path", "url", "query"} {
 			if s, ok := m[k].(string); ok && s != "" {
-				return ev.NativeTool() + ": " + s
+				// As recorded, and redacted: a recording made before
+				// sealing, or without it, holds the values in the clear.
+				return ev.NativeTool() + ": " + detect.Redact(s)
 			}
 		}
 	}
