@@ -32,8 +32,19 @@ type Checker struct {
 	// signed marks the sessions in which a signed record was read: an
 	// unsigned record after one is a fault, never a legacy record.
 	signed map[ledger.SessionKey]bool
-	// legacy holds, per session, the records verified under format 1.
-	legacy map[ledger.SessionKey]*ledger.Legacy
+	// legacy holds, per session, the records verified under format 1, and
+	// legacyAt each one's place and time; firstSigned is the earliest time
+	// of any signed record read (0: none yet).
+	legacy      map[ledger.SessionKey]*ledger.Legacy
+	legacyAt    []legacyRecord
+	firstSigned int64
+}
+
+// legacyRecord is a record read as format 1: the fault it is if a signed
+// record was written before it, and its time.
+type legacyRecord struct {
+	fault *ledger.ChainError
+	ts    int64
 }
 
 // NewChecker returns a Checker trusting the keys of ring.
@@ -65,12 +76,25 @@ func (c *Checker) event(e *ledger.Envelope) *ledger.ChainError {
 }
 
 // Finish implements ledger.Finisher: the last event of each session that
-// no verdict judged.
+// no verdict judged, and every unsigned record written at or after the
+// first signed one (a ledger that signs records never went back to not
+// signing them: such a record was downgraded or made up).
 func (c *Checker) Finish() []*ledger.ChainError {
 	var out []*ledger.ChainError
 	for _, f := range c.unjudged {
 		if f != nil {
 			out = append(out, f)
+		}
+	}
+	if c.firstSigned == 0 {
+		return out
+	}
+	for _, r := range c.legacyAt {
+		if r.ts >= c.firstSigned {
+			out = append(out, r.fault)
+			if l := c.legacy[ledger.SessionKey{Tenant: r.fault.Tenant, Session: r.fault.Session}]; l != nil {
+				l.Records-- // no longer a legacy record
+			}
 		}
 	}
 	return out
@@ -102,6 +126,9 @@ func (c *Checker) Check(e *ledger.Envelope) *ledger.ChainError {
 		return fault(ledger.BadRecord, "%v", err)
 	}
 	c.signed[k] = true
+	if c.firstSigned == 0 || e.TsUnixMs() < c.firstSigned {
+		c.firstSigned = e.TsUnixMs()
+	}
 	// The record's form, then where it points, then who signed it: a
 	// record moved or re-pointed is named as such even though its
 	// signature fails too.
@@ -257,9 +284,14 @@ func (r *recordCheck) Envelope(raw []byte, e *ledger.Envelope, at ledger.Positio
 	if err != nil {
 		return nil // chain verification reports it
 	}
+	legacy := len(r.chk.legacyAt)
 	f := r.chk.Check(e)
 	if u := r.chk.unjudged[e.Key()]; u != nil && u.Seq == e.Seq() {
 		u.Line, u.StreamSeq = at.Line, at.StreamSeq
+	}
+	if len(r.chk.legacyAt) > legacy {
+		l := r.chk.legacyAt[legacy].fault
+		l.Line, l.StreamSeq = at.Line, at.StreamSeq
 	}
 	if f != nil {
 		if f.Line == 0 && f.StreamSeq == 0 {
@@ -269,6 +301,11 @@ func (r *recordCheck) Envelope(raw []byte, e *ledger.Envelope, at ledger.Positio
 	}
 	return nil
 }
+
+// format1Types are the record types that existed before record signatures:
+// only they can be format 1 records.
+var format1Types = map[string]bool{ledger.EventVerdict: true, ledger.EventResolution: true, ledger.EventEngineFailure: true,
+	ledger.EventCheckpoint: true, ledger.EventRejected: true}
 
 // Format 1 is how records were written before record signatures: no sig
 // member; a Verdict's receipt (version 1) carried its own Ed25519 signature
@@ -284,6 +321,9 @@ const (
 // no signed record: a Verdict's version 1 receipt must verify with the
 // keyring; the record is counted as a legacy record.
 func (c *Checker) format1(e *ledger.Envelope, fault func(ledger.FaultKind, string, ...any) *ledger.ChainError) *ledger.ChainError {
+	if !format1Types[e.EventType()] {
+		return fault(ledger.UnsignedRecord, "no sig member (a %s record was never written unsigned)", e.EventType())
+	}
 	if e.EventType() == ledger.EventVerdict {
 		var v struct {
 			ForSeq  uint64          `json:"for_seq"`
@@ -306,6 +346,9 @@ func (c *Checker) format1(e *ledger.Envelope, fault func(ledger.FaultKind, strin
 			return f
 		}
 	}
+	// Whether a signed record was written before it is known only once
+	// everything is read (Finish).
+	c.legacyAt = append(c.legacyAt, legacyRecord{fault(ledger.UnsignedRecord, "no sig member, and written after records were signed: not a format 1 record"), e.TsUnixMs()})
 	l := c.legacy[e.Key()]
 	if l == nil {
 		l = &ledger.Legacy{Tenant: e.TenantID(), Session: e.SessionID(), Format: format1, FirstSeq: e.Seq(), Guarantees: format1Guarantees}
@@ -341,6 +384,9 @@ func (c *Checker) receiptV1(raw json.RawMessage, e *ledger.Envelope, fault func(
 	if hash != e.PrevHash() || uint64(seq)+1 != e.Seq() {
 		return fault(ledger.ReceiptMismatch, "the receipt names event seq %d, not the envelope before its verdict", seq)
 	}
+	if msg := mismatchV1(r, e); msg != "" {
+		return fault(ledger.ReceiptMismatch, "%s", msg)
+	}
 	pub, ok := c.ring[keyID]
 	if !ok {
 		return fault(ledger.BadSignature, "receipt signed by key %q, which is not among the public keys given", keyID)
@@ -355,11 +401,50 @@ func (c *Checker) receiptV1(raw json.RawMessage, e *ledger.Envelope, fault func(
 	return nil
 }
 
+// mismatchV1 compares a version 1 receipt with its verdict (e) as the
+// version 2 check does: the decision, the hook point, the policy and the
+// snapshot it attests must be the verdict's, its identity the envelope's.
+func mismatchV1(r map[string]json.RawMessage, e *ledger.Envelope) string {
+	var rec struct {
+		Action struct {
+			HookPoint    string `json:"hook_point"`
+			ParamsSHA256 string `json:"params_sha256"`
+		} `json:"action"`
+		Context struct {
+			SnapshotHash string `json:"snapshot_hash"`
+		} `json:"context"`
+		Identity struct {
+			Tenant  string `json:"tenant"`
+			Session string `json:"session"`
+		} `json:"identity"`
+		Decision     Decision `json:"decision"`
+		PolicyDigest string   `json:"policy_digest"`
+	}
+	raw, _ := json.Marshal(r)
+	var v aarts.VerdictRecord
+	if json.Unmarshal(raw, &rec) != nil || json.Unmarshal(e.Payload(), &v) != nil {
+		return "the receipt or its verdict does not read"
+	}
+	switch {
+	case rec.Decision.AARTS != v.Verdict.Decision || rec.Decision.AARM != v.AARMDecision || rec.Decision.ReasonCode != v.ReasonCode:
+		return fmt.Sprintf("receipt attests %s/%s/%s, the verdict records %s/%s/%s", rec.Decision.AARTS, rec.Decision.AARM, rec.Decision.ReasonCode, v.Verdict.Decision, v.AARMDecision, v.ReasonCode)
+	case rec.Action.HookPoint != v.HookPoint || rec.PolicyDigest != v.PolicyDigest || rec.Context.SnapshotHash != v.SnapshotHash:
+		return "receipt and verdict name another hook point, policy or snapshot"
+	case v.ActionSHA256 != "" && rec.Action.ParamsSHA256 != v.ActionSHA256:
+		return fmt.Sprintf("receipt judges action %s, the verdict action %s", short(rec.Action.ParamsSHA256), short(v.ActionSHA256))
+	case rec.Identity.Tenant != e.TenantID() || rec.Identity.Session != e.SessionID():
+		return fmt.Sprintf("receipt is for %s/%s, recorded in %s", rec.Identity.Tenant, rec.Identity.Session, e.Key())
+	}
+	return ""
+}
+
 // Legacy implements ledger.LegacyReporter.
 func (c *Checker) Legacy() []ledger.Legacy {
 	var out []ledger.Legacy
 	for _, l := range c.legacy {
-		out = append(out, *l)
+		if l.Records > 0 {
+			out = append(out, *l)
+		}
 	}
 	slices.SortFunc(out, func(a, b ledger.Legacy) int {
 		return strings.Compare(a.Tenant+"\x00"+a.Session, b.Tenant+"\x00"+b.Session)

@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentledger/agentledger/cmd/internal/cmdline"
-	"github.com/agentledger/agentledger/ledger/store"
+	"github.com/agentledger/agentledger/engine"
+	"github.com/agentledger/agentledger/ledger/checkpoint"
 )
 
 func (a *app) checkpoint(c *cli.Context) error {
@@ -18,20 +20,28 @@ func (a *app) checkpoint(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	st, err := cmdline.OpenStore(c, cmdline.Read)
+	data := cmdline.Resolve(c, cmdline.FlagData)
+	records, _, err := cmdline.Signer("", data)
+	if err != nil {
+		return err
+	}
+	st, err := cmdline.OpenStore(c, cmdline.Write)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	var log store.LogState
-	if err := st.CatchUp(c.Context, &log); err != nil {
-		return err
-	}
-	cp, err := log.Checkpoint(st.StreamName())
+	// Taken as the engine takes them: a file in DATA/checkpoints and a
+	// Checkpoint record in the ledger, which ledger verify checks the log
+	// against from then on.
+	path, err := engine.NewCheckpointer(st, key, filepath.Join(data, "checkpoints"), records).Write(c.Context)
 	if err != nil {
 		return err
 	}
-	signed, err := cp.Sign(key)
+	signed, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	cp, err := checkpoint.ParseNote(signed)
 	if err != nil {
 		return err
 	}
@@ -39,7 +49,7 @@ func (a *app) checkpoint(c *cli.Context) error {
 		if err := os.WriteFile(out, signed, 0o644); err != nil {
 			return cmdline.Usage(err)
 		}
-		fmt.Fprintf(a.stderr, "checkpoint of %d envelopes in %d sessions written to %s\n", cp.Size, len(cp.Heads), out)
+		fmt.Fprintf(a.stderr, "checkpoint of %d envelopes in %d sessions written to %s (and %s, recorded in %s)\n", cp.Size, len(cp.Heads), out, path, engine.CheckpointSession)
 		return nil
 	}
 	_, err = a.stdout.Write(signed)

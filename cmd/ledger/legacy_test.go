@@ -43,26 +43,41 @@ func TestLegacyRecordingsVerify(t *testing.T) {
 			}
 		})
 	}
-	// A format 1 verdict whose receipt says allow where it said deny.
+	// A format 1 verdict changed to allow (its receipt still says deny),
+	// and one whose receipt was changed where it agrees with nothing else
+	// (its flags): each caught, in ledger verify and in verify.py.
 	lines := readLines(t, "../../fixtures/legacy/format1/bundle.ndjson")
 	at := -1
 	for i, l := range lines {
 		if strings.Contains(l, `"aarts":"deny"`) {
-			lines[i], at = strings.Replace(l, `"aarts":"deny"`, `"aarts":"allow"`, 1), i
+			at = i
 		}
 	}
 	if at < 0 {
 		t.Fatal("no denied verdict in the format 1 recording")
 	}
-	seq := envelopeOf(t, lines[at])["seq"]
-	path := filepath.Join(t.TempDir(), "forged.ndjson")
-	os.WriteFile(path, []byte(strings.Join(resealAll(t, lines), "\n")+"\n"), 0o600)
 	key := "../../fixtures/legacy/format1/receipt-ed25519.pub.pem"
-	want := "default/legacy-1 seq " + string(seq) + ": bad_signature"
-	if code, out, _ := run(t, "", "verify", "--bundle", path, "--pubkey", key); code != 1 || !strings.Contains(out, want) {
-		t.Errorf("ledger verify of a changed v1 receipt: exit %d, want %q:\n%s", code, want, out)
-	}
-	if out, err := python(t, "bundle", "--pubkey", key, path); err == nil || !strings.Contains(out, "seq "+string(seq)+": bad_signature") {
-		t.Errorf("verify.py of a changed v1 receipt: %v\n%s", err, out)
+	seq := string(envelopeOf(t, lines[at])["seq"])
+	for _, c := range []struct {
+		name, from, to string
+		kind           string
+	}{
+		{"verdict says allow", `"decision":"deny","matched_rule_id"`, `"decision":"allow","matched_rule_id"`, "receipt_mismatch"},
+		{"receipt flags changed", `"no_principal",`, ``, "bad_signature"},
+	} {
+		forged := append([]string(nil), lines...)
+		if !strings.Contains(forged[at], c.from) {
+			t.Fatalf("%s: %q not in the verdict", c.name, c.from)
+		}
+		forged[at] = strings.Replace(forged[at], c.from, c.to, 1)
+		path := filepath.Join(t.TempDir(), "forged.ndjson")
+		os.WriteFile(path, []byte(strings.Join(resealAll(t, forged), "\n")+"\n"), 0o600)
+		want := "default/legacy-1 seq " + seq + ": " + c.kind
+		if code, out, _ := run(t, "", "verify", "--bundle", path, "--pubkey", key); code != 1 || !strings.Contains(out, want) {
+			t.Errorf("%s: ledger verify exit %d, want %q:\n%s", c.name, code, want, out)
+		}
+		if out, err := python(t, "bundle", "--pubkey", key, path); err == nil || !strings.Contains(out, "seq "+seq+": "+c.kind) {
+			t.Errorf("%s: verify.py %v, want %s:\n%s", c.name, err, c.kind, out)
+		}
 	}
 }

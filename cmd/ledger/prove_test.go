@@ -54,12 +54,12 @@ func TestProofsAndWitness(t *testing.T) {
 	proofs := map[string]string{
 		"inclusion": prove("inc.json", "inclusion", "--checkpoint", cp2, "--tenant", "acme", "--session", "s-2", "--seq", "1"),
 		"head":      prove("head.json", "inclusion", "--checkpoint", cp1, "--tenant", "acme", "--session", "s-3"),
-		"prefix":    prove("cons.json", "consistency", "--old", cp1, "--new", cp2),
-		"same":      prove("same.json", "consistency", "--old", cp1, "--new", cp1b),
+		"prefix":    prove("cons.json", "consistency", "--old", cp1b, "--new", cp2),
+		"next":      prove("next.json", "consistency", "--old", cp1, "--new", cp1b),
 	}
 	for name, p := range proofs {
 		kind := "inclusion"
-		if name == "prefix" || name == "same" {
+		if name == "prefix" || name == "next" {
 			kind = "consistency"
 		}
 		if out, err := python(t, kind, "--checkpoint-pubkey", cpKey, p); err != nil || !strings.Contains(out, "OK") {
@@ -70,7 +70,8 @@ func TestProofsAndWitness(t *testing.T) {
 	raw, _ := os.ReadFile(proofs["inclusion"])
 	var inc InclusionOutput
 	json.Unmarshal(raw, &inc)
-	if inc.TreeSize != 19 || len(inc.Path) == 0 {
+	// 19 appended envelopes and the records of the two checkpoints before.
+	if inc.TreeSize != 21 || len(inc.Path) == 0 {
 		t.Fatalf("inclusion proof: %+v", inc.InclusionProof)
 	}
 	inc.Path[0] = inc.Path[len(inc.Path)-1]
@@ -83,8 +84,9 @@ func TestProofsAndWitness(t *testing.T) {
 		t.Errorf("a changed audit path verifies:\n%s", out)
 	}
 
-	// The witness: cp1, then cp1b (same size, same root), then cp2 with
-	// the consistency proof; a fork and a rollback are refused.
+	// The witness: cp1, then cp1b (taken right after: its own record is
+	// all it adds) and cp2, each with its consistency proof; a fork and a
+	// rollback are refused, and the cosignature verifies.
 	wkey, state := filepath.Join(dir, "witness.pem"), filepath.Join(dir, "witness.json")
 	witness := func(note string, extra ...string) (int, string, string) {
 		args := append([]string{"witness", "--key", wkey, "--name", "witness.example/w1", "--state", state, "--checkpoint-pubkey", cpKey}, extra...)
@@ -93,11 +95,27 @@ func TestProofsAndWitness(t *testing.T) {
 	for _, step := range []struct {
 		note  string
 		extra []string
-	}{{cp1, nil}, {cp1b, nil}, {cp2, []string{"--proof", proofs["prefix"]}}} {
+	}{{cp1, nil}, {cp1b, []string{"--proof", proofs["next"]}}, {cp2, []string{"--proof", proofs["prefix"]}}} {
 		code, out, errs := witness(step.note, step.extra...)
 		if code != 0 || !strings.Contains(out, "— witness.example/w1 ") {
 			t.Fatalf("witness %s: exit %d %s %s", step.note, code, out, errs)
 		}
+	}
+	code, cosigned, _ := witness(cp2) // the same checkpoint again: consistent
+	if code != 0 {
+		t.Fatal("the witness refused the checkpoint it cosigned last")
+	}
+	os.WriteFile(filepath.Join(dir, "cosigned.note"), []byte(cosigned), 0o600)
+	wpub := filepath.Join(dir, "witness.pub.pem")
+	if out, err := python(t, "cosignature", "witness.example/w1", wpub, filepath.Join(dir, "cosigned.note")); err != nil {
+		t.Errorf("verify.py cosignature: %v\n%s", err, out)
+	}
+	if code, out, errs := run(t, "", "--data", data, "verify", "--checkpoint", filepath.Join(dir, "cosigned.note"), "--checkpoint-pubkey", cpKey,
+		"--witness", "witness.example/w1="+wpub); code != 0 {
+		t.Errorf("verify --witness: exit %d %s %s", code, out, errs)
+	}
+	if code, _, errs := run(t, "", "--data", data, "verify", "--checkpoint", cp1b, "--checkpoint-pubkey", cpKey, "--witness", "witness.example/w1="+wpub); code != 1 || !strings.Contains(errs, "cosignature") {
+		t.Errorf("verify --witness of a checkpoint the witness never saw: exit %d %s", code, errs)
 	}
 	before, _ := os.ReadFile(state)
 	key, err := receipt.LoadKey(filepath.Join(data, "keys", "checkpoint-ed25519.pem"))
@@ -136,10 +154,14 @@ func TestProofsAndWitness(t *testing.T) {
 	if code, _, errs := run(t, "", "--data", data, "show", "--reveal", "--tenant", "acme", "s-1"); code != 0 || !strings.Contains(errs, "checkpoint") {
 		t.Fatalf("show --reveal: exit %d %s", code, errs)
 	}
+	// ledger checkpoint took four (each a file here and a record), the
+	// reveal one more: the newest.
 	notes, _ := filepath.Glob(filepath.Join(data, "checkpoints", "*.note"))
-	if len(notes) != 1 {
-		t.Fatalf("%d checkpoints after the reveal, want 1", len(notes))
+	if len(notes) != 5 {
+		t.Fatalf("%d checkpoints after the reveal, want 5", len(notes))
 	}
+	slices.Sort(notes) // checkpoint-<unix ms>.note
+	notes = notes[len(notes)-1:]
 	bundle := filepath.Join(dir, "all.ndjson")
 	if code, _, errs := run(t, "", "--data", data, "export", "-o", bundle); code != 0 {
 		t.Fatal(errs)
@@ -166,10 +188,11 @@ func TestProofsAndWitness(t *testing.T) {
 		t.Fatalf("shred: exit %d %s", code, errs)
 	}
 	notes, _ = filepath.Glob(filepath.Join(data, "checkpoints", "*.note"))
-	if len(notes) != 2 {
-		t.Fatalf("%d checkpoints after the shred, want 2", len(notes))
+	if len(notes) != 6 {
+		t.Fatalf("%d checkpoints after the shred, want 6", len(notes))
 	}
-	slices.Sort(notes) // checkpoint-<unix ms>.note: the newest last
+	slices.Sort(notes)
+	notes = notes[len(notes)-2:]
 	if code, _, errs := run(t, "", "--data", data, "export", "-o", bundle); code != 0 {
 		t.Fatal(errs)
 	}
@@ -188,6 +211,31 @@ func TestProofsAndWitness(t *testing.T) {
 	if out, err := python(t, "bundle", "--checkpoint", notes[1], "--checkpoint-pubkey", cpKey, cut); err == nil ||
 		!strings.Contains(out, "('agentledger', 'audit') seq 1: truncated") {
 		t.Errorf("verify.py of the bundle without its Shred: %v\n%s", err, out)
+	}
+	// A Reveal downgraded to an unsigned record (and edited) is no legacy
+	// record: record keys signed this ledger's records before it.
+	recPub := filepath.Join(data, "keys", "receipt-ed25519.pub.pem")
+	all, _ = os.ReadFile(bundle)
+	var downgraded []string
+	for _, l := range strings.Split(strings.TrimSpace(string(all)), "\n") {
+		if strings.Contains(l, `"event_type":"Reveal"`) {
+			m := envelopeOf(t, l)
+			var p map[string]json.RawMessage
+			json.Unmarshal(m["payload"], &p)
+			delete(p, "sig")
+			p["by"] = json.RawMessage(`"mallory"`)
+			m["payload"], _ = json.Marshal(p)
+			raw, _ := json.Marshal(m)
+			l = string(raw)
+		}
+		downgraded = append(downgraded, l)
+	}
+	os.WriteFile(cut, []byte(strings.Join(resealAll(t, downgraded), "\n")+"\n"), 0o600)
+	if code, out, _ := run(t, "", "verify", "--bundle", cut, "--pubkey", recPub); code != 1 || !strings.Contains(out, "agentledger/audit seq 0: unsigned_record") {
+		t.Errorf("ledger verify of a downgraded Reveal: exit %d\n%s", code, out)
+	}
+	if out, err := python(t, "bundle", "--pubkey", recPub, cut); err == nil || !strings.Contains(out, "('agentledger', 'audit') seq 0: unsigned_record") {
+		t.Errorf("verify.py of a downgraded Reveal: %v\n%s", err, out)
 	}
 	// The whole store verifies against every checkpoint it holds.
 	if code, out, errs := run(t, "", "--data", data, "verify", "--checkpoint", cp2, "--checkpoint-pubkey", cpKey); code != 0 {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -88,21 +89,47 @@ func verifyKeys(c *cli.Context) (receipt.Keys, *checkpoint.Checkpoint, error) {
 	if cp == "" {
 		return keys, nil, nil
 	}
-	if len(keys.Checkpoints) == 0 {
+	if len(keys.Checkpoints) == 0 && len(keys.Records) == 0 {
 		return keys, nil, cmdline.Usage(errors.New("--checkpoint needs the checkpoint key that signed it (--checkpoint-pubkey, or a --pubkey file that says it signs checkpoints)"))
 	}
 	msg, err := os.ReadFile(cp)
 	if err != nil {
 		return keys, nil, cmdline.Usage(err)
 	}
-	ck, err := checkpoint.OpenWith(msg, keys.Checkpoints)
+	ck, err := checkpoint.OpenByRole(msg, keys.Checkpoints, keys.Records)
 	if errors.Is(err, checkpoint.ErrSignature) {
-		return keys, nil, cmdline.Fault(fmt.Errorf("%s: %w (only checkpoint keys are tried)", cp, err))
+		return keys, nil, cmdline.Fault(fmt.Errorf("%s: %w (only checkpoint keys are tried, and record keys for a format 0 checkpoint)", cp, err))
 	}
 	if err != nil {
 		return keys, nil, cmdline.Usage(fmt.Errorf("%s: %w", cp, err))
 	}
+	if err := checkWitnesses(c, msg); err != nil {
+		return keys, nil, err
+	}
 	return keys, ck, nil
+}
+
+// checkWitnesses requires the checkpoint msg to carry a valid cosignature
+// of every witness named by --witness NAME=FILE.
+func checkWitnesses(c *cli.Context, msg []byte) error {
+	for _, w := range c.StringSlice("witness") {
+		name, file, ok := strings.Cut(w, "=")
+		if !ok {
+			return cmdline.Usage(fmt.Errorf("--witness %q: want NAME=FILE", w))
+		}
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			return cmdline.Usage(err)
+		}
+		pub, err := receipt.ParsePublicKey(raw)
+		if err != nil {
+			return cmdline.Usage(fmt.Errorf("--witness %s: %w", file, err))
+		}
+		if err := checkpoint.CheckCosignature(msg, name, pub); err != nil {
+			return cmdline.Fault(fmt.Errorf("%s: %w", c.String("checkpoint"), err))
+		}
+	}
+	return nil
 }
 
 // feedVerifier reads --bundle, or the sessions of the ledger the filter
@@ -202,7 +229,8 @@ func verifyCommand(a *app) *cli.Command {
 			&cli.BoolFlag{Name: "deep", Usage: "also re-canonicalize every envelope and require its stored bytes to be its RFC 8785 form"},
 			&cli.StringSliceFlag{Name: "pubkey", Usage: "also check every engine record's signature, receipt and resolution with the Ed25519 record keys in PEM `FILE` (repeatable); a key file that says it signs checkpoints (Agentledger-Purpose) is used for checkpoints only"},
 			&cli.StringSliceFlag{Name: "checkpoint-pubkey", Usage: "the Ed25519 checkpoint key in PEM `FILE` (repeatable): checkpoints only, never records"},
-			&cli.StringFlag{Name: "checkpoint", Usage: "also check the ledger against this signed checkpoint `FILE` (needs its checkpoint key): finds truncated and rewritten sessions"},
+			&cli.StringFlag{Name: "checkpoint", Usage: "also check the ledger against this signed checkpoint `FILE` (needs its checkpoint key): finds a cut or rewritten log and truncated and rewritten sessions"},
+			&cli.StringSliceFlag{Name: "witness", Usage: "require --checkpoint to carry a valid cosignature of the witness `NAME=FILE` (its public key, as ledger witness writes it; repeatable)"},
 		),
 		Action: a.verify,
 	})

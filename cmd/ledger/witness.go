@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -23,12 +24,14 @@ func witnessCommand(a *app) *cli.Command {
 		Usage:     "cosign a checkpoint (C2SP tlog-cosignature) if it is consistent with the last one this witness cosigned for its log",
 		ArgsUsage: "CHECKPOINT",
 		Description: "The witness keeps, per log, the size and root it cosigned last (--state). It refuses a\n" +
+			"checkpoint that is not consistent with it. A verifier checks the cosignature with\n" +
+			"ledger verify --checkpoint FILE --witness NAME=KEY.pub.pem. It refuses a\n" +
 			"checkpoint of a smaller size, or of the same size with another root (a fork), and one of a\n" +
 			"larger size unless --proof (ledger prove consistency) shows the last one is its prefix.\n" +
 			"It prints the checkpoint with its cosignature line added. Run it somewhere the ledger's\n" +
 			"writer cannot reach: its state is what makes a rewritten log evident.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "key", Required: true, Usage: "the witness's Ed25519 PKCS#8 PEM `FILE` (created when missing)"},
+			&cli.StringFlag{Name: "key", Required: true, Usage: "the witness's Ed25519 PKCS#8 PEM `FILE` (created when missing; its public key is written beside it, as NAME.pub.pem for NAME.pem)"},
 			&cli.StringFlag{Name: "name", Required: true, Usage: "the witness's `NAME` (a schema-less URL)"},
 			&cli.StringFlag{Name: "state", Required: true, Usage: "JSON `FILE` of what the witness cosigned last, per log"},
 			&cli.StringFlag{Name: "checkpoint-pubkey", Required: true, Usage: "the log's checkpoint key, PEM `FILE`"},
@@ -99,6 +102,12 @@ func loadWitness(c *cli.Context) (*checkpoint.Witness, error) {
 	key, err := receipt.LoadKey(keyPath)
 	if err != nil {
 		return nil, cmdline.Usage(err)
+	}
+	// The public key beside it: what a verifier names the witness by
+	// (ledger verify --witness NAME=FILE).
+	pub := strings.TrimSuffix(keyPath, ".pem") + ".pub.pem"
+	if err := os.WriteFile(pub, receipt.NewSigner(key).PublicKeyPEM(), 0o644); err != nil {
+		return nil, fmt.Errorf("witness public key: %w", err)
 	}
 	w := &checkpoint.Witness{Name: c.String("name"), Key: key, Seen: map[string]checkpoint.Seen{}}
 	raw, err := os.ReadFile(c.String("state"))

@@ -192,6 +192,21 @@ func OpenWith(msg []byte, ring map[string]ed25519.PublicKey) (*Checkpoint, error
 	return nil, err
 }
 
+// OpenByRole opens a signed checkpoint with a checkpoint key of
+// checkpoints; a format 0 checkpoint — written when checkpoints were signed
+// with the record key — with a record key of records as well, under that
+// format's rules. A record key never opens a checkpoint of a later format.
+func OpenByRole(msg []byte, checkpoints, records map[string]ed25519.PublicKey) (*Checkpoint, error) {
+	c, err := OpenWith(msg, checkpoints)
+	if !errors.Is(err, ErrSignature) || len(records) == 0 {
+		return c, err
+	}
+	if body, perr := ParseNote(msg); perr != nil || body.Version != 0 {
+		return nil, err
+	}
+	return OpenWith(msg, records)
+}
+
 // Open verifies a signed checkpoint with pub and parses it. The root is
 // recomputed from the listed heads and must match.
 func Open(msg []byte, pub ed25519.PublicKey) (*Checkpoint, error) {

@@ -125,3 +125,35 @@ func CosignerKeyHash(name string, pub ed25519.PublicKey) uint32 {
 	h := sha256.Sum256(append(append([]byte(name+"\n"), 0x04), pub...))
 	return binary.BigEndian.Uint32(h[:4])
 }
+
+// ErrCosignature is returned when a checkpoint carries no valid
+// cosignature of a witness.
+var ErrCosignature = errors.New("no valid cosignature of the witness")
+
+// CheckCosignature checks that msg, a signed checkpoint, carries a valid
+// tlog-cosignature/v1 (Ed25519) of the witness name with key pub.
+func CheckCosignature(msg []byte, name string, pub ed25519.PublicKey) error {
+	v := &cosignVerifier{name: name, pub: pub}
+	if _, err := note.Open(msg, note.VerifierList(v)); err != nil {
+		return fmt.Errorf("%s: %w: %w", name, ErrCosignature, err)
+	}
+	return nil
+}
+
+// cosignVerifier verifies the cosignature lines of one witness.
+type cosignVerifier struct {
+	name string
+	pub  ed25519.PublicKey
+}
+
+func (v *cosignVerifier) Name() string    { return v.name }
+func (v *cosignVerifier) KeyHash() uint32 { return CosignerKeyHash(v.name, v.pub) }
+
+func (v *cosignVerifier) Verify(msg, sig []byte) bool {
+	if len(sig) != 8+ed25519.SignatureSize {
+		return false
+	}
+	t := binary.BigEndian.Uint64(sig[:8])
+	signed := append([]byte("cosignature/v1\ntime "+strconv.FormatUint(t, 10)+"\n"), msg...)
+	return ed25519.Verify(v.pub, signed, sig[8:])
+}
