@@ -353,6 +353,10 @@ func (c *Checkpoint) CheckLog(l *Log) *ledger.ChainError {
 		return &ledger.ChainError{Kind: LogTruncated, Tenant: "agentledger", Session: "log", Seq: uint64(c.Size),
 			Detail: fmt.Sprintf("the checkpoint has %d envelopes; the stream holds %d", c.Size, l.Size())}
 	}
+	if c.Size > 0 && !strings.HasSuffix(c.Origin, "/"+strings.TrimPrefix(Origin("", l), "agentledger//")) {
+		return &ledger.ChainError{Kind: LogRewritten, Tenant: "agentledger", Session: "log", Seq: uint64(c.Size),
+			Detail: fmt.Sprintf("the checkpoint's origin %s names another log than the stream's (its first envelope)", c.Origin)}
+	}
 	root, err := l.Root(c.Size)
 	if err != nil || root != c.Root {
 		return &ledger.ChainError{Kind: LogRewritten, Tenant: "agentledger", Session: "log", Seq: uint64(c.Size),

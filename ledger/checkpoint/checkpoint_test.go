@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentledger/agentledger/ledger"
 )
@@ -128,4 +129,44 @@ func reseal(t *testing.T, prev *ledger.Envelope, n int) []*ledger.Envelope {
 		head = e.Head()
 	}
 	return out
+}
+
+// TestWitnessFollowsOneLogPerKey: a fork under a renamed origin, or a
+// malformed origin, is refused like a fork under the same one.
+func TestWitnessFollowsOneLogPerKey(t *testing.T) {
+	_, key, _ := ed25519.GenerateKey(nil)
+	_, wkey, _ := ed25519.GenerateKey(nil)
+	a := chain(t, "acme", "s", 3, "x")
+	b := chain(t, "acme", "s", 3, "forked")
+	sign := func(origin string, l *Log) []byte {
+		c, err := New(origin, l, Heads([][]*ledger.Envelope{a}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg, _ := c.Sign(key)
+		return msg
+	}
+	la, lb := logOf(a), logOf(b)
+	w := &Witness{Name: "w.example/1", Key: wkey}
+	pub := key.Public().(ed25519.PublicKey)
+	if _, err := w.Cosign(sign(Origin("LEDGER", la), la), pub, nil, time.Unix(1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	for name, origin := range map[string]string{
+		"same origin":    Origin("LEDGER", la),
+		"renamed origin": Origin("LEDGER", la) + "x",
+		"another id":     "agentledger/LEDGER/0000000000000000",
+		"trailing space": Origin("LEDGER", la) + " ",
+		"another stream": Origin("OTHER", lb),
+		"its own id":     Origin("LEDGER", lb),
+	} {
+		if _, err := w.Cosign(sign(origin, lb), pub, nil, time.Unix(2, 0)); err == nil {
+			t.Errorf("%s: the fork was cosigned", name)
+		}
+	}
+	// And the log check names an origin that is not the stream's.
+	c, _ := New("agentledger/LEDGER/0000000000000000", la, nil)
+	if f := c.CheckLog(la); f == nil || f.Kind != LogRewritten {
+		t.Errorf("a checkpoint naming another log: %v", f)
+	}
 }

@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/mod/sumdb/note"
@@ -24,6 +26,9 @@ var ErrFork = errors.New("not consistent with the last checkpoint cosigned")
 type Seen struct {
 	Size int64  `json:"size"`
 	Root string `json:"root"` // base64
+	// Key is the id of the log key that signed it: a witness follows one
+	// log per key, so that a renamed origin is not a new log.
+	Key string `json:"key"`
 }
 
 // Witness cosigns checkpoints of logs it follows (C2SP tlog-cosignature,
@@ -64,7 +69,19 @@ func (w *Witness) Cosign(msg []byte, logKey ed25519.PublicKey, proof *Consistenc
 		return nil, fmt.Errorf("a format %d checkpoint commits to no log: nothing to witness", cp.Version)
 	}
 	root := base64.StdEncoding.EncodeToString(cp.Root[:])
+	if !validOrigin(cp.Origin) {
+		return nil, fmt.Errorf("origin %q is not agentledger/<stream>/<log id>", cp.Origin)
+	}
+	keyID := logKeyID(logKey)
+	for origin, seen := range w.Seen {
+		if seen.Key == keyID && origin != cp.Origin {
+			return nil, fmt.Errorf("%s: %w: its key signs the log %s, which this witness follows", cp.Origin, ErrFork, origin)
+		}
+	}
 	if seen, ok := w.Seen[cp.Origin]; ok {
+		if seen.Key != "" && seen.Key != keyID {
+			return nil, fmt.Errorf("%s: %w: signed with another key than the log's", cp.Origin, ErrFork)
+		}
 		if err := consistent(seen, cp.Size, root, proof); err != nil {
 			return nil, fmt.Errorf("%s at size %d: %w: %w", cp.Origin, cp.Size, ErrFork, err)
 		}
@@ -76,8 +93,30 @@ func (w *Witness) Cosign(msg []byte, logKey ed25519.PublicKey, proof *Consistenc
 	if w.Seen == nil {
 		w.Seen = map[string]Seen{}
 	}
-	w.Seen[cp.Origin] = Seen{Size: cp.Size, Root: root}
+	w.Seen[cp.Origin] = Seen{Size: cp.Size, Root: root, Key: keyID}
 	return out, nil
+}
+
+// logKeyID names a log key in a witness's state: the first 16 hex digits
+// of the SHA-256 of the public key.
+func logKeyID(pub ed25519.PublicKey) string {
+	sum := sha256.Sum256(pub)
+	return hex.EncodeToString(sum[:8])
+}
+
+// validOrigin reports whether origin has the form of a format 2
+// checkpoint's: agentledger/<stream>/<16 hex digits or "empty">.
+func validOrigin(origin string) bool {
+	rest, ok := strings.CutPrefix(origin, "agentledger/")
+	stream, id, ok2 := strings.Cut(rest, "/")
+	if !ok || !ok2 || stream == "" || strings.ContainsAny(stream, " /") {
+		return false
+	}
+	if id == "empty" {
+		return true
+	}
+	_, err := hex.DecodeString(id)
+	return err == nil && len(id) == 16 && strings.ToLower(id) == id
 }
 
 // consistent reports whether a checkpoint of size and root may follow the

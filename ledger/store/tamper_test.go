@@ -66,7 +66,7 @@ func TestTamperWithTheLiveStream(t *testing.T) {
 	if err := st.CatchUp(ctx, &log); err != nil {
 		t.Fatal(err)
 	}
-	cp, err := checkpoint.New("agentledger/LEDGER", &log.Log, heads)
+	cp, err := checkpoint.New(checkpoint.Origin("LEDGER", &log.Log), &log.Log, heads)
 	if err != nil {
 		t.Fatal(err)
 	}
