@@ -112,7 +112,7 @@ var detectors = []detector{
 	// Secrets that say what they are.
 	{name: "private_key", class: ClassSecret, re: regexp.MustCompile(`-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY( BLOCK)?-----`), hints: []string{"PRIVATE KEY"}, classifies: true},
 	{name: "aws_access_key", class: ClassSecret, re: regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), hints: []string{"AKIA", "ASIA"}, classifies: true},
-	{name: "aws_secret_key", class: ClassSecret, re: regexp.MustCompile(`(?i)aws_secret_access_key\s*[=:]\s*["']?[A-Za-z0-9/+=]{40}`), hints: []string{"secret_access_key"}, fold: true, classifies: true},
+	{name: "aws_secret_key", class: ClassSecret, re: regexp.MustCompile(`(?i)aws_secret_access_key["']?(?:\s*[=:]\s*|\s+)["']?[A-Za-z0-9/+=]{40}`), hints: []string{"secret_access_key"}, fold: true, classifies: true},
 	{name: "github_token", class: ClassSecret, re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{60,})\b`), hints: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, classifies: true},
 	{name: "slack_token", class: ClassSecret, re: regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}\b`), hints: []string{"xox"}, classifies: true},
 	{name: "stripe_key", class: ClassSecret, re: regexp.MustCompile(`\b[sr]k_live_[0-9A-Za-z]{20,}\b`), hints: []string{"k_live_"}, classifies: true},
@@ -129,11 +129,19 @@ var detectors = []detector{
 	// Credentials found by where they stand: the value alone is the span.
 	{name: "bearer_token", class: ClassSecret, re: regexp.MustCompile(`(?i)\b(?:bearer|token)\s+([A-Za-z0-9._~+/=-]{12,})`), group: 1, check: randomLooking, hints: []string{"bearer", "token "}, fold: true},
 	{name: "basic_auth", class: ClassSecret, re: regexp.MustCompile(`(?i)\bbasic\s+([A-Za-z0-9+/]{8,}={0,2})`), group: 1, check: basicCredential, hints: []string{"basic"}, fold: true},
-	{name: "url_password", class: ClassSecret, re: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s/:@"'<>]+:([^\s/@"'<>]+)@`), group: 1, hints: []string{"://"}},
+	{name: "url_password", class: ClassSecret, re: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s/:@"'<>]*:([^\s/@"'<>]+)@`), group: 1, hints: []string{"://"}},
 	{name: "password_flag", class: ClassSecret, re: regexp.MustCompile(`(?i)(?:^|[\s"'])--?(?:password|passwd|pass|pwd|token|secret|api-?key|access-?key|secret-?key|client-?secret|auth-?token)(?:=|\s+)("[^"\n]*"|'[^'\n]*'|[^\s"'|&;]+)`), group: 1, check: notPlaceholder, hints: []string{"-pass", "-pwd", "-token", "-secret", "-api", "-access", "-client", "-auth"}, fold: true},
 	{name: "sql_password", class: ClassSecret, re: regexp.MustCompile(`(?i)\b(?:identified\s+by|(?:with|encrypted)\s+password)\s+('[^'\n]*'|"[^"\n]*")`), group: 1, hints: []string{"identified", "password"}, fold: true},
-	{name: "secret_assignment", class: ClassSecret, re: regexp.MustCompile(`(?i)\b[A-Za-z0-9_.-]*(?:password|passwd|passphrase|pwd|secret|token|api_?key|apikey|access_?key|accountkey|private_?key|auth_?key|credentials?)["']?\s*[:=]\s*("[^"\n]*"|'[^'\n]*'|[^\s"'&;|,(){}\[\]<>` + "`" + `]+)`), group: 1, check: assignedLiteral, hints: []string{"pass", "pwd", "secret", "token", "key", "credential"}, fold: true},
-	{name: "secret_assignment", class: ClassSecret, re: regexp.MustCompile(`\b[A-Z0-9_]*_KEY\s*=\s*("[^"\n]*"|'[^'\n]*'|[^\s"'&;|,(){}\[\]<>` + "`" + `]+)`), group: 1, check: assignedLiteral, hints: []string{"_KEY"}},
+	{name: "secret_assignment", class: ClassSecret, re: regexp.MustCompile(`(?i)\b[A-Za-z0-9_.-]*(?:password|passwd|passphrase|pwd|secret|token|api[-_]?key|access[-_]?key|accountkey|private[-_]?key|auth[-_]?key|subscription[-_]?key|credentials?)["']?\s*(?::=|[:=])\s*("[^"\n]*"|'[^'\n]*'|[^\s"'&;|,(){}\[\]<>` + "`" + `]+)`), group: 1, check: assignedLiteral, hints: []string{"pass", "pwd", "secret", "token", "key", "credential"}, fold: true},
+	// NAME=value in a shell or an env file, the name in capitals: the value
+	// is a literal whatever it looks like.
+	{name: "secret_assignment", class: ClassSecret, re: regexp.MustCompile(`\b([A-Z0-9_]*(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|API_?KEY|ACCESS_KEY|PRIVATE_KEY|_KEY|_PAT)[A-Z0-9_]*)=("[^"\n]*"|'[^'\n]*'|[^\s"'&;|` + "`" + `]+)`), group: 2, check: envLiteral, hints: []string{"PASS", "SECRET", "TOKEN", "KEY", "_PAT"}},
+	// A user:password a command takes (curl -u), and passwords tools take
+	// after -p: glued to it in the MySQL family, after login commands and
+	// sshpass.
+	{name: "password_flag", class: ClassSecret, re: regexp.MustCompile(`(?:^|\s)(?:-u|--user)(?:\s+|=)["']?[^\s:"']*[A-Za-z][^\s:"']*:([^\s"'@]+)`), group: 1, check: notPlaceholder, hints: []string{" -u", "-u ", "--user"}},
+	{name: "password_flag", class: ClassSecret, re: regexp.MustCompile(`(?i)\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p([^\s"'|&;]{3,})`), group: 1, check: notPlaceholder, hints: []string{"mysql", "mariadb"}, fold: true},
+	{name: "password_flag", class: ClassSecret, re: regexp.MustCompile(`(?i)\b(?:sshpass|login)\b[^\n|;&]*?\s-p\s*("[^"\n]*"|'[^'\n]*'|[^\s"'|&;]+)`), group: 1, check: notPlaceholder, hints: []string{"sshpass", "login"}, fold: true},
 }
 
 // window is how much of a text the detectors read at once; texts longer
@@ -440,13 +448,10 @@ func RedactAll(texts []string) []string {
 }
 
 // randomLooking accepts a token that is not a word: it has a digit, or is
-// long and mixes cases.
+// 20 characters or longer.
 func randomLooking(text string, s, e int) bool {
 	v := text[s:e]
-	if strings.ContainsAny(v, "0123456789") {
-		return true
-	}
-	return len(v) >= 24 && strings.ToLower(v) != v && strings.ToUpper(v) != v
+	return strings.ContainsAny(v, "0123456789") || len(v) >= 20
 }
 
 // basicCredential accepts base64 that decodes to user:password.
@@ -488,6 +493,30 @@ func assignedLiteral(text string, s, e int) bool {
 		return false // os.environ, process.env.X, settings.token
 	}
 	return true
+}
+
+// notSecretNames are the endings of capitalised names that hold something
+// about a secret, not the secret: where it is, its id, its size.
+var notSecretNames = []string{"_FILE", "_PATH", "_URL", "_URI", "_DIR", "_NAME", "_ID", "_TYPE", "_LENGTH", "_COUNT", "_TTL", "_EXPIRY",
+	"_EXPIRES", "_ENDPOINT", "_HEADER", "_FIELD", "_PARAM", "_ENV", "_VAR", "_ALGORITHM", "_ALG", "_SIZE", "_BYTES", "_LIMIT", "_MAX", "_MIN",
+	"_HOST", "_PORT", "_REGION", "_VERSION", "_ENABLED", "_MODE", "TOKENS"}
+
+// envLiteral accepts NAME=value where NAME names a secret (not where one
+// is or how big it is) and value is a literal, not a variable.
+func envLiteral(text string, s, e int) bool {
+	eq := strings.LastIndexByte(text[:s], '=')
+	start := eq
+	for start > 0 && (text[start-1] == '_' || 'A' <= text[start-1] && text[start-1] <= 'Z' || '0' <= text[start-1] && text[start-1] <= '9') {
+		start--
+	}
+	name := text[start:max(start, eq)]
+	for _, n := range notSecretNames {
+		if strings.HasSuffix(name, n) {
+			return false
+		}
+	}
+	v := strings.Trim(text[s:e], `"'`)
+	return len(v) >= 3 && !strings.HasPrefix(v, "$") && !strings.HasPrefix(v, "%") && !codeWords[strings.ToLower(v)]
 }
 
 // luhn reports whether the digits of the match pass the Luhn check.

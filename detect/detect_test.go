@@ -91,6 +91,11 @@ func TestOrdinaryWorkIsNotFound(t *testing.T) {
 		"sort_key = item.name",
 		"curl https://example.com/api/v1/items",
 		"psql postgres://localhost:5432/orders",
+		"docker run -u 1000:1000 -p 8080:80 nginx",
+		"mkdir -p build && ssh -p 2222 host uptime",
+		"MAX_TOKENS=4096 TOKEN_FILE=/run/token python run.py",
+		"git clone https://github.com/shop/web.git",
+		"npm login --registry https://registry.example",
 	} {
 		if sp := Spans(text); len(sp) > 0 {
 			t.Errorf("Spans(%q) = %+v (%q), want none", text, sp, text[sp[0].Start:sp[0].End])

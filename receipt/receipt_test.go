@@ -72,10 +72,6 @@ func TestRecordSignature(t *testing.T) {
 			e, _ := ledger.Seal(ev.Head(), ledger.Event{SessionID: "s", EventType: ledger.EventEngineFailure, TsUnixMs: 2, Payload: []byte(p)}, ledger.Limits{})
 			return e
 		}, ring, ledger.BadSignature},
-		"unsigned": {func() *ledger.Envelope {
-			e, _ := ledger.Seal(ev.Head(), ledger.Event{SessionID: "s", EventType: ledger.EventEngineFailure, TsUnixMs: 2, Payload: []byte(`{"id":"f1","error":"x"}`)}, ledger.Limits{})
-			return e
-		}, ring, ledger.UnsignedRecord},
 		"extra member": {func() *ledger.Envelope {
 			p := strings.Replace(string(signed.Payload()), `{"error"`, `{"approved_by":"ciso","error"`, 1)
 			e, _ := ledger.Seal(ev.Head(), ledger.Event{SessionID: "s", EventType: ledger.EventEngineFailure, TsUnixMs: 2, Payload: []byte(p)}, ledger.Limits{})
@@ -91,6 +87,19 @@ func TestRecordSignature(t *testing.T) {
 		if f == nil || f.Kind != c.want || !errors.Is(f, ledger.ErrIntegrity) {
 			t.Errorf("%s: got %v, want %s", name, f, c.want)
 		}
+	}
+	// An unsigned record alone reads as record format 1 (legacy); once a
+	// signed record was written before it, it is unsigned_record.
+	unsigned, _ := ledger.Seal(ev.Head(), ledger.Event{SessionID: "u", EventType: ledger.EventEngineFailure, TsUnixMs: 2, Payload: []byte(`{"id":"f1","error":"x"}`)}, ledger.Limits{})
+	alone := NewChecker(ring)
+	if f := alone.Check(unsigned); f != nil || len(alone.Finish()) != 0 || len(alone.Legacy()) != 1 {
+		t.Errorf("an unsigned record alone: %v %v %v, want one legacy record", f, alone.Finish(), alone.Legacy())
+	}
+	after := NewChecker(ring)
+	after.Check(signed)
+	after.Check(unsigned)
+	if fs := after.Finish(); len(fs) != 1 || fs[0].Kind != ledger.UnsignedRecord || len(after.Legacy()) != 0 {
+		t.Errorf("an unsigned record after a signed one: %v, legacy %v", fs, after.Legacy())
 	}
 }
 

@@ -35,7 +35,7 @@ func (a *app) rotateKeys(c *cli.Context) error {
 	if h, held := store.HeldBy(data); held {
 		// An engine seals with the master key it read at start: new keys it
 		// made during the rotation would be wrapped under the old one.
-		return cmdline.Usage(fmt.Errorf("%s is in use by %s (pid %d): stop it before rotating the master key", data, h.Program, h.PID))
+		return cmdline.Unavailable(fmt.Errorf("%s is in use by %s (pid %d): stop it before rotating the master key", data, h.Program, h.PID))
 	}
 	keys, err := cmdline.KeyStore(data)
 	if err != nil {

@@ -35,7 +35,7 @@ type ConsistencyOutput struct {
 
 // proveCommand is `prove`.
 func proveCommand(a *app) *cli.Command {
-	cp := &cli.StringFlag{Name: "checkpoint-pubkey", Usage: "check the checkpoints' signatures with the checkpoint key in PEM `FILE` (default: DATA/keys/checkpoint-ed25519.pub.pem, when it exists)"}
+	cp := &cli.StringFlag{Name: "checkpoint-pubkey", Usage: "check the checkpoints' signatures with the checkpoint key in PEM `FILE` (default: DATA/keys/checkpoint-ed25519.pub.pem)"}
 	return &cli.Command{
 		Name:  "prove",
 		Usage: "print RFC 6962 proofs over the ledger's log: an envelope in a checkpoint, or one checkpoint a prefix of another",

@@ -67,6 +67,9 @@ func (a *app) verify(c *cli.Context) error {
 	if !rep.OK() {
 		return cmdline.Fault(fmt.Errorf("%d integrity faults", len(rep.Faults)))
 	}
+	if ck != nil {
+		fmt.Fprintf(a.stderr, "checkpoint %s (%s, %d envelopes, %d sessions) holds\n", c.String("checkpoint"), ck.Origin, ck.Size, len(ck.Heads))
+	}
 	return nil
 }
 
