@@ -283,7 +283,7 @@ func MayHoldSecret(text string) bool {
 				break
 			}
 		}
-		if all && containsFold(text, h.text) {
+		if all && (h.exact && strings.Contains(text, h.text) || !h.exact && containsFold(text, h.text)) {
 			return true
 		}
 	}
@@ -323,7 +323,8 @@ func hidingEscape(text string) bool {
 // hint is a secret detector's hint in lower case, with its (hashed) byte
 // trigrams.
 type hint struct {
-	text     string
+	text     string // lower case when !exact
+	exact    bool   // the detector matches it in this case only
 	trigrams []uint32
 }
 
@@ -336,7 +337,9 @@ var secretHints = func() []hint {
 			continue
 		}
 		for _, h := range d.hints {
-			h = strings.ToLower(h)
+			if d.fold {
+				h = strings.ToLower(h)
+			}
 			if seen[h] {
 				continue
 			}
@@ -348,7 +351,7 @@ var secretHints = func() []hint {
 			for i := 0; i+2 < len(h); i++ {
 				tris = append(tris, trigram(h[i], h[i+1], h[i+2]))
 			}
-			out = append(out, hint{text: h, trigrams: tris})
+			out = append(out, hint{text: h, exact: !d.fold, trigrams: tris})
 		}
 	}
 	return out

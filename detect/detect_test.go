@@ -103,6 +103,23 @@ func TestOrdinaryWorkIsNotFound(t *testing.T) {
 	}
 }
 
+// TestOrdinaryEventNeedsNoScan: the cheap gate lets an ordinary hook event
+// through without a scan (what keeps sealing within 1.3x of plain
+// recording): no hint of a secret detector is in it, in any case.
+func TestOrdinaryEventNeedsNoScan(t *testing.T) {
+	ev := `{"hook_point":"PreToolUse","session_id":"s","host_id":"claude-code","cwd":"/workspace/shop","turn_id":"toolu_01ABCDEF",` +
+		`"tool_name":"shell","tool_name_native":"Bash","tool_input":{"command":"go test ./... -run TestCheckout -count=1 \u0026\u0026 git status --short",` +
+		`"description":"run the checkout tests","timeout":120000},"transcript_path":"/home/dev/.claude/projects/shop/2f6c1e0a.jsonl","permission_mode":"default"}`
+	if MayHoldSecret(ev) {
+		t.Error("MayHoldSecret is true for an ordinary event")
+		for _, h := range secretHints {
+			if h.exact && strings.Contains(ev, h.text) || !h.exact && containsFold(UnescapeJSON(ev), h.text) {
+				t.Errorf("hint %q is in an ordinary event", h.text)
+			}
+		}
+	}
+}
+
 // TestWholeTextIsScanned: a secret past the first window is found, and
 // one across a window border too.
 func TestWholeTextIsScanned(t *testing.T) {
