@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
+	"github.com/agentledger/agentledger/receipt"
 )
 
 // programs are agentledger's commands, built once for the package.
@@ -167,6 +168,23 @@ func readRecord(t *testing.T, data string) []*ledger.Envelope {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The whole record verifies, every record signed with the record key
+	// and every hook event judged (no unjudged_events).
+	raw, err := os.ReadFile(filepath.Join(data, "keys", "receipt-ed25519.pub.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys receipt.Keys
+	if err := keys.Add(raw, receipt.PurposeRecords); err != nil {
+		t.Fatal(err)
+	}
+	v := ledger.NewVerifier(ledger.Deep, ledger.Limits{}).With(receipt.RecordCheck(keys.Records, ledger.Deep, ledger.Limits{}))
+	if err := st.Feed(context.Background(), store.Filter{}, v, nil); err != nil {
+		t.Fatal(err)
+	}
+	if rep := v.Report(); !rep.OK() || len(rep.Legacy) != 0 {
+		t.Errorf("the record does not verify: %v, legacy %v", rep.Faults, rep.Legacy)
 	}
 	return out
 }
