@@ -105,6 +105,10 @@ type VerdictRecord struct {
 	// names its parent, is what the session inherited (the reducer's
 	// Inheritance): the ceiling it was judged under from then on.
 	Inherited json.RawMessage `json:"inherited,omitempty"`
+	// Enforced is false in monitor mode: the verdict was judged and
+	// recorded, and the host was answered as if agentledger were not
+	// there (no permission decision). Absent: enforced.
+	Enforced *bool `json:"enforced,omitempty"`
 	// ReleasedBy, in the verdict of a call an approver approved after it
 	// was asked about (AARM R4.3), is the seq of that approval's
 	// Resolution: the call is allowed once, as the approved one.
@@ -148,6 +152,9 @@ type ResolutionRecord struct {
 	// Sig is the record's signature (ledger.SignedRecord).
 	Sig *ledger.RecordSig `json:"sig,omitempty"`
 }
+
+// IsEnforced reports whether the verdict was enforced (not monitor mode).
+func (v VerdictRecord) IsEnforced() bool { return v.Enforced == nil || *v.Enforced }
 
 // CallRef names a judged call in its session's record: the PreToolUse
 // event and the verdict (with its receipt) that let it run.

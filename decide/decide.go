@@ -43,6 +43,11 @@ type Session struct {
 	// that names its parent (InheritanceFor), is folded in before the
 	// event is judged and recorded in its verdict.
 	Inherit *reducer.Inheritance
+	// Monitor, set by the caller per event, judges and records the event
+	// without enforcing its verdict (monitor mode): the verdict says
+	// enforced false, the host is answered with no permission decision,
+	// nothing waits for an approver and no approval is spent.
+	Monitor bool
 	// StreamSeq is the stream sequence of the last message of the session
 	// this state has read or written: a catch-up reads from after it (the
 	// engine's bookkeeping).
@@ -273,7 +278,7 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 	var released uint64
 	// An approval releases the same call in the same place, asked again as
 	// a call: never a host's request for more (Codex's PermissionRequest).
-	if rel, ok := snap.ReleaseFor(digest, ev.NativeTool(), ev.Cwd, env.TsUnixMs()); ok && dec.Decision == aarts.Ask &&
+	if rel, ok := snap.ReleaseFor(digest, ev.NativeTool(), ev.Cwd, env.TsUnixMs()); ok && dec.Decision == aarts.Ask && !s.Monitor &&
 		ev.HookPoint == "PreToolUse" && ev.Field("permission_request") == nil {
 		dec, released = releasedDecision(dec, rel), rel.Seq
 	}
@@ -291,6 +296,11 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 	}
 	if step.Record.HostAnswer == aarts.Ask || dec.Decision == aarts.Ask {
 		step.Record.TurnID = ev.TurnID // what a PostAskResolution must name
+	}
+	if s.Monitor {
+		// Judged and recorded, not enforced: the host decides alone.
+		enforced := false
+		step.Record.Enforced, step.Record.HostAnswer, step.Record.TurnID = &enforced, aarts.HostAnswerNone, ""
 	}
 	if d.Signer != nil {
 		if step.Record.Receipt, err = d.receipt(ev, env, step, auth, at); err != nil {

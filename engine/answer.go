@@ -62,6 +62,10 @@ type Request struct {
 	// HostAsks is the hook's word that the host prompts its user for an
 	// ask (Copilot's interactive CLI); see Host.Asks.
 	HostAsks bool
+	// Monitor is the hook's word that its host runs agentledger in monitor
+	// mode (engine hook --monitor): the call is judged and recorded, not
+	// enforced (see WithMonitor).
+	Monitor bool
 	// Config, when set, is the configuration the request is decided under
 	// instead of the engine's own (a local engine's hook requests).
 	Config *Config
@@ -201,7 +205,8 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 	if req.Config != nil {
 		d, failOpen = req.Config.Decider, req.Config.FailOpen
 	}
-	step, err := e.decideEvent(ctx, req.Tenant, req.Auth, ev, payload, d)
+	monitor := e.monitor || req.Monitor
+	step, err := e.decideEvent(ctx, req.Tenant, req.Auth, ev, payload, d, monitor)
 	e.tel.Decision(req.Tenant, recordedForm(payload, step), step, start, time.Now(), err)
 	var r HookResponse
 	switch {
@@ -210,7 +215,7 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 	case decide.IsInputError(err):
 		return e.reject(ctx, req, host, err)
 	default:
-		r = e.fail(req.Tenant, ev, payload, err, failOpen)
+		r = e.fail(req.Tenant, ev, payload, err, failOpen || monitor)
 	}
 	if host != nil {
 		a := answerOf(r)
@@ -387,7 +392,10 @@ func (e *Engine) reject(ctx context.Context, req Request, host *adapter.Host, de
 		isBlocking = host.Blocking(probe.HostEvent)
 	}
 	rej.Answered = aarts.Allow
-	if isBlocking {
+	switch {
+	case e.monitor || req.Monitor:
+		rej.Answered = aarts.HostAnswerNone // monitor mode: the host decides alone
+	case isBlocking:
 		rej.Answered = aarts.Deny
 	}
 	key := ledger.SessionKey{Tenant: req.Tenant, Session: probe.SessionID}
@@ -400,6 +408,9 @@ func (e *Engine) reject(ctx context.Context, req Request, host *adapter.Host, de
 		Verdict: aarts.Verdict{Decision: rej.Answered, Category: "input_validation", Severity: "critical", Source: "input_validation",
 			Reasons: []string{"agentledger rejected this input: " + rej.Defect}},
 		AARMDecision: aarmOf(rej.Answered), ReasonCode: ReasonInputRejected,
+	}
+	if rej.Answered == aarts.HostAnswerNone {
+		r.Decision, r.AARMDecision, r.HostAnswer = aarts.Allow, aarts.AARMAllow, aarts.HostAnswerNone
 	}
 	if host != nil {
 		r.HostOutput = host.Render(probe.HostEvent, req.Body, answerOf(r))
@@ -490,6 +501,11 @@ func HostOutput(host string, input []byte, r HookResponse) []byte {
 func answerOf(r HookResponse) adapter.Answer {
 	if r.ReasonCode == ReasonEngineFailure && r.HostAnswer == aarts.HostAnswerNone {
 		r.Decision = aarts.Allow
+	}
+	if r.Monitored != nil {
+		// Monitor mode: no permission decision, no rewrite, nothing
+		// withheld — the host decides as it would alone.
+		return adapter.Answer{Decision: aarts.Allow, HostAnswer: aarts.HostAnswerNone, ReasonCode: r.ReasonCode}
 	}
 	return adapter.Answer{Decision: r.Decision, HostAnswer: r.HostAnswer, Reasons: r.Reasons, ReasonCode: r.ReasonCode,
 		Rewrite: decide.RewrittenInput(r.Directives), Withheld: r.Withheld}

@@ -38,6 +38,9 @@ type Engine struct {
 	checkpoints *Checkpointer
 	// failOpen answers allow when an event cannot be decided and recorded.
 	failOpen bool
+	// monitor judges and records every event without enforcing it
+	// (WithMonitor).
+	monitor bool
 	// spoolDir, when set, holds failure and rejection records until they
 	// are in the ledger.
 	spoolDir string
@@ -109,6 +112,16 @@ func WithWarnings(warn func(error)) Option {
 	}
 }
 
+// WithMonitor runs the engine in monitor mode: every event is judged and
+// recorded as in enforce mode, each verdict recorded with enforced false,
+// and every host answered as if agentledger were not there (no permission
+// decision, nothing rewritten or withheld, no one waiting for an
+// approver). Bad input and engine failures get no decision either. It is
+// how a team watches what a policy would do before it enforces it.
+func WithMonitor(monitor bool) Option {
+	return func(e *Engine) error { e.monitor = monitor; return nil }
+}
+
 // WithTelemetry emits a redacted span per decision to t.
 func WithTelemetry(t *Telemetry) Option { return func(e *Engine) error { e.tel = t; return nil } }
 
@@ -178,13 +191,13 @@ func (e *Engine) decide(ctx context.Context, tenant string, payload []byte) (*de
 	if err != nil {
 		return nil, err
 	}
-	return e.decideEvent(ctx, tenant, receipt.Authenticated{}, ev, payload, e.decider)
+	return e.decideEvent(ctx, tenant, receipt.Authenticated{}, ev, payload, e.decider, e.monitor)
 }
 
 // decideEvent records ev with its verdict. A conflict with another writer
 // of the session (another engine process) is not a failure: the session is
 // re-read and the decision retried, with backoff, until ctx ends.
-func (e *Engine) decideEvent(ctx context.Context, tenant string, auth receipt.Authenticated, ev *aarts.Event, payload []byte, d *decide.Decider) (*decide.Step, error) {
+func (e *Engine) decideEvent(ctx context.Context, tenant string, auth receipt.Authenticated, ev *aarts.Event, payload []byte, d *decide.Decider, monitor bool) (*decide.Step, error) {
 	if tenant == "" {
 		tenant = ledger.DefaultTenant
 	}
@@ -212,7 +225,7 @@ func (e *Engine) decideEvent(ctx context.Context, tenant string, auth receipt.Au
 			return fmt.Errorf("record the host's resolution in %s: %w", key, err)
 		}
 		next := *en.state
-		next.Auth = auth
+		next.Auth, next.Monitor = auth, monitor
 		next.Inherit = decide.InheritanceFor(ev.ParentSessionID, &next, func(string) *decide.Session { return parent })
 		if next.Inherit != nil && parentErr != nil {
 			return parentErr
@@ -229,7 +242,7 @@ func (e *Engine) decideEvent(ctx context.Context, tenant string, auth receipt.Au
 		next.StreamSeq = seq
 		*en.state = next
 		en.inherited.Store(next.Snapshot.Inherited != nil && !next.Snapshot.NeedsInheritance())
-		if st.Record.Verdict.Decision == aarts.Ask && (st.Record.HostAnswer == "" || st.Record.HostAnswer == aarts.Deny || st.Record.HostAnswer == aarts.HostAnswerDefer) {
+		if st.Record.Verdict.Decision == aarts.Ask && st.Record.IsEnforced() && (st.Record.HostAnswer == "" || st.Record.HostAnswer == aarts.Deny || st.Record.HostAnswer == aarts.HostAnswerDefer) {
 			// Nothing prompts for it in the host: an approver may release it.
 			st.PendingID = e.openPending(key, e.approvalOf(st), e.pending.timeout)
 		}

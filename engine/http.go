@@ -192,13 +192,39 @@ type HookResponse struct {
 	// HostOutput, for input that came through a host adapter, is the
 	// host's native answer.
 	HostOutput json.RawMessage `json:"host_output,omitempty"`
+	// Monitored, in monitor mode, is the verdict as judged and recorded
+	// (enforced false); the answer itself is allow, with host answer
+	// "none": the caller decides as it would without agentledger.
+	Monitored *Monitored `json:"monitored,omitempty"`
 }
+
+// Monitored is a verdict judged and recorded in monitor mode, not
+// enforced.
+type Monitored struct {
+	Decision      string   `json:"decision"`
+	AARMDecision  string   `json:"aarm_decision"`
+	ReasonCode    string   `json:"reason_code"`
+	MatchedRuleID string   `json:"matched_rule_id,omitempty"`
+	Reasons       []string `json:"reasons,omitempty"`
+}
+
+// ReasonMonitored is the reason code of an answer in monitor mode.
+const ReasonMonitored = "MONITORED"
 
 // ResponseOf returns the answer for a recorded step.
 func ResponseOf(st *decide.Step) HookResponse {
-	return HookResponse{Verdict: st.Record.Verdict, AARMDecision: st.Record.AARMDecision, ReasonCode: st.Record.ReasonCode,
+	r := HookResponse{Verdict: st.Record.Verdict, AARMDecision: st.Record.AARMDecision, ReasonCode: st.Record.ReasonCode,
 		Constraints: st.Record.Constraints, Seq: st.Envelope.Seq(), EventHash: st.Envelope.Hash(), VerdictHash: st.Verdict.Hash(),
 		PendingID: st.PendingID, HostAnswer: st.Record.HostAnswer, Withheld: withheld(st)}
+	if !st.Record.IsEnforced() {
+		v := st.Record.Verdict
+		r.Monitored = &Monitored{Decision: v.Decision, AARMDecision: st.Record.AARMDecision, ReasonCode: st.Record.ReasonCode,
+			MatchedRuleID: v.MatchedRuleID, Reasons: v.Reasons}
+		r.Verdict = aarts.Verdict{Decision: aarts.Allow, Category: v.Category, Severity: v.Severity, Source: v.Source,
+			Reasons: []string{"monitor mode: agentledger records this call and does not decide it (it would have been " + v.Decision + ")"}}
+		r.AARMDecision, r.ReasonCode, r.Constraints, r.Withheld = aarts.AARMAllow, ReasonMonitored, nil, nil
+	}
+	return r
 }
 
 // hookBodyCap bounds how much of an oversized hook body is read (and
@@ -247,7 +273,8 @@ func (s *server) answer(w http.ResponseWriter, r *http.Request) (HookResponse, b
 		return HookResponse{}, false
 	}
 	req := Request{Tenant: tenantOf(r), Auth: principalOf(r).Identity, Host: r.PathValue("host"), AutoApprove: r.Header.Get(HeaderAutoApprove) == "1",
-		HostAsks: r.Header.Get(hookwire.HeaderHostAsks) == "1", Unattended: r.Header.Get(hookwire.HeaderUnattended) == "1", Observe: s.cfg.Observe}
+		HostAsks: r.Header.Get(hookwire.HeaderHostAsks) == "1", Unattended: r.Header.Get(hookwire.HeaderUnattended) == "1", Observe: s.cfg.Observe,
+		Monitor: r.Header.Get(hookwire.HeaderMonitor) == "1"}
 	if h := r.Header.Get(hookwire.HeaderConfig); h != "" && s.cfg.Configure != nil {
 		c, err := hookwire.ParseConfig(h)
 		switch {

@@ -92,6 +92,9 @@ func Headers(in Input) [][2]string {
 	if in.Unattended {
 		h = append(h, [2]string{HeaderUnattended, "1"})
 	}
+	if in.Monitor {
+		h = append(h, [2]string{HeaderMonitor, "1"})
+	}
 	if in.Config != nil {
 		h = append(h, [2]string{HeaderConfig, in.Config.Header()})
 	}

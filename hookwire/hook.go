@@ -30,7 +30,11 @@ type Options struct {
 	Policy                       []string
 	FailOpen, AutoApprove        bool
 	HostAsks                     bool
-	Timeout                      time.Duration // default 8s
+	// Monitor: the host runs agentledger in monitor mode (engine hook
+	// --monitor): the engine judges and records, the host gets no
+	// decision; failures give none either.
+	Monitor bool
+	Timeout time.Duration // default 8s
 	// EngineProgram is the engine program (default: EngineProgram()).
 	EngineProgram string
 	// Args are the hook's arguments after the program name, as given:
@@ -50,7 +54,7 @@ type Options struct {
 // Without an engine program it blocks the call (MissingExit, the reason on
 // stderr) and spools it for the record. It returns the exit code.
 func Hook(ctx context.Context, o Options, stdin io.Reader, stdout, stderr io.Writer) int {
-	in := Input{Host: o.Host, AutoApprove: o.AutoApprove, HostAsks: o.HostAsks, Unattended: Unattended()}
+	in := Input{Host: o.Host, AutoApprove: o.AutoApprove, HostAsks: o.HostAsks, Unattended: Unattended(), Monitor: o.Monitor}
 	var readErr error
 	in.Body, in.Size, in.SHA256, in.Truncated, readErr = ReadBounded(stdin, MaxInput, 2*MaxInput)
 	eng := o.EngineProgram
@@ -65,7 +69,7 @@ func Hook(ctx context.Context, o Options, stdin io.Reader, stdout, stderr io.Wri
 	if o.Unread != nil || readErr != nil || dirErr != nil {
 		return handOver()
 	}
-	cfg := Config{Tenant: o.Tenant, FailOpen: o.FailOpen}
+	cfg := Config{Tenant: o.Tenant, FailOpen: o.FailOpen || o.Monitor}
 	if exe, err := os.Executable(); err == nil {
 		cfg.Hook = exe
 	}

@@ -52,6 +52,9 @@ const (
 	// run (Claude Code's print mode): an ask is deferred where the host has
 	// a form for that, and is a deny where it does not.
 	HeaderUnattended = "X-Agentledger-Unattended"
+	// HeaderMonitor "1" is a hook's word that its host runs agentledger in
+	// monitor mode: the call is judged and recorded, not enforced.
+	HeaderMonitor = "X-Agentledger-Monitor"
 	// HeaderConfig carries the configuration a call is decided under
 	// (Config.Header), to the local engine.
 	HeaderConfig = "X-Agentledger-Config"
@@ -129,6 +132,9 @@ type Input struct {
 	// Unattended is the hook's word that no one attends the run
 	// (Unattended()).
 	Unattended bool
+	// Monitor is the hook's word that the host runs agentledger in monitor
+	// mode.
+	Monitor bool
 	// Config, when set, is the configuration the call is decided under
 	// (the local engine's requests).
 	Config *Config

@@ -386,7 +386,8 @@ func (n *Snapshot) classifyCuts(seq uint64, cuts any) {
 }
 
 func (n *Snapshot) foldVerdict(v *aarts.VerdictRecord) error {
-	if v.Verdict.Decision == aarts.Deny {
+	enforced := v.IsEnforced()
+	if v.Verdict.Decision == aarts.Deny && enforced {
 		n.DeniedCount++
 	}
 	if v.ReleasedBy != 0 {
@@ -402,7 +403,7 @@ func (n *Snapshot) foldVerdict(v *aarts.VerdictRecord) error {
 	if v.HookPoint == "PreSubAgentSpawn" {
 		for i := range n.Grants {
 			if g := &n.Grants[i]; g.Seq == v.ForSeq {
-				g.Denied = v.Verdict.Decision == aarts.Deny
+				g.Denied = v.Verdict.Decision == aarts.Deny && enforced
 				if tools, ok := v.Verdict.Directives["permitted_tools"].([]any); ok {
 					g.Tools = []string{}
 					for _, t := range tools {
@@ -413,6 +414,9 @@ func (n *Snapshot) foldVerdict(v *aarts.VerdictRecord) error {
 				}
 			}
 		}
+	}
+	if !enforced {
+		return nil // monitor mode: the host decided alone; nothing waits
 	}
 	if v.Verdict.Decision == aarts.Ask || v.AARMDecision == aarts.AARMStepUp || v.AARMDecision == aarts.AARMDefer {
 		p := Pending{ForSeq: v.ForSeq, HookPoint: v.HookPoint, AARMDecision: v.AARMDecision,

@@ -174,9 +174,12 @@ func (x *exact) hook(ctx context.Context, env *ledger.Envelope, next *aarts.Verd
 	if err != nil {
 		return nil, err
 	}
-	x.replayed.Auth, x.replayed.Inherit = auth, inherit
+	// A step recorded in monitor mode is replayed in monitor mode: its
+	// verdict folds alike (nothing waits, no denial counts).
+	monitor := next != nil && !next.IsEnforced()
+	x.replayed.Auth, x.replayed.Inherit, x.replayed.Monitor = auth, inherit, monitor
 	if x.recorded != nil {
-		x.recorded.Auth, x.recorded.Inherit = auth, inherit
+		x.recorded.Auth, x.recorded.Inherit, x.recorded.Monitor = auth, inherit, monitor
 	}
 	p := &pending{env: env, before: *x.replayed}
 	if p.step, err = x.d.DecideEvent(ctx, x.replayed, ev, payload, time.UnixMilli(env.TsUnixMs())); err != nil {
@@ -307,6 +310,12 @@ func (x *exact) fold(s *decide.Session, env *ledger.Envelope) error {
 func (x *exact) compare(p *pending, rec aarts.VerdictRecord) error {
 	got := p.step.Record
 	x.notePolicy(rec.PolicyDigest)
+	if !rec.IsEnforced() && (got.Verdict.Decision != aarts.Allow || got.AARMDecision == aarts.AARMStepUp || got.AARMDecision == aarts.AARMDefer) {
+		// Recorded in monitor mode: what enforcing the candidate policy
+		// would have done here.
+		x.r.WouldBlock = append(x.r.WouldBlock, Block{Seq: p.env.Seq(), HookPoint: rec.HookPoint, Decision: got.Verdict.Decision,
+			AARMDecision: got.AARMDecision, Rule: got.Verdict.MatchedRuleID, Tool: toolOf(p.env)})
+	}
 	before, after := rec.Verdict.MatchedRuleID, got.Verdict.MatchedRuleID
 	changed := false
 	for _, f := range verdictFields {

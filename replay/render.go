@@ -112,6 +112,14 @@ func renderText(w io.Writer, rep *Report) error {
 	fmt.Fprintf(&b, "\n%d sessions, %d steps: %d identical, %d changed, %d faulty; %d diffs\n", s.Sessions, s.Steps, s.Identical, s.Changed, s.Faulty, s.Diffs)
 	fmt.Fprintf(&b, "transitions: %s\nrules: %s\n", counts(s.Transitions), counts(s.Rules))
 	fmt.Fprintf(&b, "policy: %s → %s\n", shortAll(s.PolicyBefore), short(s.PolicyAfter))
+	if len(s.WouldBlock) > 0 {
+		fmt.Fprintf(&b, "monitor mode: enforcing would have stopped %s (rules: %s)\n", counts(s.WouldBlock), counts(s.WouldBlockRules))
+		for _, r := range rep.Sessions {
+			for _, blk := range r.WouldBlock {
+				fmt.Fprintf(&b, "    %s/%s seq %d %s: %s (%s) %s\n", r.TenantID, r.SessionID, blk.Seq, blk.HookPoint, blk.Decision, orDash(blk.Rule), blk.Tool)
+			}
+		}
+	}
 	b.WriteString(gateLine(rep.Gate))
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -159,6 +167,16 @@ func renderMarkdown(w io.Writer, rep *Report) error {
 	b.WriteString("| sessions | steps | identical | changed | faulty | diffs |\n|---:|---:|---:|---:|---:|---:|\n")
 	fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %d |\n\n", s.Sessions, s.Steps, s.Identical, s.Changed, s.Faulty, s.Diffs)
 	fmt.Fprintf(&b, "Policy `%s` → `%s`. Transitions: %s. Rules: %s.\n", shortAll(s.PolicyBefore), short(s.PolicyAfter), counts(s.Transitions), counts(s.Rules))
+	if len(s.WouldBlock) > 0 {
+		fmt.Fprintf(&b, "\nMonitor mode: enforcing would have stopped %s. Rules: %s.\n\n", counts(s.WouldBlock), counts(s.WouldBlockRules))
+		b.WriteString("| session | seq | hook | tool call | decision | rule |\n|---|---:|---|---|---|---|\n")
+		for _, r := range rep.Sessions {
+			for _, blk := range r.WouldBlock {
+				fmt.Fprintf(&b, "| `%s/%s` | %d | %s | `%s` | %s | %s |\n", mdEscape(r.TenantID), mdEscape(r.SessionID), blk.Seq, blk.HookPoint,
+					mdEscape(blk.Tool), blk.Decision, orDash(blk.Rule))
+			}
+		}
+	}
 	if rep.Gate.FailOn != "" && !rep.Gate.Passed {
 		fmt.Fprintf(&b, "\nGate `--fail-on %s` failed:\n\n", rep.Gate.FailOn)
 		for _, f := range rep.Gate.Failures {

@@ -95,6 +95,21 @@ type SessionReport struct {
 	// shredded: they cannot be judged again, so their recorded verdicts
 	// stand, uncompared; everything else is compared.
 	ShreddedSteps []uint64 `json:"shredded_steps,omitempty"`
+	// WouldBlock are the steps recorded in monitor mode (not enforced)
+	// that the replayed policy denies or asks about: what enforcing it
+	// would have blocked.
+	WouldBlock []Block `json:"would_block,omitempty"`
+}
+
+// Block is a monitored step enforcement would have stopped: its replayed
+// decision and rule.
+type Block struct {
+	Seq          uint64 `json:"seq"`
+	HookPoint    string `json:"hook_point"`
+	Decision     string `json:"decision"`
+	AARMDecision string `json:"aarm_decision"`
+	Rule         string `json:"rule,omitempty"`
+	Tool         string `json:"tool,omitempty"`
 }
 
 // Summary sums a run.
@@ -107,6 +122,10 @@ type Summary struct {
 	Diffs       int            `json:"diffs"`
 	Transitions map[string]int `json:"transitions"`
 	Rules       map[string]int `json:"rules"`
+	// WouldBlock counts, by decision, the monitored steps enforcement
+	// would have stopped; WouldBlockRules by rule.
+	WouldBlock      map[string]int `json:"would_block,omitempty"`
+	WouldBlockRules map[string]int `json:"would_block_rules,omitempty"`
 	// PolicyBefore are the digests the recorded verdicts name; PolicyAfter
 	// is the candidate's.
 	PolicyBefore []string `json:"policy_before"`
@@ -157,6 +176,13 @@ func NewReport(sessions []*SessionReport, policyAfter string) *Report {
 		}
 		for _, p := range r.RecordedPolicies {
 			before[p] = true
+		}
+		for _, blk := range r.WouldBlock {
+			if s.WouldBlock == nil {
+				s.WouldBlock, s.WouldBlockRules = map[string]int{}, map[string]int{}
+			}
+			s.WouldBlock[blk.Decision]++
+			s.WouldBlockRules[cmp.Or(blk.Rule, "none")]++
 		}
 		s.Diffs += len(r.Diffs)
 		for _, d := range r.Diffs {

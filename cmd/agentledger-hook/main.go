@@ -26,7 +26,7 @@ func (p *policies) Set(v string) error { *p = append(*p, v); return nil }
 func main() {
 	args := os.Args[1:]
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprintln(os.Stderr, "usage: agentledger-hook HOST [--data DIR] [--tenant T] [--manifest FILE] [--policy PATH]... [--fail-open] [--auto-approve] [--timeout D] (any other flag of `engine hook HOST` is handed to it)")
+		fmt.Fprintln(os.Stderr, "usage: agentledger-hook HOST [--data DIR] [--tenant T] [--manifest FILE] [--policy PATH]... [--fail-open] [--monitor] [--auto-approve] [--timeout D] (any other flag of `engine hook HOST` is handed to it)")
 		os.Exit(hookwire.MissingExit)
 	}
 	o := hookwire.Options{Host: args[0], Args: args}
@@ -39,6 +39,7 @@ func main() {
 	fs.BoolVar(&o.FailOpen, "fail-open", false, "")
 	fs.BoolVar(&o.AutoApprove, "auto-approve", false, "")
 	fs.BoolVar(&o.HostAsks, "host-asks", false, "")
+	fs.BoolVar(&o.Monitor, "monitor", false, "")
 	fs.DurationVar(&o.Timeout, "timeout", 8*time.Second, "")
 	fs.StringVar(&o.EngineProgram, "engine-program", "", "")
 	o.Unread = fs.Parse(args[1:])

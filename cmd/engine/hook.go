@@ -39,6 +39,7 @@ func hookCommand(a *app, host, title, description string) *cli.Command {
 			&cli.BoolFlag{Name: "auto-approve", Usage: "answer every allow with the host's own allow, which skips its permission prompt (default: only explicit allows do)"},
 			&cli.BoolFlag{Name: "host-asks", Usage: "the host prompts its user for an ask (Copilot's interactive CLI); without it Copilot, which may have no one to prompt, is answered deny for an ask"},
 			&cli.BoolFlag{Name: "fail-open", Usage: "when no engine can be reached, give no decision so the host's own permission flow decides (default: deny)"},
+			&cli.BoolFlag{Name: "monitor", Usage: "monitor mode: the engine judges and records every call and the host gets no decision from agentledger (nor when no engine can be reached)"},
 			&cli.BoolFlag{Name: "fail-closed", Hidden: true, Usage: "the default; kept for old settings"},
 			&cli.DurationFlag{Name: "timeout", Value: 8 * time.Second, Usage: "how long to wait for the engine (keep it under the host's hook timeout)"},
 			&cli.DurationFlag{Name: "idle-exit", Value: 30 * time.Minute, Usage: "how long the local engine a hook starts stays up without hooks"},
@@ -52,7 +53,7 @@ func (a *app) hook(c *cli.Context, host string) error {
 	if _, err := cmdline.Limits(c); err != nil {
 		return err
 	}
-	in := hookwire.Input{Host: host, AutoApprove: c.Bool("auto-approve"), HostAsks: c.Bool("host-asks"), Unattended: hookwire.Unattended()}
+	in := hookwire.Input{Host: host, AutoApprove: c.Bool("auto-approve"), HostAsks: c.Bool("host-asks"), Unattended: hookwire.Unattended(), Monitor: c.Bool("monitor")}
 	var readErr, err error
 	in.Body, in.Size, in.SHA256, in.Truncated, readErr = hookwire.ReadBounded(a.stdin, hookwire.MaxInput, hookInputCap)
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
@@ -65,7 +66,7 @@ func (a *app) hook(c *cli.Context, host string) error {
 	}
 	if err != nil {
 		fmt.Fprintf(a.stderr, "agentledger: no engine could decide this %s event: %v\n", host, err)
-		resp = engine.FailureResponse(c.Bool("fail-open"), err)
+		resp = engine.FailureResponse(c.Bool("fail-open") || c.Bool("monitor"), err)
 		a.spoolUnanswered(c, in, resp, err)
 	}
 	_, err = a.stdout.Write(engine.HostOutput(host, in.Body, resp))

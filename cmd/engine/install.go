@@ -41,6 +41,7 @@ func installCommand(a *app, remove bool) *cli.Command {
 			&cli.StringFlag{Name: "project", Value: ".", Usage: "project `DIR` whose configuration is changed"},
 			&cli.BoolFlag{Name: "user", Usage: "change the user's configuration (under the home directory) instead of a project's"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the change, write nothing"},
+			&cli.BoolFlag{Name: "monitor", Usage: "install the hooks in monitor mode (engine hook --monitor): every call judged and recorded, none decided — watch a policy before enforcing it, then install again without it"},
 			&cli.StringFlag{Name: "transport", Value: "command", Usage: "`command` (a hook process per call, the default) or http (Claude Code's HTTP hooks with onFailure block, to the local engine on loopback with a token of this install; --user only: the token is written into the user's settings)"},
 			&cli.StringFlag{Name: "tenant", Value: "default", Usage: "`TENANT` of an http install's token"},
 			&cli.StringFlag{Name: "command", Usage: "the hook `COMMAND` to write (default: the project's wrapper; with --user, agentledger-hook beside this engine program, by absolute path)"},
@@ -63,6 +64,9 @@ func (a *app) install(c *cli.Context, remove bool) error {
 		if command, err = defaultHookCommand(host, c.Bool("user")); err != nil {
 			return err
 		}
+	}
+	if c.Bool("monitor") && !remove {
+		command += " --monitor"
 	}
 	dir, err := filepath.Abs(c.String("project"))
 	if err != nil {
@@ -131,7 +135,7 @@ func (a *app) planHTTP(c *cli.Context, host string, scope hostconfig.Scope, star
 	}
 	cfg := hookwire.Config{Tenant: c.String("tenant")}
 	change, err := hostconfig.InstallHTTP(host, scope, hostconfig.HTTPHook{URL: "http://" + listen + hostconfig.HTTPHookPath(host),
-		Headers: [][2]string{{"Authorization", "Bearer " + token}, {hookwire.HeaderConfig, cfg.Header()}}}, startCommand+" --tenant "+c.String("tenant"))
+		Headers: httpHeaders(token, cfg, c.Bool("monitor"))}, startCommand+" --tenant "+c.String("tenant"))
 	return change, token, err
 }
 
@@ -160,6 +164,15 @@ func (a *app) applyChange(c *cli.Context, change *hostconfig.Change, secret stri
 	}
 	fmt.Fprintf(a.stdout, "%s %s\n", verb, change.Path)
 	return nil
+}
+
+// httpHeaders are the headers of an HTTP install's hooks.
+func httpHeaders(token string, cfg hookwire.Config, monitor bool) [][2]string {
+	h := [][2]string{{"Authorization", "Bearer " + token}, {hookwire.HeaderConfig, cfg.Header()}}
+	if monitor {
+		h = append(h, [2]string{hookwire.HeaderMonitor, "1"})
+	}
+	return h
 }
 
 // defaultHookCommand is the hook install writes: in a project, the

@@ -184,9 +184,27 @@ func (a *app) warn(err error) {
 
 // engineOptions turns serve's flags into engine options; the function it
 // returns closes what they opened.
+// modeMonitor reads --mode: enforce (the default) or monitor.
+func modeMonitor(mode string) (bool, error) {
+	switch mode {
+	case "", "enforce":
+		return false, nil
+	case "monitor":
+		return true, nil
+	}
+	return false, fmt.Errorf("--mode %q: want enforce or monitor", mode)
+}
+
 func (a *app) engineOptions(c *cli.Context, f serveFlags, st *store.Store, d *decide.Decider) ([]engine.Option, func(), error) {
+	monitor, err := modeMonitor(c.String("mode"))
+	if err != nil {
+		return nil, nil, cmdline.Usage(err)
+	}
+	if monitor {
+		fmt.Fprintln(a.stderr, "engine: monitor mode: every call is judged and recorded (enforced: false); no host is given a decision")
+	}
 	opts := []engine.Option{engine.WithPendingTimeout(c.Duration("pending-timeout")), engine.WithFailOpen(c.Bool("fail-open")),
-		engine.WithMaxSessions(c.Int("max-sessions")),
+		engine.WithMaxSessions(c.Int("max-sessions")), engine.WithMonitor(monitor),
 		engine.WithSpool(filepath.Join(f.dataDir, engine.SpoolName)), engine.WithWarnings(a.warn)}
 	closeAll := func() {}
 	if file := c.String("telemetry"); file != "" {

@@ -1,0 +1,115 @@
+package engine
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/replay"
+)
+
+// TestMonitorMode (issue 24): over recorded scenarios — Claude Code's own
+// hook inputs and an AARTS session of destructive commands — every event
+// is judged and recorded, every verdict recorded enforced false, every
+// answer carries no permission decision (Claude Code's output has none; the
+// AARTS answer is allow with host answer none and the verdict under
+// "monitored"), and replay exact over the monitored sessions reports what
+// enforcing would have stopped.
+func TestMonitorMode(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	d := decider(t, "coding-agent.json")
+	e := newEngine(t, d, st, WithMonitor(true))
+	ctx := context.Background()
+	lines := func(path string) [][]byte {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		var out [][]byte
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			if l := strings.TrimSpace(sc.Text()); l != "" {
+				out = append(out, []byte(l))
+			}
+		}
+		return out
+	}
+	monitored := map[string]int{}
+	for _, body := range lines("../fixtures/scenarios/hosts/claude-code.ndjson") {
+		r := e.Answer(ctx, Request{Host: "claude-code", Body: body})
+		if r.ReasonCode == ReasonInputRejected || r.ReasonCode == ReasonEngineFailure {
+			t.Fatalf("claude-code: %+v", r)
+		}
+		out := string(r.HostOutput)
+		for _, decision := range []string{"permissionDecision", `"decision"`, "updatedInput", `"continue":false`} {
+			if strings.Contains(out, decision) {
+				t.Errorf("Claude Code was given a decision in monitor mode (%s): %s", decision, out)
+			}
+		}
+		if r.Monitored != nil {
+			monitored[r.Monitored.Decision]++
+		}
+	}
+	for _, body := range lines("../fixtures/scenarios/destructive-commands.ndjson") {
+		r := e.Answer(ctx, Request{Body: body})
+		if r.Decision != aarts.Allow || r.HostAnswer != aarts.HostAnswerNone || r.PendingID != "" {
+			t.Errorf("AARTS answer in monitor mode: %s %s %s", r.Decision, r.HostAnswer, r.PendingID)
+		}
+		if r.Monitored != nil {
+			monitored[r.Monitored.Decision]++
+		}
+	}
+	if monitored[aarts.Deny] == 0 {
+		t.Fatalf("no monitored deny in the scenarios: %v", monitored)
+	}
+	if pend := e.Pending(ledger.DefaultTenant); len(pend) != 0 {
+		t.Errorf("%d asks wait for an approver in monitor mode", len(pend))
+	}
+	var blocks int
+	var reports []*replay.SessionReport
+	for _, session := range []string{"host-claude-code", "cleanup-gone-wrong"} {
+		chain := readSession(t, st, ledger.SessionKey{Tenant: ledger.DefaultTenant, Session: session})
+		var verdicts int
+		for _, env := range chain {
+			if env.EventType() != ledger.EventVerdict {
+				continue
+			}
+			verdicts++
+			var v aarts.VerdictRecord
+			if err := json.Unmarshal(env.Payload(), &v); err != nil {
+				t.Fatal(err)
+			}
+			if v.IsEnforced() || v.HostAnswer != aarts.HostAnswerNone {
+				t.Errorf("%s seq %d: recorded enforced %v, host answer %q", session, env.Seq(), v.IsEnforced(), v.HostAnswer)
+			}
+		}
+		if verdicts == 0 {
+			t.Fatalf("%s: nothing recorded", session)
+		}
+		rep := replay.Exact(ctx, d, chain)
+		if !rep.Identical || rep.Fault != "" {
+			t.Errorf("%s: replay of the monitored session: identical %v, fault %q, diffs %v", session, rep.Identical, rep.Fault, rep.Diffs)
+		}
+		blocks += len(rep.WouldBlock)
+		reports = append(reports, rep)
+	}
+	var text strings.Builder
+	if err := replay.Render(&text, "text", replay.NewReport(reports, d.Policy.Digest())); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "monitor mode: enforcing would have stopped") {
+		t.Errorf("the report does not say what enforcing would have stopped:\n%s", text.String())
+	}
+	t.Logf("monitored verdicts %v; replay: %d would-be blocks", monitored, blocks)
+	if blocks != monitored[aarts.Deny]+monitored[aarts.Ask] {
+		t.Errorf("replay reports %d would-be blocks, the engine monitored %v", blocks, monitored)
+	}
+}
