@@ -274,11 +274,13 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 	if err != nil {
 		return nil, err
 	}
+	// Monitor mode for the whole engine, or for the rule that decided.
+	monitor := s.Monitor || dec.Decision != aarts.Allow && d.Policy.Manifest().Monitors(dec.MatchedRuleID, dec.ReasonCode)
 	digest := ActionDigest(ev, env)
 	var released uint64
 	// An approval releases the same call in the same place, asked again as
 	// a call: never a host's request for more (Codex's PermissionRequest).
-	if rel, ok := snap.ReleaseFor(digest, ev.NativeTool(), ev.Cwd, env.TsUnixMs()); ok && dec.Decision == aarts.Ask && !s.Monitor &&
+	if rel, ok := snap.ReleaseFor(digest, ev.NativeTool(), ev.Cwd, env.TsUnixMs()); ok && dec.Decision == aarts.Ask && !monitor &&
 		ev.HookPoint == "PreToolUse" && ev.Field("permission_request") == nil {
 		dec, released = releasedDecision(dec, rel), rel.Seq
 	}
@@ -297,7 +299,7 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 	if step.Record.HostAnswer == aarts.Ask || dec.Decision == aarts.Ask {
 		step.Record.TurnID = ev.TurnID // what a PostAskResolution must name
 	}
-	if s.Monitor {
+	if monitor {
 		// Judged and recorded, not enforced: the host decides alone.
 		enforced := false
 		step.Record.Enforced, step.Record.HostAnswer, step.Record.TurnID = &enforced, aarts.HostAnswerNone, ""
