@@ -58,15 +58,9 @@ func (a *app) install(c *cli.Context, remove bool) error {
 	if c.Bool("user") && c.IsSet("project") {
 		return cmdline.Usage(errors.New("--project and --user exclude each other"))
 	}
-	command := c.String("command")
-	if command == "" {
-		var err error
-		if command, err = defaultHookCommand(host, c.Bool("user")); err != nil {
-			return err
-		}
-	}
-	if c.Bool("monitor") && !remove {
-		command += " --monitor"
+	command, err := hookCommandOf(c, host, remove)
+	if err != nil {
+		return err
 	}
 	dir, err := filepath.Abs(c.String("project"))
 	if err != nil {
@@ -164,6 +158,22 @@ func (a *app) applyChange(c *cli.Context, change *hostconfig.Change, secret stri
 	}
 	fmt.Fprintf(a.stdout, "%s %s\n", verb, change.Path)
 	return nil
+}
+
+// hookCommandOf is the hook command an install writes: --command, or the
+// default; with --monitor, in monitor mode.
+func hookCommandOf(c *cli.Context, host string, remove bool) (string, error) {
+	command := c.String("command")
+	if command == "" {
+		var err error
+		if command, err = defaultHookCommand(host, c.Bool("user")); err != nil {
+			return "", err
+		}
+	}
+	if c.Bool("monitor") && !remove {
+		command += " --monitor"
+	}
+	return command, nil
 }
 
 // httpHeaders are the headers of an HTTP install's hooks.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,4 +60,40 @@ func TestInstallCommand(t *testing.T) {
 	if code, _, errOut := run(t, "", "install", "cursor", "--project", bad); code != 2 || !strings.Contains(errOut, "appears twice") {
 		t.Errorf("a duplicate member: exit %d %q, want 2 naming it", code, errOut)
 	}
+}
+
+// TestInstallMonitor (issue 24): engine install --monitor writes hooks in
+// monitor mode for every host; installing again without it enforces.
+func TestInstallMonitor(t *testing.T) {
+	for _, host := range []string{"claude-code", "cursor", "copilot", "gemini", "codex"} {
+		dir := t.TempDir()
+		code, out, errOut := run(t, "", "install", host, "--project", dir, "--command", "engine hook "+host, "--monitor")
+		if code != 0 {
+			t.Fatalf("%s: install --monitor: %d %s", host, code, errOut)
+		}
+		written := readInstalled(t, dir)
+		if !strings.Contains(written, "engine hook "+host+" --monitor") {
+			t.Errorf("%s: the hooks are not in monitor mode: %s\n%s", host, out, written)
+		}
+		if code, _, errOut := run(t, "", "install", host, "--project", dir, "--command", "engine hook "+host); code != 0 {
+			t.Fatalf("%s: install: %d %s", host, code, errOut)
+		}
+		if written := readInstalled(t, dir); strings.Contains(written, "--monitor") {
+			t.Errorf("%s: installing without --monitor left hooks in monitor mode:\n%s", host, written)
+		}
+	}
+}
+
+// readInstalled is every hook configuration file under dir, concatenated.
+func readInstalled(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".json") || strings.HasSuffix(p, ".toml")) {
+			raw, _ := os.ReadFile(p)
+			b.Write(raw)
+		}
+		return nil
+	})
+	return b.String()
 }
