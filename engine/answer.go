@@ -207,7 +207,7 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 	}
 	monitor := e.monitor || req.Monitor
 	step, err := e.decideEvent(ctx, req.Tenant, req.Auth, ev, payload, d, monitor)
-	e.tel.Decision(req.Tenant, recordedForm(payload, step), step, start, time.Now(), err)
+	e.report(req.Tenant, payload, step, start, time.Now(), err)
 	var r HookResponse
 	switch {
 	case err == nil:

@@ -18,6 +18,7 @@ import (
 	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
+	"github.com/agentledger/agentledger/otlp"
 	"github.com/agentledger/agentledger/receipt"
 )
 
@@ -41,6 +42,8 @@ type Engine struct {
 	// monitor judges and records every event without enforcing it
 	// (WithMonitor).
 	monitor bool
+	// otlp, when set, exports a span and metrics per decision.
+	otlp *otlp.Exporter
 	// spoolDir, when set, holds failure and rejection records until they
 	// are in the ledger.
 	spoolDir string
@@ -182,7 +185,7 @@ func (e *Engine) Decide(ctx context.Context, tenant string, payload []byte) (*de
 	if tenant == "" {
 		tenant = ledger.DefaultTenant
 	}
-	e.tel.Decision(tenant, recordedForm(payload, step), step, start, time.Now(), err)
+	e.report(tenant, payload, step, start, time.Now(), err)
 	return step, err
 }
 

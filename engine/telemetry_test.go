@@ -10,9 +10,9 @@ import (
 	"github.com/agentledger/agentledger/ledger"
 )
 
-// TestNoSecretReachesTelemetry feeds known secrets through a decision and
-// greps the exported span for every one of them.
-func TestNoSecretReachesTelemetry(t *testing.T) {
+// secretTable is the telemetry tests' secrets and a PreToolUse event of
+// session "tel" carrying every one of them.
+func secretTable() ([]string, []byte) {
 	secrets := []string{
 		"hunter2-SuperSecret!", "AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
 		"ghp_" + strings.Repeat("Z", 36), "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
@@ -31,6 +31,13 @@ func TestNoSecretReachesTelemetry(t *testing.T) {
 		},
 	}
 	raw, _ := json.Marshal(event)
+	return secrets, raw
+}
+
+// TestNoSecretReachesTelemetry feeds known secrets through a decision and
+// greps the exported span for every one of them.
+func TestNoSecretReachesTelemetry(t *testing.T) {
+	secrets, raw := secretTable()
 	var out bytes.Buffer
 	st := openStore(t, t.TempDir())
 	defer st.Close()

@@ -174,6 +174,8 @@ func serveCommand(a *app) *cli.Command {
 			&cli.StringFlag{Name: "checkpoint-key", Usage: "Ed25519 PKCS#8 PEM `FILE` that signs checkpoints (default: DATA/keys/checkpoint-ed25519.pem, generated on first run)"},
 			&cli.BoolFlag{Name: "fail-open", Usage: "answer allow when a valid event cannot be decided and recorded (default: deny); the failure is recorded either way, and rejected input is always denied"},
 			&cli.StringFlag{Name: "mode", Value: "enforce", Usage: "`enforce`, or monitor: judge and record every call (verdicts recorded enforced: false) and give no host a decision, to watch a policy before enforcing it"},
+			&cli.StringFlag{Name: "otlp-endpoint", Usage: "export a span (GenAI execute_tool) and metrics per decision to the OpenTelemetry collector at `URL` over OTLP/HTTP (http://HOST:4318)"},
+			&cli.StringSliceFlag{Name: "otlp-header", Usage: "a `KEY=VALUE` header on every OTLP export (repeatable)"},
 			&cli.StringFlag{Name: "telemetry", Usage: "append a redacted OpenTelemetry span per decision to `FILE` (NDJSON)"},
 			&cli.StringFlag{Name: "checkpoint-every", Value: "10m", Usage: "take a signed checkpoint of the ledger this often, a `DURATION` (0: only after SessionEnd; negative, such as -1: never)"},
 			&cli.StringFlag{Name: "checkpoint-dir", Usage: "where checkpoint files go (default DATA/checkpoints); keep a copy where the ledger's operators cannot rewrite it"},

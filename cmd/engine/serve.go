@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/hookwire"
 	"github.com/agentledger/agentledger/ledger/store"
+	"github.com/agentledger/agentledger/otlp"
 	"github.com/agentledger/agentledger/policy"
 	"github.com/agentledger/agentledger/receipt"
 )
@@ -184,6 +186,24 @@ func (a *app) warn(err error) {
 
 // engineOptions turns serve's flags into engine options; the function it
 // returns closes what they opened.
+// otlpExporter is the OTLP exporter --otlp-endpoint and --otlp-header ask
+// for.
+func otlpExporter(c *cli.Context, endpoint string) (*otlp.Exporter, error) {
+	headers := map[string]string{}
+	for _, h := range c.StringSlice("otlp-header") {
+		k, v, ok := strings.Cut(h, "=")
+		if !ok || k == "" {
+			return nil, cmdline.Usage(fmt.Errorf("--otlp-header %q: want KEY=VALUE", h))
+		}
+		headers[k] = v
+	}
+	x, err := otlp.New(c.Context, otlp.Config{Endpoint: endpoint, Headers: headers})
+	if err != nil {
+		return nil, cmdline.Usage(err)
+	}
+	return x, nil
+}
+
 // modeMonitor reads --mode: enforce (the default) or monitor.
 func modeMonitor(mode string) (bool, error) {
 	switch mode {
@@ -214,6 +234,16 @@ func (a *app) engineOptions(c *cli.Context, f serveFlags, st *store.Store, d *de
 		}
 		closeAll = func() { tf.Close() }
 		opts = append(opts, engine.WithTelemetry(engine.NewTelemetry(tf)))
+	}
+	if ep := c.String("otlp-endpoint"); ep != "" {
+		x, err := otlpExporter(c, ep)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		prev := closeAll
+		closeAll = func() { prev(); x.Shutdown(context.Background()) }
+		opts = append(opts, engine.WithOTLP(x))
 	}
 	every, err := checkpointEvery(c.String("checkpoint-every"))
 	if err != nil {

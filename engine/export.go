@@ -1,0 +1,49 @@
+package engine
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/agentledger/agentledger/decide"
+	"github.com/agentledger/agentledger/detect"
+	"github.com/agentledger/agentledger/otlp"
+)
+
+// WithOTLP exports a span and metrics per decision to x (an OpenTelemetry
+// collector over OTLP/HTTP), beside any telemetry file.
+func WithOTLP(x *otlp.Exporter) Option {
+	return func(e *Engine) error {
+		e.otlp = x
+		return x.ObserveSessions(func() int64 { return int64(e.Sessions().Live) })
+	}
+}
+
+// report hands one decision to the telemetry file and the OTLP exporter:
+// event is the hook event as sent (for its session and hook point when the
+// decision failed), st the recorded step, err why it failed.
+func (e *Engine) report(tenant string, event []byte, st *decide.Step, start, end time.Time, err error) {
+	e.tel.Decision(tenant, recordedForm(event, st), st, start, end, err)
+	if e.otlp == nil {
+		return
+	}
+	d := otlp.Decision{Tenant: tenant, Start: start, End: end, Enforced: true}
+	if st != nil {
+		r := st.Record
+		d.Session, d.HookPoint, d.TurnID = RedactString(st.Event.SessionID), st.Event.HookPoint, RedactString(st.Event.TurnID)
+		d.Tool, d.Native = st.Event.ToolName, st.Event.NativeTool()
+		d.Decision, d.AARMDecision, d.ReasonCode, d.Rule = r.Verdict.Decision, r.AARMDecision, r.ReasonCode, r.Verdict.MatchedRuleID
+		d.Enforced, d.Seq, d.EventHash, d.VerdictHash = r.IsEnforced(), st.Envelope.Seq(), st.Envelope.Hash(), st.Verdict.Hash()
+		d.SnapshotHash, d.PolicyDigest = r.SnapshotHash, r.PolicyDigest
+	} else {
+		var ev struct {
+			Session string `json:"session_id"`
+			Hook    string `json:"hook_point"`
+		}
+		_ = json.Unmarshal(event, &ev)
+		d.Session, d.HookPoint = RedactString(ev.Session), ev.Hook
+	}
+	if err != nil {
+		d.Err = detect.RedactJSONText(err.Error())
+	}
+	e.otlp.Record(d)
+}

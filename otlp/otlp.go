@@ -1,0 +1,175 @@
+// Package otlp exports agentledger's decisions to an OpenTelemetry
+// collector over OTLP/HTTP with the official OpenTelemetry Go SDK: one span
+// per decision, shaped as the GenAI semantic conventions' tool execution
+// span (semantic conventions v1.41.0, GenAI: Development status), and the
+// engine's metrics — decisions by outcome, decision latency, append errors
+// and live sessions. What it is given is already redacted: no event
+// content, only what was decided, by which rule, and the record's hashes.
+package otlp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/metric"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// SemConvVersion is the version of the OpenTelemetry semantic conventions
+// whose GenAI tool execution span the spans follow.
+const SemConvVersion = "1.41.0"
+
+// Config says where to export.
+type Config struct {
+	// Endpoint is the collector's OTLP/HTTP base URL
+	// (http://127.0.0.1:4318); traces go to /v1/traces, metrics to
+	// /v1/metrics.
+	Endpoint string
+	// Headers are sent with every export (an API key, say).
+	Headers map[string]string
+	// MetricInterval is how often metrics are exported (default 30s).
+	MetricInterval time.Duration
+}
+
+// Exporter exports decisions. Its methods are safe for concurrent use.
+type Exporter struct {
+	meter     metric.Meter
+	tp        *sdktrace.TracerProvider
+	mp        *sdkmetric.MeterProvider
+	tracer    trace.Tracer
+	decisions metric.Int64Counter
+	latency   metric.Float64Histogram
+	appendErr metric.Int64Counter
+}
+
+// New starts an Exporter to cfg.Endpoint.
+func New(ctx context.Context, cfg Config) (*Exporter, error) {
+	u, err := url.Parse(cfg.Endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("otlp endpoint %q: want http(s)://HOST:PORT", cfg.Endpoint)
+	}
+	topts := []otlptracehttp.Option{otlptracehttp.WithEndpointURL(u.JoinPath("v1", "traces").String()), otlptracehttp.WithHeaders(cfg.Headers)}
+	mopts := []otlpmetrichttp.Option{otlpmetrichttp.WithEndpointURL(u.JoinPath("v1", "metrics").String()), otlpmetrichttp.WithHeaders(cfg.Headers)}
+	te, err := otlptracehttp.New(ctx, topts...)
+	if err != nil {
+		return nil, fmt.Errorf("otlp traces: %w", err)
+	}
+	me, err := otlpmetrichttp.New(ctx, mopts...)
+	if err != nil {
+		return nil, fmt.Errorf("otlp metrics: %w", err)
+	}
+	res := resource.NewSchemaless(attribute.String("service.name", "agentledger-engine"))
+	every := cfg.MetricInterval
+	if every <= 0 {
+		every = 30 * time.Second
+	}
+	x := &Exporter{
+		tp: sdktrace.NewTracerProvider(sdktrace.WithBatcher(te), sdktrace.WithResource(res)),
+		mp: sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(me, sdkmetric.WithInterval(every))), sdkmetric.WithResource(res)),
+	}
+	x.tracer = x.tp.Tracer("github.com/agentledger/agentledger/otlp")
+	m := x.mp.Meter("github.com/agentledger/agentledger/otlp")
+	x.meter = m
+	if x.decisions, err = m.Int64Counter("agentledger.decisions", metric.WithDescription("decisions, by outcome")); err != nil {
+		return nil, err
+	}
+	if x.latency, err = m.Float64Histogram("agentledger.decision.duration", metric.WithUnit("s"), metric.WithDescription("time to decide and record a call")); err != nil {
+		return nil, err
+	}
+	if x.appendErr, err = m.Int64Counter("agentledger.append.errors", metric.WithDescription("decisions that could not be recorded")); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// ObserveSessions reports, at every metrics export, the sessions the
+// engine holds (live()).
+func (x *Exporter) ObserveSessions(live func() int64) error {
+	_, err := x.meter.Int64ObservableGauge("agentledger.sessions.live", metric.WithDescription("sessions the engine holds"),
+		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error { o.Observe(live()); return nil }))
+	return err
+}
+
+// Decision is one decision as exported: what was decided and where it is
+// on record, never what the event carried.
+type Decision struct {
+	Tenant, Session, HookPoint string
+	// Tool is the canonical tool name, Native the host's; TurnID the call's
+	// id, when the event had them.
+	Tool, Native, TurnID       string
+	Decision, AARMDecision     string
+	ReasonCode, Rule           string
+	Enforced                   bool
+	Seq                        uint64
+	EventHash, VerdictHash     string
+	SnapshotHash, PolicyDigest string
+	Start, End                 time.Time
+	// Err, when set, is why the call could not be decided and recorded
+	// (already redacted).
+	Err string
+}
+
+// Record exports one decision: a span and its metrics.
+func (x *Exporter) Record(d Decision) {
+	if x == nil {
+		return
+	}
+	name := "execute_tool"
+	if d.Tool != "" {
+		name += " " + d.Tool
+	} else {
+		name = "agentledger.decide " + d.HookPoint
+	}
+	attrs := []attribute.KeyValue{
+		attribute.String("gen_ai.operation.name", "execute_tool"),
+		attribute.String("gen_ai.conversation.id", d.Session),
+		attribute.String("agentledger.tenant_id", d.Tenant),
+		attribute.String("agentledger.hook_point", d.HookPoint),
+		attribute.String("agentledger.decision", d.Decision),
+		attribute.String("agentledger.aarm_decision", d.AARMDecision),
+		attribute.String("agentledger.reason_code", d.ReasonCode),
+		attribute.String("agentledger.matched_rule_id", d.Rule),
+		attribute.Bool("agentledger.enforced", d.Enforced),
+		attribute.Int64("agentledger.seq", int64(d.Seq)),
+		attribute.String("agentledger.event_hash", d.EventHash),
+		attribute.String("agentledger.verdict_hash", d.VerdictHash),
+		attribute.String("agentledger.snapshot_hash", d.SnapshotHash),
+		attribute.String("agentledger.policy_digest", d.PolicyDigest),
+	}
+	if d.Tool != "" {
+		attrs = append(attrs, attribute.String("gen_ai.tool.name", d.Tool), attribute.String("agentledger.tool_native", d.Native))
+	}
+	if d.TurnID != "" {
+		attrs = append(attrs, attribute.String("gen_ai.tool.call.id", d.TurnID))
+	}
+	_, span := x.tracer.Start(context.Background(), name, trace.WithTimestamp(d.Start), trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+	outcome := d.Decision
+	if d.Err != "" {
+		span.SetAttributes(attribute.String("error.type", "agentledger.engine_failure"))
+		span.RecordError(errors.New(d.Err))
+		outcome = "failure"
+		x.appendErr.Add(context.Background(), 1)
+	}
+	span.End(trace.WithTimestamp(d.End))
+	x.decisions.Add(context.Background(), 1, metric.WithAttributes(attribute.String("decision", outcome), attribute.Bool("enforced", d.Enforced)))
+	x.latency.Record(context.Background(), d.End.Sub(d.Start).Seconds(), metric.WithAttributes(attribute.String("hook_point", d.HookPoint)))
+}
+
+// Flush exports what is buffered now.
+func (x *Exporter) Flush(ctx context.Context) error {
+	return errors.Join(x.tp.ForceFlush(ctx), x.mp.ForceFlush(ctx))
+}
+
+// Shutdown flushes and stops the exporter.
+func (x *Exporter) Shutdown(ctx context.Context) error {
+	return errors.Join(x.tp.Shutdown(ctx), x.mp.Shutdown(ctx))
+}
