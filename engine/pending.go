@@ -52,6 +52,8 @@ type pendingItem struct {
 	info   PendingApproval
 	// done is closed once the approval is resolved (res set).
 	done chan struct{}
+	// resolving is set while a resolution of it is being recorded.
+	resolving bool
 	res  *Resolution
 }
 
@@ -216,7 +218,7 @@ func (e *Engine) Resolve(ctx context.Context, tenant, id, resolution, action str
 	}
 	e.pending.mu.Lock()
 	p := e.pending.byID[id]
-	if p == nil || p.key.Tenant != tenant {
+	if p == nil || p.key.Tenant != tenant || p.resolving {
 		e.pending.mu.Unlock()
 		return nil, ErrNoPending
 	}
@@ -224,16 +226,19 @@ func (e *Engine) Resolve(ctx context.Context, tenant, id, resolution, action str
 		e.pending.mu.Unlock()
 		return nil, fmt.Errorf("%w: the ask at seq %d is about action %s", ErrWrongAction, p.forSeq, p.info.ActionSHA256)
 	}
-	delete(e.pending.byID, id)
+	// Still findable while it is recorded (a long poll arriving now waits
+	// for it), but no one else resolves it.
+	p.resolving = true
 	e.pending.mu.Unlock()
 	p.timer.Stop()
 	r, err := e.recordResolution(ctx, p.key, p.forSeq, resolution, by)
 	e.pending.mu.Lock()
 	defer e.pending.mu.Unlock()
+	p.resolving = false
 	if err != nil && !errors.Is(err, ErrNoPending) {
-		e.pending.byID[id] = p // put it back: the approval is still open
-		return nil, err
+		return nil, err // the approval is still open
 	}
+	delete(e.pending.byID, id)
 	if r != nil {
 		p.res = r
 		if len(e.pending.closed) >= maxClosed {
