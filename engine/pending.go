@@ -54,7 +54,7 @@ type pendingItem struct {
 	done chan struct{}
 	// resolving is set while a resolution of it is being recorded.
 	resolving bool
-	res  *Resolution
+	res       *Resolution
 }
 
 // maxClosed bounds pendings.closed.
