@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	collmetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	colltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
@@ -43,13 +45,64 @@ func (r *otlpReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	js, _ := protojson.Marshal(msg)
+	r.keep(signal, msg)
 	r.mu.Lock()
-	r.received[signal] = append(r.received[signal], string(js))
 	r.raw = append(r.raw, body...)
 	r.mu.Unlock()
 	w.Header().Set("Content-Type", "application/x-protobuf")
 	w.WriteHeader(http.StatusOK)
+}
+
+// keep stores one decoded request of signal.
+func (r *otlpReceiver) keep(signal string, msg proto.Message) {
+	js, _ := protojson.Marshal(msg)
+	raw, _ := proto.Marshal(msg)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.received[signal] = append(r.received[signal], string(js))
+	r.raw = append(r.raw, raw...)
+}
+
+// grpcTraces and grpcMetrics are the OTLP/gRPC collector services of an
+// otlpReceiver.
+type grpcTraces struct {
+	colltrace.UnimplementedTraceServiceServer
+	r *otlpReceiver
+}
+
+func (g grpcTraces) Export(_ context.Context, req *colltrace.ExportTraceServiceRequest) (*colltrace.ExportTraceServiceResponse, error) {
+	g.r.keep("traces", req)
+	return &colltrace.ExportTraceServiceResponse{}, nil
+}
+
+type grpcMetrics struct {
+	collmetrics.UnimplementedMetricsServiceServer
+	r *otlpReceiver
+}
+
+func (g grpcMetrics) Export(_ context.Context, req *collmetrics.ExportMetricsServiceRequest) (*collmetrics.ExportMetricsServiceResponse, error) {
+	g.r.keep("metrics", req)
+	return &collmetrics.ExportMetricsServiceResponse{}, nil
+}
+
+// start serves r over protocol and returns its endpoint.
+func (r *otlpReceiver) start(t *testing.T, protocol string) string {
+	t.Helper()
+	if protocol == "http" {
+		srv := httptest.NewServer(r)
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer()
+	colltrace.RegisterTraceServiceServer(gs, grpcTraces{r: r})
+	collmetrics.RegisterMetricsServiceServer(gs, grpcMetrics{r: r})
+	go gs.Serve(ln)
+	t.Cleanup(gs.Stop)
+	return "http://" + ln.Addr().String()
 }
 
 func (r *otlpReceiver) all(signal string) string {
@@ -59,16 +112,21 @@ func (r *otlpReceiver) all(signal string) string {
 }
 
 // TestOTLPExport (issue 24): with the OpenTelemetry SDK exporting to an
-// OTLP receiver, a decision arrives as an execute_tool span carrying the
-// decision, the rule and the record's hashes, and as metrics; nothing of
-// the telemetry test's secret table arrives, in the decoded requests or in
-// their bytes.
+// OTLP receiver, over HTTP and over gRPC, a decision arrives as an
+// execute_tool span carrying the decision, the rule and the record's
+// hashes, and as metrics; nothing of the telemetry test's secret table
+// arrives, in the decoded requests or in their bytes.
 func TestOTLPExport(t *testing.T) {
+	for _, protocol := range []string{"http", "grpc"} {
+		t.Run(protocol, func(t *testing.T) { testOTLPExport(t, protocol) })
+	}
+}
+
+func testOTLPExport(t *testing.T, protocol string) {
 	rcv := &otlpReceiver{received: map[string][]string{}}
-	srv := httptest.NewServer(rcv)
-	defer srv.Close()
+	endpoint := rcv.start(t, protocol)
 	ctx := context.Background()
-	x, err := otlp.New(ctx, otlp.Config{Endpoint: srv.URL, MetricInterval: time.Hour})
+	x, err := otlp.New(ctx, otlp.Config{Endpoint: endpoint, Protocol: protocol, MetricInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

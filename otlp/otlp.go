@@ -1,5 +1,5 @@
 // Package otlp exports agentledger's decisions to an OpenTelemetry
-// collector over OTLP/HTTP with the official OpenTelemetry Go SDK: one span
+// collector over OTLP (HTTP or gRPC) with the official OpenTelemetry Go SDK: one span
 // per decision, shaped as the GenAI semantic conventions' tool execution
 // span (semantic conventions v1.41.0, GenAI: Development status), and the
 // engine's metrics — decisions by outcome, decision latency, append errors
@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -30,10 +32,13 @@ const SemConvVersion = "1.41.0"
 
 // Config says where to export.
 type Config struct {
-	// Endpoint is the collector's OTLP/HTTP base URL
-	// (http://127.0.0.1:4318); traces go to /v1/traces, metrics to
-	// /v1/metrics.
+	// Endpoint is the collector's base URL: for OTLP/HTTP
+	// (http://127.0.0.1:4318) traces go to /v1/traces and metrics to
+	// /v1/metrics; for OTLP/gRPC (http://127.0.0.1:4317) it is the
+	// server (http: without TLS).
 	Endpoint string
+	// Protocol is "http" (the default) or "grpc".
+	Protocol string
 	// Headers are sent with every export (an API key, say).
 	Headers map[string]string
 	// MetricInterval is how often metrics are exported (default 30s).
@@ -57,15 +62,9 @@ func New(ctx context.Context, cfg Config) (*Exporter, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("otlp endpoint %q: want http(s)://HOST:PORT", cfg.Endpoint)
 	}
-	topts := []otlptracehttp.Option{otlptracehttp.WithEndpointURL(u.JoinPath("v1", "traces").String()), otlptracehttp.WithHeaders(cfg.Headers)}
-	mopts := []otlpmetrichttp.Option{otlpmetrichttp.WithEndpointURL(u.JoinPath("v1", "metrics").String()), otlpmetrichttp.WithHeaders(cfg.Headers)}
-	te, err := otlptracehttp.New(ctx, topts...)
+	te, me, err := exporters(ctx, cfg, u)
 	if err != nil {
-		return nil, fmt.Errorf("otlp traces: %w", err)
-	}
-	me, err := otlpmetrichttp.New(ctx, mopts...)
-	if err != nil {
-		return nil, fmt.Errorf("otlp metrics: %w", err)
+		return nil, err
 	}
 	res := resource.NewSchemaless(attribute.String("service.name", "agentledger-engine"))
 	every := cfg.MetricInterval
@@ -97,6 +96,27 @@ func (x *Exporter) ObserveSessions(live func() int64) error {
 	_, err := x.meter.Int64ObservableGauge("agentledger.sessions.live", metric.WithDescription("sessions the engine holds"),
 		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error { o.Observe(live()); return nil }))
 	return err
+}
+
+// exporters are the trace and metric exporters of cfg's protocol.
+func exporters(ctx context.Context, cfg Config, u *url.URL) (sdktrace.SpanExporter, sdkmetric.Exporter, error) {
+	var te sdktrace.SpanExporter
+	var me sdkmetric.Exporter
+	var err1, err2 error
+	switch cfg.Protocol {
+	case "", "http":
+		te, err1 = otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(u.JoinPath("v1", "traces").String()), otlptracehttp.WithHeaders(cfg.Headers))
+		me, err2 = otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(u.JoinPath("v1", "metrics").String()), otlpmetrichttp.WithHeaders(cfg.Headers))
+	case "grpc":
+		te, err1 = otlptracegrpc.New(ctx, otlptracegrpc.WithEndpointURL(u.String()), otlptracegrpc.WithHeaders(cfg.Headers))
+		me, err2 = otlpmetricgrpc.New(ctx, otlpmetricgrpc.WithEndpointURL(u.String()), otlpmetricgrpc.WithHeaders(cfg.Headers))
+	default:
+		return nil, nil, fmt.Errorf("otlp protocol %q: want http or grpc", cfg.Protocol)
+	}
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, nil, fmt.Errorf("otlp exporters: %w", err)
+	}
+	return te, me, nil
 }
 
 // Decision is one decision as exported: what was decided and where it is

@@ -197,7 +197,7 @@ func otlpExporter(c *cli.Context, endpoint string) (*otlp.Exporter, error) {
 		}
 		headers[k] = v
 	}
-	x, err := otlp.New(c.Context, otlp.Config{Endpoint: endpoint, Headers: headers})
+	x, err := otlp.New(c.Context, otlp.Config{Endpoint: endpoint, Protocol: c.String("otlp-protocol"), Headers: headers})
 	if err != nil {
 		return nil, cmdline.Usage(err)
 	}
