@@ -68,6 +68,11 @@ func TestMonitorMode(t *testing.T) {
 			monitored[r.Monitored.Decision]++
 		}
 	}
+	// Bad input is recorded and given no decision either.
+	bad := e.Answer(ctx, Request{Host: "claude-code", Body: []byte(`{"session_id":"host-claude-code","hook_event_name":"PreToolUse","x":1,"x":2}`)})
+	if bad.ReasonCode != ReasonInputRejected || bad.Decision != aarts.Allow || bad.HostAnswer != aarts.HostAnswerNone || strings.Contains(string(bad.HostOutput), "permissionDecision") {
+		t.Errorf("rejected input in monitor mode: %s %s %s %s", bad.ReasonCode, bad.Decision, bad.HostAnswer, bad.HostOutput)
+	}
 	if monitored[aarts.Deny] == 0 {
 		t.Fatalf("no monitored deny in the scenarios: %v", monitored)
 	}
@@ -78,8 +83,14 @@ func TestMonitorMode(t *testing.T) {
 	var reports []*replay.SessionReport
 	for _, session := range []string{"host-claude-code", "cleanup-gone-wrong"} {
 		chain := readSession(t, st, ledger.SessionKey{Tenant: ledger.DefaultTenant, Session: session})
-		var verdicts int
+		var verdicts, rejections int
 		for _, env := range chain {
+			if env.EventType() == ledger.EventRejected {
+				rejections++
+				if !strings.Contains(string(env.Payload()), `"answered":"none"`) {
+					t.Errorf("%s seq %d: a rejection in monitor mode recorded as %s", session, env.Seq(), env.Payload())
+				}
+			}
 			if env.EventType() != ledger.EventVerdict {
 				continue
 			}
@@ -92,8 +103,8 @@ func TestMonitorMode(t *testing.T) {
 				t.Errorf("%s seq %d: recorded enforced %v, host answer %q", session, env.Seq(), v.IsEnforced(), v.HostAnswer)
 			}
 		}
-		if verdicts == 0 {
-			t.Fatalf("%s: nothing recorded", session)
+		if verdicts == 0 || session == "host-claude-code" && rejections != 1 {
+			t.Fatalf("%s: %d verdicts and %d rejections recorded", session, verdicts, rejections)
 		}
 		rep := replay.Exact(ctx, d, chain)
 		if !rep.Identical || rep.Fault != "" {
