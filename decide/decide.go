@@ -274,8 +274,7 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 	if err != nil {
 		return nil, err
 	}
-	// Monitor mode for the whole engine, or for the rule that decided.
-	monitor := s.Monitor || dec.Decision != aarts.Allow && d.Policy.Manifest().Monitors(dec.MatchedRuleID, dec.ReasonCode)
+	monitor := s.Monitor
 	digest := ActionDigest(ev, env)
 	var released uint64
 	// An approval releases the same call in the same place, asked again as

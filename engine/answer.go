@@ -216,6 +216,10 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 		return e.reject(ctx, req, host, err)
 	default:
 		r = e.fail(req.Tenant, ev, payload, err, failOpen || monitor)
+		if monitor {
+			// No decision on the AARTS API either (the failure is recorded).
+			r.Decision, r.AARMDecision, r.HostAnswer = aarts.Allow, aarts.AARMAllow, aarts.HostAnswerNone
+		}
 	}
 	if host != nil {
 		a := answerOf(r)

@@ -2,8 +2,10 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
 	"time"
 
+	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/detect"
 	"github.com/agentledger/agentledger/otlp"
@@ -13,6 +15,9 @@ import (
 // collector over OTLP/HTTP), beside any telemetry file.
 func WithOTLP(x *otlp.Exporter) Option {
 	return func(e *Engine) error {
+		if x == nil {
+			return errors.New("otlp: nil exporter")
+		}
 		e.otlp = x
 		return x.ObserveSessions(func() int64 { return int64(e.Sessions().Live) })
 	}
@@ -30,7 +35,7 @@ func (e *Engine) report(tenant string, event []byte, st *decide.Step, start, end
 	if st != nil {
 		r := st.Record
 		d.Session, d.HookPoint, d.TurnID = RedactString(st.Event.SessionID), st.Event.HookPoint, RedactString(st.Event.TurnID)
-		d.Tool, d.Native = st.Event.ToolName, st.Event.NativeTool()
+		d.Tool, d.Native = RedactString(st.Event.ToolName), RedactString(st.Event.NativeTool())
 		d.Decision, d.AARMDecision, d.ReasonCode, d.Rule = r.Verdict.Decision, r.AARMDecision, r.ReasonCode, r.Verdict.MatchedRuleID
 		d.Enforced, d.Seq, d.EventHash, d.VerdictHash = r.IsEnforced(), st.Envelope.Seq(), st.Envelope.Hash(), st.Verdict.Hash()
 		d.SnapshotHash, d.PolicyDigest = r.SnapshotHash, r.PolicyDigest
@@ -40,10 +45,14 @@ func (e *Engine) report(tenant string, event []byte, st *decide.Step, start, end
 			Hook    string `json:"hook_point"`
 		}
 		_ = json.Unmarshal(event, &ev)
-		d.Session, d.HookPoint = RedactString(ev.Session), ev.Hook
+		d.Session, d.HookPoint = RedactString(ev.Session), "invalid"
+		if aarts.IsHookPoint(ev.Hook) {
+			d.HookPoint = ev.Hook // a name from a fixed set, never what the sender made up
+		}
 	}
 	if err != nil {
-		d.Err = detect.RedactJSONText(err.Error())
+		d.Err = RedactString(detect.UnescapeJSON(err.Error()))
+		d.Rejected = decide.IsInputError(err)
 	}
 	e.otlp.Record(d)
 }

@@ -139,6 +139,13 @@ func testOTLPExport(t *testing.T, protocol string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Input the engine rejects: its made-up hook point and the key its
+	// error quotes must not reach the collector either.
+	hex40 := strings.Repeat("9f8e", 10)
+	if _, err := e.Decide(ctx, "acme", []byte(`{"hook_point":"Pre`+hex40+`","session_id":"tel","k`+hex40+`":1,"k`+hex40+`":2}`)); err == nil {
+		t.Fatal("bad input was decided")
+	}
+	secrets = append(secrets, hex40)
 	if err := x.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}

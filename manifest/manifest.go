@@ -71,26 +71,6 @@ type Manifest struct {
 	// block naming a principal and an agent (AARM R6). Without it, the
 	// missing parts are only flagged in the verdict's receipt.
 	RequireIdentity bool `json:"require_identity,omitempty"`
-	// Monitor lists rules whose verdicts are judged and recorded but not
-	// enforced (monitor mode for these rules alone): a verdict whose
-	// matched rule id or reason code is listed is recorded with enforced
-	// false and the host gets no decision from it. A rule being rolled
-	// out is listed here first, then removed to enforce it.
-	Monitor []string `json:"monitor,omitempty"`
-}
-
-// Monitors reports whether the manifest keeps the rule (a matched rule id
-// or a reason code) in monitor mode.
-func (m *Manifest) Monitors(ruleID, reasonCode string) bool {
-	if m == nil {
-		return false
-	}
-	for _, r := range m.Monitor {
-		if r != "" && (r == ruleID || r == reasonCode) {
-			return true
-		}
-	}
-	return false
 }
 
 // Network lists the domains the manifest vouches for and those it denies:

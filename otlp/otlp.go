@@ -134,8 +134,10 @@ type Decision struct {
 	SnapshotHash, PolicyDigest string
 	Start, End                 time.Time
 	// Err, when set, is why the call could not be decided and recorded
-	// (already redacted).
-	Err string
+	// (already redacted); Rejected says the input was at fault (not the
+	// engine).
+	Err      string
+	Rejected bool
 }
 
 // Record exports one decision: a span and its metrics.
@@ -173,7 +175,12 @@ func (x *Exporter) Record(d Decision) {
 	}
 	_, span := x.tracer.Start(context.Background(), name, trace.WithTimestamp(d.Start), trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	outcome := d.Decision
-	if d.Err != "" {
+	switch {
+	case d.Err != "" && d.Rejected:
+		span.SetAttributes(attribute.String("error.type", "agentledger.input_rejected"))
+		span.RecordError(errors.New(d.Err))
+		outcome = "rejected"
+	case d.Err != "":
 		span.SetAttributes(attribute.String("error.type", "agentledger.engine_failure"))
 		span.RecordError(errors.New(d.Err))
 		outcome = "failure"

@@ -386,8 +386,10 @@ func (n *Snapshot) classifyCuts(seq uint64, cuts any) {
 }
 
 func (n *Snapshot) foldVerdict(v *aarts.VerdictRecord) error {
-	enforced := v.IsEnforced()
-	if v.Verdict.Decision == aarts.Deny && enforced {
+	// A verdict folds as judged whether or not it was enforced (monitor
+	// mode): the snapshot is what enforcing would have made it, and a
+	// monitored deny never widens what later, enforced calls may do.
+	if v.Verdict.Decision == aarts.Deny {
 		n.DeniedCount++
 	}
 	if v.ReleasedBy != 0 {
@@ -403,7 +405,7 @@ func (n *Snapshot) foldVerdict(v *aarts.VerdictRecord) error {
 	if v.HookPoint == "PreSubAgentSpawn" {
 		for i := range n.Grants {
 			if g := &n.Grants[i]; g.Seq == v.ForSeq {
-				g.Denied = v.Verdict.Decision == aarts.Deny && enforced
+				g.Denied = v.Verdict.Decision == aarts.Deny
 				if tools, ok := v.Verdict.Directives["permitted_tools"].([]any); ok {
 					g.Tools = []string{}
 					for _, t := range tools {
@@ -415,8 +417,8 @@ func (n *Snapshot) foldVerdict(v *aarts.VerdictRecord) error {
 			}
 		}
 	}
-	if !enforced {
-		return nil // monitor mode: the host decided alone; nothing waits
+	if !v.IsEnforced() {
+		return nil // monitor mode: no one was asked, so nothing waits
 	}
 	if v.Verdict.Decision == aarts.Ask || v.AARMDecision == aarts.AARMStepUp || v.AARMDecision == aarts.AARMDefer {
 		p := Pending{ForSeq: v.ForSeq, HookPoint: v.HookPoint, AARMDecision: v.AARMDecision,
@@ -461,8 +463,8 @@ func (n *Snapshot) trackCall(v *aarts.VerdictRecord, e *ledger.Envelope) {
 	if v.HookPoint != "PreToolUse" {
 		return
 	}
-	if v.Verdict.Decision == aarts.Deny || v.HostAnswer == aarts.Deny || v.HostAnswer == aarts.HostAnswerDefer {
-		return // it does not run now
+	if v.IsEnforced() && (v.Verdict.Decision == aarts.Deny || v.HostAnswer == aarts.Deny || v.HostAnswer == aarts.HostAnswerDefer) {
+		return // it does not run now (a monitored call may)
 	}
 	turn := n.lastTurn
 	if turn == "" {
