@@ -95,9 +95,13 @@ func (d *Decider) Stored(tenant, session string, payload []byte) ([]byte, error)
 	}
 	// The input is validated as sent, before the sealer re-encodes it:
 	// sealing must not turn a duplicate member or a lone surrogate, which
-	// an event without a secret is rejected for, into something valid.
-	if _, err := ledger.Canonicalize(payload, d.Limits); err != nil {
-		return nil, err
+	// an event without a secret is rejected for, into something valid. (A
+	// payload the sealer returns as it is gets validated when it is
+	// sealed into its envelope.)
+	if d.Sealer.Reencodes(payload) {
+		if _, err := ledger.Canonicalize(payload, d.Limits); err != nil {
+			return nil, err
+		}
 	}
 	out, _, err := d.Sealer.Seal(tenant, session, payload)
 	return out, err

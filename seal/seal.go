@@ -122,6 +122,12 @@ func (p Policy) mayHold(payload []byte) bool {
 	return detect.MayHoldSecret(unsafe.String(unsafe.SliceData(payload), len(payload)))
 }
 
+// Reencodes reports whether Seal may re-encode payload (it holds, or may
+// hold, something to seal, or a sender's "$sealed" object): only then
+// must the caller validate payload as sent first. Otherwise Seal returns
+// payload as it is.
+func (s *Sealer) Reencodes(payload []byte) bool { return Has(payload) || s.Policy.mayHold(payload) }
+
 // Seal returns payload (an event of tenant's session) with the values the
 // policy names sealed, and how many it sealed. A payload with nothing to
 // seal is returned as it is. The session's data key is created, durably,

@@ -210,6 +210,16 @@ func OpenByRole(msg []byte, checkpoints, records map[string]ed25519.PublicKey) (
 // Open verifies a signed checkpoint with pub and parses it. The root is
 // recomputed from the listed heads and must match.
 func Open(msg []byte, pub ed25519.PublicKey) (*Checkpoint, error) {
+	n, err := openNote(msg, pub)
+	if err != nil {
+		return nil, err
+	}
+	return parse(n.Text)
+}
+
+// openNote verifies a signed checkpoint's signature with pub (ErrSignature
+// when it does not verify) and returns the note.
+func openNote(msg []byte, pub ed25519.PublicKey) (*note.Note, error) {
 	vkey, err := note.NewEd25519VerifierKey(KeyName, pub)
 	if err != nil {
 		return nil, err
@@ -222,7 +232,7 @@ func Open(msg []byte, pub ed25519.PublicKey) (*Checkpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSignature, err)
 	}
-	return parse(n.Text)
+	return n, nil
 }
 
 // ParseNote reads a signed checkpoint without checking its signature:

@@ -49,17 +49,9 @@ type Witness struct {
 // with the witness's cosignature added. A checkpoint that is not
 // consistent is ErrFork, and nothing is signed or remembered.
 func (w *Witness) Cosign(msg []byte, logKey ed25519.PublicKey, proof *ConsistencyProof, now time.Time) ([]byte, error) {
-	vkey, err := note.NewEd25519VerifierKey(KeyName, logKey)
+	n, err := openNote(msg, logKey)
 	if err != nil {
 		return nil, err
-	}
-	v, err := note.NewVerifier(vkey)
-	if err != nil {
-		return nil, err
-	}
-	n, err := note.Open(msg, note.VerifierList(v))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrSignature, err)
 	}
 	cp, err := parse(n.Text)
 	if err != nil {
