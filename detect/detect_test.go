@@ -1,53 +1,20 @@
 package detect
 
 import (
-	"encoding/json"
-	"fmt"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/agentledger/agentledger/internal/purity"
+	"github.com/agentledger/agentledger/internal/secretcorpus"
 )
 
-// Case is one shape of secret or personal data in the shared corpus
-// (testdata/secrets.json), which the tests of every surface that writes or
-// shows text read too.
-type Case struct {
-	Name   string `json:"name"`
-	Text   string `json:"text"`
-	Secret string `json:"secret"`
-}
-
-func corpus(t *testing.T) []Case {
+func corpus(t *testing.T) []secretcorpus.Case {
 	t.Helper()
-	raw, err := os.ReadFile("testdata/secrets.json")
+	cs, err := secretcorpus.Load("testdata/secrets.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cs []Case
-	if err := json.Unmarshal(raw, &cs); err != nil {
-		t.Fatal(err)
-	}
 	return cs
-}
-
-// escapeAll writes s as a JSON string body with every letter and digit
-// \u-escaped: what a host may legally send.
-func escapeAll(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'):
-			fmt.Fprintf(&b, `\u%04x`, r)
-		case r == '/':
-			b.WriteString(`\/`)
-		default:
-			q, _ := json.Marshal(string(r))
-			b.Write(q[1 : len(q)-1])
-		}
-	}
-	return b.String()
 }
 
 func TestCorpusIsFound(t *testing.T) {
@@ -56,14 +23,14 @@ func TestCorpusIsFound(t *testing.T) {
 			if got := Redact(c.Text); strings.Contains(got, c.Secret) {
 				t.Errorf("Redact(%q) = %q, still holds %q", c.Text, got, c.Secret)
 			}
-			if got := RedactJSONText(escapeAll(c.Text)); strings.Contains(got, c.Secret) {
+			if got := RedactJSONText(secretcorpus.Escaped(c.Text)); strings.Contains(got, c.Secret) {
 				t.Errorf("escaped: RedactJSONText = %q, still holds %q", got, c.Secret)
 			}
 			sp := Spans(c.Text)
 			if len(sp) == 0 {
 				t.Fatalf("Spans(%q) finds nothing", c.Text)
 			}
-			if sp[0].Class == ClassSecret && (!MayHoldSecret(c.Text) || !MayHoldSecret(escapeAll(c.Text))) {
+			if sp[0].Class == ClassSecret && (!MayHoldSecret(c.Text) || !MayHoldSecret(secretcorpus.Escaped(c.Text))) {
 				t.Errorf("MayHoldSecret misses %q or its escaped form", c.Text)
 			}
 		})

@@ -12,47 +12,20 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentledger/agentledger/internal/secretcorpus"
 )
 
-// secretCase is one shape of the shared corpus, detect/testdata/secrets.json.
-type secretCase struct {
-	Name   string `json:"name"`
-	Text   string `json:"text"`
-	Secret string `json:"secret"`
-}
-
-func secretCorpus(t *testing.T) []secretCase {
+func secretCorpus(t *testing.T) []secretcorpus.Case {
 	t.Helper()
-	raw, err := os.ReadFile("../../detect/testdata/secrets.json")
+	cs, err := secretcorpus.Load("../../detect/testdata/secrets.json")
 	if err != nil {
-		t.Fatal(err)
-	}
-	var cs []secretCase
-	if err := json.Unmarshal(raw, &cs); err != nil {
 		t.Fatal(err)
 	}
 	if len(cs) < 25 {
 		t.Fatalf("the corpus has %d shapes, want at least 25", len(cs))
 	}
 	return cs
-}
-
-// jsonEscaped is s as the body of a JSON string with every ASCII letter
-// and digit written as \u00XX and every slash as \/: what a host may send.
-func jsonEscaped(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'):
-			fmt.Fprintf(&b, `\u%04x`, r)
-		case r == '/':
-			b.WriteString(`\/`)
-		default:
-			q, _ := json.Marshal(string(r))
-			b.Write(q[1 : len(q)-1])
-		}
-	}
-	return b.String()
 }
 
 // TestNoSecretOnAnySurface (issue 23) sends every shape of the shared
@@ -124,18 +97,18 @@ func TestNoSecretOnAnySurface(t *testing.T) {
 	}
 	sessions := []string{"plain", "escaped", "cut", "rej"}
 	for _, s := range sessions[:3] {
-		request("POST", "/v1/hooks", event(s, 0, "UserPromptSubmit", `,"prompt":"deploy it; the key is in `+jsonEscaped(cases[2].Text)+`"`))
+		request("POST", "/v1/hooks", event(s, 0, "UserPromptSubmit", `,"prompt":"deploy it; the key is in `+secretcorpus.Escaped(cases[2].Text)+`"`))
 	}
 	for i, c := range cases {
 		plain, _ := json.Marshal(c.Text)
 		request("POST", "/v1/hooks", event("plain", i+1, "PreToolUse", shell(string(plain[1:len(plain)-1]))))
-		request("POST", "/v1/hooks", event("escaped", i+1, "PreToolUse", shell(jsonEscaped(c.Text))))
+		request("POST", "/v1/hooks", event("escaped", i+1, "PreToolUse", shell(secretcorpus.Escaped(c.Text))))
 		// Rejected input: a duplicate member; the secret straddles the
 		// excerpt's 256th byte, JSON-escaped.
 		pad := strings.Repeat("x", 200-len(c.Text)/2)
-		request("POST", "/v1/hooks", `{"session_id":"rej","hook_point":"PreToolUse","x":"`+pad+`","t":"`+jsonEscaped(c.Text)+`","k":1,"k":2}`)
+		request("POST", "/v1/hooks", `{"session_id":"rej","hook_point":"PreToolUse","x":"`+pad+`","t":"`+secretcorpus.Escaped(c.Text)+`","k":1,"k":2}`)
 		// Rejected input whose defect quotes the value it found wrong.
-		request("POST", "/v1/hooks", strings.Replace(event("rej", i, "PreToolUse", shell("ls")), `"host_id":"my-agent"`, `"host_id":"`+jsonEscaped(c.Text)+`"`, 1))
+		request("POST", "/v1/hooks", strings.Replace(event("rej", i, "PreToolUse", shell("ls")), `"host_id":"my-agent"`, `"host_id":"`+secretcorpus.Escaped(c.Text)+`"`, 1))
 		if i%6 == 0 {
 			// A result over the record's limit, cut to fit, the secret
 			// where the cut falls.
