@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -41,6 +42,60 @@ func noSecrets(t *testing.T, what string, b []byte) {
 	}
 }
 
+// servedEngine is an engine serve process a test started.
+type servedEngine struct {
+	addr, logPath string
+	cmd           *exec.Cmd
+}
+
+// serveEngine starts engineBin serve on data (HTTP on a free port, no
+// token, no socket, no checkpoints) with manifest and a telemetry file,
+// its output in dir/engine.log; it is killed when the test ends.
+func serveEngine(t *testing.T, engineBin, dir, data, manifest, telemetry string) *servedEngine {
+	t.Helper()
+	s := &servedEngine{addr: fmt.Sprintf("127.0.0.1:%d", freePort(t)), logPath: filepath.Join(dir, "engine.log")}
+	s.cmd = exec.Command(engineBin, "serve", "--data", data, "--listen", s.addr, "--insecure-dev", "--socket", "",
+		"--manifest", manifest, "--telemetry", telemetry, "--checkpoint-every", "-1")
+	logFile, err := os.Create(s.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logFile.Close() })
+	s.cmd.Stderr, s.cmd.Stdout = logFile, logFile
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.cmd.Process.Kill() })
+	return s
+}
+
+// request sends a request to the engine, waiting for it to listen, and
+// returns the answer's body.
+func (s *servedEngine) request(t *testing.T, method, path, body string) []byte {
+	t.Helper()
+	var resp *http.Response
+	var err error
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		req, _ := http.NewRequest(method, "http://"+s.addr+path, strings.NewReader(body))
+		if resp, err = http.DefaultClient.Do(req); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		log, _ := os.ReadFile(s.logPath)
+		t.Fatalf("engine serve: %v\n%s", err, log)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return out
+}
+
+// stop stops the engine and waits for it.
+func (s *servedEngine) stop() {
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	s.cmd.Wait()
+}
+
 // TestSealedSecretsEndToEnd posts an event carrying an AWS secret key, a
 // GitHub token, a private key block and an email (PII, sealed by the
 // manifest) through engine serve; no reader shows them unless --reveal,
@@ -54,36 +109,11 @@ func TestSealedSecretsEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	data, tel := filepath.Join(dir, "d"), filepath.Join(dir, "telemetry.ndjson")
 	manifest := "../../fixtures/manifests/coding-agent.json"
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	srv := exec.Command(engineBin, "serve", "--data", data, "--listen", addr, "--insecure-dev", "--socket", "",
-		"--manifest", manifest, "--telemetry", tel, "--checkpoint-every", "-1")
-	logPath := filepath.Join(dir, "engine.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logFile.Close()
-	srv.Stderr = logFile
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Process.Kill()
+	srv := serveEngine(t, engineBin, dir, data, manifest, tel)
 	post := func(body string) map[string]any {
 		t.Helper()
-		var resp *http.Response
-		var err error
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-			if resp, err = http.Post("http://"+addr+"/v1/hooks", "application/json", strings.NewReader(body)); err == nil || time.Now().After(deadline) {
-				break
-			}
-		}
-		if err != nil {
-			log, _ := os.ReadFile(logPath)
-			t.Fatalf("engine serve: %v\n%s", err, log)
-		}
-		defer resp.Body.Close()
 		var out map[string]any
-		json.NewDecoder(resp.Body).Decode(&out)
+		json.Unmarshal(srv.request(t, "POST", "/v1/hooks", body), &out)
 		return out
 	}
 	ev := func(hook string, sec int, extra string) string {
@@ -97,8 +127,7 @@ func TestSealedSecretsEndToEnd(t *testing.T) {
 	}
 	post(ev("PreToolUse", 2, `,"tool_name":"file_read","tool_name_native":"Read","artifacts":[],"tool_input":{"file_path":"/workspace/shop/README.md"}`))
 	post(ev("SessionEnd", 3, `,"reason":"logout"`))
-	srv.Process.Signal(syscall.SIGTERM)
-	srv.Wait()
+	srv.stop()
 
 	keys := filepath.Join(data, "keys")
 	pubs := []string{"--pubkey", filepath.Join(keys, "receipt-ed25519.pub.pem"), "--pubkey", filepath.Join(keys, "checkpoint-ed25519.pub.pem")}

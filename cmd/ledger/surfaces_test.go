@@ -3,15 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/agentledger/agentledger/internal/secretcorpus"
 )
@@ -54,36 +50,12 @@ func TestNoSecretOnAnySurface(t *testing.T) {
 	raw, _ = json.Marshal(m)
 	os.WriteFile(manifest, raw, 0o600)
 
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	srv := exec.Command(engineBin, "serve", "--data", data, "--listen", addr, "--insecure-dev", "--socket", "",
-		"--manifest", manifest, "--telemetry", tel, "--checkpoint-every", "-1")
-	logPath := filepath.Join(dir, "engine.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logFile.Close()
-	srv.Stderr, srv.Stdout = logFile, logFile
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Process.Kill()
+	srv := serveEngine(t, engineBin, dir, data, manifest, tel)
+	logPath := srv.logPath
 	var answers strings.Builder
 	request := func(method, path, body string) string {
 		t.Helper()
-		var resp *http.Response
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-			req, _ := http.NewRequest(method, "http://"+addr+path, strings.NewReader(body))
-			if resp, err = http.DefaultClient.Do(req); err == nil || time.Now().After(deadline) {
-				break
-			}
-		}
-		if err != nil {
-			log, _ := os.ReadFile(logPath)
-			t.Fatalf("engine serve: %v\n%s", err, log)
-		}
-		defer resp.Body.Close()
-		out, _ := io.ReadAll(resp.Body)
+		out := srv.request(t, method, path, body)
 		answers.Write(out)
 		answers.WriteByte('\n')
 		return string(out)
@@ -142,8 +114,7 @@ func TestNoSecretOnAnySurface(t *testing.T) {
 	for _, s := range []string{"plain", "escaped", "cut", "verdicts"} {
 		request("POST", "/v1/hooks", event(s, 99, "SessionEnd", `,"reason":"logout"`))
 	}
-	srv.Process.Signal(syscall.SIGTERM)
-	srv.Wait()
+	srv.stop()
 
 	surfaces := map[string]string{"HTTP answers and the snapshot and pending APIs": answers.String()}
 	read := func(name, path string) {
