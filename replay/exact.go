@@ -42,6 +42,9 @@ func Exact(ctx context.Context, d *decide.Decider, chain []*ledger.Envelope) *Se
 		r.Fault = err.Error()
 	}
 	r.Identical = r.Fault == "" && !changed(r)
+	if !r.Identical && r.Fault == "" {
+		r.Timeline = x.timeline()
+	}
 	r.RecordedPolicies = slices.Sorted(maps.Keys(x.policy))
 	return r
 }
@@ -67,6 +70,16 @@ type exact struct {
 	answerSeq uint64
 	cause     *uint64 // seq of the latest verdict change, once there is one
 	policy    map[string]bool
+	// steps are the judged steps, kept cheaply (the tool is described
+	// only if the session changed).
+	steps []judged
+}
+
+// judged is one judged step: its event and the two verdicts.
+type judged struct {
+	env                   *ledger.Envelope
+	recorded, replayed    string
+	ruleBefore, ruleAfter string
 }
 
 // pending is a hook event replayed whose recorded verdict is still to come.
@@ -317,6 +330,7 @@ func (x *exact) compare(p *pending, rec aarts.VerdictRecord) error {
 			AARMDecision: got.AARMDecision, Rule: got.Verdict.MatchedRuleID, Tool: toolOf(p.env)})
 	}
 	before, after := rec.Verdict.MatchedRuleID, got.Verdict.MatchedRuleID
+	x.steps = append(x.steps, judged{env: p.env, recorded: rec.Verdict.Decision, replayed: got.Verdict.Decision, ruleBefore: before, ruleAfter: after})
 	changed := false
 	for _, f := range verdictFields {
 		rv, gv := f.value(rec), f.value(got)
@@ -357,6 +371,7 @@ func (x *exact) compare(p *pending, rec aarts.VerdictRecord) error {
 // the engine): its replayed verdict has nothing to be compared with.
 func (x *exact) missingVerdict(p *pending) error {
 	got := p.step.Record
+	x.steps = append(x.steps, judged{env: p.env, replayed: got.Verdict.Decision, ruleAfter: got.Verdict.MatchedRuleID})
 	x.r.Diffs = append(x.r.Diffs, Diff{Seq: p.env.Seq(), HookPoint: p.env.EventType(), Field: "verdict",
 		Recorded: nil, Replayed: got.Verdict.Decision, RuleAfter: got.Verdict.MatchedRuleID, Tool: toolOf(p.env)})
 	seq := p.env.Seq()
@@ -372,6 +387,22 @@ func (x *exact) missingVerdict(p *pending) error {
 	}
 	*x.replayed = s
 	return nil
+}
+
+// timeline describes the judged steps for a changed session's report.
+func (x *exact) timeline() []Step {
+	changed := map[uint64]bool{}
+	for _, d := range x.r.Diffs {
+		if !d.Shredded {
+			changed[d.Seq] = true
+		}
+	}
+	out := make([]Step, 0, len(x.steps))
+	for _, j := range x.steps {
+		out = append(out, Step{Seq: j.env.Seq(), HookPoint: j.env.EventType(), Tool: toolOf(j.env), Recorded: j.recorded, Replayed: j.replayed,
+			RuleBefore: j.ruleBefore, RuleAfter: j.ruleAfter, Changed: changed[j.env.Seq()]})
+	}
+	return out
 }
 
 func (x *exact) notePolicy(digest string) {

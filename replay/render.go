@@ -12,7 +12,7 @@ import (
 )
 
 // Formats are the report formats Render writes.
-var Formats = []string{"text", "json", "markdown", "junit", "github"}
+var Formats = []string{"text", "json", "markdown", "junit", "github", "html"}
 
 // Render writes rep in format (one of Formats).
 func Render(w io.Writer, format string, rep *Report) error {
@@ -30,6 +30,8 @@ func Render(w io.Writer, format string, rep *Report) error {
 		return renderJUnit(w, rep)
 	case "github":
 		return renderGitHub(w, rep)
+	case "html":
+		return renderHTML(w, rep)
 	}
 	return fmt.Errorf("--format %q: want one of %s", format, strings.Join(Formats, ", "))
 }

@@ -99,6 +99,22 @@ type SessionReport struct {
 	// that the replayed policy denies or asks about: what enforcing it
 	// would have blocked.
 	WouldBlock []Block `json:"would_block,omitempty"`
+	// Timeline, for a changed session only, is every judged step with its
+	// recorded and replayed decision: the context of each difference.
+	Timeline []Step `json:"timeline,omitempty"`
+}
+
+// Step is one judged step of a changed session.
+type Step struct {
+	Seq        uint64 `json:"seq"`
+	HookPoint  string `json:"hook_point"`
+	Tool       string `json:"tool,omitempty"`
+	Recorded   string `json:"recorded"` // the recorded decision; empty when none was recorded
+	Replayed   string `json:"replayed"`
+	RuleBefore string `json:"rule_before,omitempty"`
+	RuleAfter  string `json:"rule_after,omitempty"`
+	// Changed is set when the step has a difference.
+	Changed bool `json:"changed,omitempty"`
 }
 
 // Block is a monitored step enforcement would have stopped: its replayed

@@ -1,16 +1,21 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"html/template"
-	"io"
+	"os"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentledger/agentledger/cmd/internal/cmdline"
+	"github.com/agentledger/agentledger/engine"
+	"github.com/agentledger/agentledger/incident"
 	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/ledger/checkpoint"
 	"github.com/agentledger/agentledger/ledger/store"
+	"github.com/agentledger/agentledger/receipt"
 	"github.com/agentledger/agentledger/seal"
 )
 
@@ -24,7 +29,9 @@ func showCommand(a *app) *cli.Command {
 			"data directory's sealing keys and records the reveal (who, which session, which keys)\n" +
 			"as a signed Reveal record in session audit of tenant agentledger.",
 		Flags: []cli.Flag{&cli.StringFlag{Name: "tenant", Value: ledger.DefaultTenant, Usage: "the session's `TENANT`"},
-			&cli.BoolFlag{Name: "reveal", Usage: "decrypt sealed values (recorded)"}},
+			&cli.BoolFlag{Name: "reveal", Usage: "decrypt sealed values (recorded)"},
+			&cli.StringSliceFlag{Name: "pubkey", Usage: "under --format html, check receipts with this record public key `FILE` " +
+				"(default: the data directory's own, when it has one)"}},
 		Action: a.show,
 	})
 }
@@ -59,7 +66,71 @@ func (a *app) show(c *cli.Context) error {
 			return fmt.Errorf("record the reveal: %w", err)
 		}
 	}
-	return a.writeRows(format, k, rows, keys != nil)
+	if format == "html" {
+		return a.writeIncident(c, s, k, rows, keys != nil)
+	}
+	return a.writeRows(format, rows, keys != nil)
+}
+
+// writeIncident writes the session's incident view: its rows with the
+// chain, receipts (checked with --pubkey or the data directory's key) and
+// the newest recorded checkpoint.
+func (a *app) writeIncident(c *cli.Context, s *store.Store, k ledger.SessionKey, rows []row, revealed bool) error {
+	lim, err := cmdline.Limits(c)
+	if err != nil {
+		return err
+	}
+	var keys receipt.Keys
+	paths := c.StringSlice("pubkey")
+	if len(paths) == 0 {
+		if _, pub := receipt.KeyFiles(cmdline.Resolve(c, cmdline.FlagData), receipt.KeyRecords); fileExists(pub) {
+			paths = []string{pub}
+		}
+	}
+	for _, p := range paths {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			return cmdline.Usage(err)
+		}
+		if err := keys.Add(raw, receipt.PurposeRecords); err != nil {
+			return cmdline.Usage(fmt.Errorf("--pubkey %s: %w", p, err))
+		}
+	}
+	cp, err := newestCheckpoint(c.Context, s)
+	if err != nil {
+		return err
+	}
+	in := incident.Input{Key: k, Keys: keys.Records, Checkpoint: cp, Revealed: revealed, Limits: lim}
+	for _, r := range rows {
+		in.Records = append(in.Records, incident.Record{Raw: r.raw, Env: r.env, Shown: r.shown, StreamSeq: r.streamSeq, Unreadable: r.unreadable})
+	}
+	return incident.WriteHTML(a.stdout, incident.Build(in))
+}
+
+// newestCheckpoint is the last checkpoint the store records (nil: none).
+func newestCheckpoint(ctx context.Context, s *store.Store) (*checkpoint.Checkpoint, error) {
+	var newest *checkpoint.Checkpoint
+	err := s.ReadSession(ctx, engine.CheckpointSession, func(m store.Msg) error {
+		e, err := ledger.Decode(m.Data, ledger.Limits{})
+		if err != nil || e.EventType() != ledger.EventCheckpoint {
+			return nil // verify names it
+		}
+		var rec struct {
+			Note string `json:"note"`
+		}
+		if json.Unmarshal(e.Payload(), &rec) == nil {
+			if cp, err := checkpoint.ParseNote([]byte(rec.Note)); err == nil {
+				newest = cp
+			}
+		}
+		return nil
+	})
+	return newest, err
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 // showRows reads a session's envelopes as show prints them, revealing
@@ -74,7 +145,7 @@ func (a *app) showRows(c *cli.Context, s *store.Store, k ledger.SessionKey, keys
 	err = s.ReadSession(c.Context, k, func(m store.Msg) error {
 		e, err := ledger.Decode(m.Data, lim)
 		if err != nil {
-			rows = append(rows, row{raw: m.Data, unreadable: fmt.Sprintf("stream seq %d  UNREADABLE: %v", m.StreamSeq, err)})
+			rows = append(rows, row{raw: m.Data, streamSeq: m.StreamSeq, unreadable: fmt.Sprintf("stream seq %d  UNREADABLE: %v", m.StreamSeq, err)})
 			return nil
 		}
 		shown := seal.Render(e.Payload())
@@ -95,7 +166,7 @@ func (a *app) showRows(c *cli.Context, s *store.Store, k ledger.SessionKey, keys
 				return fmt.Errorf("seq %d: %w", e.Seq(), err)
 			}
 		}
-		rows = append(rows, row{env: e, raw: m.Data, shown: shown})
+		rows = append(rows, row{env: e, raw: m.Data, streamSeq: m.StreamSeq, shown: shown})
 		return nil
 	})
 	if err == nil && len(rows) == 0 {
@@ -104,11 +175,9 @@ func (a *app) showRows(c *cli.Context, s *store.Store, k ledger.SessionKey, keys
 	return rows, kids, err
 }
 
-// writeRows prints show's rows as text, NDJSON or an HTML timeline.
-func (a *app) writeRows(format string, k ledger.SessionKey, rows []row, revealed bool) error {
+// writeRows prints show's rows as text or NDJSON.
+func (a *app) writeRows(format string, rows []row, revealed bool) error {
 	switch format {
-	case "html":
-		return writeTimeline(a.stdout, k, rows, revealed)
 	case "json":
 		for _, r := range rows {
 			out := r.raw
@@ -140,37 +209,6 @@ func (a *app) writeRows(format string, k ledger.SessionKey, rows []row, revealed
 type row struct {
 	env        *ledger.Envelope
 	raw, shown []byte
+	streamSeq  uint64
 	unreadable string
-}
-
-var timeline = template.Must(template.New("t").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>agentledger — {{.Key}}</title>
-<style>
-body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#1b1f24}
-h1{font-size:1.3em} table{border-collapse:collapse;width:100%}
-th,td{border-bottom:1px solid #d0d7de;padding:.35em .6em;text-align:left;vertical-align:top}
-th{background:#f6f8fa} td.p{font-family:ui-monospace,monospace;font-size:12px;white-space:pre-wrap;word-break:break-all}
-td.t{white-space:nowrap} .Verdict td{background:#fbfbfd} .note{color:#57606a}
-details summary{cursor:pointer;color:#0969da;font-family:system-ui,sans-serif}
-</style></head><body>
-<h1>Session {{.Key}}</h1>
-<p class="note">{{len .Rows}} envelopes. {{if .Revealed}}Sealed values are <b>revealed</b>; this reveal is recorded.{{else}}Sealed values are shown as ‹sealed:kind›.{{end}}</p>
-<table><tr><th>seq</th><th>time (UTC)</th><th>type</th><th>hash</th><th>what</th></tr>
-{{range .Rows}}<tr class="{{.Type}}"><td>{{.Seq}}</td><td class="t">{{.Time}}</td><td>{{.Type}}</td><td><code>{{.Hash}}</code></td><td class="p">{{.Gist}}<details><summary>payload</summary>{{.Payload}}</details></td></tr>
-{{end}}</table></body></html>
-`))
-
-// writeTimeline writes a session as an HTML page (every value escaped).
-func writeTimeline(w io.Writer, k ledger.SessionKey, rows []row, revealed bool) error {
-	type line struct{ Seq, Time, Type, Hash, Gist, Payload string }
-	var lines []line
-	for _, r := range rows {
-		if r.env == nil {
-			lines = append(lines, line{Type: "UNREADABLE", Payload: r.unreadable})
-			continue
-		}
-		lines = append(lines, line{Seq: fmt.Sprint(r.env.Seq()), Time: stamp(r.env.TsUnixMs()), Type: r.env.EventType(),
-			Hash: short(r.env.Hash()), Gist: string(gist(r.shown)), Payload: string(r.shown)})
-	}
-	return timeline.Execute(w, map[string]any{"Key": k.String(), "Rows": lines, "Revealed": revealed})
 }

@@ -42,8 +42,8 @@ func (a *app) live(c *cli.Context) error {
 		return cmdline.Usage(fmt.Errorf("live takes no arguments, got %q", c.Args().First()))
 	}
 	format := cmdline.Resolve(c, cmdline.FlagFormat)
-	if format != "text" && format != "json" {
-		return cmdline.Usage(fmt.Errorf("--format %q: replay live writes text or json", format))
+	if format != "text" && format != "json" && format != "html" {
+		return cmdline.Usage(fmt.Errorf("--format %q: replay live writes text, json or html", format))
 	}
 	if (c.String("mcp-command") == "") == (c.String("mcp-url") == "") {
 		return cmdline.Usage(errors.New("give one of --mcp-command or --mcp-url"))
@@ -151,7 +151,13 @@ func (a *app) writeLive(path, format string, out *liveRun) error {
 		defer f.Close()
 		w = f
 	}
-	if err := cmdline.Render(w, format, out, func(w io.Writer) error { return liveText(w, out) }); err != nil {
+	render := func() error {
+		if format == "html" {
+			return live.WriteHTML(w, out.Sessions, out.Faults)
+		}
+		return cmdline.Render(w, format, out, func(w io.Writer) error { return liveText(w, out) })
+	}
+	if err := render(); err != nil {
 		return cmdline.Unavailable(err)
 	}
 	if len(out.Faults) > 0 {

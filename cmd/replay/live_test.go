@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentledger/agentledger/internal/browser"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
 )
@@ -60,6 +61,22 @@ func TestLiveCommand(t *testing.T) {
 	if err != nil || !vr.OK() || vr.Envelopes == 0 {
 		t.Fatalf("the live session does not verify: %v %+v", err, vr)
 	}
+	// The same run as a page: recorded and candidate side by side.
+	page := filepath.Join(t.TempDir(), "live.html")
+	if code, _, errs := run(t, "live", "--bundle", sessions+"/mcp-model-swap.ndjson", "--manifest", manifest, "--data", t.TempDir(),
+		"--model-url", model.URL, "--model", "always-read", "--mcp-command", bin, "--format", "html", "-o", page); code != 0 {
+		t.Fatalf("html: exit %d: %s", code, errs)
+	}
+	b := browser.Open(t)
+	b.Load(t, page)
+	if n, changed := b.Count(t, "table.side-by-side tr.step"), b.Count(t, "table.side-by-side tr.step.changed"); n != 2 || changed != 1 {
+		t.Errorf("side by side: %d steps, %d differing; want 2 and 1", n, changed)
+	}
+	if got := browser.Eval[string](t, b, `document.getElementById("n-agree").textContent`); got != "1/2" {
+		t.Errorf("agreement %q", got)
+	}
+	b.Clean(t, browser.FileURL(t, page))
+	b.Screenshot(t, "replay-live.png", 1200, false)
 	if code, _, _ := run(t, "live", "--bundle", sessions, "--model-url", model.URL, "--model", "m"); code != 2 {
 		t.Fatalf("no MCP server: exit %d, want 2", code)
 	}

@@ -1,0 +1,92 @@
+package incident
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/seal"
+)
+
+// vectors reads the default/vectors session of the format vectors: every
+// record type, in order.
+func vectors(t *testing.T, edit func(seq int, line []byte) []byte) Input {
+	t.Helper()
+	f, err := os.Open("../fixtures/vectors/formats/records.ndjson")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	in := Input{Key: ledger.SessionKey{Tenant: "default", Session: "vectors"}}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<22)
+	for sc.Scan() {
+		line := bytes.Clone(sc.Bytes())
+		if !bytes.Contains(line, []byte(`"session_id":"vectors","tenant_id":"default"`)) && !bytes.Contains(line, []byte(`"tenant_id":"default"`)) {
+			continue
+		}
+		if edit != nil {
+			line = edit(len(in.Records), line)
+		}
+		e, err := ledger.Decode(line, ledger.Limits{})
+		if err != nil {
+			in.Records = append(in.Records, Record{Raw: line, Unreadable: err.Error()})
+			continue
+		}
+		in.Records = append(in.Records, Record{Raw: line, Env: e, Shown: seal.Render(e.Payload())})
+	}
+	return in
+}
+
+func TestEveryRecordKindIsShown(t *testing.T) {
+	v := Build(vectors(t, nil))
+	if v.Chain.State != "ok" {
+		t.Fatalf("chain %+v %v", v.Chain, v.Faults)
+	}
+	kinds := map[string]int{}
+	for _, r := range v.Rows {
+		kinds[r.Kind]++
+	}
+	for _, k := range []string{"rejected", "resolution", "failure", "verdict", "action"} {
+		if kinds[k] == 0 {
+			t.Errorf("no %s row: %v", k, kinds)
+		}
+	}
+	if v.Receipts.State != "unknown" || !strings.Contains(v.Receipts.Detail, "not checked") {
+		t.Errorf("receipts without a key: %+v", v.Receipts)
+	}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, v); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), `<tr id="seq-`); n != len(v.Rows) {
+		t.Errorf("%d rows written, want %d", n, len(v.Rows))
+	}
+}
+
+// TestATamperedRecordIsShownAsSuch edits one verdict: the chain fails and
+// the row says where.
+func TestATamperedRecordIsShownAsSuch(t *testing.T) {
+	in := vectors(t, func(seq int, line []byte) []byte {
+		if seq == 3 {
+			return bytes.Replace(line, []byte(`"decision":"allow"`), []byte(`"decision":"deny"`), 1)
+		}
+		return line
+	})
+	v := Build(in)
+	if v.Chain.State != "failed" {
+		t.Fatalf("a tampered chain shows %+v", v.Chain)
+	}
+	faulty := 0
+	for _, r := range v.Rows {
+		if r.Fault != "" {
+			faulty++
+		}
+	}
+	if faulty == 0 {
+		t.Fatalf("no row names the fault: %v", v.Faults)
+	}
+}
