@@ -90,6 +90,7 @@ func Handler(cfg ServerConfig) http.Handler {
 	mux.HandleFunc("GET /v1/sessions/{id}/snapshot", s.auth(s.snapshot, RoleHost, RoleAuditor, RoleApprover))
 	mux.HandleFunc("GET /v1/sessions/{id}/verify", s.auth(s.verify, RoleHost, RoleAuditor, RoleApprover))
 	mux.HandleFunc("GET /healthz", s.healthz)
+	newInbox(s).routes(mux)
 	mux.HandleFunc("GET /v1/status", s.auth(s.status, RoleHost, RoleAuditor, RoleApprover))
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
 		s.metrics.serve(w, r)

@@ -257,11 +257,14 @@ func describe(row *Row, shown []byte, v *View) {
 		_ = json.Unmarshal(shown, &rec)
 		row.Kind, row.ForSeq = "resolution", &rec.ForSeq
 		row.Summary = fmt.Sprintf("%s for seq %d", rec.Resolution, rec.ForSeq)
-		if rec.By != "" {
-			row.Details = append(row.Details, "by "+rec.By+authBy(rec.AuthenticatedBy))
-		}
 		if rec.Scope != "" {
 			row.Details = append(row.Details, "scope "+rec.Scope)
+		}
+		if rec.By != "" {
+			// Who resolved it is the engine's own record of an approver
+			// token's identity, never the agent's text: shown as it is
+			// (an e-mail address or a token name would read as a secret).
+			defer func() { row.Details = append([]string{"by " + rec.By + authBy(rec.AuthenticatedBy)}, row.Details...) }()
 		}
 	case ledger.EventEngineFailure:
 		row.Kind, row.Summary = "failure", cut(cmp.Or(str("error"), str("reason"), string(shown)), 300)

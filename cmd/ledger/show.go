@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,7 +11,6 @@ import (
 	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/incident"
 	"github.com/agentledger/agentledger/ledger"
-	"github.com/agentledger/agentledger/ledger/checkpoint"
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/receipt"
 	"github.com/agentledger/agentledger/seal"
@@ -75,7 +72,7 @@ func (a *app) show(c *cli.Context) error {
 // writeIncident writes the session's incident view: its rows with the
 // chain, receipts (checked with --pubkey or the data directory's key) and
 // the newest recorded checkpoint.
-func (a *app) writeIncident(c *cli.Context, s *store.Store, k ledger.SessionKey, rows []row, revealed bool) error {
+func (a *app) writeIncident(c *cli.Context, s *store.Store, k ledger.SessionKey, rows []incident.Record, revealed bool) error {
 	lim, err := cmdline.Limits(c)
 	if err != nil {
 		return err
@@ -96,36 +93,12 @@ func (a *app) writeIncident(c *cli.Context, s *store.Store, k ledger.SessionKey,
 			return cmdline.Usage(fmt.Errorf("--pubkey %s: %w", p, err))
 		}
 	}
-	cp, err := newestCheckpoint(c.Context, s)
+	cp, err := incident.NewestCheckpoint(c.Context, s, engine.CheckpointSession)
 	if err != nil {
 		return err
 	}
-	in := incident.Input{Key: k, Keys: keys.Records, Checkpoint: cp, Revealed: revealed, Limits: lim}
-	for _, r := range rows {
-		in.Records = append(in.Records, incident.Record{Raw: r.raw, Env: r.env, Shown: r.shown, StreamSeq: r.streamSeq, Unreadable: r.unreadable})
-	}
+	in := incident.Input{Key: k, Records: rows, Keys: keys.Records, Checkpoint: cp, Revealed: revealed, Limits: lim}
 	return incident.WriteHTML(a.stdout, incident.Build(in))
-}
-
-// newestCheckpoint is the last checkpoint the store records (nil: none).
-func newestCheckpoint(ctx context.Context, s *store.Store) (*checkpoint.Checkpoint, error) {
-	var newest *checkpoint.Checkpoint
-	err := s.ReadSession(ctx, engine.CheckpointSession, func(m store.Msg) error {
-		e, err := ledger.Decode(m.Data, ledger.Limits{})
-		if err != nil || e.EventType() != ledger.EventCheckpoint {
-			return nil // verify names it
-		}
-		var rec struct {
-			Note string `json:"note"`
-		}
-		if json.Unmarshal(e.Payload(), &rec) == nil {
-			if cp, err := checkpoint.ParseNote([]byte(rec.Note)); err == nil {
-				newest = cp
-			}
-		}
-		return nil
-	})
-	return newest, err
 }
 
 func fileExists(p string) bool {
@@ -135,23 +108,20 @@ func fileExists(p string) bool {
 
 // showRows reads a session's envelopes as show prints them, revealing
 // sealed values with keys when given; kids are the sealing keys used.
-func (a *app) showRows(c *cli.Context, s *store.Store, k ledger.SessionKey, keys seal.KeyStore) ([]row, map[string]bool, error) {
+func (a *app) showRows(c *cli.Context, s *store.Store, k ledger.SessionKey, keys seal.KeyStore) ([]incident.Record, map[string]bool, error) {
 	lim, err := cmdline.Limits(c)
 	if err != nil {
 		return nil, nil, err
 	}
-	var rows []row
 	kids := map[string]bool{}
-	err = s.ReadSession(c.Context, k, func(m store.Msg) error {
-		e, err := ledger.Decode(m.Data, lim)
-		if err != nil {
-			rows = append(rows, row{raw: m.Data, streamSeq: m.StreamSeq, unreadable: fmt.Sprintf("stream seq %d  UNREADABLE: %v", m.StreamSeq, err)})
-			return nil
-		}
-		shown := seal.Render(e.Payload())
-		if keys != nil && seal.Has(e.Payload()) {
+	var reveal func(*ledger.Envelope) ([]byte, error)
+	if keys != nil {
+		reveal = func(e *ledger.Envelope) ([]byte, error) {
+			if !seal.Has(e.Payload()) {
+				return seal.Render(e.Payload()), nil
+			}
 			scopes := seal.ScopesOf(e.Payload(), e.TenantID(), e.SessionID())
-			shown, err = seal.Transform(e.Payload(), func(r seal.Ref) (any, error) {
+			return seal.Transform(e.Payload(), func(r seal.Ref) (any, error) {
 				v, err := seal.OpenIn(r, keys, scopes)
 				if errors.Is(err, seal.ErrShredded) {
 					return "‹shredded: " + r.Kind + "›", nil
@@ -162,13 +132,9 @@ func (a *app) showRows(c *cli.Context, s *store.Store, k ledger.SessionKey, keys
 				kids[r.Kid] = true
 				return v, err
 			})
-			if err != nil {
-				return fmt.Errorf("seq %d: %w", e.Seq(), err)
-			}
 		}
-		rows = append(rows, row{env: e, raw: m.Data, streamSeq: m.StreamSeq, shown: shown})
-		return nil
-	})
+	}
+	rows, err := incident.Read(c.Context, s, k, lim, reveal)
 	if err == nil && len(rows) == 0 {
 		err = cmdline.Usage(fmt.Errorf("no session %s", k))
 	}
@@ -176,13 +142,13 @@ func (a *app) showRows(c *cli.Context, s *store.Store, k ledger.SessionKey, keys
 }
 
 // writeRows prints show's rows as text or NDJSON.
-func (a *app) writeRows(format string, rows []row, revealed bool) error {
+func (a *app) writeRows(format string, rows []incident.Record, revealed bool) error {
 	switch format {
 	case "json":
 		for _, r := range rows {
-			out := r.raw
-			if revealed && r.env != nil {
-				out = fmt.Appendf(nil, `{"revealed_payload":%s,"envelope":%s}`, r.shown, r.raw)
+			out := r.Raw
+			if revealed && r.Env != nil {
+				out = fmt.Appendf(nil, `{"revealed_payload":%s,"envelope":%s}`, r.Shown, r.Raw)
 			}
 			if _, err := fmt.Fprintf(a.stdout, "%s\n", out); err != nil {
 				return err
@@ -191,24 +157,17 @@ func (a *app) writeRows(format string, rows []row, revealed bool) error {
 		return nil
 	}
 	for _, r := range rows {
-		if r.env == nil {
-			fmt.Fprintln(a.stdout, r.unreadable)
+		if r.Env == nil {
+			fmt.Fprintln(a.stdout, r.Unreadable)
 			continue
 		}
 		width := 120
 		if revealed {
 			width = 0 // a reveal shows everything it decrypted
 		}
-		if err := a.printRow(r.env, r.shown, width); err != nil {
+		if err := a.printRow(r.Env, r.Shown, width); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-type row struct {
-	env        *ledger.Envelope
-	raw, shown []byte
-	streamSeq  uint64
-	unreadable string
 }

@@ -1,0 +1,193 @@
+package engine
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/internal/browser"
+	"github.com/agentledger/agentledger/ledger"
+)
+
+// TestInboxInBrowser: in headless Chromium, the inbox shows the sign-in
+// form to a visitor with no token and refuses a host's token; an approver
+// signs in, sees the open ask with its context, and approves it by
+// clicking. The resolution is on record, signed, with the approver's
+// identity, and the session's incident view shows it. Nothing is loaded
+// from anywhere but the engine.
+func TestInboxInBrowser(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	t.Cleanup(func() { st.Close() })
+	d, ring := signingDecider(t, "coding-agent.json")
+	srv := httptest.NewServer(Handler(ServerConfig{Engine: newEngine(t, d, st), Store: st,
+		Tokens: tokensFor(t, "token-acme", "acme", "approver-acme", "acme/approver")}))
+	t.Cleanup(srv.Close)
+	code, body := call(t, srv, "POST", "/v1/hooks", "token-acme", deleteEvent("h", 1))
+	var resp HookResponse
+	if code != 200 || json.Unmarshal(body, &resp) != nil || resp.Decision != "ask" || resp.PendingID == "" {
+		t.Fatalf("ask: %d %s", code, body)
+	}
+
+	b := browser.Open(t)
+	b.Load(t, srv.URL+"/inbox")
+	if n := b.Count(t, "section.ask"); n != 0 || b.Count(t, "#token") != 1 {
+		t.Fatalf("without a token: %d asks shown, sign-in form %d", n, b.Count(t, "#token"))
+	}
+	signIn := func(token string) {
+		t.Helper()
+		if err := b.Do(chromedp.SendKeys(chromedp.CSS("#token"), token), chromedp.Click(chromedp.CSS("#sign-in")),
+			chromedp.WaitReady(chromedp.CSS("#flash, #who"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	signIn("token-acme")
+	if flash := browser.Eval[string](t, b, `document.getElementById("flash").textContent`); !strings.Contains(flash, "approver tokens only") ||
+		b.Count(t, "section.ask") != 0 {
+		t.Fatalf("a host token: %q", flash)
+	}
+	b.Load(t, srv.URL+"/inbox")
+	signIn("approver-acme")
+	if who := browser.Eval[string](t, b, `document.getElementById("who").textContent`); who != "approver@acme.example" {
+		t.Fatalf("signed in as %q", who)
+	}
+	ask := "#ask-" + resp.PendingID
+	if n := b.Count(t, ask); n != 1 || b.Count(t, "section.ask") != 1 {
+		t.Fatalf("the open ask is not listed (%d)", n)
+	}
+	text := browser.Eval[string](t, b, `document.querySelector("`+ask+`").textContent`)
+	for _, want := range []string{"Delete: /workspace/shop/old.txt", "APPROVAL_REQUIRED", "seq 0", "expires"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the ask lacks %q:\n%s", want, text)
+		}
+	}
+	b.Clean(t, srv.URL)
+	b.Screenshot(t, "inbox.png", 1100, false)
+
+	if err := b.Do(chromedp.Click(chromedp.CSS(ask+" button.approve")), chromedp.WaitReady(chromedp.CSS("#flash"))); err != nil {
+		t.Fatal(err)
+	}
+	if flash := browser.Eval[string](t, b, `document.getElementById("flash").textContent`); !strings.Contains(flash, "approved: recorded") ||
+		b.Count(t, "section.ask") != 0 {
+		t.Fatalf("after approving: %q, %d asks left", flash, b.Count(t, "section.ask"))
+	}
+	recs := checkRecords(t, st, ring, ledger.SessionKey{Tenant: "acme", Session: "h"}, ledger.EventResolution)
+	var rec aarts.ResolutionRecord
+	if len(recs) != 1 || ledger.DecodeExact(recs[0].Payload(), &rec) != nil {
+		t.Fatalf("resolution records: %d", len(recs))
+	}
+	if rec.Resolution != "approved" || rec.By != "approver@acme.example" || rec.AuthenticatedBy != "token:approver-acme" || rec.Sig == nil {
+		t.Fatalf("resolution record: %s", recs[0].Payload())
+	}
+	b.Load(t, srv.URL+"/inbox/sessions/h")
+	if row := browser.Eval[string](t, b, `document.querySelector("tr.resolution").textContent`); !strings.Contains(row, "by approver@acme.example (token:approver-acme)") {
+		t.Fatalf("the session view does not show who resolved it: %s", row)
+	}
+	if got := browser.Eval[string](t, b, `document.querySelector("#receipt-status b").textContent`); got != "ok" {
+		t.Errorf("receipts: %s", got)
+	}
+	b.Clean(t, srv.URL)
+	checkChains(t, st)
+}
+
+// TestInboxRefusesForgedPosts: a resolution post without the form's CSRF
+// token, or from another site, changes nothing; a host's bearer token
+// gets no page.
+func TestInboxRefusesForgedPosts(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	t.Cleanup(func() { st.Close() })
+	srv := httptest.NewServer(Handler(ServerConfig{Engine: newEngine(t, decider(t, "coding-agent.json"), st), Store: st,
+		Tokens: tokensFor(t, "token-acme", "acme", "approver-acme", "acme/approver")}))
+	t.Cleanup(srv.Close)
+	code, body := call(t, srv, "POST", "/v1/hooks", "token-acme", deleteEvent("h", 1))
+	var resp HookResponse
+	if code != 200 || json.Unmarshal(body, &resp) != nil || resp.PendingID == "" {
+		t.Fatalf("ask: %d %s", code, body)
+	}
+	if code, body := call(t, srv, "GET", "/inbox", "", nil); code != 200 || !strings.Contains(string(body), `id="token"`) || strings.Contains(string(body), resp.PendingID) {
+		t.Fatalf("no token: %d", code)
+	}
+	if code, body := call(t, srv, "GET", "/inbox", "token-acme", nil); code != 403 || strings.Contains(string(body), resp.PendingID) {
+		t.Fatalf("a host's token: %d", code)
+	}
+	code, body = call(t, srv, "GET", "/inbox", "approver-acme", nil)
+	if code != 200 || !strings.Contains(string(body), resp.PendingID) {
+		t.Fatalf("an approver's header: %d", code)
+	}
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	r, err := client.PostForm(srv.URL+"/inbox/login", url.Values{"token": {"approver-acme"}})
+	if err != nil || r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign in: %v %v", err, r)
+	}
+	r.Body.Close()
+	pending := func() int { return len(newPendingList(t, srv)) }
+	form := url.Values{"pending_id": {resp.PendingID}, "resolution": {"approved"}, "action_sha256": {newPendingList(t, srv)[0].ActionSHA256}}
+	for name, mutate := range map[string]func(*http.Request){
+		"no csrf token": func(*http.Request) {},
+		"another site":  func(req *http.Request) { req.Header.Set("Sec-Fetch-Site", "cross-site") },
+		"wrong origin":  func(req *http.Request) { req.Header.Set("Origin", "https://evil.example") },
+	} {
+		f := url.Values{}
+		for k, v := range form {
+			f[k] = v
+		}
+		if name != "no csrf token" {
+			f.Set("csrf", csrfOf(t, client, srv))
+		}
+		req, _ := http.NewRequest("POST", srv.URL+"/inbox/resolve", strings.NewReader(f.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		mutate(req)
+		r, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		if r.StatusCode != http.StatusForbidden || pending() != 1 {
+			t.Fatalf("%s: %d, %d pending", name, r.StatusCode, pending())
+		}
+	}
+}
+
+func newPendingList(t *testing.T, srv *httptest.Server) []PendingApproval {
+	t.Helper()
+	_, body := call(t, srv, "GET", "/v1/pending", "approver-acme", nil)
+	var list struct {
+		Pending []PendingApproval `json:"pending"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		t.Fatal(err)
+	}
+	return list.Pending
+}
+
+// csrfOf reads the CSRF token the signed-in client's inbox page carries.
+func csrfOf(t *testing.T, client *http.Client, srv *httptest.Server) string {
+	t.Helper()
+	r, err := client.Get(srv.URL + "/inbox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	var b strings.Builder
+	buf := make([]byte, 1<<16)
+	for {
+		n, err := r.Body.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	_, rest, ok := strings.Cut(b.String(), `name="csrf" value="`)
+	if !ok {
+		t.Fatalf("no csrf token on the page (%d)", r.StatusCode)
+	}
+	tok, _, _ := strings.Cut(rest, `"`)
+	return tok
+}
