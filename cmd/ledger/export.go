@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -15,14 +16,41 @@ func (a *app) export(c *cli.Context) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
+	format := cmdline.Resolve(c, cmdline.FlagFormat)
+	switch {
+	case format != "text" && format != "json" && format != "ocsf":
+		return cmdline.Usage(fmt.Errorf("--format %q: export writes a bundle (text or json) or OCSF events (ocsf)", format))
+	case format != "ocsf" && c.String("bundle") != "":
+		return cmdline.Usage(fmt.Errorf("--bundle is read by --format ocsf only (a bundle is already a bundle)"))
+	}
+	return a.writeAtomically(c.String("output"), func(out io.Writer) error {
+		if format == "ocsf" {
+			return a.exportOCSF(c, out)
+		}
+		return a.exportBundle(c, out)
+	})
+}
+
+// exportBundle writes the selected sessions of the store as a bundle.
+func (a *app) exportBundle(c *cli.Context, out io.Writer) error {
 	s, err := cmdline.OpenStore(c, cmdline.Read)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	p := cmdline.NewProgress(a.stderr, "export")
+	err = s.Export(c.Context, filterOf(c), ledger.NewBundleWriter(out), p.Update)
+	p.Done()
+	return err
+}
+
+// writeAtomically runs write into path (stdout when empty or "-"),
+// writing beside the target and renaming, so that a failed export never
+// leaves a truncated file under the requested name.
+func (a *app) writeAtomically(path string, write func(io.Writer) error) error {
 	out := a.stdout
-	path := c.String("output")
 	var tmp *os.File
+	var err error
 	if path != "" && path != "-" {
 		// Write beside the target and rename, so a failed export never
 		// leaves a truncated bundle under the requested name.
@@ -34,10 +62,7 @@ func (a *app) export(c *cli.Context) error {
 		defer tmp.Close()
 		out = tmp
 	}
-	p := cmdline.NewProgress(a.stderr, "export")
-	err = s.Export(c.Context, filterOf(c), ledger.NewBundleWriter(out), p.Update)
-	p.Done()
-	if err != nil {
+	if err := write(out); err != nil {
 		return err
 	}
 	if tmp != nil {
@@ -58,10 +83,11 @@ func (a *app) export(c *cli.Context) error {
 func exportCommand(a *app) *cli.Command {
 	return cmdline.WithGlobals(&cli.Command{
 		Name:      "export",
-		Usage:     "write sessions as an NDJSON bundle ordered by tenant, session, seq",
+		Usage:     "write sessions as an NDJSON bundle ordered by tenant, session, seq (--format ocsf: as OCSF 1.9 events)",
 		ArgsUsage: " ",
 		Flags: append(filterFlags(),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
+			&cli.StringFlag{Name: "bundle", Usage: "under --format ocsf, read this bundle `FILE` instead of the store"},
 		),
 		Action: a.export,
 	})

@@ -140,7 +140,12 @@ func TestNoSecretOnAnySurface(t *testing.T) {
 		t.Fatal(errs)
 	}
 	read("ledger export", bundle)
-	for _, format := range []string{"json", "text", "markdown", "junit", "github"} {
+	if code, out, errs := run(t, "", "--data", data, "--format", "ocsf", "export"); code != 0 {
+		t.Fatalf("export --format ocsf: %d %s", code, errs)
+	} else {
+		surfaces["ledger export --format ocsf"] = out
+	}
+	for _, format := range []string{"json", "text", "markdown", "junit", "github", "html"} {
 		// The default manifest judges differently, so the reports have
 		// changed steps to show.
 		out, _ := exec.Command(replayBin, "exact", "--data", data, "--fail-on", "none", "--format", format).CombinedOutput()

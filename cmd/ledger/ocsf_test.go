@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentledger/agentledger/cmd/internal/cmdline"
+	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/ledger/store"
+)
+
+// TestExportOCSF: a shipped recording exported from the store and from its
+// bundle gives the same events, one JSON object per line, each with its
+// attestation; a tampered bundle is refused and nothing is written.
+func TestExportOCSF(t *testing.T) {
+	const rec = "../../fixtures/sessions/coding-agent/host-claude-code.ndjson"
+	data := filepath.Join(t.TempDir(), "d")
+	if code, _, errs := run(t, "", "--data", data, "import", rec); code != 0 {
+		t.Fatal(errs)
+	}
+	code, fromStore, errs := run(t, "", "--data", data, "--format", "ocsf", "export", "--session", "host-claude-code")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	code, fromBundle, errs := run(t, "", "--format", "ocsf", "export", "--bundle", rec, "--session", "host-claude-code")
+	if code != 0 || fromBundle != fromStore {
+		t.Fatalf("from the bundle: exit %d %s; same as from the store: %v", code, errs, fromBundle == fromStore)
+	}
+	lines := strings.Split(strings.TrimSpace(fromStore), "\n")
+	classes := map[float64]int{}
+	for _, l := range lines {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			t.Fatalf("%v: %s", err, l)
+		}
+		if atts, _ := ev["attestation_list"].([]any); len(atts) == 0 {
+			t.Fatalf("no attestation: %s", l)
+		}
+		classes[ev["class_uid"].(float64)]++
+	}
+	for _, c := range []float64{1007, 1001, 4002, 6003, 2004} {
+		if classes[c] == 0 {
+			t.Errorf("no class %v event: %v", c, classes)
+		}
+	}
+
+	raw, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tampered := filepath.Join(t.TempDir(), "tampered.ndjson")
+	os.WriteFile(tampered, []byte(strings.Replace(string(raw), `"decision":"deny"`, `"decision":"allow"`, 1)), 0o644)
+	out := filepath.Join(t.TempDir(), "out.ndjson")
+	code, stdout, errs := run(t, "", "--format", "ocsf", "export", "--bundle", tampered, "-o", out)
+	if code != 1 || !strings.Contains(errs, "refused") || stdout != "" {
+		t.Fatalf("tampered bundle: exit %d %q %s", code, stdout, errs)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("a refused export left %s", out)
+	}
+}
+
+// TestTailOCSF follows a store as OCSF: events appear as envelopes are
+// stored, each hook event with its verdict folded in.
+func TestTailOCSF(t *testing.T) {
+	ctx := context.Background()
+	srv, err := store.Open(ctx, store.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	tctx, stop := context.WithCancel(ctx)
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- cmdline.Run(tctx, newApp(strings.NewReader(""), &out, &errb), []string{"ledger", "tail", "--nats", srv.ClientURL(), "--format", "ocsf"}, &errb)
+	}()
+	f, err := os.Open("../../fixtures/sessions/coding-agent/destructive-commands.ndjson")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var chain []*ledger.Envelope
+	if err := ledger.ReadLines(f, ledger.Limits{}, func(line []byte, n int) error {
+		e, err := ledger.Decode(line, ledger.Limits{})
+		chain = append(chain, e)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Tail follows what is stored after it starts: store probes until it
+	// shows one, then import.
+	deadline := time.Now().Add(15 * time.Second)
+	for i := 0; !strings.Contains(out.String(), `"chain_uid":"acme/probe"`); i++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("tail printed nothing: %q %q", out.String(), errb.String())
+		}
+		ev := ledger.Event{TenantID: "acme", SessionID: "probe", EventType: "SessionEnd", TsUnixMs: 1763830000000, Payload: []byte(fmt.Sprintf(`{"i":%d}`, i))}
+		if _, err := srv.Append(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := srv.Import(ctx, [][]*ledger.Envelope{chain}, nil); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(15 * time.Second)
+	for !strings.Contains(out.String(), `"class_uid":2004`) || strings.Count(out.String(), "\n") < 8 {
+		if time.Now().After(deadline) {
+			t.Fatalf("tail --format ocsf: %q %q", out.String(), errb.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	stop()
+	if code := <-done; code != 0 {
+		t.Fatalf("tail exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), `"disposition":"Blocked"`) || !strings.Contains(out.String(), `"chain_uid":"default/cleanup-gone-wrong"`) {
+		t.Fatalf("tail output: %s", out.String())
+	}
+}
