@@ -38,6 +38,9 @@ func TestIncidentPageInBrowser(t *testing.T) {
 	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if n := strings.Count(browser.DumpDOM(t, path), `<tr id="seq-`); n != len(types) {
+		t.Errorf("--dump-dom: %d rows, want %d envelopes", n, len(types))
+	}
 	b.Load(t, path)
 	if n := b.Count(t, "#timeline tr.row"); n != len(types) {
 		t.Errorf("%d rows, want %d envelopes", n, len(types))

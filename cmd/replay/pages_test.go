@@ -44,6 +44,23 @@ func TestReportPagesInBrowser(t *testing.T) {
 			if code, _, errs := run(t, append(base, "--format", "html", "-o", path)...); code != tc.code {
 				t.Fatalf("exit %d: %s", code, errs)
 			}
+			// Chromium's own --dump-dom: every changed step is there,
+			// highlighted, and so is every changed session.
+			dom := browser.DumpDOM(t, path)
+			steps := 0
+			for _, r := range rep.Sessions {
+				for _, st := range r.Timeline {
+					if st.Changed {
+						steps++
+					}
+				}
+			}
+			if got := strings.Count(dom, `class="step changed"`); got != steps || steps == 0 {
+				t.Errorf("--dump-dom: %d changed steps, want %d", got, steps)
+			}
+			if got := strings.Count(dom, `<section class="box session"`); got != rep.Summary.Changed {
+				t.Errorf("--dump-dom: %d changed sessions, want %d", got, rep.Summary.Changed)
+			}
 			b.Load(t, path)
 			checkReportPage(t, b, rep)
 			b.Clean(t, browser.FileURL(t, path))

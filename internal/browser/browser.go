@@ -243,3 +243,23 @@ func (b *Browser) Screenshot(t testing.TB, name string, width int64, dark bool) 
 	}
 	return path
 }
+
+// DumpDOM runs Chromium's own `--headless --dump-dom` on a local page
+// and returns the DOM it prints once the page has loaded and its script
+// has run.
+func DumpDOM(t testing.TB, page string) string {
+	t.Helper()
+	path := Path()
+	if path == "" {
+		t.Skip("no Chromium found")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+		"--disable-component-update", "--disable-sync", "--user-data-dir="+t.TempDir(), "--dump-dom", FileURL(t, page))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("chromium --dump-dom %s: %v", page, err)
+	}
+	return string(out)
+}
