@@ -12,6 +12,8 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -23,34 +25,44 @@ import (
 	"github.com/agentledger/agentledger/receipt"
 )
 
-// The approvals inbox: pages for approvers only, served under /inbox. An
-// approver signs in with their bearer token (a login form, or the
-// Authorization header as on the API); the form's sign-in is kept in a
-// server-side session named by an HttpOnly, SameSite=Strict cookie. Every
-// form carries a CSRF token bound to the sign-in, and a post from another
-// site is refused. A resolution given here is the same as one given
-// through POST /v1/resolutions: recorded, signed, naming the approver
-// token's identity.
+// The approvals inbox: pages for approver tokens only, served under
+// /inbox. An approver signs in with their token in a form, or sends it as
+// `Authorization: Bearer` with each request as on the API.
+//
+// A form sign-in is held by the engine and needs two things on every
+// request: a random id in an HttpOnly, SameSite=Strict cookie, and a second
+// random key in the page's URL (/inbox/k/KEY/...). A cookie is scoped to a
+// host, not a port, so a page on another port of the same host (a dev
+// server the agent started) receives it; it never sees the URL. Every form
+// also carries a CSRF token bound to the sign-in, and a post the browser
+// marks as coming from another site is refused. A resolution given here is
+// the same as one through POST /v1/resolutions: recorded, signed, naming the
+// approver token's identity.
 
 const (
 	inboxCookie = "agentledger_inbox"
 	inboxTTL    = 8 * time.Hour
+	// Sign-ins kept at most, per approver and in all.
+	maxSignInsEach = 8
+	maxSignIns     = 4096
 )
 
 type inbox struct {
 	s       *server
 	csrfKey [32]byte
 	mu      sync.Mutex
-	signIns map[string]inboxSignIn
+	signIns map[string]*inboxSignIn // by cookie id
 }
 
 type inboxSignIn struct {
 	p       *Principal
+	key     string // the URL key
+	created time.Time
 	expires time.Time
 }
 
 func newInbox(s *server) *inbox {
-	in := &inbox{s: s, signIns: map[string]inboxSignIn{}}
+	in := &inbox{s: s, signIns: map[string]*inboxSignIn{}}
 	if _, err := rand.Read(in.csrfKey[:]); err != nil {
 		panic("crypto/rand: " + err.Error())
 	}
@@ -60,33 +72,48 @@ func newInbox(s *server) *inbox {
 func (in *inbox) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /inbox", in.list)
 	mux.HandleFunc("POST /inbox/login", in.login)
-	mux.HandleFunc("POST /inbox/logout", in.logout)
 	mux.HandleFunc("POST /inbox/resolve", in.resolve)
 	mux.HandleFunc("GET /inbox/sessions/{id}", in.session)
+	mux.HandleFunc("GET /inbox/k/{key}", in.list)
+	mux.HandleFunc("POST /inbox/k/{key}/resolve", in.resolve)
+	mux.HandleFunc("GET /inbox/k/{key}/sessions/{id}", in.session)
+	mux.HandleFunc("POST /inbox/k/{key}/logout", in.logout)
 }
 
-// who is the approver a request comes from: its bearer token, or its
-// sign-in cookie; bound is what its CSRF token is bound to.
-func (in *inbox) who(r *http.Request) (p *Principal, bound string) {
+// caller is who a request comes from: the approver, what its CSRF token is
+// bound to, and the base of its pages' URLs.
+type caller struct {
+	p           *Principal
+	bound, base string
+}
+
+// who finds the caller: a bearer token, or, under /inbox/k/KEY, a sign-in
+// cookie whose URL key is KEY. nil: none.
+func (in *inbox) who(r *http.Request) *caller {
 	if token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
-		if p, ok := in.s.cfg.Tokens.Lookup(strings.TrimSpace(token)); ok {
-			sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
-			return p, "token:" + base64.RawURLEncoding.EncodeToString(sum[:])
+		token = strings.TrimSpace(token)
+		if p, ok := in.s.cfg.Tokens.Lookup(token); ok {
+			sum := sha256.Sum256([]byte(token))
+			return &caller{p: p, bound: "token:" + base64.RawURLEncoding.EncodeToString(sum[:]), base: "/inbox"}
 		}
-		return nil, ""
+		return nil
 	}
+	key := r.PathValue("key")
 	c, err := r.Cookie(inboxCookie)
-	if err != nil {
-		return nil, ""
+	if err != nil || key == "" {
+		return nil
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	si, ok := in.signIns[c.Value]
-	if !ok || time.Now().After(si.expires) {
+	si := in.signIns[c.Value]
+	if si == nil || time.Now().After(si.expires) {
 		delete(in.signIns, c.Value)
-		return nil, ""
+		return nil
 	}
-	return si.p, "cookie:" + c.Value
+	if !hmac.Equal([]byte(key), []byte(si.key)) {
+		return nil
+	}
+	return &caller{p: si.p, bound: "cookie:" + c.Value, base: "/inbox/k/" + si.key}
 }
 
 func (in *inbox) csrf(bound string) string {
@@ -96,7 +123,7 @@ func (in *inbox) csrf(bound string) string {
 }
 
 // headers are every inbox page's: its CSP (no framing), no caching, no
-// referrer.
+// referrer (the URL holds the sign-in's key).
 func headers(w http.ResponseWriter) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", page.CSP+"; frame-ancestors 'none'")
@@ -107,26 +134,51 @@ func headers(w http.ResponseWriter) {
 	h.Set("Content-Type", "text/html; charset=utf-8")
 }
 
+// flashes are the only messages a page shows from its URL (?m=CODE): a
+// link cannot put words of its own on the page.
+var flashes = map[string]string{
+	"gone":      "That approval is no longer open (resolved, or timed out).",
+	"failed":    "The resolution was not recorded: the engine could not record it. Try again.",
+	"signedout": "Signed out.",
+	"unknown":   "That token is not known.",
+	"full":      "Too many sign-ins are open; try again later.",
+	"approver":  "This token's role is not approver: the inbox is for approver tokens only.",
+}
+
+// flash is the message of a page's ?m= and ?seq=.
+func flash(r *http.Request) string {
+	q := r.URL.Query()
+	switch m := q.Get("m"); m {
+	case "approved", "denied":
+		seq, err := strconv.ParseUint(q.Get("seq"), 10, 64)
+		if err != nil {
+			return ""
+		}
+		return fmt.Sprintf("%s: recorded at seq %d of the session.", m, seq)
+	default:
+		return flashes[m]
+	}
+}
+
 // gate answers a request that has no approver with the sign-in page (or a
 // refusal naming the role it has), and reports whether it may go on.
-func (in *inbox) gate(w http.ResponseWriter, r *http.Request) (*Principal, string, bool) {
-	p, bound := in.who(r)
-	if p == nil {
-		// The sign-in form itself is no secret; a token that was sent and
-		// is not known is refused.
+func (in *inbox) gate(w http.ResponseWriter, r *http.Request) (*caller, bool) {
+	c := in.who(r)
+	if c == nil {
+		// The sign-in form itself is no secret; a token or sign-in that
+		// was sent and is not known is refused.
 		code := http.StatusOK
-		if r.Header.Get("Authorization") != "" || r.Method != http.MethodGet {
+		if r.Header.Get("Authorization") != "" || r.Method != http.MethodGet || r.PathValue("key") != "" {
 			code = http.StatusUnauthorized
 		}
-		in.render(w, code, "agentledger approvals: sign in", loginPage, map[string]any{"Flash": r.URL.Query().Get("m")})
-		return nil, "", false
+		in.render(w, code, "agentledger approvals: sign in", loginPage, map[string]any{"Flash": flash(r)})
+		return nil, false
 	}
-	if p.Role != RoleApprover {
-		in.render(w, http.StatusForbidden, "agentledger approvals: not an approver", loginPage,
-			map[string]any{"Flash": "This token's role is " + p.Role + ": the inbox is for approver tokens only."})
-		return nil, "", false
+	if c.p.Role != RoleApprover {
+		in.render(w, http.StatusForbidden, "agentledger approvals: not an approver", loginPage, map[string]any{"Flash": flashes["approver"]})
+		return nil, false
 	}
-	return p, bound, true
+	return c, true
 }
 
 func (in *inbox) render(w http.ResponseWriter, code int, title string, t *template.Template, data any) {
@@ -135,17 +187,21 @@ func (in *inbox) render(w http.ResponseWriter, code int, title string, t *templa
 	_ = page.Render(w, title, t, data)
 }
 
-// sameSite refuses a state-changing post another site made: the browser
-// says where it came from (Sec-Fetch-Site, or Origin).
+// sameSite refuses a state-changing post another site made, as the browser
+// tells: Sec-Fetch-Site where it is sent (every current browser), else
+// Origin (an opaque "null" origin counts as another site). A client that
+// is not a browser sends neither; it is no CSRF victim.
 func sameSite(r *http.Request) bool {
 	switch r.Header.Get("Sec-Fetch-Site") {
-	case "", "same-origin", "none":
+	case "same-origin", "none":
+		return true
+	case "":
 	default:
 		return false
 	}
-	if o := r.Header.Get("Origin"); o != "" && o != "null" {
+	if o := r.Header.Get("Origin"); o != "" {
 		u, err := url.Parse(o)
-		return err == nil && u.Host == r.Host
+		return err == nil && o != "null" && u.Host == r.Host
 	}
 	return true
 }
@@ -158,64 +214,101 @@ func (in *inbox) login(w http.ResponseWriter, r *http.Request) {
 	}
 	p, ok := in.s.cfg.Tokens.Lookup(strings.TrimSpace(r.PostForm.Get("token")))
 	if !ok {
-		http.Redirect(w, r, "/inbox?m="+url.QueryEscape("That token is not known."), http.StatusSeeOther)
+		http.Redirect(w, r, "/inbox?m=unknown", http.StatusSeeOther)
 		return
 	}
 	if p.Role != RoleApprover {
-		in.render(w, http.StatusForbidden, "agentledger approvals: not an approver", loginPage,
-			map[string]any{"Flash": "This token's role is " + p.Role + ": the inbox is for approver tokens only."})
+		in.render(w, http.StatusForbidden, "agentledger approvals: not an approver", loginPage, map[string]any{"Flash": flashes["approver"]})
 		return
 	}
-	var id [32]byte
-	if _, err := rand.Read(id[:]); err != nil {
-		http.Error(w, "no randomness", http.StatusInternalServerError)
+	sid, key := randomID(), randomID()
+	if !in.signIn(sid, &inboxSignIn{p: p, key: key, created: time.Now(), expires: time.Now().Add(inboxTTL)}) {
+		http.Redirect(w, r, "/inbox?m=full", http.StatusSeeOther)
 		return
 	}
-	sid := base64.RawURLEncoding.EncodeToString(id[:])
-	in.mu.Lock()
-	for k, si := range in.signIns { // forget the expired
-		if time.Now().After(si.expires) {
-			delete(in.signIns, k)
-		}
-	}
-	in.signIns[sid] = inboxSignIn{p: p, expires: time.Now().Add(inboxTTL)}
-	in.mu.Unlock()
 	http.SetCookie(w, &http.Cookie{Name: inboxCookie, Value: sid, Path: "/inbox", HttpOnly: true, Secure: r.TLS != nil,
 		SameSite: http.SameSiteStrictMode, MaxAge: int(inboxTTL / time.Second)})
-	http.Redirect(w, r, "/inbox", http.StatusSeeOther)
+	http.Redirect(w, r, "/inbox/k/"+key, http.StatusSeeOther)
+}
+
+// signIn keeps a sign-in, forgetting expired ones and an approver's
+// oldest beyond maxSignInsEach; false when maxSignIns are open.
+func (in *inbox) signIn(sid string, si *inboxSignIn) bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	now := time.Now()
+	var mine []string
+	for id, o := range in.signIns {
+		switch {
+		case now.After(o.expires):
+			delete(in.signIns, id)
+		case o.p == si.p:
+			mine = append(mine, id)
+		}
+	}
+	slices.SortFunc(mine, func(a, b string) int { return in.signIns[a].created.Compare(in.signIns[b].created) })
+	for len(mine) >= maxSignInsEach {
+		delete(in.signIns, mine[0])
+		mine = mine[1:]
+	}
+	if len(in.signIns) >= maxSignIns {
+		return false
+	}
+	in.signIns[sid] = si
+	return true
+}
+
+func randomID() string {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("crypto/rand: " + err.Error())
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
 func (in *inbox) logout(w http.ResponseWriter, r *http.Request) {
-	if c, err := r.Cookie(inboxCookie); err == nil && sameSite(r) {
+	if c, err := r.Cookie(inboxCookie); err == nil && sameSite(r) && in.who(r) != nil {
 		in.mu.Lock()
 		delete(in.signIns, c.Value)
 		in.mu.Unlock()
 	}
 	http.SetCookie(w, &http.Cookie{Name: inboxCookie, Value: "", Path: "/inbox", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
-	http.Redirect(w, r, "/inbox?m="+url.QueryEscape("Signed out."), http.StatusSeeOther)
+	http.Redirect(w, r, "/inbox?m=signedout", http.StatusSeeOther)
 }
 
 // inboxAsk is one open approval as the inbox shows it.
 type inboxAsk struct {
 	PendingApproval
-	Action, Input, Expires string
+	Action, Input, Expires, SessionPath string
 }
 
 func (in *inbox) list(w http.ResponseWriter, r *http.Request) {
-	p, bound, ok := in.gate(w, r)
+	c, ok := in.gate(w, r)
 	if !ok {
 		return
 	}
 	now := time.Now()
 	var asks []inboxAsk
-	for _, a := range in.s.cfg.Engine.Pending(p.Tenant) {
+	for _, a := range in.s.cfg.Engine.Pending(c.p.Tenant) {
 		input, _ := json.MarshalIndent(a.ToolInput, "", "  ")
 		left := time.UnixMilli(a.ExpiresUnixMs).Sub(now).Round(time.Second)
-		asks = append(asks, inboxAsk{PendingApproval: a, Action: detect.Redact(actionText(a)), Input: detect.RedactJSONText(string(input)),
-			Expires: fmt.Sprintf("in %s (%s UTC)", max(left, 0), time.UnixMilli(a.ExpiresUnixMs).UTC().Format("15:04:05"))})
+		ask := inboxAsk{PendingApproval: a, Action: detect.Redact(actionText(a)), Input: detect.RedactJSONText(string(input)),
+			SessionPath: url.PathEscape(a.Session), Expires: fmt.Sprintf("in %s (%s UTC)", max(left, 0), time.UnixMilli(a.ExpiresUnixMs).UTC().Format("15:04:05"))}
+		ask.Cwd = detect.Redact(a.Cwd)
+		ask.Reasons = redactAll(a.Reasons)
+		ask.Artifacts = redactAll(a.Artifacts)
+		asks = append(asks, ask)
 	}
-	in.render(w, http.StatusOK, "agentledger approvals", inboxPage, map[string]any{"Who": approverName(p), "Tenant": p.Tenant,
-		"Asks": asks, "CSRF": in.csrf(bound), "Flash": r.URL.Query().Get("m")})
+	in.render(w, http.StatusOK, "agentledger approvals", inboxPage, map[string]any{"Who": approverName(c.p), "Tenant": c.p.Tenant,
+		"Asks": asks, "CSRF": in.csrf(c.bound), "Base": c.base, "Form": c.base != "/inbox", "Flash": flash(r)})
+}
+
+func redactAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = detect.Redact(s)
+	}
+	return out
 }
 
 // actionText is an asked call in readable form: the tool and its command,
@@ -248,11 +341,11 @@ func (in *inbox) resolve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad form", http.StatusBadRequest)
 		return
 	}
-	p, bound, ok := in.gate(w, r)
+	c, ok := in.gate(w, r)
 	if !ok {
 		return
 	}
-	if !sameSite(r) || !hmac.Equal([]byte(r.PostForm.Get("csrf")), []byte(in.csrf(bound))) {
+	if !sameSite(r) || !hmac.Equal([]byte(r.PostForm.Get("csrf")), []byte(in.csrf(c.bound))) {
 		http.Error(w, "this form did not come from this inbox (CSRF token or origin)", http.StatusForbidden)
 		return
 	}
@@ -263,29 +356,26 @@ func (in *inbox) resolve(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), in.s.cfg.Timeout)
 	defer cancel()
-	id := r.PostForm.Get("pending_id")
-	got, err := in.s.cfg.Engine.Resolve(ctx, p.Tenant, id, res, r.PostForm.Get("action_sha256"), p.Identity)
-	msg := ""
+	got, err := in.s.cfg.Engine.Resolve(ctx, c.p.Tenant, r.PostForm.Get("pending_id"), res, r.PostForm.Get("action_sha256"), c.p.Identity)
+	to := c.base + "?m=failed"
 	switch {
 	case err == nil:
-		msg = fmt.Sprintf("%s: recorded at seq %d of the session, by %s.", res, got.Seq, approverName(p))
-	case errors.Is(err, ErrNoPending):
-		msg = "That approval is no longer open (resolved, or timed out)."
-	default:
-		msg = "Not recorded: " + detect.Redact(err.Error())
+		to = fmt.Sprintf("%s?m=%s&seq=%d", c.base, res, got.Seq)
+	case errors.Is(err, ErrNoPending), errors.Is(err, ErrWrongAction):
+		to = c.base + "?m=gone"
 	}
-	http.Redirect(w, r, "/inbox?m="+url.QueryEscape(msg), http.StatusSeeOther)
+	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
 // session shows a session of the approver's tenant as the incident view,
 // read from the ledger as it stands, receipts checked with the engine's
 // own key.
 func (in *inbox) session(w http.ResponseWriter, r *http.Request) {
-	p, _, ok := in.gate(w, r)
+	c, ok := in.gate(w, r)
 	if !ok {
 		return
 	}
-	k := ledger.SessionKey{Tenant: p.Tenant, Session: r.PathValue("id")}
+	k := ledger.SessionKey{Tenant: c.p.Tenant, Session: r.PathValue("id")}
 	if ledger.ValidKey(k.Tenant, k.Session) != nil {
 		http.Error(w, "no such session", http.StatusNotFound)
 		return
@@ -325,13 +415,13 @@ var loginPage = template.Must(template.New("login").Parse(`
 
 var inboxPage = template.Must(template.New("inbox").Funcs(page.Funcs).Parse(`
 <h1>agentledger approvals</h1>
-<div class="muted">Signed in as <b id="who">{{.Who}}</b> (tenant {{.Tenant}}). <form class="inline" method="post" action="/inbox/logout"><button type="submit">Sign out</button></form></div>
+<div class="muted">Signed in as <b id="who">{{.Who}}</b> (tenant {{.Tenant}}).{{if .Form}} <form class="inline" method="post" action="{{.Base}}/logout"><button type="submit">Sign out</button></form>{{end}}</div>
 {{if .Flash}}<p class="flash" id="flash">{{.Flash}}</p>{{end}}
 <div class="cards"><div class="card"><b id="n-open">{{len .Asks}}</b><span>open asks</span></div></div>
 {{range .Asks}}<section class="box ask" id="ask-{{.PendingID}}">
 <h3><span class="d ask">ask</span> <span class="act">{{.Action}}</span></h3>
 <table>
-<tr><th>session</th><td><a href="/inbox/sessions/{{.Session}}#seq-{{.ForSeq}}">{{.Session}}</a>, seq {{.ForSeq}} ({{.HookPoint}})</td></tr>
+<tr><th>session</th><td><a href="{{$.Base}}/sessions/{{.SessionPath}}#seq-{{.ForSeq}}">{{.Session}}</a>, seq {{.ForSeq}} ({{.HookPoint}})</td></tr>
 <tr><th>why</th><td>{{.ReasonCode}} ({{.AARMDecision}}){{range .Reasons}}<div>{{.}}</div>{{end}}</td></tr>
 {{if .Artifacts}}<tr><th>artifacts</th><td class="act">{{range .Artifacts}}{{.}} {{end}}</td></tr>{{end}}
 {{if .Cwd}}<tr><th>directory</th><td class="act">{{.Cwd}}</td></tr>{{end}}
@@ -339,8 +429,8 @@ var inboxPage = template.Must(template.New("inbox").Funcs(page.Funcs).Parse(`
 </table>
 <details><summary>tool input</summary><pre class="act">{{.Input}}</pre></details>
 <div class="actions">
-<form class="inline" method="post" action="/inbox/resolve"><input type="hidden" name="csrf" value="{{$.CSRF}}"><input type="hidden" name="pending_id" value="{{.PendingID}}"><input type="hidden" name="action_sha256" value="{{.ActionSHA256}}"><input type="hidden" name="resolution" value="approved"><button class="approve" type="submit">Approve once</button></form>
-<form class="inline" method="post" action="/inbox/resolve"><input type="hidden" name="csrf" value="{{$.CSRF}}"><input type="hidden" name="pending_id" value="{{.PendingID}}"><input type="hidden" name="action_sha256" value="{{.ActionSHA256}}"><input type="hidden" name="resolution" value="denied"><button class="deny" type="submit">Deny</button></form>
+<form class="inline" method="post" action="{{$.Base}}/resolve"><input type="hidden" name="csrf" value="{{$.CSRF}}"><input type="hidden" name="pending_id" value="{{.PendingID}}"><input type="hidden" name="action_sha256" value="{{.ActionSHA256}}"><input type="hidden" name="resolution" value="approved"><button class="approve" type="submit">Approve once</button></form>
+<form class="inline" method="post" action="{{$.Base}}/resolve"><input type="hidden" name="csrf" value="{{$.CSRF}}"><input type="hidden" name="pending_id" value="{{.PendingID}}"><input type="hidden" name="action_sha256" value="{{.ActionSHA256}}"><input type="hidden" name="resolution" value="denied"><button class="deny" type="submit">Deny</button></form>
 </div>
 </section>{{else}}<p id="empty">Nothing waits for an approver.</p>{{end}}
 `))

@@ -2,12 +2,14 @@ package engine
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -73,6 +75,7 @@ func TestInboxInBrowser(t *testing.T) {
 	if err := b.Do(chromedp.Click(chromedp.CSS(ask+" button.approve")), chromedp.WaitReady(chromedp.CSS("#flash"))); err != nil {
 		t.Fatal(err)
 	}
+	base := browser.Eval[string](t, b, `location.pathname`)
 	if flash := browser.Eval[string](t, b, `document.getElementById("flash").textContent`); !strings.Contains(flash, "approved: recorded") ||
 		b.Count(t, "section.ask") != 0 {
 		t.Fatalf("after approving: %q, %d asks left", flash, b.Count(t, "section.ask"))
@@ -85,7 +88,7 @@ func TestInboxInBrowser(t *testing.T) {
 	if rec.Resolution != "approved" || rec.By != "approver@acme.example" || rec.AuthenticatedBy != "token:approver-acme" || rec.Sig == nil {
 		t.Fatalf("resolution record: %s", recs[0].Payload())
 	}
-	b.Load(t, srv.URL+"/inbox/sessions/h")
+	b.Load(t, srv.URL+base+"/sessions/h")
 	if row := browser.Eval[string](t, b, `document.querySelector("tr.resolution").textContent`); !strings.Contains(row, "by approver@acme.example (token:approver-acme)") {
 		t.Fatalf("the session view does not show who resolved it: %s", row)
 	}
@@ -123,25 +126,48 @@ func TestInboxRefusesForgedPosts(t *testing.T) {
 	jar, _ := cookiejar.New(nil)
 	client := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	r, err := client.PostForm(srv.URL+"/inbox/login", url.Values{"token": {"approver-acme"}})
-	if err != nil || r.StatusCode != http.StatusSeeOther {
+	if err != nil || r.StatusCode != http.StatusSeeOther || !strings.HasPrefix(r.Header.Get("Location"), "/inbox/k/") {
 		t.Fatalf("sign in: %v %v", err, r)
 	}
 	r.Body.Close()
+	base := r.Header.Get("Location")
+	// The sign-in cookie alone (what a page on another port of this host
+	// receives) opens nothing: the key in the URL is needed too.
+	for _, path := range []string{"/inbox/k/" + strings.Repeat("A", 43), "/inbox"} {
+		r, err := client.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		if strings.Contains(string(body), resp.PendingID) || strings.Contains(string(body), `name="csrf"`) {
+			t.Fatalf("%s with the cookie alone shows the inbox (%d)", path, r.StatusCode)
+		}
+	}
 	pending := func() int { return len(newPendingList(t, srv)) }
+	// A link cannot put words on the page: ?m= takes codes only.
+	if r, err := client.Get(srv.URL + "/inbox?m=" + url.QueryEscape("Paste your token at https://evil.example")); err == nil {
+		body, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		if strings.Contains(string(body), "evil.example") {
+			t.Fatal("the page shows a message from its URL")
+		}
+	}
 	form := url.Values{"pending_id": {resp.PendingID}, "resolution": {"approved"}, "action_sha256": {newPendingList(t, srv)[0].ActionSHA256}}
 	for name, mutate := range map[string]func(*http.Request){
 		"no csrf token": func(*http.Request) {},
 		"another site":  func(req *http.Request) { req.Header.Set("Sec-Fetch-Site", "cross-site") },
 		"wrong origin":  func(req *http.Request) { req.Header.Set("Origin", "https://evil.example") },
+		"opaque origin": func(req *http.Request) { req.Header.Set("Origin", "null") },
 	} {
 		f := url.Values{}
 		for k, v := range form {
 			f[k] = v
 		}
 		if name != "no csrf token" {
-			f.Set("csrf", csrfOf(t, client, srv))
+			f.Set("csrf", csrfOf(t, client, srv.URL+base))
 		}
-		req, _ := http.NewRequest("POST", srv.URL+"/inbox/resolve", strings.NewReader(f.Encode()))
+		req, _ := http.NewRequest("POST", srv.URL+base+"/resolve", strings.NewReader(f.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		mutate(req)
 		r, err := client.Do(req)
@@ -168,9 +194,9 @@ func newPendingList(t *testing.T, srv *httptest.Server) []PendingApproval {
 }
 
 // csrfOf reads the CSRF token the signed-in client's inbox page carries.
-func csrfOf(t *testing.T, client *http.Client, srv *httptest.Server) string {
+func csrfOf(t *testing.T, client *http.Client, inboxURL string) string {
 	t.Helper()
-	r, err := client.Get(srv.URL + "/inbox")
+	r, err := client.Get(inboxURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,4 +216,21 @@ func csrfOf(t *testing.T, client *http.Client, srv *httptest.Server) string {
 	}
 	tok, _, _ := strings.Cut(rest, `"`)
 	return tok
+}
+
+// TestSignInsAreBounded: an approver's sign-ins beyond the few it may hold
+// forget the oldest, and expired ones go.
+func TestSignInsAreBounded(t *testing.T) {
+	in := newInbox(&server{})
+	p := &Principal{Role: RoleApprover}
+	for i := 0; i < 3*maxSignInsEach; i++ {
+		if !in.signIn(randomID(), &inboxSignIn{p: p, key: randomID(), created: time.Unix(int64(i), 0), expires: time.Now().Add(time.Hour)}) {
+			t.Fatal("refused")
+		}
+	}
+	in.signIn(randomID(), &inboxSignIn{p: &Principal{}, key: randomID(), expires: time.Now().Add(-time.Second)})
+	in.signIn(randomID(), &inboxSignIn{p: &Principal{}, key: randomID(), expires: time.Now().Add(time.Hour)})
+	if n := len(in.signIns); n != maxSignInsEach+1 { // the expired one went
+		t.Fatalf("%d sign-ins kept", n)
+	}
 }

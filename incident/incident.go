@@ -93,6 +93,8 @@ type Row struct {
 	Payload    string
 	Fault      string // the chain fault at this seq, if any
 	Unenforced bool
+	// who, for a resolution, is who gave it (not redacted: see describe).
+	who string
 }
 
 // Build reads in into a View. It never fails: what cannot be read is
@@ -228,12 +230,20 @@ func checkpointStatus(in Input, v *View) Status {
 // describe fills a row's kind, summary and details from its payload.
 func describe(row *Row, shown []byte, v *View) {
 	var m map[string]any
-	if json.Unmarshal(shown, &m) != nil {
-		row.Kind, row.Summary = "other", cut(string(shown), 200)
-		return
-	}
+	parsed := json.Unmarshal(shown, &m) == nil
 	str := func(k string) string { s, _ := m[k].(string); return s }
-	switch row.Type {
+	switch typ := row.Type; {
+	case !parsed:
+		row.Kind, row.Summary = "other", string(shown)
+	default:
+		describeKind(row, typ, shown, m, str, v)
+	}
+	finish(row, v)
+}
+
+// describeKind fills a row from a payload that parses, by its type.
+func describeKind(row *Row, typ string, shown []byte, m map[string]any, str func(string) string, v *View) {
+	switch typ {
 	case ledger.EventVerdict:
 		var rec aarts.VerdictRecord
 		_ = json.Unmarshal(shown, &rec)
@@ -264,18 +274,18 @@ func describe(row *Row, shown []byte, v *View) {
 			// Who resolved it is the engine's own record of an approver
 			// token's identity, never the agent's text: shown as it is
 			// (an e-mail address or a token name would read as a secret).
-			defer func() { row.Details = append([]string{"by " + rec.By + authBy(rec.AuthenticatedBy)}, row.Details...) }()
+			row.who = "by " + rec.By + authBy(rec.AuthenticatedBy)
 		}
 	case ledger.EventEngineFailure:
-		row.Kind, row.Summary = "failure", cut(cmp.Or(str("error"), str("reason"), string(shown)), 300)
+		row.Kind, row.Summary = "failure", cmp.Or(str("error"), str("reason"), string(shown))
 	case ledger.EventRejected:
-		row.Kind, row.Summary = "rejected", cut(cmp.Or(str("defect"), str("error"), string(shown)), 300)
+		row.Kind, row.Summary = "rejected", cmp.Or(str("defect"), str("error"), string(shown))
 	case "PreUserInput":
-		row.Kind, row.Summary = "conversation", "user: "+cut(textOf(m["raw_input"]), 400)
+		row.Kind, row.Summary = "conversation", "user: "+textOf(m["raw_input"])
 	case "PostLLMResponse":
-		row.Kind, row.Summary = "conversation", "model: "+cut(textOf(m["response_text"]), 400)
+		row.Kind, row.Summary = "conversation", "model: "+textOf(m["response_text"])
 	case "PreOutputDeliver":
-		row.Kind, row.Summary = "conversation", "to user: "+cut(textOf(m["output_text"]), 400)
+		row.Kind, row.Summary = "conversation", "to user: "+textOf(m["output_text"])
 	case "PreLLMRequest":
 		row.Kind, row.Summary = "conversation", "model request to "+cmp.Or(str("model_id"), "the model")
 	case "PreToolUse", "PostToolUse":
@@ -283,24 +293,36 @@ func describe(row *Row, shown []byte, v *View) {
 		if row.Type == "PostToolUse" {
 			row.Kind = "result"
 		}
-		row.Summary = cmp.Or(str("tool_name_native"), str("tool_name")) + ": " + cut(actionOf(m["tool_input"]), 400)
+		row.Summary = cmp.Or(str("tool_name_native"), str("tool_name")) + ": " + actionOf(m["tool_input"])
 		if row.Type == "PostToolUse" {
 			if r := textOf(m["tool_result"]); r != "" {
-				row.Details = append(row.Details, "result: "+cut(r, 300))
+				row.Details = append(row.Details, "result: "+r)
 			}
 		}
 	default:
-		row.Kind, row.Summary = "other", cut(gist(m), 300)
+		row.Kind, row.Summary = "other", gist(m)
 	}
-	if v.Revealed {
-		return // a recorded reveal shows what it decrypted
+}
+
+// finish redacts a row (unless the session was revealed) and then cuts it.
+func finish(row *Row, v *View) {
+	// A recording made without sealing holds values in the clear: they
+	// are redacted whole, then cut (a cut first could split a secret past
+	// its detector). A recorded reveal shows what it decrypted.
+	if !v.Revealed {
+		row.Summary = detect.Redact(row.Summary)
+		for i := range row.Details {
+			row.Details[i] = detect.Redact(row.Details[i])
+		}
+		row.Payload = detect.RedactJSONText(row.Payload)
 	}
-	// A recording made without sealing holds values in the clear.
-	row.Summary = detect.Redact(row.Summary)
+	row.Summary = cut(row.Summary, 400)
 	for i := range row.Details {
-		row.Details[i] = detect.Redact(row.Details[i])
+		row.Details[i] = cut(row.Details[i], 300)
 	}
-	row.Payload = detect.RedactJSONText(row.Payload)
+	if row.who != "" {
+		row.Details = append([]string{cut(row.who, 300)}, row.Details...)
+	}
 }
 
 func authBy(s string) string {

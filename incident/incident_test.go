@@ -90,3 +90,22 @@ func TestATamperedRecordIsShownAsSuch(t *testing.T) {
 		t.Fatalf("no row names the fault: %v", v.Faults)
 	}
 }
+
+// TestASecretAtTheCutIsRedacted: a token that straddles where the summary
+// is cut is redacted whole first, so no part of it is shown.
+func TestASecretAtTheCutIsRedacted(t *testing.T) {
+	token := "ghp_" + strings.Repeat("R7dKq2", 6) + "sP2a"
+	payload := `{"hook_point":"PreToolUse","tool_name":"shell","tool_name_native":"Bash","tool_input":{"command":"echo ` + strings.Repeat("x", 360) + ` ` + token + `"}}`
+	e, err := ledger.Seal(ledger.Head{}, ledger.Event{TenantID: "default", SessionID: "cut", EventType: "PreToolUse", TsUnixMs: 1, Payload: []byte(payload)}, ledger.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := Build(Input{Key: e.Key(), Records: []Record{{Raw: e.Bytes(), Env: e, Shown: e.Payload()}}})
+	var b bytes.Buffer
+	if err := WriteHTML(&b, v); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), token[:20]) {
+		t.Fatalf("part of the token is on the page: %s", v.Rows[0].Summary)
+	}
+}

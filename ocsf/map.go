@@ -116,6 +116,9 @@ func attestation(e *ledger.Envelope) (Event, Event) {
 			"fingerprint": Event{"algorithm_id": 3, "algorithm": "SHA-256", "value": e.PrevHash(), "encoding_id": 1, "encoding": "Hex",
 				"serialization_id": 2, "serialization": "JCS"}}
 	}
+	if !ledger.IsRecordType(e.EventType()) {
+		return a, nil // hook events are the hosts' words: never signed
+	}
 	var rec struct {
 		Sig *struct {
 			Alg   string `json:"alg"`
@@ -133,16 +136,16 @@ func attestation(e *ledger.Envelope) (Event, Event) {
 
 // agent is the ai_agent of a hook event: the agent host and its session.
 func agent(h map[string]any, session string) Event {
-	a := Event{"name": cmp.Or(str(h, "host_id"), "unknown"), "uid": session, "type_id": 99, "type": "Coding agent host"}
+	a := Event{"name": clean(cmp.Or(str(h, "host_id"), "unknown")), "uid": session, "type_id": 99, "type": "Coding agent host"}
 	if v := str(h, "host_version"); v != "" {
-		a["version"] = v
+		a["version"] = clean(v)
 	}
 	return a
 }
 
 // actor is the agent host acting in the session.
 func actor(h map[string]any, session string) Event {
-	return Event{"app_name": cmp.Or(str(h, "host_id"), "unknown"), "session": Event{"uid": session}}
+	return Event{"app_name": clean(cmp.Or(str(h, "host_id"), "unknown")), "session": Event{"uid": session}}
 }
 
 // device is where the call ran: agentledger learns no machine, so it
@@ -190,15 +193,15 @@ func (c *Converter) activity(h, ve *ledger.Envelope, v *aarts.VerdictRecord) Eve
 			op = native
 		}
 		ev = c.base(classAPI, 99, "Other", h, envs...)
-		ev["api"] = Event{"operation": op, "service": Event{"name": serviceOf(tool, native, m)}}
-		ev["actor"], ev["src_endpoint"] = actor(m, h.SessionID()), Event{"name": cmp.Or(str(m, "host_id"), "unknown")}
+		ev["api"] = Event{"operation": clean(op), "service": Event{"name": clean(serviceOf(tool, native, m))}}
+		ev["actor"], ev["src_endpoint"] = actor(m, h.SessionID()), Event{"name": clean(cmp.Or(str(m, "host_id"), "unknown"))}
 	}
 	ev["ai_agent"] = agent(m, h.SessionID())
 	ev["message"] = clean(message(h.EventType(), native, m))
 	un := ev["unmapped"].(Event)["agentledger"].(Event)
 	un["hook_point"] = h.EventType()
 	if tool != "" {
-		un["tool_name"] = tool
+		un["tool_name"] = clean(tool)
 	}
 	if v != nil {
 		verdictInto(ev, v)

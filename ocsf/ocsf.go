@@ -73,18 +73,19 @@ func (c *Converter) Add(e *ledger.Envelope) ([]Event, error) {
 	case seen && (e.Seq() != last.seq+1 || e.PrevHash() != last.hash):
 		return nil, fmt.Errorf("%s seq %d: does not extend the chain (seq %d, hash %.12s)", k, e.Seq(), last.seq, last.hash)
 	}
+	var v *aarts.VerdictRecord
+	if e.EventType() == ledger.EventVerdict {
+		v = new(aarts.VerdictRecord)
+		if err := json.Unmarshal(e.Payload(), v); err != nil {
+			return nil, fmt.Errorf("%s seq %d: %w", k, e.Seq(), err)
+		}
+	}
 	c.last[k] = link{seq: e.Seq(), hash: e.Hash()}
 	var out []Event
 	if h := c.held[k]; h != nil {
 		delete(c.held, k)
-		if e.EventType() == ledger.EventVerdict {
-			var v aarts.VerdictRecord
-			if err := json.Unmarshal(e.Payload(), &v); err != nil {
-				return nil, fmt.Errorf("%s seq %d: %w", k, e.Seq(), err)
-			}
-			if v.ForSeq == h.Seq() {
-				return c.judged(h, e, &v), nil
-			}
+		if v != nil && v.ForSeq == h.Seq() {
+			return c.judged(h, e, v), nil
 		}
 		out = append(out, c.activity(h, nil, nil))
 	}

@@ -241,3 +241,21 @@ func TestABrokenChainIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestAHookEventsOwnSigIsNotCarried: a host may put a "sig" member in a
+// hook event; only the engine's records carry a signature in OCSF.
+func TestAHookEventsOwnSigIsNotCarried(t *testing.T) {
+	e, err := ledger.Seal(ledger.Head{}, ledger.Event{TenantID: "default", SessionID: "planted", EventType: "PreToolUse", TsUnixMs: 1,
+		Payload: []byte(`{"hook_point":"PreToolUse","sig":{"alg":"Ed25519","key_id":"2c051869be276c84","value":"AAAA"}}`)}, ledger.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewConverter("test")
+	if _, err := c.Add(e); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(c.Flush())
+	if strings.Contains(string(raw), "authority_uid") || strings.Contains(string(raw), "2c051869be276c84") {
+		t.Fatalf("a planted signature is carried: %s", raw)
+	}
+}

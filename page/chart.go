@@ -41,8 +41,8 @@ func Bars(title string, bars []Bar) template.HTML {
 			w = 2
 		}
 		label := b.Label
-		if len(label) > 34 {
-			label = label[:33] + "…"
+		if r := []rune(label); len(r) > 34 {
+			label = string(r[:33]) + "…"
 		}
 		class := b.Class
 		if class == "" {

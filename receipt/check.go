@@ -100,6 +100,44 @@ func (c *Checker) Finish() []*ledger.ChainError {
 	return out
 }
 
+// VerifySignature checks a record's signature alone (its receipt and
+// where it points are Check's): nil when a key of ring verifies it,
+// ledger.ErrUnsigned when it has none, else a bad_signature fault.
+func VerifySignature(ring Keyring, e *ledger.Envelope) error {
+	sigRaw, msg, err := ledger.SignedRecord(e)
+	if err != nil {
+		return err
+	}
+	if detail := checkSig(ring, sigRaw, msg); detail != "" {
+		return &ledger.ChainError{Kind: ledger.BadSignature, Tenant: e.TenantID(), Session: e.SessionID(), Seq: e.Seq(), Detail: e.EventType() + ": " + detail}
+	}
+	return nil
+}
+
+// checkSig checks a record signature over msg with ring: "" when it
+// verifies, else what is wrong.
+func checkSig(ring Keyring, sigRaw json.RawMessage, msg []byte) string {
+	var sig ledger.RecordSig
+	if err := ledger.DecodeExact(sigRaw, &sig); err != nil {
+		return "sig: " + err.Error()
+	}
+	pub, ok := ring[sig.KeyID]
+	switch {
+	case sig.Alg != Alg:
+		return fmt.Sprintf("sig.alg %q, want %q", sig.Alg, Alg)
+	case !ok:
+		return fmt.Sprintf("signed by key %q, which is not among the public keys given", sig.KeyID)
+	}
+	raw, err := base64.StdEncoding.Strict().DecodeString(sig.Value)
+	if err != nil || len(raw) != ed25519.SignatureSize || base64.StdEncoding.EncodeToString(raw) != sig.Value {
+		return fmt.Sprintf("sig.value is not the canonical base64 of a %d-byte signature", ed25519.SignatureSize)
+	}
+	if !ed25519.Verify(pub, msg, raw) {
+		return "signature does not verify: the record, its time or its place in the chain was changed"
+	}
+	return ""
+}
+
 // Check checks one envelope and returns its fault, or nil. Hook events are
 // the hosts' words and carry no signature: they are vouched for by the
 // verdict that follows them.
@@ -158,23 +196,8 @@ func (c *Checker) Check(e *ledger.Envelope) *ledger.ChainError {
 			return fault(ledger.ReceiptMismatch, "names action %s, but the ask at seq %d was about action %s", short(res.ActionSHA256), res.ForSeq, short(action))
 		}
 	}
-	var sig ledger.RecordSig
-	if err := ledger.DecodeExact(sigRaw, &sig); err != nil {
-		return fault(ledger.BadSignature, "sig: %v", err)
-	}
-	pub, ok := c.ring[sig.KeyID]
-	switch {
-	case sig.Alg != Alg:
-		return fault(ledger.BadSignature, "sig.alg %q, want %q", sig.Alg, Alg)
-	case !ok:
-		return fault(ledger.BadSignature, "signed by key %q, which is not among the public keys given", sig.KeyID)
-	}
-	raw, err := base64.StdEncoding.Strict().DecodeString(sig.Value)
-	if err != nil || len(raw) != ed25519.SignatureSize || base64.StdEncoding.EncodeToString(raw) != sig.Value {
-		return fault(ledger.BadSignature, "sig.value is not the canonical base64 of a %d-byte signature", ed25519.SignatureSize)
-	}
-	if !ed25519.Verify(pub, msg, raw) {
-		return fault(ledger.BadSignature, "signature does not verify: the record, its time or its place in the chain was changed")
+	if detail := checkSig(c.ring, sigRaw, msg); detail != "" {
+		return fault(ledger.BadSignature, "%s", detail)
 	}
 	if e.EventType() != ledger.EventVerdict {
 		return nil

@@ -88,6 +88,8 @@ func exportCommand(a *app) *cli.Command {
 		Flags: append(filterFlags(),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
 			&cli.StringFlag{Name: "bundle", Usage: "under --format ocsf, read this bundle `FILE` instead of the store"},
+			&cli.StringSliceFlag{Name: "pubkey", Usage: "under --format ocsf, verify the engine's records with this record public key `FILE` " +
+				"(default: the data directory's own)"},
 		),
 		Action: a.export,
 	})

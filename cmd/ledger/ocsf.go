@@ -13,6 +13,7 @@ import (
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/ocsf"
+	"github.com/agentledger/agentledger/receipt"
 )
 
 // exportOCSF writes the selected sessions (of the store, or of --bundle)
@@ -20,6 +21,10 @@ import (
 // deeply: a tampered record is refused and nothing is written.
 func (a *app) exportOCSF(c *cli.Context, out io.Writer) error {
 	lim, err := cmdline.Limits(c)
+	if err != nil {
+		return err
+	}
+	keys, err := recordKeys(c)
 	if err != nil {
 		return err
 	}
@@ -32,10 +37,11 @@ func (a *app) exportOCSF(c *cli.Context, out io.Writer) error {
 		}
 		return w(evs)
 	}
+	v := ocsfVerifier(keys, lim)
 	if path := c.String("bundle"); path != "" {
-		err = ocsfFromBundle(c, path, lim, emit)
+		err = ocsfFromBundle(c, path, v, emit)
 	} else {
-		err = ocsfFromStore(c, lim, emit)
+		err = ocsfFromStore(c, v, emit)
 	}
 	if err != nil {
 		return err
@@ -45,12 +51,21 @@ func (a *app) exportOCSF(c *cli.Context, out io.Writer) error {
 
 // ocsfFromBundle verifies a bundle, then gives each selected envelope to
 // emit, in the bundle's order.
-func ocsfFromBundle(c *cli.Context, path string, lim ledger.Limits, emit func(*ledger.Envelope) error) error {
-	if err := verifyBundleFile(path, lim); err != nil {
-		return err
-	}
+func ocsfFromBundle(c *cli.Context, path string, v *verified, emit func(*ledger.Envelope) error) error {
 	f, err := os.Open(path)
 	if err != nil {
+		return cmdline.Usage(err)
+	}
+	err = v.ReadBundle(f)
+	f.Close()
+	if err != nil {
+		return cmdline.Fault(fmt.Errorf("%s: %w", path, err))
+	}
+	if err := v.refuse(path, filterOf(c)); err != nil {
+		return err
+	}
+	lim := v.lim
+	if f, err = os.Open(path); err != nil {
 		return cmdline.Usage(err)
 	}
 	defer f.Close()
@@ -68,19 +83,19 @@ func ocsfFromBundle(c *cli.Context, path string, lim ledger.Limits, emit func(*l
 
 // ocsfFromStore verifies the selected sessions of the store, then gives
 // each envelope to emit, session by session in seq order.
-func ocsfFromStore(c *cli.Context, lim ledger.Limits, emit func(*ledger.Envelope) error) error {
+func ocsfFromStore(c *cli.Context, v *verified, emit func(*ledger.Envelope) error) error {
 	s, err := cmdline.OpenStore(c, cmdline.Read)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	rep, err := s.Verify(c.Context, filterOf(c), ledger.Deep, nil)
-	if err != nil {
+	if err := s.Feed(c.Context, filterOf(c), v.Verifier, nil); err != nil {
 		return err
 	}
-	if !rep.OK() {
-		return cmdline.Fault(fmt.Errorf("refused: the record does not verify (%d faults; first: %s); nothing exported", len(rep.Faults), rep.Faults[0]))
+	if err := v.refuse("the record", filterOf(c)); err != nil {
+		return err
 	}
+	lim := v.lim
 	infos, err := s.Sessions(c.Context, filterOf(c))
 	if err != nil {
 		return err
@@ -100,19 +115,45 @@ func ocsfFromStore(c *cli.Context, lim ledger.Limits, emit func(*ledger.Envelope
 	return nil
 }
 
-// verifyBundleFile verifies a bundle deeply, refusing it on any fault.
-func verifyBundleFile(path string, lim ledger.Limits) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return cmdline.Usage(err)
+// verified is the deep verification an export runs before it writes
+// anything: chains, and with record keys every record's signature and
+// receipt. Without a key it notes whether the input holds the engine's
+// records, which then cannot be vouched for.
+type verified struct {
+	*ledger.Verifier
+	lim     ledger.Limits
+	keyless bool
+	records int
+}
+
+func ocsfVerifier(keys receipt.Keyring, lim ledger.Limits) *verified {
+	v := &verified{Verifier: ledger.NewVerifier(ledger.Deep, lim), lim: lim, keyless: len(keys) == 0}
+	if v.keyless {
+		v.With(v)
+	} else {
+		v.With(receipt.RecordCheck(keys, ledger.Deep, lim))
 	}
-	defer f.Close()
-	v := ledger.NewVerifier(ledger.Deep, lim)
-	if err := v.ReadBundle(f); err != nil {
-		return cmdline.Fault(fmt.Errorf("%s: %w", path, err))
+	return v
+}
+
+// Envelope counts the engine's records read without a key.
+func (v *verified) Envelope(_ []byte, e *ledger.Envelope, _ ledger.Position) []*ledger.ChainError {
+	if e != nil && ledger.IsRecordType(e.EventType()) {
+		v.records++
 	}
-	if rep := v.Report(); !rep.OK() {
-		return cmdline.Fault(fmt.Errorf("refused: %s does not verify (%d faults; first: %s); nothing exported", path, len(rep.Faults), rep.Faults[0]))
+	return nil
+}
+
+// refuse fails the export when what was read (in f) does not verify, or
+// holds records no key vouched for.
+func (v *verified) refuse(what string, f store.Filter) error {
+	rep := v.Report().Only(f.Tenant, f.Session)
+	if !rep.OK() {
+		return cmdline.Fault(fmt.Errorf("refused: %s does not verify (%d faults; first: %s); nothing exported", what, len(rep.Faults), rep.Faults[0]))
+	}
+	if v.keyless && v.records > 0 {
+		return cmdline.Usage(fmt.Errorf("%s holds %d of the engine's signed records (verdicts, resolutions…): give the engine's record public key "+
+			"with --pubkey to export them verified (a chain alone can be rebuilt by anyone)", what, v.records))
 	}
 	return nil
 }

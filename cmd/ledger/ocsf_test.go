@@ -15,20 +15,27 @@ import (
 	"github.com/agentledger/agentledger/ledger/store"
 )
 
+const fixtureKey = "../../fixtures/keys/fixture-ed25519.pub.pem"
+
 // TestExportOCSF: a shipped recording exported from the store and from its
 // bundle gives the same events, one JSON object per line, each with its
-// attestation; a tampered bundle is refused and nothing is written.
+// attestation; a tampered bundle is refused and nothing is written, and so
+// is a forged one whose chain was rebuilt (its records' signatures fail),
+// and the engine's records are never exported without a key to check them.
 func TestExportOCSF(t *testing.T) {
 	const rec = "../../fixtures/sessions/coding-agent/host-claude-code.ndjson"
 	data := filepath.Join(t.TempDir(), "d")
 	if code, _, errs := run(t, "", "--data", data, "import", rec); code != 0 {
 		t.Fatal(errs)
 	}
-	code, fromStore, errs := run(t, "", "--data", data, "--format", "ocsf", "export", "--session", "host-claude-code")
+	if code, out, errs := run(t, "", "--data", data, "--format", "ocsf", "export"); code != 2 || out != "" || !strings.Contains(errs, "--pubkey") {
+		t.Fatalf("records without a key: exit %d %q %s", code, out, errs)
+	}
+	code, fromStore, errs := run(t, "", "--data", data, "--format", "ocsf", "export", "--session", "host-claude-code", "--pubkey", fixtureKey)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	code, fromBundle, errs := run(t, "", "--format", "ocsf", "export", "--bundle", rec, "--session", "host-claude-code")
+	code, fromBundle, errs := run(t, "", "--format", "ocsf", "export", "--bundle", rec, "--session", "host-claude-code", "--pubkey", fixtureKey)
 	if code != 0 || fromBundle != fromStore {
 		t.Fatalf("from the bundle: exit %d %s; same as from the store: %v", code, errs, fromBundle == fromStore)
 	}
@@ -57,12 +64,24 @@ func TestExportOCSF(t *testing.T) {
 	tampered := filepath.Join(t.TempDir(), "tampered.ndjson")
 	os.WriteFile(tampered, []byte(strings.Replace(string(raw), `"decision":"deny"`, `"decision":"allow"`, 1)), 0o644)
 	out := filepath.Join(t.TempDir(), "out.ndjson")
-	code, stdout, errs := run(t, "", "--format", "ocsf", "export", "--bundle", tampered, "-o", out)
+	code, stdout, errs := run(t, "", "--format", "ocsf", "export", "--bundle", tampered, "-o", out, "--pubkey", fixtureKey)
 	if code != 1 || !strings.Contains(errs, "refused") || stdout != "" {
 		t.Fatalf("tampered bundle: exit %d %q %s", code, stdout, errs)
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Fatalf("a refused export left %s", out)
+	}
+	// Forged: denials turned into allows and every hash rebuilt. The
+	// chain verifies; the signatures do not.
+	forgedLines := strings.Split(strings.TrimSpace(strings.ReplaceAll(string(raw), `"decision":"deny"`, `"decision":"allow"`)), "\n")
+	forged := filepath.Join(t.TempDir(), "forged.ndjson")
+	os.WriteFile(forged, []byte(strings.Join(resealAll(t, forgedLines), "\n")+"\n"), 0o644)
+	if code, _, _ := run(t, "", "verify", "--deep", "--bundle", forged); code != 0 {
+		t.Fatalf("the forged chain should verify as a chain (exit %d)", code)
+	}
+	code, stdout, errs = run(t, "", "--format", "ocsf", "export", "--bundle", forged, "--pubkey", fixtureKey)
+	if code != 1 || !strings.Contains(errs, "bad_signature") || stdout != "" {
+		t.Fatalf("forged bundle: exit %d %q %s", code, stdout, errs)
 	}
 }
 
@@ -79,7 +98,7 @@ func TestTailOCSF(t *testing.T) {
 	var out, errb syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- cmdline.Run(tctx, newApp(strings.NewReader(""), &out, &errb), []string{"ledger", "tail", "--nats", srv.ClientURL(), "--format", "ocsf"}, &errb)
+		done <- cmdline.Run(tctx, newApp(strings.NewReader(""), &out, &errb), []string{"ledger", "tail", "--nats", srv.ClientURL(), "--format", "ocsf", "--pubkey", fixtureKey}, &errb)
 	}()
 	f, err := os.Open("../../fixtures/sessions/coding-agent/destructive-commands.ndjson")
 	if err != nil {

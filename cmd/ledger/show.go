@@ -77,6 +77,21 @@ func (a *app) writeIncident(c *cli.Context, s *store.Store, k ledger.SessionKey,
 	if err != nil {
 		return err
 	}
+	keys, err := recordKeys(c)
+	if err != nil {
+		return err
+	}
+	cp, err := incident.NewestCheckpoint(c.Context, s, engine.CheckpointSession)
+	if err != nil {
+		return err
+	}
+	in := incident.Input{Key: k, Records: rows, Keys: keys, Checkpoint: cp, Revealed: revealed, Limits: lim}
+	return incident.WriteHTML(a.stdout, incident.Build(in))
+}
+
+// recordKeys are the record public keys of --pubkey, or, without it, the
+// data directory's own record key when it has one (none: an empty ring).
+func recordKeys(c *cli.Context) (receipt.Keyring, error) {
 	var keys receipt.Keys
 	paths := c.StringSlice("pubkey")
 	if len(paths) == 0 {
@@ -87,18 +102,13 @@ func (a *app) writeIncident(c *cli.Context, s *store.Store, k ledger.SessionKey,
 	for _, p := range paths {
 		raw, err := os.ReadFile(p)
 		if err != nil {
-			return cmdline.Usage(err)
+			return nil, cmdline.Usage(err)
 		}
 		if err := keys.Add(raw, receipt.PurposeRecords); err != nil {
-			return cmdline.Usage(fmt.Errorf("--pubkey %s: %w", p, err))
+			return nil, cmdline.Usage(fmt.Errorf("--pubkey %s: %w", p, err))
 		}
 	}
-	cp, err := incident.NewestCheckpoint(c.Context, s, engine.CheckpointSession)
-	if err != nil {
-		return err
-	}
-	in := incident.Input{Key: k, Records: rows, Keys: keys.Records, Checkpoint: cp, Revealed: revealed, Limits: lim}
-	return incident.WriteHTML(a.stdout, incident.Build(in))
+	return keys.Records, nil
 }
 
 func fileExists(p string) bool {
