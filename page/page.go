@@ -66,6 +66,7 @@ var frame = template.Must(template.New("frame").Parse(`<!doctype html>
 <meta http-equiv="Content-Security-Policy" content="{{.CSP}}">
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="referrer" content="no-referrer">
+<link rel="icon" href="data:,">
 <title>{{.Title}}</title>
 <style>{{.Style}}</style></head>
 <body>
