@@ -236,7 +236,9 @@ func (e *Engine) Resolve(ctx context.Context, tenant, id, resolution, action str
 	defer e.pending.mu.Unlock()
 	p.resolving = false
 	if err != nil && !errors.Is(err, ErrNoPending) {
-		return nil, err // the approval is still open
+		// The approval is still open: it times out as it would have.
+		p.timer.Reset(max(time.UnixMilli(p.info.ExpiresUnixMs).Sub(e.now()), 0))
+		return nil, err
 	}
 	delete(e.pending.byID, id)
 	if r != nil {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -185,4 +186,27 @@ func TestHTTPApprovals(t *testing.T) {
 		t.Fatalf("after allow_always: %d %s", code, body)
 	}
 	checkChains(t, st)
+}
+
+// TestAFailedResolutionStillTimesOut: a resolution that could not be
+// recorded leaves the approval open, and it still times out into a
+// recorded deny (its timer was stopped while the resolution was tried).
+func TestAFailedResolutionStillTimesOut(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	e := newEngine(t, decider(t, "coding-agent.json"), st, WithPendingTimeout(400*time.Millisecond))
+	step, err := e.Decide(ctx, "acme", deleteEvent("f", 1))
+	if err != nil || step.PendingID == "" {
+		t.Fatalf("%v %q", err, step.PendingID)
+	}
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := e.Resolve(gone, "acme", step.PendingID, "approved", step.Record.ActionSHA256, receipt.Authenticated{Principal: "a"}); err == nil || errors.Is(err, ErrNoPending) {
+		t.Fatalf("a resolution with a dead context: %v", err)
+	}
+	st2, err := e.WaitPending(ctx, "acme", step.PendingID, 10*time.Second)
+	if err != nil || st2.Status != "timeout" {
+		t.Fatalf("after a failed resolution: %+v %v", st2, err)
+	}
 }
