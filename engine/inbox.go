@@ -423,7 +423,7 @@ var inboxPage = template.Must(template.New("inbox").Funcs(page.Funcs).Parse(`
 <table>
 <tr><th>session</th><td><a href="{{$.Base}}/sessions/{{.SessionPath}}#seq-{{.ForSeq}}">{{.Session}}</a>, seq {{.ForSeq}} ({{.HookPoint}})</td></tr>
 <tr><th>why</th><td>{{.ReasonCode}} ({{.AARMDecision}}){{range .Reasons}}<div>{{.}}</div>{{end}}</td></tr>
-{{if .Artifacts}}<tr><th>artifacts</th><td class="act">{{range .Artifacts}}{{.}} {{end}}</td></tr>{{end}}
+{{if .Artifacts}}<tr><th>artifacts</th><td class="act">{{range $i, $a := .Artifacts}}{{if $i}} {{end}}{{$a}}{{end}}</td></tr>{{end}}
 {{if .Cwd}}<tr><th>directory</th><td class="act">{{.Cwd}}</td></tr>{{end}}
 <tr><th>expires</th><td>{{.Expires}}; unanswered, it is denied</td></tr>
 </table>

@@ -267,8 +267,10 @@ func describeKind(row *Row, typ string, shown []byte, m map[string]any, str func
 		_ = json.Unmarshal(shown, &rec)
 		row.Kind, row.ForSeq = "resolution", &rec.ForSeq
 		row.Summary = fmt.Sprintf("%s for seq %d", rec.Resolution, rec.ForSeq)
-		if rec.Scope != "" {
-			row.Details = append(row.Details, "scope "+rec.Scope)
+		if rec.Scope != "" && strings.Contains(rec.Resolution, "_") {
+			// Where an allow_always or deny_similar holds; approved and
+			// denied answer the one call.
+			row.Details = append(row.Details, "holds for the "+rec.Scope)
 		}
 		if rec.By != "" {
 			// Who resolved it is the engine's own record of an approver

@@ -15,11 +15,13 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -496,7 +498,7 @@ func decisionOf(v any) (*Decision, error) {
 		if !ok {
 			return fmt.Errorf("%s is %T, want an object", name, x)
 		}
-		*dst = m
+		*dst = plainNumbers(m).(map[string]any)
 		return nil
 	}
 	for _, f := range []error{
@@ -536,6 +538,37 @@ func decisionOf(v any) (*Decision, error) {
 		}
 	}
 	return d, nil
+}
+
+// plainNumbers writes every number of v as JSON writes it plainly: OPA
+// hands numbers that came from the input in exponent form (1048576 as
+// "1.048576e+06"), which is valid JSON but which a client decoding the
+// answer into an integer refuses. The value is unchanged; the record's
+// canonical form was already the plain one.
+func plainNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if _, err := x.Int64(); err == nil {
+			return x
+		}
+		f, err := x.Float64()
+		if err != nil {
+			return x
+		}
+		if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			return json.Number(strconv.FormatInt(int64(f), 10))
+		}
+		return json.Number(strconv.FormatFloat(f, 'g', -1, 64))
+	case []any:
+		for i := range x {
+			x[i] = plainNumbers(x[i])
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = plainNumbers(x[k])
+		}
+	}
+	return v
 }
 
 var aarmDecisions = []string{aarts.AARMAllow, aarts.AARMDeny, aarts.AARMModify, aarts.AARMStepUp, aarts.AARMDefer}

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -144,5 +145,13 @@ func TestVerdictMustFields(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), missing) {
 			t.Errorf("decision without %s: got %v, want an error naming it", missing, err)
 		}
+	}
+}
+
+func TestPlainNumbers(t *testing.T) {
+	got := plainNumbers(map[string]any{"a": json.Number("1.048576e+06"), "b": []any{json.Number("2.5"), json.Number("7")}, "c": "1e3"})
+	raw, _ := json.Marshal(got)
+	if string(raw) != `{"a":1048576,"b":[2.5,7],"c":"1e3"}` {
+		t.Fatalf("%s", raw)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentledger/agentledger/cmd/internal/cmdline"
 	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/ledger/store"
 )
 
 func (a *app) export(c *cli.Context) error {
@@ -38,10 +39,35 @@ func (a *app) exportBundle(c *cli.Context, out io.Writer) error {
 		return err
 	}
 	defer s.Close()
+	if err := someSession(c, s); err != nil {
+		return err
+	}
 	p := cmdline.NewProgress(a.stderr, "export")
 	err = s.Export(c.Context, filterOf(c), ledger.NewBundleWriter(out), p.Update)
 	p.Done()
 	return err
+}
+
+// someSession fails when --session names a session the store does not
+// have: an empty export is a mistake (most often the tenant), not a
+// result.
+func someSession(c *cli.Context, s *store.Store) error {
+	f := filterOf(c)
+	if f.Session == "" {
+		return nil
+	}
+	infos, err := s.Sessions(c.Context, f)
+	if err != nil {
+		return err
+	}
+	if len(infos) == 0 {
+		return noSession(f)
+	}
+	return nil
+}
+
+func noSession(f store.Filter) error {
+	return cmdline.Usage(fmt.Errorf("no session %s/%s (sessions belong to a tenant: --tenant)", f.Tenant, f.Session))
 }
 
 // writeAtomically runs write into path (stdout when empty or "-"),

@@ -30,7 +30,9 @@ func (a *app) exportOCSF(c *cli.Context, out io.Writer) error {
 	}
 	conv := ocsf.NewConverter(engine.Version)
 	w := ocsfWriter(out)
+	n := 0
 	emit := func(e *ledger.Envelope) error {
+		n++
 		evs, err := conv.Add(e)
 		if err != nil {
 			return cmdline.Fault(err)
@@ -45,6 +47,9 @@ func (a *app) exportOCSF(c *cli.Context, out io.Writer) error {
 	}
 	if err != nil {
 		return err
+	}
+	if f := filterOf(c); n == 0 && f.Session != "" {
+		return noSession(f)
 	}
 	return w(conv.Flush())
 }

@@ -73,6 +73,23 @@ func gist(payload []byte) []byte {
 		json.Unmarshal(m["tool_name_native"], &native)
 		return append([]byte(native+" "), in...)
 	}
+	if _, ok := m["resolution"]; ok && m["for_seq"] != nil {
+		var rec struct {
+			Resolution string `json:"resolution"`
+			ForSeq     uint64 `json:"for_seq"`
+			By         string `json:"by"`
+			AuthBy     string `json:"authenticated_by"`
+		}
+		json.Unmarshal(payload, &rec)
+		out := fmt.Sprintf("%s for seq %d", rec.Resolution, rec.ForSeq)
+		if rec.By != "" {
+			out += " by " + rec.By
+			if rec.AuthBy != "" && rec.AuthBy != rec.By {
+				out += " (" + rec.AuthBy + ")"
+			}
+		}
+		return []byte(out)
+	}
 	if v, ok := m["verdict"]; ok {
 		var verdict struct {
 			Decision string `json:"decision"`

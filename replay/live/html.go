@@ -82,7 +82,7 @@ func WriteHTML(w io.Writer, sessions []*Report, faults []string) error {
 		if r.FirstDivergent != nil {
 			data.Diverged++
 		}
-		data.Agreement = append(data.Agreement, page.Bar{Label: r.SessionID, Count: r.AgreeingSteps})
+		data.Agreement = append(data.Agreement, page.Bar{Label: fmt.Sprintf("%s (of %d)", r.SessionID, r.ModelSteps), Count: r.AgreeingSteps})
 	}
 	return page.Render(w, "agentledger replay live", livePage, data)
 }
