@@ -39,6 +39,17 @@ func TestExportOCSF(t *testing.T) {
 	if code != 0 || fromBundle != fromStore {
 		t.Fatalf("from the bundle: exit %d %s; same as from the store: %v", code, errs, fromBundle == fromStore)
 	}
+	// A session of another tenant (or none) is a mistake, not an empty
+	// export.
+	for _, src := range [][]string{{"--data", data}, {"--bundle", rec}} {
+		args := append([]string{"--format", "ocsf", "export", "--session", "host-claude-code", "--tenant", "acme", "--pubkey", fixtureKey}, src...)
+		if code, out, errs := run(t, "", args...); code != 2 || out != "" || !strings.Contains(errs, "no session acme/host-claude-code") {
+			t.Fatalf("%v: exit %d %q %s", src, code, out, errs)
+		}
+	}
+	if code, _, errs := run(t, "", "--data", data, "export", "--session", "nope"); code != 2 || !strings.Contains(errs, "no session default/nope") {
+		t.Fatalf("bundle export of no session: exit %d %s", code, errs)
+	}
 	lines := strings.Split(strings.TrimSpace(fromStore), "\n")
 	classes := map[float64]int{}
 	for _, l := range lines {

@@ -109,3 +109,16 @@ func recordedTypes(t *testing.T, path, session string) ([]string, map[string]int
 	}
 	return types, decisions
 }
+
+// TestShowSaysWhoResolved: the text timeline reads a resolution as what
+// was resolved and by whom, not as cut-off JSON.
+func TestShowSaysWhoResolved(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "d")
+	if code, _, errs := run(t, "", "--data", data, "import", "../../fixtures/sessions/coding-agent/host-claude-code.ndjson"); code != 0 {
+		t.Fatal(errs)
+	}
+	code, out, errs := run(t, "", "--data", data, "show", "host-claude-code")
+	if code != 0 || !strings.Contains(out, "Resolution         ") || !strings.Contains(out, "approved for seq 18 by host") {
+		t.Fatalf("exit %d: %s%s", code, out, errs)
+	}
+}
