@@ -335,3 +335,7 @@ func recordedToolInput(st *decide.Step) any {
 	}
 	return ev.ToolInput
 }
+
+// PendingTimeout is how long an ask the engine holds for an approver
+// waits before it times out into a recorded deny.
+func (e *Engine) PendingTimeout() time.Duration { return e.pending.timeout }

@@ -34,6 +34,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			stopCommand(a),
 			doctorCommand(a),
 			stdioCommand(a),
+			mcpProxyCommand(a),
 			hooksCommand(a),
 			installCommand(a, false),
 			installCommand(a, true),

@@ -1,0 +1,381 @@
+// Package mcpproxy is agentledger's MCP gateway: it stands between an MCP
+// client and an MCP server, on the wire, and puts every call through the
+// same engine as the hosts' hooks. The client connects to the proxy as if
+// it were the server (any revision the official Go SDK speaks: 2024-11-05
+// to 2025-11-25 with initialize and sessions, 2026-07-28 stateless); the
+// proxy connects to the real server as a client.
+//
+// What it records, as AARTS hook events judged by the engine:
+//   - the connection: SessionStart (how the session was named) and
+//     PreMCPConnect (the server's identity, transport and the tools it
+//     declares), judged against the manifest's mcp section;
+//   - every tools/call: PreToolUse with the tool as mcp__SERVER__TOOL and
+//     its arguments, before anything reaches the server. A deny is
+//     answered as a tool result with isError and the reason; an ask is
+//     held while an approver may resolve it (the engine's pending API),
+//     then forwarded or denied; then PostToolUse with the result, whose
+//     verdict may withhold it (a secret is redacted for the client, and
+//     sealed in the record when the manifest seals);
+//   - the end: SessionEnd.
+package mcpproxy
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/decide"
+	"github.com/agentledger/agentledger/detect"
+	"github.com/agentledger/agentledger/engine"
+)
+
+// HostID names the proxy as the host of the events it reports.
+const HostID = "agentledger-mcp-proxy"
+
+// Config is one proxied server.
+type Config struct {
+	// Engine judges and records every event.
+	Engine *engine.Engine
+	// Tenant the sessions belong to (default "default").
+	Tenant string
+	// Server names the upstream server (mcp__SERVER__TOOL); it must be a
+	// name the manifest's mcp.allowed_servers may list.
+	Server string
+	// Upstream reaches the real server; URI and Transport describe it for
+	// the record (a command line or URL; "stdio" or "streamable_http").
+	Upstream  mcp.Transport
+	URI       string
+	Transport string
+	// Source is where the server's configuration came from, as the
+	// manifest's mcp.trusted_sources names sources (default "user").
+	Source string
+	// Now is the clock of the events (default time.Now).
+	Now func() time.Time
+	// HoldFor bounds how long an ask is held for an approver (default:
+	// until the engine's own pending timeout records it denied).
+	HoldFor time.Duration
+}
+
+// Proxy relays one client connection to the upstream server.
+type Proxy struct {
+	cfg      Config
+	session  string
+	upstream *mcp.ClientSession
+	server   *mcp.Server
+
+	mu   sync.Mutex
+	turn int
+}
+
+// Connect reaches the upstream server and returns a Proxy whose session
+// is named session (a fresh one when empty), with its connection recorded
+// and judged. A server the manifest does not allow is refused here.
+func Connect(ctx context.Context, cfg Config, session string) (*Proxy, error) {
+	if cfg.Engine == nil || cfg.Upstream == nil || cfg.Server == "" {
+		return nil, errors.New("mcpproxy: an engine, an upstream and a server name are required")
+	}
+	if cfg.Tenant == "" {
+		cfg.Tenant = "default"
+	}
+	if cfg.Source == "" {
+		cfg.Source = "user"
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.HoldFor <= 0 {
+		cfg.HoldFor = cfg.Engine.PendingTimeout() + 5*time.Second
+	}
+	named := "client"
+	if session == "" {
+		session, named = newSessionID(cfg.Server), "connection"
+	}
+	p := &Proxy{cfg: cfg, session: session}
+	client := mcp.NewClient(&mcp.Implementation{Name: HostID, Version: engine.Version}, nil)
+	up, err := client.Connect(ctx, cfg.Upstream, nil)
+	if err != nil {
+		return nil, fmt.Errorf("mcpproxy: connect to %s: %w", cfg.Server, err)
+	}
+	p.upstream = up
+	if _, err := p.decide(ctx, p.event("SessionStart", map[string]any{"source": "startup",
+		"environment": map[string]any{"mcp_proxy": map[string]any{"server": cfg.Server, "session_named_by": named}}})); err != nil {
+		up.Close()
+		return nil, err
+	}
+	tools, err := p.listUpstream(ctx)
+	if err != nil {
+		up.Close()
+		return nil, err
+	}
+	names := make([]any, 0, len(tools))
+	for _, t := range tools {
+		names = append(names, t.Name)
+	}
+	st, err := p.decide(ctx, p.event("PreMCPConnect", map[string]any{"server_id": cfg.Server, "transport": cfg.Transport,
+		"server_uri": cfg.URI, "source": cfg.Source, "declared_tools": names}))
+	if err != nil {
+		up.Close()
+		return nil, err
+	}
+	if st.Record.Verdict.Decision != aarts.Allow {
+		up.Close()
+		return nil, fmt.Errorf("mcpproxy: the connection to %s is refused: %s (%s)", cfg.Server, st.Record.ReasonCode, strings.Join(st.Record.Verdict.Reasons, "; "))
+	}
+	p.server = p.newServer(up.InitializeResult())
+	return p, nil
+}
+
+// Session is the agentledger session the proxy records into.
+func (p *Proxy) Session() string { return p.session }
+
+// Server is the MCP server the client talks to.
+func (p *Proxy) Server() *mcp.Server { return p.server }
+
+// Close records the session's end and closes the upstream connection.
+func (p *Proxy) Close(ctx context.Context) error {
+	_, err := p.decide(ctx, p.event("SessionEnd", map[string]any{"reason": "client_closed"}))
+	return errors.Join(err, p.upstream.Close())
+}
+
+// newServer is the client-facing server: the upstream's capabilities, and
+// every request through the mediation.
+func (p *Proxy) newServer(init *mcp.InitializeResult) *mcp.Server {
+	opts := &mcp.ServerOptions{HasTools: true}
+	if init != nil && init.Capabilities != nil {
+		caps := *init.Capabilities
+		opts.Capabilities = &caps
+		opts.Instructions = init.Instructions
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: HostID + ":" + p.cfg.Server, Version: engine.Version}, opts)
+	s.AddReceivingMiddleware(p.mediate)
+	return s
+}
+
+// mediate puts each request from the client through the engine.
+func (p *Proxy) mediate(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "tools/list":
+			tools, err := p.listUpstream(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return &mcp.ListToolsResult{Tools: tools}, nil
+		case "tools/call":
+			params, _ := req.GetParams().(*mcp.CallToolParamsRaw)
+			if params == nil {
+				return nil, errors.New("tools/call: no params")
+			}
+			return p.call(ctx, params)
+		case "resources/list":
+			return p.upstream.ListResources(ctx, paramsOf[*mcp.ListResourcesParams](req))
+		case "resources/read":
+			return p.upstream.ReadResource(ctx, paramsOf[*mcp.ReadResourceParams](req))
+		case "prompts/list":
+			return p.upstream.ListPrompts(ctx, paramsOf[*mcp.ListPromptsParams](req))
+		case "prompts/get":
+			return p.upstream.GetPrompt(ctx, paramsOf[*mcp.GetPromptParams](req))
+		}
+		return next(ctx, method, req)
+	}
+}
+
+func paramsOf[P any](req mcp.Request) P {
+	p, _ := req.GetParams().(P)
+	return p
+}
+
+// listUpstream reads every page of the upstream's tools.
+func (p *Proxy) listUpstream(ctx context.Context) ([]*mcp.Tool, error) {
+	var out []*mcp.Tool
+	for t, err := range p.upstream.Tools(ctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("mcpproxy: list the tools of %s: %w", p.cfg.Server, err)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// call judges a tools/call, forwards it when allowed, and judges its
+// result.
+func (p *Proxy) call(ctx context.Context, params *mcp.CallToolParamsRaw) (*mcp.CallToolResult, error) {
+	var args any = map[string]any{}
+	if len(params.Arguments) > 0 {
+		if err := json.Unmarshal(params.Arguments, &args); err != nil {
+			return refused("agentledger: the arguments are not JSON: " + err.Error()), nil
+		}
+	}
+	native := "mcp__" + p.cfg.Server + "__" + params.Name
+	turn := p.nextTurn()
+	pre := p.event("PreToolUse", map[string]any{"turn_id": turn, "tool_name": aarts.ToolMCPCall, "tool_name_native": native, "tool_input": args, "artifacts": []any{}})
+	st, err := p.decide(ctx, pre)
+	if err != nil {
+		return refused("agentledger: the call could not be judged, so it was not made: " + detect.Redact(err.Error())), nil
+	}
+	if st.Record.Verdict.Decision == aarts.Ask && st.PendingID != "" {
+		if st, err = p.hold(ctx, pre, st); err != nil {
+			return refused("agentledger: " + detect.Redact(err.Error())), nil
+		}
+	}
+	if st.Record.Verdict.Decision != aarts.Allow {
+		return refused(reason(st)), nil
+	}
+	res, err := p.upstream.CallTool(ctx, &mcp.CallToolParams{Meta: params.Meta, Name: params.Name, Arguments: args})
+	if err != nil {
+		res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "the server failed: " + err.Error()}}}
+	}
+	result, _ := json.Marshal(res)
+	var resultValue any
+	_ = json.Unmarshal(result, &resultValue)
+	// A secret in the result never reaches the client: it gets the result
+	// redacted, and the record says so (the result itself is recorded as
+	// received, sealed where the manifest seals).
+	shown, redacted := redactStrings(resultValue)
+	members := map[string]any{"turn_id": turn, "tool_name": aarts.ToolMCPCall, "tool_name_native": native,
+		"tool_input": args, "tool_result": resultValue, "artifacts": []any{}}
+	if redacted {
+		members["result_delivered"] = "redacted"
+	}
+	post, err := p.decide(ctx, p.event("PostToolUse", members))
+	if err != nil {
+		// The result cannot be recorded: it is not handed on.
+		return refused("agentledger: the result could not be recorded, so it is withheld: " + detect.Redact(err.Error())), nil
+	}
+	if post.Record.Verdict.Decision != aarts.Allow {
+		return withheldResult(post), nil
+	}
+	if redacted {
+		raw, _ := json.Marshal(shown)
+		var out mcp.CallToolResult
+		if json.Unmarshal(raw, &out) != nil {
+			return refused("agentledger: the result held a secret and is withheld"), nil
+		}
+		return &out, nil
+	}
+	return res, nil
+}
+
+// redactStrings is v with every secret in its strings redacted, and
+// whether there was one.
+func redactStrings(v any) (any, bool) {
+	switch x := v.(type) {
+	case string:
+		r := detect.Redact(x)
+		return r, r != x
+	case []any:
+		out, changed := make([]any, len(x)), false
+		for i := range x {
+			var c bool
+			out[i], c = redactStrings(x[i])
+			changed = changed || c
+		}
+		return out, changed
+	case map[string]any:
+		out, changed := make(map[string]any, len(x)), false
+		for k, e := range x {
+			var c bool
+			out[k], c = redactStrings(e)
+			changed = changed || c
+		}
+		return out, changed
+	}
+	return v, false
+}
+
+// hold waits for an approver to resolve an ask, up to HoldFor: approved,
+// the call is judged again (the engine releases it once); otherwise the
+// answer stands as recorded (a deny or a timeout).
+func (p *Proxy) hold(ctx context.Context, pre []byte, st *decide.Step) (*decide.Step, error) {
+	deadline := time.Now().Add(p.cfg.HoldFor)
+	for time.Now().Before(deadline) {
+		status, err := p.cfg.Engine.WaitPending(ctx, p.cfg.Tenant, st.PendingID, min(time.Until(deadline), 30*time.Second))
+		if err != nil {
+			return nil, fmt.Errorf("the ask could not be followed: %w", err)
+		}
+		switch status.Status {
+		case "open":
+			continue
+		case "approved", "allow_always", "allow_similar":
+			return p.decide(ctx, pre)
+		default:
+			st.Record.Verdict.Decision = aarts.Deny
+			st.Record.ReasonCode = "ASK_" + strings.ToUpper(status.Status)
+			return st, nil
+		}
+	}
+	st.Record.Verdict.Decision = aarts.Deny
+	st.Record.ReasonCode = "ASK_NOT_ANSWERED"
+	return st, nil
+}
+
+// decide sends one event through the engine.
+func (p *Proxy) decide(ctx context.Context, ev []byte) (*decide.Step, error) {
+	return p.cfg.Engine.Decide(ctx, p.cfg.Tenant, ev)
+}
+
+// event builds a hook event of the session.
+func (p *Proxy) event(hook string, members map[string]any) []byte {
+	ev := map[string]any{"hook_point": hook, "session_id": p.session, "timestamp": p.cfg.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
+		"host_id": HostID, "host_version": engine.Version, "aarts_version": "0.1"}
+	for k, v := range members {
+		ev[k] = v
+	}
+	b, _ := json.Marshal(ev)
+	return b
+}
+
+func (p *Proxy) nextTurn() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.turn++
+	return fmt.Sprintf("mcp-%d", p.turn)
+}
+
+// refused is a tool result that says why the call was not made.
+func refused(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+// reason is a verdict as the client reads it.
+func reason(st *decide.Step) string {
+	r := st.Record
+	msg := fmt.Sprintf("agentledger: %s (%s)", r.Verdict.Decision, r.ReasonCode)
+	if len(r.Verdict.Reasons) > 0 {
+		msg += ": " + strings.Join(r.Verdict.Reasons, "; ")
+	}
+	if st.PendingID != "" && r.Verdict.Decision == aarts.Ask {
+		msg += " (held for an approver as pending " + st.PendingID + ")"
+	}
+	return msg
+}
+
+// withheldResult is the result a denied PostToolUse leaves the client:
+// the engine's withheld form (a secret redacted, anything else replaced by
+// a notice), isError set.
+func withheldResult(st *decide.Step) *mcp.CallToolResult {
+	raw := engine.Withheld(st)
+	var res mcp.CallToolResult
+	if raw == nil || json.Unmarshal(raw, &res) != nil {
+		return refused(reason(st))
+	}
+	res.IsError = true
+	return &res
+}
+
+func newSessionID(server string) string {
+	var b [10]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("crypto/rand: " + err.Error())
+	}
+	return "mcp-" + server + "-" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+}

@@ -1,0 +1,308 @@
+package mcpproxy
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentledger/agentledger/decide"
+	"github.com/agentledger/agentledger/engine"
+	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/ledger/store"
+	"github.com/agentledger/agentledger/manifest"
+	"github.com/agentledger/agentledger/policy"
+	"github.com/agentledger/agentledger/receipt"
+	"github.com/agentledger/agentledger/seal"
+)
+
+var fixture struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// server builds fixtures/mcpserver once.
+func server(t testing.TB) string {
+	t.Helper()
+	fixture.once.Do(func() {
+		dir, err := os.MkdirTemp("", "mcpserver")
+		if err != nil {
+			fixture.err = err
+			return
+		}
+		fixture.bin = filepath.Join(dir, "mcpserver")
+		if out, err := exec.Command("go", "build", "-o", fixture.bin, "../fixtures/mcpserver").CombinedOutput(); err != nil {
+			fixture.err = err
+			t.Log(string(out))
+		}
+	})
+	if fixture.err != nil {
+		t.Fatal(fixture.err)
+	}
+	return fixture.bin
+}
+
+// rig is an engine on a real store with a signing key, and a proxy in
+// front of the fixture server, whose calls are counted in a file.
+type rig struct {
+	st    *store.Store
+	eng   *engine.Engine
+	ring  receipt.Keyring
+	calls string
+	proxy *Proxy
+}
+
+func newRig(t *testing.T, edit func(*manifest.Manifest), opts ...engine.Option) *rig {
+	t.Helper()
+	st, err := store.Open(context.Background(), store.Config{DataDir: t.TempDir(), Sync: store.SyncInterval})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	raw, err := os.ReadFile("../fixtures/manifests/coding-agent.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := manifest.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(m)
+	}
+	pol, err := policy.Load(context.Background(), "", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := decide.NewDecider(pol)
+	keys, err := seal.OpenFileStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Sealer = &seal.Sealer{Keys: keys, Policy: seal.PolicyOf(pol.Manifest())}
+	keyPEM, _ := receipt.GenerateKey()
+	key, _ := receipt.ParsePrivateKey(keyPEM)
+	d.Signer = receipt.NewSigner(key)
+	eng, err := engine.New(d, st, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &rig{st: st, eng: eng, ring: receipt.Keyring{d.Signer.KeyID(): d.Signer.PublicKey()}, calls: filepath.Join(t.TempDir(), "calls")}
+	bin := server(t)
+	up := &mcp.CommandTransport{Command: exec.Command(bin, "-calls", r.calls)}
+	r.proxy, err = Connect(context.Background(), Config{Engine: eng, Server: "filesystem", Upstream: up, URI: bin, Transport: "stdio"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// client connects an SDK client speaking revision version to the proxy
+// in memory.
+func (r *rig) client(t *testing.T, version string) *mcp.ClientSession {
+	t.Helper()
+	ct, st := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	if _, err := r.proxy.Server().Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cs.InitializeResult().ProtocolVersion; got != version {
+		t.Fatalf("the client speaks %s, want %s", got, version)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func (r *rig) called(t *testing.T) []string {
+	b, _ := os.ReadFile(r.calls)
+	return strings.Fields(string(b))
+}
+
+// revisions are the protocol generations the tests speak: sessions with
+// initialize, and stateless with server/discover.
+var revisions = []string{"2025-11-25", "2026-07-28"}
+
+func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (*mcp.CallToolResult, string) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var text strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			text.WriteString(tc.Text)
+		}
+	}
+	return res, text.String()
+}
+
+// recorded reads the proxied session's envelopes: their types, and every
+// signed record checked with the engine's key.
+func (r *rig) recorded(t *testing.T) ([]string, []*ledger.Envelope) {
+	t.Helper()
+	chk := receipt.NewChecker(r.ring)
+	var types []string
+	var envs []*ledger.Envelope
+	err := r.st.ReadSession(context.Background(), ledger.SessionKey{Tenant: "default", Session: r.proxy.Session()}, func(m store.Msg) error {
+		e, err := ledger.Decode(m.Data, ledger.Limits{})
+		if err != nil {
+			return err
+		}
+		if f := chk.Check(e); f != nil {
+			return f
+		}
+		types = append(types, e.EventType())
+		envs = append(envs, e)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return types, envs
+}
+
+// TestAllowedAndDeniedCalls: for each revision, an allowed call reaches
+// the server and is recorded (event, verdict, result, verdict); a denied
+// one never reaches it, and the client gets isError with the reason.
+func TestAllowedAndDeniedCalls(t *testing.T) {
+	for _, version := range revisions {
+		t.Run(version, func(t *testing.T) {
+			r := newRig(t, nil)
+			cs := r.client(t, version)
+			tools, err := cs.ListTools(context.Background(), nil)
+			if err != nil || len(tools.Tools) != 4 {
+				t.Fatalf("tools/list: %v %v", err, tools)
+			}
+			res, text := call(t, cs, "read_file", map[string]any{"path": "README.md"})
+			if res.IsError || !strings.Contains(text, "A small web shop") {
+				t.Fatalf("allowed call: %v %q", res.IsError, text)
+			}
+			res, text = call(t, cs, "read_file", map[string]any{"path": "/home/dev/.ssh/id_rsa"})
+			if !res.IsError || !strings.Contains(text, "deny (SECRET_ACCESS)") {
+				t.Fatalf("denied call: %v %q", res.IsError, text)
+			}
+			if got := r.called(t); len(got) != 1 || got[0] != "read_file" {
+				t.Fatalf("the server received %v, want the allowed read_file alone", got)
+			}
+			types, _ := r.recorded(t)
+			want := "SessionStart Verdict PreMCPConnect Verdict PreToolUse Verdict PostToolUse Verdict PreToolUse Verdict"
+			if strings.Join(types, " ") != want {
+				t.Fatalf("recorded %v\nwant %s", types, want)
+			}
+		})
+	}
+}
+
+// TestAskHeldThenApproved: an ask is held while an approver may answer;
+// approved through POST /v1/resolutions, the call reaches the server once.
+func TestAskHeldThenApproved(t *testing.T) {
+	r := newRig(t, func(m *manifest.Manifest) {
+		m.ApprovalRequired = append(m.ApprovalRequired, "mcp__filesystem__create_issue")
+	})
+	tokens := filepath.Join(t.TempDir(), "tokens.json")
+	sum := sha256.Sum256([]byte("approver-token"))
+	os.WriteFile(tokens, []byte(`{"tokens":[{"sha256":"`+hex.EncodeToString(sum[:])+`","tenant":"default","role":"approver","name":"oncall","principal":"oncall@shop.example"}]}`), 0o600)
+	tk, err := engine.LoadTokens(tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := httptest.NewServer(engine.Handler(engine.ServerConfig{Engine: r.eng, Store: r.st, Tokens: tk}))
+	defer api.Close()
+	cs := r.client(t, "2026-07-28")
+	done := make(chan string, 1)
+	go func() {
+		res, text := call(t, cs, "create_issue", map[string]any{"title": "flaky checkout test"})
+		if res.IsError {
+			text = "ERROR " + text
+		}
+		done <- text
+	}()
+	var pending []engine.PendingApproval
+	for deadline := time.Now().Add(20 * time.Second); len(pending) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the ask never opened")
+		}
+		pending = r.eng.Pending("default")
+	}
+	if len(r.called(t)) != 0 {
+		t.Fatal("the asked call reached the server before it was approved")
+	}
+	body := `{"pending_id":"` + pending[0].PendingID + `","resolution":"approved","action_sha256":"` + pending[0].ActionSHA256 + `"}`
+	req, _ := http.NewRequest("POST", api.URL+"/v1/resolutions", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer approver-token")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("resolve: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	if text := <-done; !strings.Contains(text, "created issue #1") {
+		t.Fatalf("after approval: %q", text)
+	}
+	if got := r.called(t); len(got) != 1 || got[0] != "create_issue" {
+		t.Fatalf("the server received %v", got)
+	}
+	types, _ := r.recorded(t)
+	if !strings.Contains(strings.Join(types, " "), "PreToolUse Verdict Resolution PreToolUse Verdict PostToolUse Verdict") {
+		t.Fatalf("recorded %v", types)
+	}
+}
+
+// TestAskHeldThenTimedOut: nobody answers; the engine's timeout denies it,
+// on record, and the call never reaches the server.
+func TestAskHeldThenTimedOut(t *testing.T) {
+	r := newRig(t, func(m *manifest.Manifest) {
+		m.ApprovalRequired = append(m.ApprovalRequired, "mcp__filesystem__create_issue")
+	}, engine.WithPendingTimeout(300*time.Millisecond))
+	cs := r.client(t, "2025-11-25")
+	res, text := call(t, cs, "create_issue", map[string]any{"title": "x"})
+	if !res.IsError || !strings.Contains(text, "TIMEOUT") {
+		t.Fatalf("timed out ask: %v %q", res.IsError, text)
+	}
+	if len(r.called(t)) != 0 {
+		t.Fatal("a timed-out ask reached the server")
+	}
+	_, envs := r.recorded(t)
+	last := envs[len(envs)-1]
+	if last.EventType() != ledger.EventResolution || !strings.Contains(string(last.Payload()), `"resolution":"timeout"`) {
+		t.Fatalf("last record %s %s", last.EventType(), last.Payload())
+	}
+}
+
+// TestASecretInAResultIsRedactedAndSealed: the client gets the result with
+// the token redacted; the record holds it sealed, not in the clear.
+func TestASecretInAResultIsRedactedAndSealed(t *testing.T) {
+	const token = "ghp_R7dKq2R7dKq2R7dKq2R7dKq2R7dKq2sP2a"
+	r := newRig(t, nil)
+	cs := r.client(t, "2026-07-28")
+	res, text := call(t, cs, "read_file", map[string]any{"path": "deploy/NOTES.md"})
+	if strings.Contains(text, token) || !strings.Contains(text, "Deploy with the bot token") {
+		t.Fatalf("the client got: %v %q", res.IsError, text)
+	}
+	_, envs := r.recorded(t)
+	sealed := false
+	for _, e := range envs {
+		if strings.Contains(string(e.Bytes()), token) {
+			t.Fatalf("%s seq %d holds the token in the clear", e.EventType(), e.Seq())
+		}
+		sealed = sealed || (e.EventType() == "PostToolUse" && seal.Has(e.Payload()))
+	}
+	if !sealed {
+		t.Fatal("the result is not recorded sealed")
+	}
+}
