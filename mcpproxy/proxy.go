@@ -72,8 +72,11 @@ type Proxy struct {
 	upstream *mcp.ClientSession
 	server   *mcp.Server
 
-	mu   sync.Mutex
-	turn int
+	mu         sync.Mutex
+	turn       int
+	pins       map[string]string // tool name → digest of its pinned entry
+	quarantine map[string]quarantined
+	gone       []string // pinned tools that disappeared (recorded once)
 }
 
 // Connect reaches the upstream server and returns a Proxy whose session
@@ -116,12 +119,8 @@ func Connect(ctx context.Context, cfg Config, session string) (*Proxy, error) {
 		up.Close()
 		return nil, err
 	}
-	names := make([]any, 0, len(tools))
-	for _, t := range tools {
-		names = append(names, t.Name)
-	}
 	st, err := p.decide(ctx, p.event("PreMCPConnect", map[string]any{"server_id": cfg.Server, "transport": cfg.Transport,
-		"server_uri": cfg.URI, "source": cfg.Source, "declared_tools": names}))
+		"server_uri": cfg.URI, "source": cfg.Source, "declared_tools": names(tools), "tool_pins": p.pinAll(tools)}))
 	if err != nil {
 		up.Close()
 		return nil, err
@@ -165,7 +164,7 @@ func (p *Proxy) mediate(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "tools/list":
-			tools, err := p.listUpstream(ctx)
+			tools, err := p.tools(ctx)
 			if err != nil {
 				return nil, err
 			}
@@ -217,7 +216,8 @@ func (p *Proxy) call(ctx context.Context, params *mcp.CallToolParamsRaw) (*mcp.C
 	}
 	native := "mcp__" + p.cfg.Server + "__" + params.Name
 	turn := p.nextTurn()
-	pre := p.event("PreToolUse", map[string]any{"turn_id": turn, "tool_name": aarts.ToolMCPCall, "tool_name_native": native, "tool_input": args, "artifacts": []any{}})
+	pre := p.event("PreToolUse", map[string]any{"turn_id": turn, "tool_name": aarts.ToolMCPCall, "tool_name_native": native, "tool_input": args,
+		"artifacts": []any{}, "tool_pin": p.toolPin(params.Name)})
 	st, err := p.decide(ctx, pre)
 	if err != nil {
 		return refused("agentledger: the call could not be judged, so it was not made: " + detect.Redact(err.Error())), nil

@@ -65,6 +65,12 @@ type rig struct {
 
 func newRig(t *testing.T, edit func(*manifest.Manifest), opts ...engine.Option) *rig {
 	t.Helper()
+	return newRigWith(t, edit, nil, opts...)
+}
+
+// newRigWith is newRig with extra flags for the fixture server.
+func newRigWith(t *testing.T, edit func(*manifest.Manifest), serverFlags []string, opts ...engine.Option) *rig {
+	t.Helper()
 	st, err := store.Open(context.Background(), store.Config{DataDir: t.TempDir(), Sync: store.SyncInterval})
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +106,7 @@ func newRig(t *testing.T, edit func(*manifest.Manifest), opts ...engine.Option) 
 	}
 	r := &rig{st: st, eng: eng, ring: receipt.Keyring{d.Signer.KeyID(): d.Signer.PublicKey()}, calls: filepath.Join(t.TempDir(), "calls")}
 	bin := server(t)
-	up := &mcp.CommandTransport{Command: exec.Command(bin, "-calls", r.calls)}
+	up := &mcp.CommandTransport{Command: exec.Command(bin, append([]string{"-calls", r.calls}, serverFlags...)...)}
 	r.proxy, err = Connect(context.Background(), Config{Engine: eng, Server: "filesystem", Upstream: up, URI: bin, Transport: "stdio"}, "")
 	if err != nil {
 		t.Fatal(err)
@@ -304,5 +310,68 @@ func TestASecretInAResultIsRedactedAndSealed(t *testing.T) {
 	}
 	if !sealed {
 		t.Fatal("the result is not recorded sealed")
+	}
+}
+
+// TestRugPull: the server changes one field of read_file's input schema
+// (not its description) after its first list. The next list leaves the
+// tool out, its call is denied TOOL_CHANGED without reaching the server,
+// and once an approver answers the recorded re-declaration the tool is
+// pinned as it now is and its call goes through.
+func TestRugPull(t *testing.T) {
+	r := newRigWith(t, nil, []string{"-rug-pull"})
+	cs := r.client(t, "2026-07-28")
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range tools.Tools {
+		if tool.Name == "read_file" {
+			t.Fatal("the changed tool is still listed")
+		}
+	}
+	if len(tools.Tools) != 3 {
+		t.Fatalf("%d tools listed", len(tools.Tools))
+	}
+	res, text := call(t, cs, "read_file", map[string]any{"path": "README.md"})
+	if !res.IsError || !strings.Contains(text, "deny (TOOL_CHANGED)") {
+		t.Fatalf("a call to the changed tool: %v %q", res.IsError, text)
+	}
+	if len(r.called(t)) != 0 {
+		t.Fatal("the changed tool's call reached the server")
+	}
+	pending := r.eng.Pending("default")
+	if len(pending) != 1 || pending[0].HookPoint != "PreMCPConnect" || pending[0].ReasonCode != "TOOL_CHANGED" {
+		t.Fatalf("pending: %+v", pending)
+	}
+	if _, err := r.eng.Resolve(context.Background(), "default", pending[0].PendingID, "approved", pending[0].ActionSHA256,
+		receipt.Authenticated{Principal: "oncall@shop.example", By: "token:oncall"}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); r.proxy.toolPin("read_file")["status"] != "pinned"; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the approval never re-pinned the tool")
+		}
+	}
+	if tools, err = cs.ListTools(context.Background(), nil); err != nil || len(tools.Tools) != 4 {
+		t.Fatalf("after re-pinning: %v %d tools", err, len(tools.Tools))
+	}
+	if res, text = call(t, cs, "read_file", map[string]any{"path": "README.md"}); res.IsError {
+		t.Fatalf("after re-pinning: %q", text)
+	}
+	if got := r.called(t); len(got) != 1 || got[0] != "read_file" {
+		t.Fatalf("the server received %v", got)
+	}
+	types, envs := r.recorded(t)
+	joined := strings.Join(types, " ")
+	if !strings.Contains(joined, "PreMCPConnect Verdict PreMCPConnect Verdict PreToolUse Verdict Resolution") {
+		t.Fatalf("recorded %v", types)
+	}
+	found := false
+	for _, e := range envs {
+		found = found || (e.EventType() == "PreMCPConnect" && strings.Contains(string(e.Payload()), `"tool_changes":{"added":[],"changed":["read_file"],"removed":[]}`))
+	}
+	if !found {
+		t.Fatal("the change is not on record")
 	}
 }

@@ -30,6 +30,21 @@ signals contains sig(3, "EGRESS_UNLISTED", "ask", "STEP_UP", "network_egress", "
 	not regex.match(m.denied_domains_re, h)
 }
 
+# Tool pinning (the MCP gateway, mcpproxy): a server whose tools changed
+# since they were pinned, or that offers new ones after its first list, is
+# asked about; an approval re-pins them. Meanwhile the gateway hides them
+# and its calls to them are denied (TOOL_CHANGED in tool.rego).
+
+signals contains sig(3.5, "TOOL_CHANGED", "ask", "STEP_UP", "supply_chain", "warning", sprintf("tool %s of MCP server %s changed since it was pinned", [t, input.event.server_id]), [t], 1) if {
+	input.event.hook_point == "PreMCPConnect"
+	some t in object.get(object.get(input.event, "tool_changes", {}), "changed", [])
+}
+
+signals contains sig(3.6, "TOOL_ADDED", "ask", "STEP_UP", "supply_chain", "warning", sprintf("tool %s appeared on MCP server %s after its tools were pinned", [t, input.event.server_id]), [t], 1) if {
+	input.event.hook_point == "PreMCPConnect"
+	some t in object.get(object.get(input.event, "tool_changes", {}), "added", [])
+}
+
 # Skills and plugins: trusted sources only; a trusted skill from the project
 # loads without its hooks.
 

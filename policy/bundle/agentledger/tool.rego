@@ -94,6 +94,19 @@ signals contains sig(1, "DOWNLOAD_EXEC", "deny", "DENY", "supply_chain", "critic
 	p in object.get(input.snapshot, "downloaded", [])
 }
 
+# A tool the MCP gateway holds in quarantine — changed since it was pinned,
+# or new and not yet approved — is never called until an approver re-pins
+# it (the gateway's PreMCPConnect ask).
+signals contains sig(1.1, "TOOL_CHANGED", "deny", "DENY", "supply_chain", "critical", sprintf("tool %s changed since it was pinned: quarantined until an approver re-pins it", [input.event.tool_name_native]), [input.event.tool_name_native], 1) if {
+	input.event.hook_point == "PreToolUse"
+	input.event.tool_pin.status == "changed"
+}
+
+signals contains sig(1.1, "TOOL_CHANGED", "deny", "DENY", "supply_chain", "critical", sprintf("tool %s appeared after the server's tools were pinned: quarantined until an approver pins it", [input.event.tool_name_native]), [input.event.tool_name_native], 1) if {
+	input.event.hook_point == "PreToolUse"
+	input.event.tool_pin.status == "unpinned"
+}
+
 # An MCP server the manifest does not name (mcp.allowed_servers, or a tool
 # entry mcp__SERVER__...) is asked about.
 signals contains sig(10.5, "MCP_UNDECLARED", "ask", "STEP_UP", "tool_execution", "warning", sprintf("MCP server %s is not declared in manifest %s", [input.action.mcp_server, input.manifest.name]), [input.action.mcp_server], 1) if {

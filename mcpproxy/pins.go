@@ -1,0 +1,196 @@
+package mcpproxy
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/ledger"
+)
+
+// Tool pinning. The first list of the server's tools pins each tool: the
+// SHA-256 of the JCS form (RFC 8785) of its whole entry — name,
+// description, input and output schemas, annotations — recorded in the
+// connection's PreMCPConnect (tool_pins). Each later list is compared with
+// the pins: a tool whose entry changed, or one that appeared, is
+// quarantined — left out of the list the client gets, and its calls denied
+// (TOOL_CHANGED, from the PreToolUse's tool_pin) — and the server is
+// declared again (PreMCPConnect with tool_changes), which the policy asks
+// about. An approver's resolution of that ask re-pins the tools and lifts
+// the quarantine. A tool that disappeared is recorded (removed).
+
+// pin is a tool's digest.
+func pin(t *mcp.Tool) string {
+	raw, err := json.Marshal(t)
+	if err != nil {
+		return ""
+	}
+	canon, err := ledger.Canonicalize(raw, ledger.Limits{})
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(canon)
+	return hex.EncodeToString(sum[:])
+}
+
+// quarantined is a tool held back: why ("changed" or "unpinned") and its
+// current digest.
+type quarantined struct {
+	status, current string
+}
+
+// pinAll pins the first list.
+func (p *Proxy) pinAll(tools []*mcp.Tool) map[string]any {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pins = map[string]string{}
+	p.quarantine = map[string]quarantined{}
+	out := map[string]any{}
+	for _, t := range tools {
+		p.pins[t.Name] = pin(t)
+		out[t.Name] = p.pins[t.Name]
+	}
+	return out
+}
+
+// changes compares a list with the pins, quarantining what changed or
+// appeared since. It returns what is new to record (nil: nothing), and
+// the list the client may see.
+func (p *Proxy) changes(tools []*mcp.Tool) (map[string]any, []*mcp.Tool, map[string]string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var changed, added, removed []any
+	current := map[string]string{}
+	var visible []*mcp.Tool
+	for _, t := range tools {
+		d := pin(t)
+		current[t.Name] = d
+		pinned, known := p.pins[t.Name]
+		switch {
+		case known && pinned == d:
+			delete(p.quarantine, t.Name) // back as pinned
+			visible = append(visible, t)
+			continue
+		case p.quarantine[t.Name].current == d:
+			continue // already held and recorded
+		case known:
+			p.quarantine[t.Name] = quarantined{"changed", d}
+			changed = append(changed, t.Name)
+		default:
+			p.quarantine[t.Name] = quarantined{"unpinned", d}
+			added = append(added, t.Name)
+		}
+	}
+	for name := range p.pins {
+		if _, ok := current[name]; !ok && !slices.Contains(p.gone, name) {
+			p.gone = append(p.gone, name)
+			removed = append(removed, name)
+		}
+	}
+	if changed == nil && added == nil && removed == nil {
+		return nil, visible, current
+	}
+	sortAny := func(xs []any) []any {
+		slices.SortFunc(xs, func(a, b any) int { return strings.Compare(a.(string), b.(string)) })
+		if xs == nil {
+			return []any{}
+		}
+		return xs
+	}
+	return map[string]any{"changed": sortAny(changed), "added": sortAny(added), "removed": sortAny(removed)}, visible, current
+}
+
+// toolPin is what a PreToolUse says of its tool's pin.
+func (p *Proxy) toolPin(name string) map[string]any {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if q, ok := p.quarantine[name]; ok {
+		return map[string]any{"status": q.status, "pinned": p.pins[name], "current": q.current}
+	}
+	return map[string]any{"status": "pinned", "pinned": p.pins[name]}
+}
+
+// tools lists the upstream's tools for the client: changes since the
+// pins are recorded and judged, and what is quarantined is left out.
+func (p *Proxy) tools(ctx context.Context) ([]*mcp.Tool, error) {
+	list, err := p.listUpstream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	changes, visible, current := p.changes(list)
+	if changes == nil {
+		return visible, nil
+	}
+	pins := map[string]any{}
+	for k, v := range current {
+		pins[k] = v
+	}
+	st, err := p.decide(ctx, p.event("PreMCPConnect", map[string]any{"server_id": p.cfg.Server, "transport": p.cfg.Transport,
+		"server_uri": p.cfg.URI, "source": p.cfg.Source, "declared_tools": names(list), "tool_pins": pins, "tool_changes": changes}))
+	if err != nil {
+		return nil, err
+	}
+	if st.Record.Verdict.Decision == aarts.Ask && st.PendingID != "" {
+		go p.repinWhenApproved(st.PendingID, current)
+	}
+	return visible, nil
+}
+
+// repinWhenApproved waits for an approver to answer the re-declaration;
+// approved, the quarantined tools are pinned as they now are, and the
+// client is told the list changed.
+func (p *Proxy) repinWhenApproved(id string, current map[string]string) {
+	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.HoldFor)
+	defer cancel()
+	for ctx.Err() == nil {
+		status, err := p.cfg.Engine.WaitPending(ctx, p.cfg.Tenant, id, 30*time.Second)
+		if err != nil {
+			return
+		}
+		switch status.Status {
+		case "open":
+			continue
+		case "approved", "allow_always", "allow_similar":
+			p.mu.Lock()
+			for name, q := range p.quarantine {
+				if current[name] == q.current {
+					p.pins[name] = q.current
+					delete(p.quarantine, name)
+				}
+			}
+			p.mu.Unlock()
+			p.listChanged()
+		}
+		return
+	}
+}
+
+// listChanged tells connected clients that the tool list changed. The
+// SDK sends notifications/tools/list_changed when a server's own tools
+// change, and has no other way to send it: a placeholder tool is added
+// and removed (the proxy answers tools/list itself, so no client ever sees
+// it), which the SDK reports as one change.
+func (p *Proxy) listChanged() {
+	if p.server == nil {
+		return
+	}
+	const placeholder = "agentledger.tools-changed"
+	p.server.AddTool(&mcp.Tool{Name: placeholder, InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return refused("not a tool"), nil })
+	p.server.RemoveTools(placeholder)
+}
+
+func names(tools []*mcp.Tool) []any {
+	out := make([]any, 0, len(tools))
+	for _, t := range tools {
+		out = append(out, t.Name)
+	}
+	return out
+}
