@@ -183,7 +183,9 @@ func (p *Proxy) listChanged() {
 	}
 	const placeholder = "agentledger.tools-changed"
 	p.server.AddTool(&mcp.Tool{Name: placeholder, InputSchema: map[string]any{"type": "object"}},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return refused("not a tool"), nil })
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return refused("not a tool"), nil
+		})
 	p.server.RemoveTools(placeholder)
 }
 
