@@ -83,6 +83,15 @@ type Proxy struct {
 // is named session (a fresh one when empty), with its connection recorded
 // and judged. A server the manifest does not allow is refused here.
 func Connect(ctx context.Context, cfg Config, session string) (*Proxy, error) {
+	named := "client"
+	if session == "" {
+		session, named = newSessionID(cfg.Server), "connection"
+	}
+	return connect(ctx, cfg, session, named)
+}
+
+// connect is Connect with the session's name and how it was named.
+func connect(ctx context.Context, cfg Config, session, named string) (*Proxy, error) {
 	if cfg.Engine == nil || cfg.Upstream == nil || cfg.Server == "" {
 		return nil, errors.New("mcpproxy: an engine, an upstream and a server name are required")
 	}
@@ -97,10 +106,6 @@ func Connect(ctx context.Context, cfg Config, session string) (*Proxy, error) {
 	}
 	if cfg.HoldFor <= 0 {
 		cfg.HoldFor = cfg.Engine.PendingTimeout() + 5*time.Second
-	}
-	named := "client"
-	if session == "" {
-		session, named = newSessionID(cfg.Server), "connection"
 	}
 	p := &Proxy{cfg: cfg, session: session}
 	client := mcp.NewClient(&mcp.Implementation{Name: HostID, Version: engine.Version}, nil)
@@ -148,44 +153,56 @@ func (p *Proxy) Close(ctx context.Context) error {
 // newServer is the client-facing server: the upstream's capabilities, and
 // every request through the mediation.
 func (p *Proxy) newServer(init *mcp.InitializeResult) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: HostID + ":" + p.cfg.Server, Version: engine.Version}, serverOptions(init))
+	s.AddReceivingMiddleware(p.mediate)
+	return s
+}
+
+// serverOptions offer the client what the upstream offers.
+func serverOptions(init *mcp.InitializeResult) *mcp.ServerOptions {
 	opts := &mcp.ServerOptions{HasTools: true}
 	if init != nil && init.Capabilities != nil {
 		caps := *init.Capabilities
 		opts.Capabilities = &caps
 		opts.Instructions = init.Instructions
 	}
-	s := mcp.NewServer(&mcp.Implementation{Name: HostID + ":" + p.cfg.Server, Version: engine.Version}, opts)
-	s.AddReceivingMiddleware(p.mediate)
-	return s
+	return opts
 }
 
 // mediate puts each request from the client through the engine.
 func (p *Proxy) mediate(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		switch method {
-		case "tools/list":
-			tools, err := p.tools(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return &mcp.ListToolsResult{Tools: tools}, nil
-		case "tools/call":
-			params, _ := req.GetParams().(*mcp.CallToolParamsRaw)
-			if params == nil {
-				return nil, errors.New("tools/call: no params")
-			}
-			return p.call(ctx, params)
-		case "resources/list":
-			return p.upstream.ListResources(ctx, paramsOf[*mcp.ListResourcesParams](req))
-		case "resources/read":
-			return p.upstream.ReadResource(ctx, paramsOf[*mcp.ReadResourceParams](req))
-		case "prompts/list":
-			return p.upstream.ListPrompts(ctx, paramsOf[*mcp.ListPromptsParams](req))
-		case "prompts/get":
-			return p.upstream.GetPrompt(ctx, paramsOf[*mcp.GetPromptParams](req))
-		}
-		return next(ctx, method, req)
+		return p.handle(ctx, method, req, next)
 	}
+}
+
+// handle answers one request of the client: tools through the mediation,
+// resources and prompts from the upstream, anything else by next (the
+// SDK's own: discovery, initialize, ping).
+func (p *Proxy) handle(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	switch method {
+	case "tools/list":
+		tools, err := p.tools(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.ListToolsResult{Tools: tools}, nil
+	case "tools/call":
+		params, _ := req.GetParams().(*mcp.CallToolParamsRaw)
+		if params == nil {
+			return nil, errors.New("tools/call: no params")
+		}
+		return p.call(ctx, params)
+	case "resources/list":
+		return p.upstream.ListResources(ctx, paramsOf[*mcp.ListResourcesParams](req))
+	case "resources/read":
+		return p.upstream.ReadResource(ctx, paramsOf[*mcp.ReadResourceParams](req))
+	case "prompts/list":
+		return p.upstream.ListPrompts(ctx, paramsOf[*mcp.ListPromptsParams](req))
+	case "prompts/get":
+		return p.upstream.GetPrompt(ctx, paramsOf[*mcp.GetPromptParams](req))
+	}
+	return next(ctx, method, req)
 }
 
 func paramsOf[P any](req mcp.Request) P {

@@ -375,3 +375,96 @@ func TestRugPull(t *testing.T) {
 		t.Fatal("the change is not on record")
 	}
 }
+
+// bearer adds a token (and a session key, when given) to every request.
+type bearer struct {
+	token, key string
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	if b.key != "" {
+		r.Header.Set(HeaderSession, b.key)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestGatewayOverHTTP serves the proxy over Streamable HTTP with bearer
+// auth: each revision's client gets the allowed call answered and the
+// denied one refused before the server; sessions are named as documented
+// (a 2026-07-28 client's key, an older client's Mcp-Session-Id); a request
+// without a host token is refused.
+func TestGatewayOverHTTP(t *testing.T) {
+	r := newRig(t, nil)
+	tokens := filepath.Join(t.TempDir(), "tokens.json")
+	sum := sha256.Sum256([]byte("host-token"))
+	sum2 := sha256.Sum256([]byte("auditor-token"))
+	os.WriteFile(tokens, []byte(`{"tokens":[{"sha256":"`+hex.EncodeToString(sum[:])+`","tenant":"acme","role":"host","name":"agent"},`+
+		`{"sha256":"`+hex.EncodeToString(sum2[:])+`","tenant":"acme","role":"auditor","name":"audit"}]}`), 0o600)
+	tk, err := engine.LoadTokens(tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := server(t)
+	g, err := NewGateway(context.Background(), Config{Engine: r.eng, Server: "filesystem", URI: bin, Transport: "stdio"},
+		func() (mcp.Transport, error) { return &mcp.CommandTransport{Command: exec.Command(bin, "-calls", r.calls)}, nil }, tk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(g.Handler())
+	defer srv.Close()
+	defer g.Close(context.Background())
+	for _, c := range []struct{ version, key, named string }{{"2026-07-28", "build-42", "client"}, {"2025-11-25", "", "mcp_session_id"}} {
+		t.Run(c.version, func(t *testing.T) {
+			transport := &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: &http.Client{Transport: bearer{"host-token", c.key}}}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), transport,
+				&mcp.ClientSessionOptions{ProtocolVersion: c.version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			if res, text := call(t, cs, "read_file", map[string]any{"path": "README.md"}); res.IsError || !strings.Contains(text, "A small web shop") {
+				t.Fatalf("allowed call: %q", text)
+			}
+			if res, text := call(t, cs, "read_file", map[string]any{"path": "/home/dev/.ssh/id_rsa"}); !res.IsError || !strings.Contains(text, "deny") {
+				t.Fatalf("denied call: %q", text)
+			}
+		})
+	}
+	if got := strings.Join(r.called(t), " "); got != "read_file read_file" {
+		t.Fatalf("the server received %q", got)
+	}
+	infos, err := r.st.Sessions(context.Background(), store.Filter{Tenant: "acme"})
+	if err != nil || len(infos) != 2 {
+		t.Fatalf("sessions: %v %+v", err, infos)
+	}
+	named := map[string]bool{}
+	for _, info := range infos {
+		r.st.ReadSession(context.Background(), info.Key(), func(m store.Msg) error {
+			for _, n := range []string{"client", "mcp_session_id"} {
+				if strings.Contains(string(m.Data), `"session_named_by":"`+n+`"`) {
+					named[n] = true
+				}
+			}
+			return nil
+		})
+	}
+	if !named["client"] || !named["mcp_session_id"] {
+		t.Fatalf("how the sessions were named is not on record: %v", named)
+	}
+	for _, tok := range []string{"", "auditor-token"} {
+		req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 401 && resp.StatusCode != 403 {
+			t.Fatalf("token %q: %d", tok, resp.StatusCode)
+		}
+	}
+}

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -20,19 +23,27 @@ import (
 func mcpProxyCommand(a *app) *cli.Command {
 	return cmdline.WithGlobals(&cli.Command{
 		Name:      "mcp-proxy",
-		Usage:     "stand between an MCP client and an MCP server on stdio: every tool call judged and recorded",
-		ArgsUsage: "[--name SERVER] -- CMD [ARGS...]",
+		Usage:     "stand between an MCP client and an MCP server: every tool call judged and recorded",
+		ArgsUsage: "[--name SERVER] [--listen ADDR --tokens FILE] [--upstream URL | -- CMD [ARGS...]]",
 		Description: "A client starts engine mcp-proxy where it would start the server: the proxy starts\n" +
 			"CMD ARGS as the real server and relays, recording the connection (PreMCPConnect) and\n" +
 			"every tools/call (PreToolUse, then PostToolUse with the result) as one session of the\n" +
 			"ledger, judged by the policy and manifest. A denied call never reaches the server; the\n" +
 			"client gets a tool result with isError and the reason. An ask is held for an approver\n" +
-			"(engine serve's /v1/resolutions, or its inbox) until the pending timeout.",
+			"(engine serve's /v1/resolutions, or its inbox) until the pending timeout.\n\n" +
+			"With --listen, the proxy serves Streamable HTTP (path /) to clients with a host bearer\n" +
+			"token (--tokens, as engine serve), reaching the server at --upstream URL or by running\n" +
+			"CMD once per session.",
 		Flags: append(policyFlags(),
 			&cli.StringFlag{Name: "name", Usage: "the server's `NAME` (tools are mcp__NAME__TOOL; default: the command's base name)"},
 			&cli.StringFlag{Name: "source", Value: "user", Usage: "where the server's configuration came from, as the manifest's mcp.trusted_sources name it"},
 			&cli.DurationFlag{Name: "pending-timeout", Value: engine.DefaultPendingTimeout, Usage: "how long an ask waits for an approver before it is recorded as a timeout (deny)"},
 			&cli.StringFlag{Name: "signing-key", Usage: "Ed25519 PKCS#8 PEM `FILE` that signs receipts (default: DATA/keys)"},
+			&cli.StringFlag{Name: "listen", Usage: "serve Streamable HTTP on `HOST:PORT` instead of stdio"},
+			&cli.StringFlag{Name: "tokens", EnvVars: []string{"ENGINE_TOKENS"}, Usage: "bearer tokens `FILE` for --listen (host tokens may connect)"},
+			&cli.StringFlag{Name: "upstream", Usage: "the real server's Streamable HTTP `URL` (instead of a command)"},
+			&cli.StringFlag{Name: "tls-cert", Usage: "serve --listen over TLS with this certificate chain PEM `FILE` (with --tls-key)"},
+			&cli.StringFlag{Name: "tls-key", Usage: "the TLS private key PEM `FILE` of --tls-cert"},
 		),
 		Action: a.mcpProxy,
 	})
@@ -40,28 +51,88 @@ func mcpProxyCommand(a *app) *cli.Command {
 
 func (a *app) mcpProxy(c *cli.Context) error {
 	args := c.Args().Slice()
-	if len(args) == 0 {
-		return cmdline.Usage(errors.New("mcp-proxy needs the server's command: engine mcp-proxy [--name SERVER] -- CMD [ARGS...]"))
+	if (len(args) == 0) == (c.String("upstream") == "") {
+		return cmdline.Usage(errors.New("mcp-proxy needs the server: -- CMD [ARGS...], or --upstream URL with --listen"))
+	}
+	if c.String("upstream") != "" && c.String("listen") == "" {
+		return cmdline.Usage(errors.New("--upstream is for --listen (on stdio, give the server's command after --)"))
 	}
 	name := c.String("name")
-	if name == "" {
+	switch {
+	case name == "" && len(args) > 0:
 		name = strings.TrimSuffix(filepath.Base(args[0]), filepath.Ext(args[0]))
+	case name == "":
+		return cmdline.Usage(errors.New("--upstream needs --name SERVER"))
 	}
 	e, closeStore, err := a.recordingEngine(c)
 	if err != nil {
 		return err
 	}
 	defer closeStore()
+	cfg := mcpproxy.Config{Engine: e, Tenant: c.String("tenant"), Server: name, Source: c.String("source"), URI: strings.Join(args, " "), Transport: "stdio"}
+	if c.String("listen") != "" {
+		return a.mcpGateway(c, cfg, args)
+	}
 	cmd := exec.CommandContext(c.Context, args[0], args[1:]...)
 	cmd.Stderr = a.stderr
-	p, err := mcpproxy.Connect(c.Context, mcpproxy.Config{Engine: e, Tenant: c.String("tenant"), Server: name, Source: c.String("source"),
-		Upstream: &mcp.CommandTransport{Command: cmd}, URI: strings.Join(args, " "), Transport: "stdio"}, "")
+	cfg.Upstream = &mcp.CommandTransport{Command: cmd}
+	p, err := mcpproxy.Connect(c.Context, cfg, "")
 	if err != nil {
 		return cmdline.Unavailable(err)
 	}
 	fmt.Fprintf(a.stderr, "engine: mcp-proxy: %s is session %s\n", name, p.Session())
 	runErr := p.Server().Run(c.Context, &mcp.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}})
 	return errors.Join(runErr, p.Close(c.Context))
+}
+
+// mcpGateway serves the proxy over Streamable HTTP until interrupted.
+func (a *app) mcpGateway(c *cli.Context, cfg mcpproxy.Config, args []string) error {
+	if c.String("tokens") == "" {
+		return cmdline.Usage(errors.New("--listen needs --tokens FILE (host tokens connect)"))
+	}
+	tokens, err := engine.LoadTokens(c.String("tokens"))
+	if err != nil {
+		return cmdline.Usage(err)
+	}
+	tlsConf, err := tlsConfig(c.String("tls-cert"), c.String("tls-key"))
+	if err != nil {
+		return err
+	}
+	upstream := func() (mcp.Transport, error) {
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Stderr = a.stderr
+		return &mcp.CommandTransport{Command: cmd}, nil
+	}
+	if u := c.String("upstream"); u != "" {
+		cfg.URI, cfg.Transport = u, "streamable_http"
+		upstream = func() (mcp.Transport, error) { return &mcp.StreamableClientTransport{Endpoint: u}, nil }
+	}
+	g, err := mcpproxy.NewGateway(c.Context, cfg, upstream, tokens)
+	if err != nil {
+		return cmdline.Unavailable(err)
+	}
+	defer g.Close(context.WithoutCancel(c.Context))
+	ln, err := net.Listen("tcp", c.String("listen"))
+	if err != nil {
+		return cmdline.Usage(err)
+	}
+	srv := engine.NewHTTPServer(c.String("listen"), g.Handler())
+	srv.WriteTimeout = 0 // an ask is held while an approver answers
+	go func() {
+		<-c.Context.Done()
+		srv.Close()
+	}()
+	fmt.Fprintf(a.stderr, "engine: mcp-proxy: %s on %s\n", cfg.Server, ln.Addr())
+	if tlsConf != nil {
+		srv.TLSConfig = tlsConf
+		err = srv.ServeTLS(ln, "", "")
+	} else {
+		err = srv.Serve(ln)
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
 }
 
 type nopWriteCloser struct{ io.Writer }

@@ -1,0 +1,168 @@
+package mcpproxy
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentledger/agentledger/engine"
+)
+
+// HeaderSession is the header a client of the stateless revision
+// (2026-07-28) may send to keep its calls in one agentledger session:
+// the session is its key under the caller's tenant.
+const HeaderSession = "X-Agentledger-Session"
+
+// Gateway serves the proxy over Streamable HTTP to any number of clients,
+// each authenticated by a bearer token of role host, as on the engine's
+// API. How a client's calls are gathered into agentledger sessions, and
+// the record's SessionStart says which:
+//   - client: a 2026-07-28 client's X-Agentledger-Session key (per tenant);
+//   - mcp_session_id: a client of the session revisions (2025-11-25 and
+//     before), one session per Mcp-Session-Id;
+//   - connection: a stateless client without a key, one session per TCP
+//     connection.
+//
+// Each agentledger session has its own connection to the upstream.
+type Gateway struct {
+	cfg Config
+	// Upstream returns a fresh transport to the real server for each
+	// session.
+	upstream func() (mcp.Transport, error)
+	tokens   *engine.Tokens
+	server   *mcp.Server
+
+	mu      sync.Mutex
+	proxies map[string]*Proxy
+}
+
+// NewGateway probes the upstream once (for the capabilities it offers) and
+// returns a Gateway. tokens authenticate the clients; nil refuses every
+// request.
+func NewGateway(ctx context.Context, cfg Config, upstream func() (mcp.Transport, error), tokens *engine.Tokens) (*Gateway, error) {
+	t, err := upstream()
+	if err != nil {
+		return nil, err
+	}
+	probe, err := mcp.NewClient(&mcp.Implementation{Name: HostID, Version: engine.Version}, nil).Connect(ctx, t, nil)
+	if err != nil {
+		return nil, fmt.Errorf("mcpproxy: connect to %s: %w", cfg.Server, err)
+	}
+	init := probe.InitializeResult()
+	probe.Close()
+	g := &Gateway{cfg: cfg, upstream: upstream, tokens: tokens, proxies: map[string]*Proxy{}}
+	g.server = mcp.NewServer(&mcp.Implementation{Name: HostID + ":" + cfg.Server, Version: engine.Version}, serverOptions(init))
+	g.server.AddReceivingMiddleware(g.mediate)
+	return g, nil
+}
+
+// Handler is the gateway's HTTP handler (the MCP endpoint).
+func (g *Gateway) Handler() http.Handler {
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, nil)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		p, ok := g.tokens.Lookup(strings.TrimSpace(token))
+		if !ok {
+			http.Error(w, "a valid bearer token is required", http.StatusUnauthorized)
+			return
+		}
+		if p.Role != engine.RoleHost {
+			http.Error(w, "this token's role is "+p.Role+"; the MCP gateway needs a host token", http.StatusForbidden)
+			return
+		}
+		if k := r.Header.Get(HeaderSession); k != "" && !validKey.MatchString(k) {
+			http.Error(w, HeaderSession+": want 1 to 64 of A-Z a-z 0-9 . _ -", http.StatusBadRequest)
+			return
+		}
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), remoteKey{}, r.RemoteAddr)))
+	})
+}
+
+type remoteKey struct{}
+
+var validKey = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// mediate finds each request's session and hands the request to its
+// proxy.
+func (g *Gateway) mediate(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "tools/list", "tools/call", "resources/list", "resources/read", "prompts/list", "prompts/get":
+		default:
+			return next(ctx, method, req)
+		}
+		p, err := g.proxyFor(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return p.handle(ctx, method, req, next)
+	}
+}
+
+// proxyFor is the proxy of a request's agentledger session, connected on
+// its first request.
+func (g *Gateway) proxyFor(ctx context.Context, req mcp.Request) (*Proxy, error) {
+	extra := req.GetExtra()
+	if extra == nil {
+		return nil, errors.New("mcpproxy: a request without its HTTP context")
+	}
+	token, _ := strings.CutPrefix(extra.Header.Get("Authorization"), "Bearer ")
+	principal, ok := g.tokens.Lookup(strings.TrimSpace(token))
+	if !ok {
+		return nil, errors.New("mcpproxy: not authenticated")
+	}
+	var key, named string
+	switch {
+	case extra.Header.Get(HeaderSession) != "":
+		key, named = extra.Header.Get(HeaderSession), "client"
+	case req.GetSession().ID() != "":
+		key, named = "sid-"+digest(req.GetSession().ID()), "mcp_session_id"
+	default:
+		remote, _ := ctx.Value(remoteKey{}).(string)
+		key, named = "conn-"+digest(remote), "connection"
+	}
+	session := "mcp-" + g.cfg.Server + "-" + key
+	id := principal.Tenant + "/" + session
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if p := g.proxies[id]; p != nil {
+		return p, nil
+	}
+	t, err := g.upstream()
+	if err != nil {
+		return nil, err
+	}
+	cfg := g.cfg
+	cfg.Tenant, cfg.Upstream = principal.Tenant, t
+	p, err := connect(context.WithoutCancel(ctx), cfg, session, named)
+	if err != nil {
+		return nil, err
+	}
+	g.proxies[id] = p
+	return p, nil
+}
+
+// Close ends every session.
+func (g *Gateway) Close(ctx context.Context) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var errs []error
+	for id, p := range g.proxies {
+		errs = append(errs, p.Close(ctx))
+		delete(g.proxies, id)
+	}
+	return errors.Join(errs...)
+}
+
+func digest(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:8])
+}
