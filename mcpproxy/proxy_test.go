@@ -408,7 +408,9 @@ func TestGatewayOverHTTP(t *testing.T) {
 	}
 	bin := server(t)
 	g, err := NewGateway(context.Background(), Config{Engine: r.eng, Server: "filesystem", URI: bin, Transport: "stdio"},
-		func() (mcp.Transport, error) { return &mcp.CommandTransport{Command: exec.Command(bin, "-calls", r.calls)}, nil }, tk)
+		func() (mcp.Transport, error) {
+			return &mcp.CommandTransport{Command: exec.Command(bin, "-calls", r.calls)}, nil
+		}, tk)
 	if err != nil {
 		t.Fatal(err)
 	}
