@@ -121,7 +121,7 @@ func Build(in Input) *View {
 		row := Row{Seq: e.Seq(), Time: stamp(e.TsUnixMs()), Type: e.EventType(), Hash: e.Hash(), Payload: string(r.Shown), Fault: bySeq[e.Seq()]}
 		describe(&row, r.Shown, v)
 		if row.Kind == "verdict" && row.Receipt == "" {
-			row.Receipt = receiptState(in, row, bySeq)
+			row.Receipt = receiptState(in, r.Shown, row.Seq, bySeq)
 		}
 		if folding {
 			next, err := reducer.Apply(snap, e)
@@ -190,14 +190,16 @@ func receiptsStatus(in Input, v *View) Status {
 	return Status{State: "ok", Detail: fmt.Sprintf("%d receipts verify with key %s", n, strings.Join(slices.Sorted(maps.Keys(in.Keys)), ", "))}
 }
 
-func receiptState(in Input, row Row, bySeq map[uint64]string) string {
+// receiptState says whether a verdict's receipt verifies, from its payload
+// as recorded (not the redacted text the page shows).
+func receiptState(in Input, shown []byte, seq uint64, bySeq map[uint64]string) string {
 	var rec struct {
 		Receipt json.RawMessage `json:"receipt"`
 	}
-	if json.Unmarshal([]byte(row.Payload), &rec) != nil || len(rec.Receipt) == 0 {
+	if json.Unmarshal(shown, &rec) != nil || len(rec.Receipt) == 0 {
 		return "none"
 	}
-	if f := bySeq[row.Seq]; f != "" {
+	if f := bySeq[seq]; f != "" {
 		return f
 	}
 	if len(in.Keys) == 0 {

@@ -58,6 +58,11 @@ func TestEveryRecordKindIsShown(t *testing.T) {
 	if v.Receipts.State != "unknown" || !strings.Contains(v.Receipts.Detail, "not checked") {
 		t.Errorf("receipts without a key: %+v", v.Receipts)
 	}
+	for _, r := range v.Rows {
+		if r.Kind == "verdict" && strings.Contains(r.Payload, `"receipt"`) && r.Receipt != "not checked" {
+			t.Errorf("seq %d: receipt %q", r.Seq, r.Receipt)
+		}
+	}
 	var b bytes.Buffer
 	if err := WriteHTML(&b, v); err != nil {
 		t.Fatal(err)
