@@ -130,8 +130,3 @@ func (e *Engine) ShownSnapshot(s reducer.Snapshot) ([]byte, error) {
 	}
 	return json.Marshal(e.shown(v))
 }
-
-// Withheld is the withheld form of a denied tool result (what a host that
-// can replace the result is given), nil when st is not a denied
-// PostToolUse.
-func Withheld(st *decide.Step) json.RawMessage { return withheld(st) }

@@ -129,7 +129,9 @@ func (g *Gateway) proxyFor(ctx context.Context, req mcp.Request) (*Proxy, error)
 		remote, _ := ctx.Value(remoteKey{}).(string)
 		key, named = "conn-"+digest(remote), "connection"
 	}
-	session := "mcp-" + g.cfg.Server + "-" + key
+	// Keys are the principal's own: two tokens of a tenant never share a
+	// session by choosing the same key.
+	session := "mcp-" + g.cfg.Server + "-" + digest(principal.Identity.By + "\x00" + principal.Identity.Principal)[:8] + "-" + key
 	id := principal.Tenant + "/" + session
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -141,7 +143,7 @@ func (g *Gateway) proxyFor(ctx context.Context, req mcp.Request) (*Proxy, error)
 		return nil, err
 	}
 	cfg := g.cfg
-	cfg.Tenant, cfg.Upstream = principal.Tenant, t
+	cfg.Tenant, cfg.Upstream, cfg.Auth = principal.Tenant, t, principal.Identity
 	p, err := connect(context.WithoutCancel(ctx), cfg, session, named)
 	if err != nil {
 		return nil, err

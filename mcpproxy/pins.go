@@ -137,7 +137,7 @@ func (p *Proxy) tools(ctx context.Context) ([]*mcp.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st.Record.Verdict.Decision == aarts.Ask && st.PendingID != "" {
+	if st.Decision == aarts.Ask && st.PendingID != "" {
 		go p.repinWhenApproved(st.PendingID, current)
 	}
 	return visible, nil

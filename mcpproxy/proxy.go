@@ -33,9 +33,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentledger/agentledger/aarts"
-	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/detect"
 	"github.com/agentledger/agentledger/engine"
+	"github.com/agentledger/agentledger/receipt"
 )
 
 // HostID names the proxy as the host of the events it reports.
@@ -58,6 +58,9 @@ type Config struct {
 	// Source is where the server's configuration came from, as the
 	// manifest's mcp.trusted_sources names sources (default "user").
 	Source string
+	// Auth is who the client was authenticated as (the gateway's bearer
+	// token): the identity the receipts of its calls attest.
+	Auth receipt.Authenticated
 	// Now is the clock of the events (default time.Now).
 	Now func() time.Time
 	// HoldFor bounds how long an ask is held for an approver (default:
@@ -130,9 +133,9 @@ func connect(ctx context.Context, cfg Config, session, named string) (*Proxy, er
 		up.Close()
 		return nil, err
 	}
-	if st.Record.Verdict.Decision != aarts.Allow {
+	if st.Decision != aarts.Allow {
 		up.Close()
-		return nil, fmt.Errorf("mcpproxy: the connection to %s is refused: %s (%s)", cfg.Server, st.Record.ReasonCode, strings.Join(st.Record.Verdict.Reasons, "; "))
+		return nil, fmt.Errorf("mcpproxy: the connection to %s is refused: %s (%s)", cfg.Server, st.ReasonCode, strings.Join(st.Reasons, "; "))
 	}
 	p.server = p.newServer(up.InitializeResult())
 	return p, nil
@@ -239,12 +242,12 @@ func (p *Proxy) call(ctx context.Context, params *mcp.CallToolParamsRaw) (*mcp.C
 	if err != nil {
 		return refused("agentledger: the call could not be judged, so it was not made: " + detect.Redact(err.Error())), nil
 	}
-	if st.Record.Verdict.Decision == aarts.Ask && st.PendingID != "" {
+	if st.Decision == aarts.Ask && st.PendingID != "" {
 		if st, err = p.hold(ctx, pre, st); err != nil {
 			return refused("agentledger: " + detect.Redact(err.Error())), nil
 		}
 	}
-	if st.Record.Verdict.Decision != aarts.Allow {
+	if st.Decision != aarts.Allow {
 		return refused(reason(st)), nil
 	}
 	res, err := p.upstream.CallTool(ctx, &mcp.CallToolParams{Meta: params.Meta, Name: params.Name, Arguments: args})
@@ -268,7 +271,7 @@ func (p *Proxy) call(ctx context.Context, params *mcp.CallToolParamsRaw) (*mcp.C
 		// The result cannot be recorded: it is not handed on.
 		return refused("agentledger: the result could not be recorded, so it is withheld: " + detect.Redact(err.Error())), nil
 	}
-	if post.Record.Verdict.Decision != aarts.Allow {
+	if post.Decision != aarts.Allow {
 		return withheldResult(post), nil
 	}
 	if redacted {
@@ -312,12 +315,12 @@ func redactStrings(v any) (any, bool) {
 // hold waits for an approver to resolve an ask, up to HoldFor: approved,
 // the call is judged again (the engine releases it once); otherwise the
 // answer stands as recorded (a deny or a timeout).
-func (p *Proxy) hold(ctx context.Context, pre []byte, st *decide.Step) (*decide.Step, error) {
+func (p *Proxy) hold(ctx context.Context, pre []byte, st engine.HookResponse) (engine.HookResponse, error) {
 	deadline := time.Now().Add(p.cfg.HoldFor)
 	for time.Now().Before(deadline) {
 		status, err := p.cfg.Engine.WaitPending(ctx, p.cfg.Tenant, st.PendingID, min(time.Until(deadline), 30*time.Second))
 		if err != nil {
-			return nil, fmt.Errorf("the ask could not be followed: %w", err)
+			return st, fmt.Errorf("the ask could not be followed: %w", err)
 		}
 		switch status.Status {
 		case "open":
@@ -325,19 +328,21 @@ func (p *Proxy) hold(ctx context.Context, pre []byte, st *decide.Step) (*decide.
 		case "approved", "allow_always", "allow_similar":
 			return p.decide(ctx, pre)
 		default:
-			st.Record.Verdict.Decision = aarts.Deny
-			st.Record.ReasonCode = "ASK_" + strings.ToUpper(status.Status)
+			st.Decision, st.ReasonCode = aarts.Deny, "ASK_"+strings.ToUpper(status.Status)
 			return st, nil
 		}
 	}
-	st.Record.Verdict.Decision = aarts.Deny
-	st.Record.ReasonCode = "ASK_NOT_ANSWERED"
+	st.Decision, st.ReasonCode = aarts.Deny, "ASK_NOT_ANSWERED"
 	return st, nil
 }
 
-// decide sends one event through the engine.
-func (p *Proxy) decide(ctx context.Context, ev []byte) (*decide.Step, error) {
-	return p.cfg.Engine.Decide(ctx, p.cfg.Tenant, ev)
+// decide sends one event through the engine as every transport does
+// (Engine.Answer): judged and recorded with the sender's identity; input
+// the engine refuses is recorded as Rejected, and a failure to decide as an
+// EngineFailure, both answered deny (or, in monitor mode, no decision).
+func (p *Proxy) decide(ctx context.Context, ev []byte) (engine.HookResponse, error) {
+	r := p.cfg.Engine.Answer(ctx, engine.Request{Tenant: p.cfg.Tenant, Body: ev, Auth: p.cfg.Auth})
+	return r, nil
 }
 
 // event builds a hook event of the session.
@@ -364,13 +369,12 @@ func refused(msg string) *mcp.CallToolResult {
 }
 
 // reason is a verdict as the client reads it.
-func reason(st *decide.Step) string {
-	r := st.Record
-	msg := fmt.Sprintf("agentledger: %s (%s)", r.Verdict.Decision, r.ReasonCode)
-	if len(r.Verdict.Reasons) > 0 {
-		msg += ": " + strings.Join(r.Verdict.Reasons, "; ")
+func reason(st engine.HookResponse) string {
+	msg := fmt.Sprintf("agentledger: %s (%s)", st.Decision, st.ReasonCode)
+	if len(st.Reasons) > 0 {
+		msg += ": " + strings.Join(st.Reasons, "; ")
 	}
-	if st.PendingID != "" && r.Verdict.Decision == aarts.Ask {
+	if st.PendingID != "" && st.Decision == aarts.Ask {
 		msg += " (held for an approver as pending " + st.PendingID + ")"
 	}
 	return msg
@@ -379,8 +383,8 @@ func reason(st *decide.Step) string {
 // withheldResult is the result a denied PostToolUse leaves the client:
 // the engine's withheld form (a secret redacted, anything else replaced by
 // a notice), isError set.
-func withheldResult(st *decide.Step) *mcp.CallToolResult {
-	raw := engine.Withheld(st)
+func withheldResult(st engine.HookResponse) *mcp.CallToolResult {
+	raw := st.Withheld
 	var res mcp.CallToolResult
 	if raw == nil || json.Unmarshal(raw, &res) != nil {
 		return refused(reason(st))

@@ -444,6 +444,9 @@ func TestGatewayOverHTTP(t *testing.T) {
 	named := map[string]bool{}
 	for _, info := range infos {
 		r.st.ReadSession(context.Background(), info.Key(), func(m store.Msg) error {
+			if strings.Contains(string(m.Data), `"event_type":"Verdict"`) && !strings.Contains(string(m.Data), `"authenticated_by":"token:agent"`) {
+				t.Errorf("%s: a receipt does not attest the client's token: %s", info.Session, m.Data)
+			}
 			for _, n := range []string{"client", "mcp_session_id"} {
 				if strings.Contains(string(m.Data), `"session_named_by":"`+n+`"`) {
 					named[n] = true
