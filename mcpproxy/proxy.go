@@ -127,8 +127,8 @@ func connect(ctx context.Context, cfg Config, session, named string) (*Proxy, er
 		up.Close()
 		return nil, err
 	}
-	st, err := p.decide(ctx, p.event("PreMCPConnect", map[string]any{"server_id": cfg.Server, "transport": cfg.Transport,
-		"server_uri": cfg.URI, "source": cfg.Source, "declared_tools": names(tools), "tool_pins": p.pinAll(tools)}))
+	st, err := p.decide(ctx, p.event("PreMCPConnect", withFlags(map[string]any{"server_id": cfg.Server, "transport": cfg.Transport,
+		"server_uri": cfg.URI, "source": cfg.Source, "declared_tools": names(tools), "tool_pins": p.pinAll(tools)}, tools)))
 	if err != nil {
 		up.Close()
 		return nil, err

@@ -369,10 +369,14 @@ func TestRugPull(t *testing.T) {
 	}
 	found := false
 	for _, e := range envs {
-		found = found || (e.EventType() == "PreMCPConnect" && strings.Contains(string(e.Payload()), `"tool_changes":{"added":[],"changed":["read_file"],"removed":[]}`))
+		found = found || (e.EventType() == "PreMCPConnect" && strings.Contains(string(e.Payload()), `"tool_changes":{"added":[],"changed":["read_file"],"removed":[]}`) &&
+			strings.Contains(string(e.Payload()), `"tool_flags":{"read_file":["exfiltration"]}`))
+		if e.Seq() < 4 && strings.Contains(string(e.Payload()), "tool_flags") {
+			t.Fatalf("the fixture's own tools are flagged: %s", e.Payload())
+		}
 	}
 	if !found {
-		t.Fatal("the change is not on record")
+		t.Fatal("the change, and its flag, are not on record")
 	}
 }
 
