@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/policy"
 )
 
 // Tool pinning. The first list of the server's tools pins each tool: the
@@ -125,6 +126,7 @@ func (p *Proxy) tools(ctx context.Context) ([]*mcp.Tool, error) {
 		return nil, err
 	}
 	changes, visible, current := p.changes(list)
+	visible = p.permitted(visible)
 	if changes == nil {
 		return visible, nil
 	}
@@ -187,6 +189,16 @@ func (p *Proxy) listChanged() {
 			return refused("not a tool"), nil
 		})
 	p.server.RemoveTools(placeholder)
+}
+
+// permitted keeps the tools the manifest declares (its tools: mcp_call
+// for every MCP tool, or mcp__SERVER__… names and globs): least privilege,
+// as the policy judges their calls (PERMISSION_UNDECLARED otherwise).
+func (p *Proxy) permitted(tools []*mcp.Tool) []*mcp.Tool {
+	m := p.cfg.Engine.Decider().Policy.Manifest()
+	return slices.DeleteFunc(tools, func(t *mcp.Tool) bool {
+		return !policy.ToolListed(m.Tools, aarts.ToolMCPCall, "mcp__"+p.cfg.Server+"__"+t.Name)
+	})
 }
 
 func names(tools []*mcp.Tool) []any {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -475,5 +476,39 @@ func TestGatewayOverHTTP(t *testing.T) {
 		if resp.StatusCode != 401 && resp.StatusCode != 403 {
 			t.Fatalf("token %q: %d", tok, resp.StatusCode)
 		}
+	}
+}
+
+// TestLeastPrivilege: a manifest that declares only some of a server's
+// tools (mcp__filesystem__read_* and list_dir, not mcp_call as a whole)
+// lists only those; a call to another is denied PERMISSION_UNDECLARED
+// without reaching the server.
+func TestLeastPrivilege(t *testing.T) {
+	r := newRig(t, func(m *manifest.Manifest) {
+		m.Tools = slices.DeleteFunc(m.Tools, func(s string) bool { return s == "mcp_call" })
+		m.Tools = append(m.Tools, "mcp__filesystem__read_*", "mcp__filesystem__list_dir")
+	})
+	cs := r.client(t, "2025-11-25")
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, tool := range tools.Tools {
+		listed = append(listed, tool.Name)
+	}
+	slices.Sort(listed)
+	if strings.Join(listed, " ") != "list_dir read_file" {
+		t.Fatalf("listed %v", listed)
+	}
+	res, text := call(t, cs, "create_issue", map[string]any{"title": "x"})
+	if !res.IsError || !strings.Contains(text, "deny (PERMISSION_UNDECLARED)") {
+		t.Fatalf("an undeclared tool: %q", text)
+	}
+	if res, text = call(t, cs, "list_dir", map[string]any{"path": "checkout"}); res.IsError {
+		t.Fatalf("a declared tool: %q", text)
+	}
+	if got := strings.Join(r.called(t), " "); got != "list_dir" {
+		t.Fatalf("the server received %q", got)
 	}
 }

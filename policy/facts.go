@@ -77,9 +77,17 @@ func manifestFacts(m *manifest.Manifest, domains, deniedDomains *regexp.Regexp, 
 // its canonical name, its native name, or a glob over the native name. A
 // package install is a shell call.
 func toolListed(entries []string, a *action.Analysis) bool {
+	return ToolListed(entries, a.Tool, a.ToolNative)
+}
+
+// ToolListed reports whether manifest tool entries (a manifest's tools)
+// declare a tool: by its canonical name, its native name, or a glob over
+// native names (mcp__github__*). The MCP gateway lists a server's tools by
+// it, as the policy judges their calls.
+func ToolListed(entries []string, tool, native string) bool {
 	for _, e := range entries {
-		if e == a.Tool || e == a.ToolNative || a.Tool == aarts.ToolPackageInstall && e == aarts.ToolShell ||
-			strings.ContainsAny(e, "*?") && manifest.MatchGlob(e, a.ToolNative, false) {
+		if e == tool || e == native || tool == aarts.ToolPackageInstall && e == aarts.ToolShell ||
+			strings.ContainsAny(e, "*?") && manifest.MatchGlob(e, native, false) {
 			return true
 		}
 	}
