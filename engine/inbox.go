@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -292,7 +293,7 @@ func (in *inbox) list(w http.ResponseWriter, r *http.Request) {
 	for _, a := range in.s.cfg.Engine.Pending(c.p.Tenant) {
 		input, _ := json.MarshalIndent(a.ToolInput, "", "  ")
 		left := time.UnixMilli(a.ExpiresUnixMs).Sub(now).Round(time.Second)
-		ask := inboxAsk{PendingApproval: a, Action: detect.Redact(actionText(a)), Input: detect.RedactJSONText(string(input)),
+		ask := inboxAsk{PendingApproval: a, Action: detect.Redact(incident.Action(cmp.Or(a.ToolNative, a.Tool), a.ToolInput)), Input: detect.RedactJSONText(string(input)),
 			SessionPath: url.PathEscape(a.Session), Expires: fmt.Sprintf("in %s (%s UTC)", max(left, 0), time.UnixMilli(a.ExpiresUnixMs).UTC().Format("15:04:05"))}
 		ask.Cwd = detect.Redact(a.Cwd)
 		ask.Reasons = redactAll(a.Reasons)
@@ -309,23 +310,6 @@ func redactAll(ss []string) []string {
 		out[i] = detect.Redact(s)
 	}
 	return out
-}
-
-// actionText is an asked call in readable form: the tool and its command,
-// path or URL.
-func actionText(a PendingApproval) string {
-	tool := a.ToolNative
-	if tool == "" {
-		tool = a.Tool
-	}
-	if m, ok := a.ToolInput.(map[string]any); ok {
-		for _, k := range []string{"command", "cmd", "file_path", "path", "url", "query"} {
-			if s, ok := m[k].(string); ok && s != "" {
-				return tool + ": " + s
-			}
-		}
-	}
-	return tool
 }
 
 func approverName(p *Principal) string {

@@ -336,6 +336,15 @@ func authBy(s string) string {
 	return " (" + s + ")"
 }
 
+// Action is a tool call in readable form: the tool's name and its
+// command, path or URL when its input has one.
+func Action(tool string, input any) string {
+	if a := actionOf(input); a != "" {
+		return tool + ": " + a
+	}
+	return tool
+}
+
 // actionOf is a tool input in readable form: the command, path or URL when
 // it has one.
 func actionOf(in any) string {

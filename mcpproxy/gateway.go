@@ -41,7 +41,7 @@ type Gateway struct {
 	server   *mcp.Server
 
 	mu      sync.Mutex
-	proxies map[string]*Proxy
+	proxies map[string]*conn
 }
 
 // NewGateway probes the upstream once (for the capabilities it offers) and
@@ -58,7 +58,7 @@ func NewGateway(ctx context.Context, cfg Config, upstream func() (mcp.Transport,
 	}
 	init := probe.InitializeResult()
 	probe.Close()
-	g := &Gateway{cfg: cfg, upstream: upstream, tokens: tokens, proxies: map[string]*Proxy{}}
+	g := &Gateway{cfg: cfg, upstream: upstream, tokens: tokens, proxies: map[string]*conn{}}
 	g.server = mcp.NewServer(&mcp.Implementation{Name: HostID + ":" + cfg.Server, Version: engine.Version}, serverOptions(init))
 	g.server.AddReceivingMiddleware(g.mediate)
 	return g, nil
@@ -133,23 +133,48 @@ func (g *Gateway) proxyFor(ctx context.Context, req mcp.Request) (*Proxy, error)
 	// session by choosing the same key.
 	session := "mcp-" + g.cfg.Server + "-" + digest(principal.Identity.By + "\x00" + principal.Identity.Principal)[:8] + "-" + key
 	id := principal.Tenant + "/" + session
+	// One connection per session, made once; other sessions do not wait
+	// for it (a slow upstream holds only its own session's requests).
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	if p := g.proxies[id]; p != nil {
-		return p, nil
+	c := g.proxies[id]
+	if c == nil {
+		c = &conn{ready: make(chan struct{})}
+		g.proxies[id] = c
+		g.mu.Unlock()
+		c.p, c.err = g.connect(ctx, principal, session, named)
+		if c.err != nil {
+			g.mu.Lock()
+			delete(g.proxies, id) // the next request tries again
+			g.mu.Unlock()
+		}
+		close(c.ready)
+	} else {
+		g.mu.Unlock()
 	}
+	select {
+	case <-c.ready:
+		return c.p, c.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// conn is one session's proxy, once connected.
+type conn struct {
+	ready chan struct{}
+	p     *Proxy
+	err   error
+}
+
+// connect reaches the upstream for a new session and records it.
+func (g *Gateway) connect(ctx context.Context, principal *engine.Principal, session, named string) (*Proxy, error) {
 	t, err := g.upstream()
 	if err != nil {
 		return nil, err
 	}
 	cfg := g.cfg
 	cfg.Tenant, cfg.Upstream, cfg.Auth = principal.Tenant, t, principal.Identity
-	p, err := connect(context.WithoutCancel(ctx), cfg, session, named)
-	if err != nil {
-		return nil, err
-	}
-	g.proxies[id] = p
-	return p, nil
+	return connect(context.WithoutCancel(ctx), cfg, session, named)
 }
 
 // Close ends every session.
@@ -157,8 +182,14 @@ func (g *Gateway) Close(ctx context.Context) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var errs []error
-	for id, p := range g.proxies {
-		errs = append(errs, p.Close(ctx))
+	for id, c := range g.proxies {
+		select {
+		case <-c.ready:
+			if c.p != nil {
+				errs = append(errs, c.p.Close(ctx))
+			}
+		default: // still connecting: its request ends with the server
+		}
 		delete(g.proxies, id)
 	}
 	return errors.Join(errs...)

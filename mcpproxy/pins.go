@@ -134,11 +134,8 @@ func (p *Proxy) tools(ctx context.Context) ([]*mcp.Tool, error) {
 	for k, v := range current {
 		pins[k] = v
 	}
-	st, err := p.decide(ctx, p.event("PreMCPConnect", withFlags(map[string]any{"server_id": p.cfg.Server, "transport": p.cfg.Transport,
+	st := p.decide(ctx, p.event("PreMCPConnect", withFlags(map[string]any{"server_id": p.cfg.Server, "transport": p.cfg.Transport,
 		"server_uri": p.cfg.URI, "source": p.cfg.Source, "declared_tools": names(list), "tool_pins": pins, "tool_changes": changes}, list)))
-	if err != nil {
-		return nil, err
-	}
 	if st.Decision == aarts.Ask && st.PendingID != "" {
 		go p.repinWhenApproved(st.PendingID, current)
 	}

@@ -117,22 +117,15 @@ func connect(ctx context.Context, cfg Config, session, named string) (*Proxy, er
 		return nil, fmt.Errorf("mcpproxy: connect to %s: %w", cfg.Server, err)
 	}
 	p.upstream = up
-	if _, err := p.decide(ctx, p.event("SessionStart", map[string]any{"source": "startup",
-		"environment": map[string]any{"mcp_proxy": map[string]any{"server": cfg.Server, "session_named_by": named}}})); err != nil {
-		up.Close()
-		return nil, err
-	}
+	p.decide(ctx, p.event("SessionStart", map[string]any{"source": "startup",
+		"environment": map[string]any{"mcp_proxy": map[string]any{"server": cfg.Server, "session_named_by": named}}}))
 	tools, err := p.listUpstream(ctx)
 	if err != nil {
 		up.Close()
 		return nil, err
 	}
-	st, err := p.decide(ctx, p.event("PreMCPConnect", withFlags(map[string]any{"server_id": cfg.Server, "transport": cfg.Transport,
+	st := p.decide(ctx, p.event("PreMCPConnect", withFlags(map[string]any{"server_id": cfg.Server, "transport": cfg.Transport,
 		"server_uri": cfg.URI, "source": cfg.Source, "declared_tools": names(tools), "tool_pins": p.pinAll(tools)}, tools)))
-	if err != nil {
-		up.Close()
-		return nil, err
-	}
 	if st.Decision != aarts.Allow {
 		up.Close()
 		return nil, fmt.Errorf("mcpproxy: the connection to %s is refused: %s (%s)", cfg.Server, st.ReasonCode, strings.Join(st.Reasons, "; "))
@@ -149,8 +142,8 @@ func (p *Proxy) Server() *mcp.Server { return p.server }
 
 // Close records the session's end and closes the upstream connection.
 func (p *Proxy) Close(ctx context.Context) error {
-	_, err := p.decide(ctx, p.event("SessionEnd", map[string]any{"reason": "client_closed"}))
-	return errors.Join(err, p.upstream.Close())
+	p.decide(ctx, p.event("SessionEnd", map[string]any{"reason": "client_closed"}))
+	return p.upstream.Close()
 }
 
 // newServer is the client-facing server: the upstream's capabilities, and
@@ -238,11 +231,9 @@ func (p *Proxy) call(ctx context.Context, params *mcp.CallToolParamsRaw) (*mcp.C
 	turn := p.nextTurn()
 	pre := p.event("PreToolUse", map[string]any{"turn_id": turn, "tool_name": aarts.ToolMCPCall, "tool_name_native": native, "tool_input": args,
 		"artifacts": []any{}, "tool_pin": p.toolPin(params.Name)})
-	st, err := p.decide(ctx, pre)
-	if err != nil {
-		return refused("agentledger: the call could not be judged, so it was not made: " + detect.Redact(err.Error())), nil
-	}
+	st := p.decide(ctx, pre)
 	if st.Decision == aarts.Ask && st.PendingID != "" {
+		var err error
 		if st, err = p.hold(ctx, pre, st); err != nil {
 			return refused("agentledger: " + detect.Redact(err.Error())), nil
 		}
@@ -266,11 +257,9 @@ func (p *Proxy) call(ctx context.Context, params *mcp.CallToolParamsRaw) (*mcp.C
 	if redacted {
 		members["result_delivered"] = "redacted"
 	}
-	post, err := p.decide(ctx, p.event("PostToolUse", members))
-	if err != nil {
-		// The result cannot be recorded: it is not handed on.
-		return refused("agentledger: the result could not be recorded, so it is withheld: " + detect.Redact(err.Error())), nil
-	}
+	// A result the engine could not judge and record is denied (and the
+	// failure recorded): it is not handed on.
+	post := p.decide(ctx, p.event("PostToolUse", members))
 	if post.Decision != aarts.Allow {
 		return withheldResult(post), nil
 	}
@@ -326,7 +315,7 @@ func (p *Proxy) hold(ctx context.Context, pre []byte, st engine.HookResponse) (e
 		case "open":
 			continue
 		case "approved", "allow_always", "allow_similar":
-			return p.decide(ctx, pre)
+			return p.decide(ctx, pre), nil
 		default:
 			st.Decision, st.ReasonCode = aarts.Deny, "ASK_"+strings.ToUpper(status.Status)
 			return st, nil
@@ -340,9 +329,8 @@ func (p *Proxy) hold(ctx context.Context, pre []byte, st engine.HookResponse) (e
 // (Engine.Answer): judged and recorded with the sender's identity; input
 // the engine refuses is recorded as Rejected, and a failure to decide as an
 // EngineFailure, both answered deny (or, in monitor mode, no decision).
-func (p *Proxy) decide(ctx context.Context, ev []byte) (engine.HookResponse, error) {
-	r := p.cfg.Engine.Answer(ctx, engine.Request{Tenant: p.cfg.Tenant, Body: ev, Auth: p.cfg.Auth})
-	return r, nil
+func (p *Proxy) decide(ctx context.Context, ev []byte) engine.HookResponse {
+	return p.cfg.Engine.Answer(ctx, engine.Request{Tenant: p.cfg.Tenant, Body: ev, Auth: p.cfg.Auth})
 }
 
 // event builds a hook event of the session.

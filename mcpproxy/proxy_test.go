@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -222,13 +223,7 @@ func TestAskHeldThenApproved(t *testing.T) {
 	r := newRig(t, func(m *manifest.Manifest) {
 		m.ApprovalRequired = append(m.ApprovalRequired, "mcp__filesystem__create_issue")
 	})
-	tokens := filepath.Join(t.TempDir(), "tokens.json")
-	sum := sha256.Sum256([]byte("approver-token"))
-	os.WriteFile(tokens, []byte(`{"tokens":[{"sha256":"`+hex.EncodeToString(sum[:])+`","tenant":"default","role":"approver","name":"oncall","principal":"oncall@shop.example"}]}`), 0o600)
-	tk, err := engine.LoadTokens(tokens)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tk := tokensOf(t, "approver-token", `"tenant":"default","role":"approver","name":"oncall","principal":"oncall@shop.example"`)
 	api := httptest.NewServer(engine.Handler(engine.ServerConfig{Engine: r.eng, Store: r.st, Tokens: tk}))
 	defer api.Close()
 	cs := r.client(t, "2026-07-28")
@@ -402,15 +397,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // without a host token is refused.
 func TestGatewayOverHTTP(t *testing.T) {
 	r := newRig(t, nil)
-	tokens := filepath.Join(t.TempDir(), "tokens.json")
-	sum := sha256.Sum256([]byte("host-token"))
-	sum2 := sha256.Sum256([]byte("auditor-token"))
-	os.WriteFile(tokens, []byte(`{"tokens":[{"sha256":"`+hex.EncodeToString(sum[:])+`","tenant":"acme","role":"host","name":"agent"},`+
-		`{"sha256":"`+hex.EncodeToString(sum2[:])+`","tenant":"acme","role":"auditor","name":"audit"}]}`), 0o600)
-	tk, err := engine.LoadTokens(tokens)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tk := tokensOf(t, "host-token", `"tenant":"acme","role":"host","name":"agent"`, "auditor-token", `"tenant":"acme","role":"auditor","name":"audit"`)
 	bin := server(t)
 	g, err := NewGateway(context.Background(), Config{Engine: r.eng, Server: "filesystem", URI: bin, Transport: "stdio"},
 		func() (mcp.Transport, error) {
@@ -510,5 +497,98 @@ func TestLeastPrivilege(t *testing.T) {
 	}
 	if got := strings.Join(r.called(t), " "); got != "list_dir" {
 		t.Fatalf("the server received %q", got)
+	}
+}
+
+// tokensOf writes a tokens file of (token, the entry's other members)
+// pairs and loads it.
+func tokensOf(t testing.TB, pairs ...string) *engine.Tokens {
+	t.Helper()
+	var entries []string
+	for i := 0; i < len(pairs); i += 2 {
+		sum := sha256.Sum256([]byte(pairs[i]))
+		entries = append(entries, `{"sha256":"`+hex.EncodeToString(sum[:])+`",`+pairs[i+1]+`}`)
+	}
+	path := filepath.Join(t.TempDir(), "tokens.json")
+	if err := os.WriteFile(path, []byte(`{"tokens":[`+strings.Join(entries, ",")+`]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tk, err := engine.LoadTokens(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tk
+}
+
+// TestParallelClientsAndCalls: clients of two tenants open sessions at
+// once, and each sends calls in parallel: every session is connected
+// once (one SessionStart), every call is recorded with its verdict, the
+// denied ones never reach the server, and the chains check.
+func TestParallelClientsAndCalls(t *testing.T) {
+	r := newRig(t, nil)
+	tk := tokensOf(t, "acme-token", `"tenant":"acme","role":"host","name":"acme-agent"`, "beta-token", `"tenant":"beta","role":"host","name":"beta-agent"`)
+	bin := server(t)
+	g, err := NewGateway(context.Background(), Config{Engine: r.eng, Server: "filesystem", URI: bin, Transport: "stdio"},
+		func() (mcp.Transport, error) {
+			return &mcp.CommandTransport{Command: exec.Command(bin, "-calls", r.calls)}, nil
+		}, tk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(g.Handler())
+	defer srv.Close()
+	defer g.Close(context.Background())
+	const clients, calls = 4, 6
+	var wg sync.WaitGroup
+	errs := make(chan error, clients*calls)
+	for c := 0; c < clients; c++ {
+		token := []string{"acme-token", "beta-token"}[c%2]
+		transport := &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: &http.Client{Transport: bearer{token, "shared-key"}}}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "p", Version: "1"}, nil).Connect(context.Background(), transport, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		for i := 0; i < calls; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": fmt.Sprintf("/home/dev/.ssh/id_rsa%d", i)}})
+				if err != nil || !res.IsError {
+					errs <- fmt.Errorf("call %d: %v %+v", i, err, res)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if got := r.called(t); len(got) != 0 {
+		t.Fatalf("denied calls reached the server: %v", got)
+	}
+	chk := receipt.NewChecker(r.ring)
+	for _, tenant := range []string{"acme", "beta"} {
+		infos, err := r.st.Sessions(context.Background(), store.Filter{Tenant: tenant})
+		if err != nil || len(infos) != 1 {
+			t.Fatalf("%s: %d sessions (one key, one token: one session): %v", tenant, len(infos), err)
+		}
+		counts := map[string]int{}
+		r.st.ReadSession(context.Background(), infos[0].Key(), func(m store.Msg) error {
+			e, err := ledger.Decode(m.Data, ledger.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f := chk.Check(e); f != nil {
+				t.Fatal(f)
+			}
+			counts[e.EventType()]++
+			return nil
+		})
+		want := clients / 2 * calls
+		if counts["SessionStart"] != 1 || counts["PreMCPConnect"] != 1 || counts["PreToolUse"] != want || counts["Verdict"] != want+2 {
+			t.Fatalf("%s: recorded %v, want one connection and %d judged calls", tenant, counts, want)
+		}
 	}
 }

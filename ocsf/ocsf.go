@@ -21,8 +21,11 @@
 package ocsf
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/ledger"
@@ -99,9 +102,12 @@ func (c *Converter) Add(e *ledger.Envelope) ([]Event, error) {
 // Flush returns the events of hook events no verdict followed (the end of
 // the input, or a chain that ends unjudged).
 func (c *Converter) Flush() []Event {
-	var out []Event
-	for k, h := range c.held {
-		out = append(out, c.activity(h, nil, nil))
+	keys := slices.SortedFunc(maps.Keys(c.held), func(a, b ledger.SessionKey) int {
+		return cmp.Or(cmp.Compare(a.Tenant, b.Tenant), cmp.Compare(a.Session, b.Session))
+	})
+	out := make([]Event, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, c.activity(c.held[k], nil, nil))
 		delete(c.held, k)
 	}
 	return out

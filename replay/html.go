@@ -117,7 +117,7 @@ func renderHTML(w io.Writer, rep *Report) error {
 			}
 			hs.Filter = strings.ToLower(strings.Join(filter, " "))
 			faulty = append(faulty, hs)
-		case len(r.Timeline) == 0 && !changed(r):
+		case !changed(r):
 			hs.Filter = strings.ToLower(key)
 			identical = append(identical, hs)
 		default:
@@ -139,19 +139,8 @@ func renderHTML(w io.Writer, rep *Report) error {
 }
 
 // htmlTimeline lays a changed session's steps out as rows, with each
-// step's differences, and as a strip of decisions. A session from a report
-// written before timelines existed shows its differences alone.
+// step's differences, and as a strip of decisions.
 func htmlTimeline(id string, r *SessionReport) ([]htmlRow, []page.Cell) {
-	steps := r.Timeline
-	if len(steps) == 0 {
-		seen := map[uint64]bool{}
-		for _, d := range r.Diffs {
-			if !seen[d.Seq] {
-				seen[d.Seq] = true
-				steps = append(steps, Step{Seq: d.Seq, HookPoint: d.HookPoint, Tool: d.Tool, RuleBefore: d.RuleBefore, RuleAfter: d.RuleAfter, Changed: true})
-			}
-		}
-	}
 	bySeq := map[uint64][]Diff{}
 	for _, d := range r.Diffs {
 		bySeq[d.Seq] = append(bySeq[d.Seq], d)
@@ -159,17 +148,9 @@ func htmlTimeline(id string, r *SessionReport) ([]htmlRow, []page.Cell) {
 	rowID := func(seq uint64) string { return fmt.Sprintf("%s-%d", id, seq) }
 	var rows []htmlRow
 	var cells []page.Cell
-	for _, st := range steps {
+	for _, st := range r.Timeline {
 		row := htmlRow{Step: st, ID: rowID(st.Seq)}
 		for _, d := range bySeq[st.Seq] {
-			if d.Field == "decision" || d.Field == "verdict" {
-				if rec, ok := d.Recorded.(string); ok && row.Recorded == "" {
-					row.Recorded = rec
-				}
-				if rep, ok := d.Replayed.(string); ok && row.Replayed == "" {
-					row.Replayed = rep
-				}
-			}
 			rec, rep := value(d.Recorded), value(d.Replayed)
 			if d.Field == "snapshot_hash" {
 				rec, rep = short(rec), short(rep)

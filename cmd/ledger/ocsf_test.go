@@ -3,16 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/agentledger/agentledger/cmd/internal/cmdline"
 	"github.com/agentledger/agentledger/ledger"
-	"github.com/agentledger/agentledger/ledger/store"
 )
 
 const fixtureKey = "../../fixtures/keys/fixture-ed25519.pub.pem"
@@ -99,18 +96,7 @@ func TestExportOCSF(t *testing.T) {
 // TestTailOCSF follows a store as OCSF: events appear as envelopes are
 // stored, each hook event with its verdict folded in.
 func TestTailOCSF(t *testing.T) {
-	ctx := context.Background()
-	srv, err := store.Open(ctx, store.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	tctx, stop := context.WithCancel(ctx)
-	var out, errb syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- cmdline.Run(tctx, newApp(strings.NewReader(""), &out, &errb), []string{"ledger", "tail", "--nats", srv.ClientURL(), "--format", "ocsf", "--pubkey", fixtureKey}, &errb)
-	}()
+	srv, out, finish := startTail(t, "--format", "ocsf", "--pubkey", fixtureKey)
 	f, err := os.Open("../../fixtures/sessions/coding-agent/destructive-commands.ndjson")
 	if err != nil {
 		t.Fatal(err)
@@ -124,33 +110,18 @@ func TestTailOCSF(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	// Tail follows what is stored after it starts: store probes until it
-	// shows one, then import.
-	deadline := time.Now().Add(15 * time.Second)
-	for i := 0; !strings.Contains(out.String(), `"chain_uid":"acme/probe"`); i++ {
-		if time.Now().After(deadline) {
-			t.Fatalf("tail printed nothing: %q %q", out.String(), errb.String())
-		}
-		ev := ledger.Event{TenantID: "acme", SessionID: "probe", EventType: "SessionEnd", TsUnixMs: 1763830000000, Payload: []byte(fmt.Sprintf(`{"i":%d}`, i))}
-		if _, err := srv.Append(ctx, ev); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if _, err := srv.Import(ctx, [][]*ledger.Envelope{chain}, nil); err != nil {
+	appendUntil(t, srv, out, "acme", "probe", "SessionEnd", `"chain_uid":"acme/probe"`)
+	if _, err := srv.Import(context.Background(), [][]*ledger.Envelope{chain}, nil); err != nil {
 		t.Fatal(err)
 	}
-	deadline = time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(15 * time.Second)
 	for !strings.Contains(out.String(), `"class_uid":2004`) || strings.Count(out.String(), "\n") < 8 {
 		if time.Now().After(deadline) {
-			t.Fatalf("tail --format ocsf: %q %q", out.String(), errb.String())
+			t.Fatalf("tail --format ocsf: %q", out.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	stop()
-	if code := <-done; code != 0 {
-		t.Fatalf("tail exit %d: %s", code, errb.String())
-	}
+	finish()
 	if !strings.Contains(out.String(), `"disposition":"Blocked"`) || !strings.Contains(out.String(), `"chain_uid":"default/cleanup-gone-wrong"`) {
 		t.Fatalf("tail output: %s", out.String())
 	}
