@@ -66,7 +66,12 @@ func NewGateway(ctx context.Context, cfg Config, upstream func() (mcp.Transport,
 
 // Handler is the gateway's HTTP handler (the MCP endpoint).
 func (g *Gateway) Handler() http.Handler {
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, nil)
+	// The SDK serves the stateless revision (2026-07-28) only on a
+	// stateless handler, and sessions (Mcp-Session-Id) only on a stateful
+	// one: each request goes to the one of the revision it declares.
+	server := func(*http.Request) *mcp.Server { return g.server }
+	sessions := mcp.NewStreamableHTTPHandler(server, nil)
+	stateless := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Stateless: true})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		p, ok := g.tokens.Lookup(strings.TrimSpace(token))
@@ -82,9 +87,17 @@ func (g *Gateway) Handler() http.Handler {
 			http.Error(w, HeaderSession+": want 1 to 64 of A-Z a-z 0-9 . _ -", http.StatusBadRequest)
 			return
 		}
+		h := sessions
+		if r.Header.Get("Mcp-Protocol-Version") >= statelessRevision {
+			h = stateless
+		}
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), remoteKey{}, r.RemoteAddr)))
 	})
 }
+
+// statelessRevision is the first MCP revision without initialize and
+// sessions.
+const statelessRevision = "2026-07-28"
 
 type remoteKey struct{}
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -55,14 +56,42 @@ func server(t testing.TB) string {
 	return fixture.bin
 }
 
-// rig is an engine on a real store with a signing key, and a proxy in
-// front of the fixture server, whose calls are counted in a file.
+// rig is an engine on a real store with a signing key, and the fixture
+// server (its calls counted in a file) behind the proxy's face a test's
+// client connects to.
 type rig struct {
-	st    *store.Store
-	eng   *engine.Engine
-	ring  receipt.Keyring
-	calls string
-	proxy *Proxy
+	st          *store.Store
+	eng         *engine.Engine
+	ring        receipt.Keyring
+	calls       string
+	serverFlags []string
+
+	mu      sync.Mutex
+	proxies []*Proxy // the stdio face's, one per client
+	gateway *Gateway // the http face, made with its first client
+	url     string
+}
+
+// faces are the two ways a client reaches the proxy: stdio (the proxy's
+// server on a pair of OS pipes, newline-delimited JSON-RPC, as `engine
+// mcp-proxy -- CMD` serves it on its stdin and stdout) and http (the
+// Gateway: Streamable HTTP with a host's bearer token).
+var faces = []string{"stdio", "http"}
+
+// revisions are the protocol generations the tests speak: sessions with
+// initialize, and stateless with server/discover.
+var revisions = []string{"2025-11-25", "2026-07-28"}
+
+// eachClient runs fn for every face and revision, each with a new rig.
+func eachClient(t *testing.T, newRig func(t *testing.T) *rig, fn func(t *testing.T, r *rig, cs *mcp.ClientSession)) {
+	for _, face := range faces {
+		for _, version := range revisions {
+			t.Run(face+"/"+version, func(t *testing.T) {
+				r := newRig(t)
+				fn(t, r, r.client(t, face, version))
+			})
+		}
+	}
 }
 
 func newRig(t *testing.T, edit func(*manifest.Manifest), opts ...engine.Option) *rig {
@@ -106,26 +135,35 @@ func newRigWith(t *testing.T, edit func(*manifest.Manifest), serverFlags []strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{st: st, eng: eng, ring: receipt.Keyring{d.Signer.KeyID(): d.Signer.PublicKey()}, calls: filepath.Join(t.TempDir(), "calls")}
-	bin := server(t)
-	up := &mcp.CommandTransport{Command: exec.Command(bin, append([]string{"-calls", r.calls}, serverFlags...)...)}
-	r.proxy, err = Connect(context.Background(), Config{Engine: eng, Server: "filesystem", Upstream: up, URI: bin, Transport: "stdio"}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return &rig{st: st, eng: eng, ring: receipt.Keyring{d.Signer.KeyID(): d.Signer.PublicKey()},
+		calls: filepath.Join(t.TempDir(), "calls"), serverFlags: serverFlags}
 }
 
-// client connects an SDK client speaking revision version to the proxy
-// in memory.
-func (r *rig) client(t *testing.T, version string) *mcp.ClientSession {
-	t.Helper()
-	ct, st := mcp.NewInMemoryTransports()
-	ctx := context.Background()
-	if _, err := r.proxy.Server().Connect(ctx, st, nil); err != nil {
-		t.Fatal(err)
+// config is the proxy's configuration, its upstream a new fixture server.
+func (r *rig) config(t testing.TB) Config {
+	bin := server(t)
+	return Config{Engine: r.eng, Server: "filesystem", URI: bin, Transport: "stdio"}
+}
+
+// upstream starts a fixture server.
+func (r *rig) upstream(t testing.TB) func() (mcp.Transport, error) {
+	bin := server(t)
+	return func() (mcp.Transport, error) {
+		return &mcp.CommandTransport{Command: exec.Command(bin, append([]string{"-calls", r.calls}, r.serverFlags...)...)}, nil
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
+}
+
+// client connects an SDK client speaking revision version to the proxy's
+// face (stdio or http).
+func (r *rig) client(t *testing.T, face, version string) *mcp.ClientSession {
+	t.Helper()
+	var ct mcp.Transport
+	if face == "stdio" {
+		ct = r.stdio(t)
+	} else {
+		ct = r.http(t, version)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil).Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,14 +174,92 @@ func (r *rig) client(t *testing.T, version string) *mcp.ClientSession {
 	return cs
 }
 
+// stdio connects a proxy, serves it on OS pipes and returns the client's
+// end.
+func (r *rig) stdio(t *testing.T) mcp.Transport {
+	cfg := r.config(t)
+	cfg.Upstream, _ = r.upstream(t)()
+	p, err := Connect(context.Background(), cfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.mu.Lock()
+	r.proxies = append(r.proxies, p)
+	r.mu.Unlock()
+	toProxy, fromClient, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	toClient, fromProxy, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.Server().Run(context.Background(), &mcp.IOTransport{Reader: toProxy, Writer: fromProxy})
+		fromProxy.Close()
+		p.Close(context.Background())
+	}()
+	t.Cleanup(func() {
+		fromClient.Close()
+		<-done
+	})
+	return &mcp.IOTransport{Reader: toClient, Writer: fromClient}
+}
+
+// http serves the gateway (once) and returns a client transport with the
+// host's token, and for a stateless client a session key.
+func (r *rig) http(t *testing.T, version string) mcp.Transport {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.gateway == nil {
+		g, err := NewGateway(context.Background(), r.config(t), r.upstream(t),
+			tokensOf(t, "host-token", `"tenant":"default","role":"host","name":"agent"`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(g.Handler())
+		t.Cleanup(func() {
+			srv.CloseClientConnections()
+			srv.Close()
+			g.Close(context.Background())
+		})
+		r.gateway, r.url = g, srv.URL
+	}
+	key := ""
+	if version >= "2026-07-28" {
+		key = "k" + fmt.Sprint(time.Now().UnixNano())
+	}
+	return &mcp.StreamableClientTransport{Endpoint: r.url, HTTPClient: &http.Client{Transport: bearer{"host-token", key}}}
+}
+
+// proxy is the proxy of the rig's one session, on either face.
+func (r *rig) proxy(t *testing.T) *Proxy {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var all []*Proxy
+	all = append(all, r.proxies...)
+	if r.gateway != nil {
+		r.gateway.mu.Lock()
+		for _, c := range r.gateway.proxies {
+			if c.p != nil {
+				all = append(all, c.p)
+			}
+		}
+		r.gateway.mu.Unlock()
+	}
+	if len(all) != 1 {
+		t.Fatalf("%d proxied sessions, want 1", len(all))
+	}
+	return all[0]
+}
+
 func (r *rig) called(t *testing.T) []string {
 	b, _ := os.ReadFile(r.calls)
 	return strings.Fields(string(b))
 }
-
-// revisions are the protocol generations the tests speak: sessions with
-// initialize, and stateless with server/discover.
-var revisions = []string{"2025-11-25", "2026-07-28"}
 
 func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (*mcp.CallToolResult, string) {
 	t.Helper()
@@ -167,7 +283,7 @@ func (r *rig) recorded(t *testing.T) ([]string, []*ledger.Envelope) {
 	chk := receipt.NewChecker(r.ring)
 	var types []string
 	var envs []*ledger.Envelope
-	err := r.st.ReadSession(context.Background(), ledger.SessionKey{Tenant: "default", Session: r.proxy.Session()}, func(m store.Msg) error {
+	err := r.st.ReadSession(context.Background(), ledger.SessionKey{Tenant: "default", Session: r.proxy(t).Session()}, func(m store.Msg) error {
 		e, err := ledger.Decode(m.Data, ledger.Limits{})
 		if err != nil {
 			return err
@@ -185,128 +301,170 @@ func (r *rig) recorded(t *testing.T) ([]string, []*ledger.Envelope) {
 	return types, envs
 }
 
-// TestAllowedAndDeniedCalls: for each revision, an allowed call reaches
-// the server and is recorded (event, verdict, result, verdict); a denied
-// one never reaches it, and the client gets isError with the reason.
+// TestAllowedAndDeniedCalls: for each face and revision, an allowed call
+// reaches the server and is recorded (event, verdict, result, verdict); a
+// denied one never reaches it, and the client gets isError with the
+// reason.
 func TestAllowedAndDeniedCalls(t *testing.T) {
-	for _, version := range revisions {
-		t.Run(version, func(t *testing.T) {
-			r := newRig(t, nil)
-			cs := r.client(t, version)
-			tools, err := cs.ListTools(context.Background(), nil)
-			if err != nil || len(tools.Tools) != 4 {
-				t.Fatalf("tools/list: %v %v", err, tools)
-			}
-			res, text := call(t, cs, "read_file", map[string]any{"path": "README.md"})
-			if res.IsError || !strings.Contains(text, "A small web shop") {
-				t.Fatalf("allowed call: %v %q", res.IsError, text)
-			}
-			res, text = call(t, cs, "read_file", map[string]any{"path": "/home/dev/.ssh/id_rsa"})
-			if !res.IsError || !strings.Contains(text, "deny (SECRET_ACCESS)") {
-				t.Fatalf("denied call: %v %q", res.IsError, text)
-			}
-			if got := r.called(t); len(got) != 1 || got[0] != "read_file" {
-				t.Fatalf("the server received %v, want the allowed read_file alone", got)
-			}
-			types, _ := r.recorded(t)
-			want := "SessionStart Verdict PreMCPConnect Verdict PreToolUse Verdict PostToolUse Verdict PreToolUse Verdict"
-			if strings.Join(types, " ") != want {
-				t.Fatalf("recorded %v\nwant %s", types, want)
-			}
-		})
-	}
+	eachClient(t, func(t *testing.T) *rig { return newRig(t, nil) }, func(t *testing.T, r *rig, cs *mcp.ClientSession) {
+		tools, err := cs.ListTools(context.Background(), nil)
+		if err != nil || len(tools.Tools) != 4 {
+			t.Fatalf("tools/list: %v %v", err, tools)
+		}
+		res, text := call(t, cs, "read_file", map[string]any{"path": "README.md"})
+		if res.IsError || !strings.Contains(text, "A small web shop") {
+			t.Fatalf("allowed call: %v %q", res.IsError, text)
+		}
+		res, text = call(t, cs, "read_file", map[string]any{"path": "/home/dev/.ssh/id_rsa"})
+		if !res.IsError || !strings.Contains(text, "deny (SECRET_ACCESS)") {
+			t.Fatalf("denied call: %v %q", res.IsError, text)
+		}
+		if got := r.called(t); len(got) != 1 || got[0] != "read_file" {
+			t.Fatalf("the server received %v, want the allowed read_file alone", got)
+		}
+		types, envs := r.recorded(t)
+		want := "SessionStart Verdict PreMCPConnect Verdict PreToolUse Verdict PostToolUse Verdict PreToolUse Verdict"
+		if strings.Join(types, " ") != want {
+			t.Fatalf("recorded %v\nwant %s", types, want)
+		}
+		if post := envs[6].Payload(); !strings.Contains(string(post), "A small web shop") {
+			t.Fatalf("the result is not on record: %s", post)
+		}
+	})
+}
+
+// approver serves the engine's API with an approver's token.
+func (r *rig) approver(t *testing.T) string {
+	tk := tokensOf(t, "approver-token", `"tenant":"default","role":"approver","name":"oncall","principal":"oncall@shop.example"`)
+	api := httptest.NewServer(engine.Handler(engine.ServerConfig{Engine: r.eng, Store: r.st, Tokens: tk}))
+	t.Cleanup(api.Close)
+	return api.URL
 }
 
 // TestAskHeldThenApproved: an ask is held while an approver may answer;
 // approved through POST /v1/resolutions, the call reaches the server once.
 func TestAskHeldThenApproved(t *testing.T) {
-	r := newRig(t, func(m *manifest.Manifest) {
-		m.ApprovalRequired = append(m.ApprovalRequired, "mcp__filesystem__create_issue")
+	asks := func(t *testing.T) *rig {
+		return newRig(t, func(m *manifest.Manifest) {
+			m.ApprovalRequired = append(m.ApprovalRequired, "mcp__filesystem__create_issue")
+		})
+	}
+	eachClient(t, asks, func(t *testing.T, r *rig, cs *mcp.ClientSession) {
+		api := r.approver(t)
+		done := make(chan string, 1)
+		go func() {
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "create_issue", Arguments: map[string]any{"title": "flaky checkout test"}})
+			switch {
+			case err != nil:
+				done <- "ERROR " + err.Error()
+			case res.IsError:
+				done <- "ERROR " + res.Content[0].(*mcp.TextContent).Text
+			default:
+				done <- res.Content[0].(*mcp.TextContent).Text
+			}
+		}()
+		var pending []engine.PendingApproval
+		for deadline := time.Now().Add(20 * time.Second); len(pending) == 0; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the ask never opened")
+			}
+			pending = r.eng.Pending("default")
+		}
+		if len(r.called(t)) != 0 {
+			t.Fatal("the asked call reached the server before it was approved")
+		}
+		var status engine.PendingStatus
+		if code := getJSON(t, api+"/v1/pending/"+pending[0].PendingID+"?wait=0s", "approver-token", &status); code != 200 || status.Status != "open" {
+			t.Fatalf("GET /v1/pending: %d %+v", code, status)
+		}
+		body := `{"pending_id":"` + pending[0].PendingID + `","resolution":"approved","action_sha256":"` + pending[0].ActionSHA256 + `"}`
+		req, _ := http.NewRequest("POST", api+"/v1/resolutions", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer approver-token")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("resolve: %v %v", err, resp)
+		}
+		resp.Body.Close()
+		if text := <-done; !strings.Contains(text, "created issue #1") {
+			t.Fatalf("after approval: %q", text)
+		}
+		if got := r.called(t); len(got) != 1 || got[0] != "create_issue" {
+			t.Fatalf("the server received %v", got)
+		}
+		types, envs := r.recorded(t)
+		if !strings.Contains(strings.Join(types, " "), "PreToolUse Verdict Resolution PreToolUse Verdict PostToolUse Verdict") {
+			t.Fatalf("recorded %v", types)
+		}
+		for _, e := range envs {
+			if e.EventType() == ledger.EventResolution && !strings.Contains(string(e.Payload()), `"authenticated_by":"token:oncall"`) {
+				t.Fatalf("the resolution does not name its approver: %s", e.Payload())
+			}
+		}
 	})
-	tk := tokensOf(t, "approver-token", `"tenant":"default","role":"approver","name":"oncall","principal":"oncall@shop.example"`)
-	api := httptest.NewServer(engine.Handler(engine.ServerConfig{Engine: r.eng, Store: r.st, Tokens: tk}))
-	defer api.Close()
-	cs := r.client(t, "2026-07-28")
-	done := make(chan string, 1)
-	go func() {
-		res, text := call(t, cs, "create_issue", map[string]any{"title": "flaky checkout test"})
-		if res.IsError {
-			text = "ERROR " + text
-		}
-		done <- text
-	}()
-	var pending []engine.PendingApproval
-	for deadline := time.Now().Add(20 * time.Second); len(pending) == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the ask never opened")
-		}
-		pending = r.eng.Pending("default")
-	}
-	if len(r.called(t)) != 0 {
-		t.Fatal("the asked call reached the server before it was approved")
-	}
-	body := `{"pending_id":"` + pending[0].PendingID + `","resolution":"approved","action_sha256":"` + pending[0].ActionSHA256 + `"}`
-	req, _ := http.NewRequest("POST", api.URL+"/v1/resolutions", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer approver-token")
+}
+
+// getJSON GETs url with a bearer token and decodes the answer into v.
+func getJSON(t *testing.T, url, token string, v any) int {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("resolve: %v %v", err, resp)
+	if err != nil {
+		t.Fatal(err)
 	}
-	resp.Body.Close()
-	if text := <-done; !strings.Contains(text, "created issue #1") {
-		t.Fatalf("after approval: %q", text)
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("%s: %v", url, err)
 	}
-	if got := r.called(t); len(got) != 1 || got[0] != "create_issue" {
-		t.Fatalf("the server received %v", got)
-	}
-	types, _ := r.recorded(t)
-	if !strings.Contains(strings.Join(types, " "), "PreToolUse Verdict Resolution PreToolUse Verdict PostToolUse Verdict") {
-		t.Fatalf("recorded %v", types)
-	}
+	return resp.StatusCode
 }
 
 // TestAskHeldThenTimedOut: nobody answers; the engine's timeout denies it,
 // on record, and the call never reaches the server.
 func TestAskHeldThenTimedOut(t *testing.T) {
-	r := newRig(t, func(m *manifest.Manifest) {
-		m.ApprovalRequired = append(m.ApprovalRequired, "mcp__filesystem__create_issue")
-	}, engine.WithPendingTimeout(300*time.Millisecond))
-	cs := r.client(t, "2025-11-25")
-	res, text := call(t, cs, "create_issue", map[string]any{"title": "x"})
-	if !res.IsError || !strings.Contains(text, "TIMEOUT") {
-		t.Fatalf("timed out ask: %v %q", res.IsError, text)
+	asks := func(t *testing.T) *rig {
+		return newRig(t, func(m *manifest.Manifest) {
+			m.ApprovalRequired = append(m.ApprovalRequired, "mcp__filesystem__create_issue")
+		}, engine.WithPendingTimeout(300*time.Millisecond))
 	}
-	if len(r.called(t)) != 0 {
-		t.Fatal("a timed-out ask reached the server")
-	}
-	_, envs := r.recorded(t)
-	last := envs[len(envs)-1]
-	if last.EventType() != ledger.EventResolution || !strings.Contains(string(last.Payload()), `"resolution":"timeout"`) {
-		t.Fatalf("last record %s %s", last.EventType(), last.Payload())
-	}
+	eachClient(t, asks, func(t *testing.T, r *rig, cs *mcp.ClientSession) {
+		res, text := call(t, cs, "create_issue", map[string]any{"title": "x"})
+		if !res.IsError || !strings.Contains(text, "TIMEOUT") {
+			t.Fatalf("timed out ask: %v %q", res.IsError, text)
+		}
+		if len(r.called(t)) != 0 {
+			t.Fatal("a timed-out ask reached the server")
+		}
+		_, envs := r.recorded(t)
+		last := envs[len(envs)-1]
+		if last.EventType() != ledger.EventResolution || !strings.Contains(string(last.Payload()), `"resolution":"timeout"`) {
+			t.Fatalf("last record %s %s", last.EventType(), last.Payload())
+		}
+	})
 }
 
 // TestASecretInAResultIsRedactedAndSealed: the client gets the result with
-// the token redacted; the record holds it sealed, not in the clear.
+// the token redacted; the record holds it sealed, not in the clear, and
+// says the client got it redacted.
 func TestASecretInAResultIsRedactedAndSealed(t *testing.T) {
 	const token = "ghp_R7dKq2R7dKq2R7dKq2R7dKq2R7dKq2sP2a"
-	r := newRig(t, nil)
-	cs := r.client(t, "2026-07-28")
-	res, text := call(t, cs, "read_file", map[string]any{"path": "deploy/NOTES.md"})
-	if strings.Contains(text, token) || !strings.Contains(text, "Deploy with the bot token") {
-		t.Fatalf("the client got: %v %q", res.IsError, text)
-	}
-	_, envs := r.recorded(t)
-	sealed := false
-	for _, e := range envs {
-		if strings.Contains(string(e.Bytes()), token) {
-			t.Fatalf("%s seq %d holds the token in the clear", e.EventType(), e.Seq())
+	eachClient(t, func(t *testing.T) *rig { return newRig(t, nil) }, func(t *testing.T, r *rig, cs *mcp.ClientSession) {
+		res, text := call(t, cs, "read_file", map[string]any{"path": "deploy/NOTES.md"})
+		if strings.Contains(text, token) || !strings.Contains(text, "Deploy with the bot token") {
+			t.Fatalf("the client got: %v %q", res.IsError, text)
 		}
-		sealed = sealed || (e.EventType() == "PostToolUse" && seal.Has(e.Payload()))
-	}
-	if !sealed {
-		t.Fatal("the result is not recorded sealed")
-	}
+		_, envs := r.recorded(t)
+		sealed := false
+		for _, e := range envs {
+			if strings.Contains(string(e.Bytes()), token) {
+				t.Fatalf("%s seq %d holds the token in the clear", e.EventType(), e.Seq())
+			}
+			sealed = sealed || (e.EventType() == "PostToolUse" && seal.Has(e.Payload()) && strings.Contains(string(e.Payload()), `"result_delivered":"redacted"`))
+		}
+		if !sealed {
+			t.Fatal("the result is not recorded sealed, with its redaction")
+		}
+	})
 }
 
 // TestRugPull: the server changes one field of read_file's input schema
@@ -315,8 +473,10 @@ func TestASecretInAResultIsRedactedAndSealed(t *testing.T) {
 // and once an approver answers the recorded re-declaration the tool is
 // pinned as it now is and its call goes through.
 func TestRugPull(t *testing.T) {
-	r := newRigWith(t, nil, []string{"-rug-pull"})
-	cs := r.client(t, "2026-07-28")
+	eachClient(t, func(t *testing.T) *rig { return newRigWith(t, nil, []string{"-rug-pull"}) }, rugPull)
+}
+
+func rugPull(t *testing.T, r *rig, cs *mcp.ClientSession) {
 	tools, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -344,7 +504,7 @@ func TestRugPull(t *testing.T) {
 		receipt.Authenticated{Principal: "oncall@shop.example", By: "token:oncall"}); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); r.proxy.toolPin("read_file")["status"] != "pinned"; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); r.proxy(t).toolPin("read_file")["status"] != "pinned"; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the approval never re-pinned the tool")
 		}
@@ -409,7 +569,7 @@ func TestGatewayOverHTTP(t *testing.T) {
 	srv := httptest.NewServer(g.Handler())
 	defer srv.Close()
 	defer g.Close(context.Background())
-	for _, c := range []struct{ version, key, named string }{{"2026-07-28", "build-42", "client"}, {"2025-11-25", "", "mcp_session_id"}} {
+	for _, c := range []struct{ version, key, named string }{{"2026-07-28", "build-42", "client"}, {"2026-07-28", "", "connection"}, {"2025-11-25", "", "mcp_session_id"}} {
 		t.Run(c.version, func(t *testing.T) {
 			transport := &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: &http.Client{Transport: bearer{"host-token", c.key}}}
 			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), transport,
@@ -418,6 +578,9 @@ func TestGatewayOverHTTP(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer cs.Close()
+			if got := cs.InitializeResult().ProtocolVersion; got != c.version {
+				t.Fatalf("negotiated %s", got)
+			}
 			if res, text := call(t, cs, "read_file", map[string]any{"path": "README.md"}); res.IsError || !strings.Contains(text, "A small web shop") {
 				t.Fatalf("allowed call: %q", text)
 			}
@@ -426,11 +589,11 @@ func TestGatewayOverHTTP(t *testing.T) {
 			}
 		})
 	}
-	if got := strings.Join(r.called(t), " "); got != "read_file read_file" {
+	if got := strings.Join(r.called(t), " "); got != "read_file read_file read_file" {
 		t.Fatalf("the server received %q", got)
 	}
 	infos, err := r.st.Sessions(context.Background(), store.Filter{Tenant: "acme"})
-	if err != nil || len(infos) != 2 {
+	if err != nil || len(infos) != 3 {
 		t.Fatalf("sessions: %v %+v", err, infos)
 	}
 	named := map[string]bool{}
@@ -439,7 +602,7 @@ func TestGatewayOverHTTP(t *testing.T) {
 			if strings.Contains(string(m.Data), `"event_type":"Verdict"`) && !strings.Contains(string(m.Data), `"authenticated_by":"token:agent"`) {
 				t.Errorf("%s: a receipt does not attest the client's token: %s", info.Session, m.Data)
 			}
-			for _, n := range []string{"client", "mcp_session_id"} {
+			for _, n := range []string{"client", "connection", "mcp_session_id"} {
 				if strings.Contains(string(m.Data), `"session_named_by":"`+n+`"`) {
 					named[n] = true
 				}
@@ -447,7 +610,7 @@ func TestGatewayOverHTTP(t *testing.T) {
 			return nil
 		})
 	}
-	if !named["client"] || !named["mcp_session_id"] {
+	if !named["client"] || !named["connection"] || !named["mcp_session_id"] {
 		t.Fatalf("how the sessions were named is not on record: %v", named)
 	}
 	for _, tok := range []string{"", "auditor-token"} {
@@ -471,11 +634,15 @@ func TestGatewayOverHTTP(t *testing.T) {
 // lists only those; a call to another is denied PERMISSION_UNDECLARED
 // without reaching the server.
 func TestLeastPrivilege(t *testing.T) {
-	r := newRig(t, func(m *manifest.Manifest) {
-		m.Tools = slices.DeleteFunc(m.Tools, func(s string) bool { return s == "mcp_call" })
-		m.Tools = append(m.Tools, "mcp__filesystem__read_*", "mcp__filesystem__list_dir")
-	})
-	cs := r.client(t, "2025-11-25")
+	eachClient(t, func(t *testing.T) *rig {
+		return newRig(t, func(m *manifest.Manifest) {
+			m.Tools = slices.DeleteFunc(m.Tools, func(s string) bool { return s == "mcp_call" })
+			m.Tools = append(m.Tools, "mcp__filesystem__read_*", "mcp__filesystem__list_dir")
+		})
+	}, leastPrivilege)
+}
+
+func leastPrivilege(t *testing.T, r *rig, cs *mcp.ClientSession) {
 	tools, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
