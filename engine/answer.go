@@ -381,14 +381,8 @@ func blocking(hookPoint string) bool {
 // the record is what matters). --fail-open never changes this answer.
 func (e *Engine) reject(ctx context.Context, req Request, host *adapter.Host, defect error) HookResponse {
 	probe := hookwire.Probe(req.Body)
-	// A defect may quote the value it found wrong: it is redacted as the
-	// excerpt is, since the record keeps it for good.
-	rej := Rejection{Defect: detect.RedactJSONText(defect.Error()), SHA256: req.SHA256, Length: max(req.Size, int64(len(req.Body))),
-		Excerpt: excerpt(req.Body), HookPoint: probe.HookPoint, Truncated: req.Truncated}
-	if rej.SHA256 == "" {
-		sum := sha256.Sum256(req.Body)
-		rej.SHA256 = hex.EncodeToString(sum[:])
-	}
+	rej := newRejection(req.Body, req.SHA256, req.Size, req.Truncated, defect.Error())
+	rej.HookPoint = probe.HookPoint
 	isBlocking := blocking(probe.HookPoint)
 	if host != nil {
 		rej.Host = host.Name
@@ -421,6 +415,38 @@ func (e *Engine) reject(ctx context.Context, req Request, host *adapter.Host, de
 	}
 	e.noteAnswer(req.Tenant, req.Host, &aarts.Event{SessionID: key.Session, HookPoint: rej.HookPoint}, r)
 	return r
+}
+
+// newRejection describes input that could not be accepted: its digest
+// (sum, or computed from body), length (size, or body's), excerpt, and the
+// defect.
+func newRejection(body []byte, sum string, size int64, truncated bool, defect string) Rejection {
+	// A defect may quote the value it found wrong: it is redacted as the
+	// excerpt is, since the record keeps it for good.
+	rej := Rejection{Defect: detect.RedactJSONText(defect), SHA256: sum, Length: max(size, int64(len(body))), Excerpt: excerpt(body), Truncated: truncated}
+	if rej.SHA256 == "" {
+		h := sha256.Sum256(body)
+		rej.SHA256 = hex.EncodeToString(h[:])
+	}
+	return rej
+}
+
+// RecordRejected records a message a transport refused before it became
+// an event (a malformed JSON-RPC message an MCP client sent the gateway,
+// say) as a Rejected envelope of session k: via names the transport
+// (the Rejection's host), where what the message was for as far as it
+// could be read (a method), body the message as received (its first bytes
+// when truncated: it went on past what the transport reads), defect what
+// was wrong. The sender was refused (answered deny).
+func (e *Engine) RecordRejected(ctx context.Context, k ledger.SessionKey, via, where string, body []byte, truncated bool, defect string) {
+	rej := newRejection(body, "", 0, truncated, defect)
+	rej.Host, rej.HookPoint, rej.Answered = via, where, aarts.Deny
+	if sessionIDValid(k.Tenant, k.Session) != nil {
+		rej.SessionID = RejectedSessionNote(k.Session)
+		k.Session = RejectedSession
+	}
+	e.recordRejection(ctx, k, &rej)
+	e.noteAnswer(k.Tenant, via, &aarts.Event{SessionID: k.Session, HookPoint: where}, HookResponse{Verdict: aarts.Verdict{Decision: aarts.Deny}, ReasonCode: ReasonInputRejected})
 }
 
 // RejectedSessionNote is how a session id that could not be used is kept

@@ -1,11 +1,13 @@
 package mcpproxy
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"regexp"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentledger/agentledger/engine"
+	"github.com/agentledger/agentledger/ledger"
 )
 
 // HeaderSession is the header a client of the stateless revision
@@ -91,6 +94,9 @@ func (g *Gateway) Handler() http.Handler {
 		if r.Header.Get("Mcp-Protocol-Version") >= statelessRevision {
 			h = stateless
 		}
+		if r.Method == http.MethodPost && !g.screen(w, r, p) {
+			return
+		}
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), remoteKey{}, r.RemoteAddr)))
 	})
 }
@@ -102,6 +108,57 @@ const statelessRevision = "2026-07-28"
 type remoteKey struct{}
 
 var validKey = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// screen reads a POST's message and checks it (see screen): a refused
+// one is answered with its JSON-RPC error (HTTP 400; 200 for a request of
+// an unknown method), recorded as Rejected in the session it would have
+// joined, and goes no further. A message that passes is handed on.
+func (g *Gateway) screen(w http.ResponseWriter, r *http.Request, principal *engine.Principal) bool {
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxMessageBytes+1))
+	if err != nil {
+		http.Error(w, "reading the request: "+err.Error(), http.StatusBadRequest)
+		return false
+	}
+	size := len(body)
+	if size > MaxMessageBytes {
+		n, _ := io.Copy(io.Discard, io.LimitReader(r.Body, 64<<20))
+		size += int(n)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	begun := r.Header.Get("Mcp-Session-Id") != "" || r.Header.Get("Mcp-Protocol-Version") >= statelessRevision
+	refused := screen(body, size, begun)
+	if refused == nil {
+		return true
+	}
+	session, _ := g.sessionOf(principal, r.Header.Get(HeaderSession), r.Header.Get("Mcp-Session-Id"), r.RemoteAddr)
+	g.cfg.Engine.RecordRejected(r.Context(), ledger.SessionKey{Tenant: principal.Tenant, Session: session}, Via, refused.where(),
+		body[:min(len(body), MaxMessageBytes)], size > MaxMessageBytes, refused.message)
+	w.Header().Set("Content-Type", "application/json")
+	if refused.code == codeMethodNotFound && !refused.notify {
+		w.WriteHeader(http.StatusOK)
+	} else {
+		w.WriteHeader(http.StatusBadRequest)
+	}
+	w.Write(refused.answer())
+	return false
+}
+
+// sessionOf is the agentledger session of a principal's request (see
+// Gateway): by its session key, its Mcp-Session-Id, or its connection;
+// and how it was named.
+func (g *Gateway) sessionOf(principal *engine.Principal, key, sid, remote string) (session, named string) {
+	switch {
+	case key != "":
+		named = "client"
+	case sid != "":
+		key, named = "sid-"+digest(sid), "mcp_session_id"
+	default:
+		key, named = "conn-"+digest(remote), "connection"
+	}
+	// Keys are the principal's own: two tokens of a tenant never share a
+	// session by choosing the same key.
+	return "mcp-" + g.cfg.Server + "-" + digest(principal.Identity.By + "\x00" + principal.Identity.Principal)[:8] + "-" + key, named
+}
 
 // mediate finds each request's session and hands the request to its
 // proxy.
@@ -132,19 +189,8 @@ func (g *Gateway) proxyFor(ctx context.Context, req mcp.Request) (*Proxy, error)
 	if !ok {
 		return nil, errors.New("mcpproxy: not authenticated")
 	}
-	var key, named string
-	switch {
-	case extra.Header.Get(HeaderSession) != "":
-		key, named = extra.Header.Get(HeaderSession), "client"
-	case req.GetSession().ID() != "":
-		key, named = "sid-"+digest(req.GetSession().ID()), "mcp_session_id"
-	default:
-		remote, _ := ctx.Value(remoteKey{}).(string)
-		key, named = "conn-"+digest(remote), "connection"
-	}
-	// Keys are the principal's own: two tokens of a tenant never share a
-	// session by choosing the same key.
-	session := "mcp-" + g.cfg.Server + "-" + digest(principal.Identity.By + "\x00" + principal.Identity.Principal)[:8] + "-" + key
+	remote, _ := ctx.Value(remoteKey{}).(string)
+	session, named := g.sessionOf(principal, extra.Header.Get(HeaderSession), req.GetSession().ID(), remote)
 	id := principal.Tenant + "/" + session
 	// One connection per session, made once; other sessions do not wait
 	// for it (a slow upstream holds only its own session's requests).

@@ -197,7 +197,7 @@ func (r *rig) stdio(t *testing.T) mcp.Transport {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		p.Server().Run(context.Background(), &mcp.IOTransport{Reader: toProxy, Writer: fromProxy})
+		p.Server().Run(context.Background(), p.StdioTransport(toProxy, fromProxy))
 		fromProxy.Close()
 		p.Close(context.Background())
 	}()

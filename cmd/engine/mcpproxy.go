@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os/exec"
@@ -81,7 +80,7 @@ func (a *app) mcpProxy(c *cli.Context) error {
 		return cmdline.Unavailable(err)
 	}
 	fmt.Fprintf(a.stderr, "engine: mcp-proxy: %s is session %s\n", name, p.Session())
-	runErr := p.Server().Run(c.Context, &mcp.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}})
+	runErr := p.Server().Run(c.Context, p.StdioTransport(a.stdin, a.stdout))
 	return errors.Join(runErr, p.Close(c.Context))
 }
 
@@ -134,7 +133,3 @@ func (a *app) mcpGateway(c *cli.Context, cfg mcpproxy.Config, args []string) err
 	}
 	return err
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
