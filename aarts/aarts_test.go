@@ -10,7 +10,7 @@ func TestCanonical(t *testing.T) {
 	tests := []struct{ native, want string }{
 		{"Bash", ToolShell}, {"Write", ToolFileWrite}, {"Edit", ToolFileEdit}, {"MultiEdit", ToolFileEdit},
 		{"Read", ToolFileRead}, {"WebFetch", ToolWebRequest}, {"WebSearch", ToolWebRequest}, {"Task", ToolDelegate},
-		{"mcp__github__create_issue", ToolMCPCall}, {"run_shell_command", ToolShell}, {"str_replace", ToolFileEdit},
+		{"mcp__github__create_issue", ToolMCPCall}, {"mcp__github__resources/read", ToolMCPResource}, {"mcp__docs__prompts/get", ToolMCPResource}, {"run_shell_command", ToolShell}, {"str_replace", ToolFileEdit},
 		{"shell", ToolShell}, {"SomethingNew", ToolOther}, {"sql_query", ToolDatabase}, {"browser_navigate", ToolBrowser},
 	}
 	for _, tt := range tests {

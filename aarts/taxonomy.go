@@ -122,12 +122,18 @@ var nativeTools = map[string]string{
 
 // Canonical maps a host's tool name to the taxonomy. Names already
 // canonical stay; MCP tools (mcp__server__tool, or server.tool naming) are
-// mcp_call; anything unknown is other. A shell call that installs packages
+// mcp_call, and an MCP server's reads named by their method
+// (mcp__server__resources/read) mcp_resource; anything unknown is other. A shell call that installs packages
 // is refined to package_install by CanonicalFor.
 func Canonical(native string) string {
 	n := strings.ToLower(strings.TrimSpace(native))
 	if IsCanonicalTool(n) {
 		return n
+	}
+	if strings.HasPrefix(n, "mcp__") && strings.Contains(MCPTool(n), "/") {
+		// A protocol method of the server (resources/read, prompts/get:
+		// the MCP gateway's names), not a tool: tool names hold no "/".
+		return ToolMCPResource
 	}
 	if strings.HasPrefix(n, "mcp__") || strings.HasPrefix(n, "mcp_") && strings.Count(n, "_") >= 3 {
 		return ToolMCPCall

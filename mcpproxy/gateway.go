@@ -165,7 +165,7 @@ func (g *Gateway) sessionOf(principal *engine.Principal, key, sid, remote string
 func (g *Gateway) mediate(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
-		case "tools/list", "tools/call", "resources/list", "resources/read", "prompts/list", "prompts/get":
+		case "tools/list", "tools/call", "resources/list", "resources/templates/list", "resources/read", "prompts/list", "prompts/get":
 		default:
 			return next(ctx, method, req)
 		}

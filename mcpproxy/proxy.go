@@ -30,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentledger/agentledger/aarts"
@@ -66,7 +67,15 @@ type Config struct {
 	// HoldFor bounds how long an ask is held for an approver (default:
 	// until the engine's own pending timeout records it denied).
 	HoldFor time.Duration
+	// UpstreamTimeout bounds each request to the upstream server (connect,
+	// list, call; default DefaultUpstreamTimeout): a hung server gives the
+	// client an error result, on record, not a hang.
+	UpstreamTimeout time.Duration
 }
+
+// DefaultUpstreamTimeout is how long the proxy waits for the upstream
+// server to answer one request.
+const DefaultUpstreamTimeout = 5 * time.Minute
 
 // Proxy relays one client connection to the upstream server.
 type Proxy struct {
@@ -110,9 +119,14 @@ func connect(ctx context.Context, cfg Config, session, named string) (*Proxy, er
 	if cfg.HoldFor <= 0 {
 		cfg.HoldFor = cfg.Engine.PendingTimeout() + 5*time.Second
 	}
+	if cfg.UpstreamTimeout <= 0 {
+		cfg.UpstreamTimeout = DefaultUpstreamTimeout
+	}
 	p := &Proxy{cfg: cfg, session: session}
 	client := mcp.NewClient(&mcp.Implementation{Name: HostID, Version: engine.Version}, nil)
-	up, err := client.Connect(ctx, cfg.Upstream, nil)
+	cctx, cancel := context.WithTimeout(ctx, cfg.UpstreamTimeout)
+	up, err := client.Connect(cctx, cfg.Upstream, nil)
+	cancel()
 	if err != nil {
 		return nil, fmt.Errorf("mcpproxy: connect to %s: %w", cfg.Server, err)
 	}
@@ -189,14 +203,38 @@ func (p *Proxy) handle(ctx context.Context, method string, req mcp.Request, next
 			return nil, errors.New("tools/call: no params")
 		}
 		return p.call(ctx, params)
-	case "resources/list":
-		return p.upstream.ListResources(ctx, paramsOf[*mcp.ListResourcesParams](req))
 	case "resources/read":
-		return p.upstream.ReadResource(ctx, paramsOf[*mcp.ReadResourceParams](req))
-	case "prompts/list":
-		return p.upstream.ListPrompts(ctx, paramsOf[*mcp.ListPromptsParams](req))
+		params := paramsOf[*mcp.ReadResourceParams](req)
+		if params == nil {
+			return nil, errors.New("resources/read: no params")
+		}
+		return p.read(ctx, method, map[string]any{"uri": params.URI}, func() mcp.Result { return &mcp.ReadResourceResult{} },
+			func(ctx context.Context) (mcp.Result, error) { return p.upstream.ReadResource(ctx, params) })
 	case "prompts/get":
-		return p.upstream.GetPrompt(ctx, paramsOf[*mcp.GetPromptParams](req))
+		params := paramsOf[*mcp.GetPromptParams](req)
+		if params == nil {
+			return nil, errors.New("prompts/get: no params")
+		}
+		return p.read(ctx, method, map[string]any{"name": params.Name, "arguments": params.Arguments}, func() mcp.Result { return &mcp.GetPromptResult{} },
+			func(ctx context.Context) (mcp.Result, error) { return p.upstream.GetPrompt(ctx, params) })
+	case "resources/list", "resources/templates/list", "prompts/list":
+		// Lists name what can be read; reading is judged.
+		ctx, cancel := context.WithTimeout(ctx, p.cfg.UpstreamTimeout)
+		defer cancel()
+		var res mcp.Result
+		var err error
+		switch method {
+		case "resources/list":
+			res, err = p.upstream.ListResources(ctx, paramsOf[*mcp.ListResourcesParams](req))
+		case "resources/templates/list":
+			res, err = p.upstream.ListResourceTemplates(ctx, paramsOf[*mcp.ListResourceTemplatesParams](req))
+		default:
+			res, err = p.upstream.ListPrompts(ctx, paramsOf[*mcp.ListPromptsParams](req))
+		}
+		if err != nil {
+			return nil, &jsonrpc.Error{Code: codeUpstream, Message: "agentledger: " + p.upstreamError(ctx, err).Error()}
+		}
+		return res, nil
 	}
 	return next(ctx, method, req)
 }
@@ -208,6 +246,8 @@ func paramsOf[P any](req mcp.Request) P {
 
 // listUpstream reads every page of the upstream's tools.
 func (p *Proxy) listUpstream(ctx context.Context) ([]*mcp.Tool, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.UpstreamTimeout)
+	defer cancel()
 	var out []*mcp.Tool
 	for t, err := range p.upstream.Tools(ctx, nil) {
 		if err != nil {
@@ -218,8 +258,84 @@ func (p *Proxy) listUpstream(ctx context.Context) ([]*mcp.Tool, error) {
 	return out, nil
 }
 
+// use is one request of the client judged as a tool use: PreToolUse
+// before it is forwarded, PostToolUse with what the server answered.
+type use struct {
+	tool, native string
+	input        any
+	pin          map[string]any // a tools/call's tool pin
+	// forward sends the request to the server (bounded by UpstreamTimeout).
+	forward func(context.Context) (mcp.Result, error)
+	// result is a new value of the answer's type (to carry it redacted).
+	result func() mcp.Result
+}
+
+// Where a use stopped, when it did.
+const (
+	refusedBefore  = "before"   // the call was not forwarded
+	failedUpstream = "upstream" // the server failed or did not answer
+	withheldAfter  = "after"    // the server's answer is withheld
+)
+
+// judge runs a use through the engine: the result the client may see (a
+// secret in it redacted), or where it stopped, the verdict that stopped
+// it, and for a failed server its error.
+func (p *Proxy) judge(ctx context.Context, u use) (mcp.Result, string, engine.HookResponse, error) {
+	turn := p.nextTurn()
+	members := map[string]any{"turn_id": turn, "tool_name": u.tool, "tool_name_native": u.native, "tool_input": u.input, "artifacts": []any{}}
+	if u.pin != nil {
+		members["tool_pin"] = u.pin
+	}
+	pre := p.event("PreToolUse", members)
+	st := p.decide(ctx, pre)
+	if st.Decision == aarts.Ask && st.PendingID != "" {
+		var err error
+		if st, err = p.hold(ctx, pre, st); err != nil {
+			st.Decision, st.ReasonCode, st.Reasons = aarts.Deny, "ASK_NOT_FOLLOWED", []string{detect.Redact(err.Error())}
+		}
+	}
+	if st.Decision != aarts.Allow {
+		return nil, refusedBefore, st, nil
+	}
+	res, err := u.forward(ctx)
+	var resultValue any
+	if err != nil {
+		// The failure is the result on record.
+		resultValue = map[string]any{"isError": true, "content": []any{map[string]any{"type": "text", "text": err.Error()}}}
+	} else {
+		raw, _ := json.Marshal(res)
+		_ = json.Unmarshal(raw, &resultValue)
+	}
+	// A secret in the result never reaches the client: it gets the result
+	// redacted, and the record says so (the result itself is recorded as
+	// received, sealed where the manifest seals).
+	shown, redacted := redactStrings(resultValue)
+	delete(members, "tool_pin")
+	members["tool_result"] = resultValue
+	if redacted {
+		members["result_delivered"] = "redacted"
+	}
+	// A result the engine could not judge and record is denied (and the
+	// failure recorded): it is not handed on.
+	post := p.decide(ctx, p.event("PostToolUse", members))
+	switch {
+	case err != nil:
+		return nil, failedUpstream, post, err
+	case post.Decision != aarts.Allow:
+		return nil, withheldAfter, post, nil
+	case redacted:
+		raw, _ := json.Marshal(shown)
+		out := u.result()
+		if json.Unmarshal(raw, out) != nil {
+			return nil, withheldAfter, post, nil
+		}
+		return out, "", post, nil
+	}
+	return res, "", post, nil
+}
+
 // call judges a tools/call, forwards it when allowed, and judges its
-// result.
+// result. A refusal is a tool result with isError and the reason.
 func (p *Proxy) call(ctx context.Context, params *mcp.CallToolParamsRaw) (*mcp.CallToolResult, error) {
 	var args any = map[string]any{}
 	if len(params.Arguments) > 0 {
@@ -227,51 +343,70 @@ func (p *Proxy) call(ctx context.Context, params *mcp.CallToolParamsRaw) (*mcp.C
 			return refused("agentledger: the arguments are not JSON: " + err.Error()), nil
 		}
 	}
-	native := "mcp__" + p.cfg.Server + "__" + params.Name
-	turn := p.nextTurn()
-	pre := p.event("PreToolUse", map[string]any{"turn_id": turn, "tool_name": aarts.ToolMCPCall, "tool_name_native": native, "tool_input": args,
-		"artifacts": []any{}, "tool_pin": p.toolPin(params.Name)})
-	st := p.decide(ctx, pre)
-	if st.Decision == aarts.Ask && st.PendingID != "" {
-		var err error
-		if st, err = p.hold(ctx, pre, st); err != nil {
-			return refused("agentledger: " + detect.Redact(err.Error())), nil
-		}
-	}
-	if st.Decision != aarts.Allow {
+	res, stopped, st, err := p.judge(ctx, use{tool: aarts.ToolMCPCall, native: "mcp__" + p.cfg.Server + "__" + params.Name, input: args,
+		pin: p.toolPin(params.Name), result: func() mcp.Result { return &mcp.CallToolResult{} },
+		forward: func(ctx context.Context) (mcp.Result, error) {
+			return p.callUpstream(ctx, &mcp.CallToolParams{Meta: params.Meta, Name: params.Name, Arguments: args})
+		}})
+	switch stopped {
+	case refusedBefore:
 		return refused(reason(st)), nil
+	case failedUpstream:
+		return refused("agentledger: " + err.Error()), nil
+	case withheldAfter:
+		return withheldResult(st), nil
 	}
-	res, err := p.upstream.CallTool(ctx, &mcp.CallToolParams{Meta: params.Meta, Name: params.Name, Arguments: args})
-	if err != nil {
-		res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "the server failed: " + err.Error()}}}
-	}
-	result, _ := json.Marshal(res)
-	var resultValue any
-	_ = json.Unmarshal(result, &resultValue)
-	// A secret in the result never reaches the client: it gets the result
-	// redacted, and the record says so (the result itself is recorded as
-	// received, sealed where the manifest seals).
-	shown, redacted := redactStrings(resultValue)
-	members := map[string]any{"turn_id": turn, "tool_name": aarts.ToolMCPCall, "tool_name_native": native,
-		"tool_input": args, "tool_result": resultValue, "artifacts": []any{}}
-	if redacted {
-		members["result_delivered"] = "redacted"
-	}
-	// A result the engine could not judge and record is denied (and the
-	// failure recorded): it is not handed on.
-	post := p.decide(ctx, p.event("PostToolUse", members))
-	if post.Decision != aarts.Allow {
-		return withheldResult(post), nil
-	}
-	if redacted {
-		raw, _ := json.Marshal(shown)
-		var out mcp.CallToolResult
-		if json.Unmarshal(raw, &out) != nil {
-			return refused("agentledger: the result held a secret and is withheld"), nil
-		}
-		return &out, nil
+	return res.(*mcp.CallToolResult), nil
+}
+
+// read judges a resources/read or prompts/get as a use of the server's
+// content (tool mcp_resource, mcp__SERVER__METHOD): its answer taints the
+// session like a tool's. A refusal is a JSON-RPC error with the reason.
+func (p *Proxy) read(ctx context.Context, method string, input map[string]any, result func() mcp.Result, forward func(context.Context) (mcp.Result, error)) (mcp.Result, error) {
+	input["server"] = p.cfg.Server
+	res, stopped, st, err := p.judge(ctx, use{tool: aarts.ToolMCPResource, native: "mcp__" + p.cfg.Server + "__" + method, input: input, result: result,
+		forward: func(ctx context.Context) (mcp.Result, error) {
+			ctx, cancel := context.WithTimeout(ctx, p.cfg.UpstreamTimeout)
+			defer cancel()
+			res, err := forward(ctx)
+			if err != nil {
+				return nil, p.upstreamError(ctx, err)
+			}
+			return res, nil
+		}})
+	switch stopped {
+	case refusedBefore, withheldAfter:
+		return nil, &jsonrpc.Error{Code: codeRefused, Message: reason(st)}
+	case failedUpstream:
+		return nil, &jsonrpc.Error{Code: codeUpstream, Message: "agentledger: " + err.Error()}
 	}
 	return res, nil
+}
+
+// JSON-RPC error codes (server-defined range) of a read the proxy refused
+// and of a server that failed.
+const (
+	codeRefused  = -32001
+	codeUpstream = -32002
+)
+
+// callUpstream forwards a call, bounded by UpstreamTimeout.
+func (p *Proxy) callUpstream(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.UpstreamTimeout)
+	defer cancel()
+	res, err := p.upstream.CallTool(ctx, params)
+	if err != nil {
+		return nil, p.upstreamError(ctx, err)
+	}
+	return res, nil
+}
+
+// upstreamError says how a request to the server failed.
+func (p *Proxy) upstreamError(ctx context.Context, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+		return fmt.Errorf("the server %s did not answer within %s", p.cfg.Server, p.cfg.UpstreamTimeout)
+	}
+	return fmt.Errorf("the server %s failed: %w", p.cfg.Server, err)
 }
 
 // redactStrings is v with every secret in its strings redacted, and

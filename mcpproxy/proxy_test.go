@@ -65,6 +65,9 @@ type rig struct {
 	ring        receipt.Keyring
 	calls       string
 	serverFlags []string
+	timeout     time.Duration // the proxy's UpstreamTimeout (default when 0)
+	face        string        // eachClient's face and revision
+	version     string
 
 	mu      sync.Mutex
 	proxies []*Proxy // the stdio face's, one per client
@@ -88,6 +91,7 @@ func eachClient(t *testing.T, newRig func(t *testing.T) *rig, fn func(t *testing
 		for _, version := range revisions {
 			t.Run(face+"/"+version, func(t *testing.T) {
 				r := newRig(t)
+				r.face, r.version = face, version
 				fn(t, r, r.client(t, face, version))
 			})
 		}
@@ -142,7 +146,7 @@ func newRigWith(t *testing.T, edit func(*manifest.Manifest), serverFlags []strin
 // config is the proxy's configuration, its upstream a new fixture server.
 func (r *rig) config(t testing.TB) Config {
 	bin := server(t)
-	return Config{Engine: r.eng, Server: "filesystem", URI: bin, Transport: "stdio"}
+	return Config{Engine: r.eng, Server: "filesystem", URI: bin, Transport: "stdio", UpstreamTimeout: r.timeout}
 }
 
 // upstream starts a fixture server.
