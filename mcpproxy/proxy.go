@@ -124,7 +124,7 @@ func connect(ctx context.Context, cfg Config, session, named string) (*Proxy, er
 	}
 	p := &Proxy{cfg: cfg, session: session}
 	client := mcp.NewClient(&mcp.Implementation{Name: HostID, Version: engine.Version}, nil)
-	cctx, cancel := context.WithTimeout(ctx, cfg.UpstreamTimeout)
+	cctx, cancel := toUpstream(ctx, cfg.UpstreamTimeout)
 	up, err := client.Connect(cctx, cfg.Upstream, nil)
 	cancel()
 	if err != nil {
@@ -219,7 +219,7 @@ func (p *Proxy) handle(ctx context.Context, method string, req mcp.Request, next
 			func(ctx context.Context) (mcp.Result, error) { return p.upstream.GetPrompt(ctx, params) })
 	case "resources/list", "resources/templates/list", "prompts/list":
 		// Lists name what can be read; reading is judged.
-		ctx, cancel := context.WithTimeout(ctx, p.cfg.UpstreamTimeout)
+		ctx, cancel := toUpstream(ctx, p.cfg.UpstreamTimeout)
 		defer cancel()
 		var res mcp.Result
 		var err error
@@ -246,7 +246,7 @@ func paramsOf[P any](req mcp.Request) P {
 
 // listUpstream reads every page of the upstream's tools.
 func (p *Proxy) listUpstream(ctx context.Context) ([]*mcp.Tool, error) {
-	ctx, cancel := context.WithTimeout(ctx, p.cfg.UpstreamTimeout)
+	ctx, cancel := toUpstream(ctx, p.cfg.UpstreamTimeout)
 	defer cancel()
 	var out []*mcp.Tool
 	for t, err := range p.upstream.Tools(ctx, nil) {
@@ -346,7 +346,7 @@ func (p *Proxy) call(ctx context.Context, params *mcp.CallToolParamsRaw) (*mcp.C
 	res, stopped, st, err := p.judge(ctx, use{tool: aarts.ToolMCPCall, native: "mcp__" + p.cfg.Server + "__" + params.Name, input: args,
 		pin: p.toolPin(params.Name), result: func() mcp.Result { return &mcp.CallToolResult{} },
 		forward: func(ctx context.Context) (mcp.Result, error) {
-			return p.callUpstream(ctx, &mcp.CallToolParams{Meta: params.Meta, Name: params.Name, Arguments: args})
+			return p.callUpstream(ctx, &mcp.CallToolParams{Meta: ownMeta(params.Meta), Name: params.Name, Arguments: args})
 		}})
 	switch stopped {
 	case refusedBefore:
@@ -366,7 +366,7 @@ func (p *Proxy) read(ctx context.Context, method string, input map[string]any, r
 	input["server"] = p.cfg.Server
 	res, stopped, st, err := p.judge(ctx, use{tool: aarts.ToolMCPResource, native: "mcp__" + p.cfg.Server + "__" + method, input: input, result: result,
 		forward: func(ctx context.Context) (mcp.Result, error) {
-			ctx, cancel := context.WithTimeout(ctx, p.cfg.UpstreamTimeout)
+			ctx, cancel := toUpstream(ctx, p.cfg.UpstreamTimeout)
 			defer cancel()
 			res, err := forward(ctx)
 			if err != nil {
@@ -392,7 +392,7 @@ const (
 
 // callUpstream forwards a call, bounded by UpstreamTimeout.
 func (p *Proxy) callUpstream(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, p.cfg.UpstreamTimeout)
+	ctx, cancel := toUpstream(ctx, p.cfg.UpstreamTimeout)
 	defer cancel()
 	res, err := p.upstream.CallTool(ctx, params)
 	if err != nil {
@@ -400,6 +400,36 @@ func (p *Proxy) callUpstream(ctx context.Context, params *mcp.CallToolParams) (*
 	}
 	return res, nil
 }
+
+// ownMeta is a request's _meta without the protocol's own keys
+// (io.modelcontextprotocol/: a stateless client's revision, identity and
+// capabilities), which belong to the client's connection to the proxy,
+// not to the proxy's connection to the server.
+func ownMeta(m mcp.Meta) mcp.Meta {
+	var out mcp.Meta
+	for k, v := range m {
+		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			continue
+		}
+		if out == nil {
+			out = mcp.Meta{}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// toUpstream is the context of a request to the server: bounded by
+// timeout, cancelled with the client's request, and without its values
+// (the SDK keeps the incoming request's protocol revision in its context;
+// the proxy's own requests to the server speak their own).
+func toUpstream(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(valueless{ctx}, timeout)
+}
+
+type valueless struct{ context.Context }
+
+func (valueless) Value(any) any { return nil }
 
 // upstreamError says how a request to the server failed.
 func (p *Proxy) upstreamError(ctx context.Context, err error) error {

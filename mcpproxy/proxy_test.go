@@ -763,3 +763,41 @@ func TestParallelClientsAndCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestGatewayToHTTPUpstream: the gateway in front of a server reached
+// over Streamable HTTP (--upstream URL), with clients of each revision:
+// the proxy's requests to the server speak its own revision, whatever the
+// client's (a stateless client's _meta and context stay on its side).
+func TestGatewayToHTTPUpstream(t *testing.T) {
+	r := newRig(t, func(m *manifest.Manifest) { m.Network.Domains = append(m.Network.Domains, "127.0.0.1") })
+	url := startHTTPFixture(t)
+	g, err := NewGateway(context.Background(), Config{Engine: r.eng, Server: "filesystem", URI: url, Transport: "streamable_http"},
+		func() (mcp.Transport, error) { return &mcp.StreamableClientTransport{Endpoint: url}, nil },
+		tokensOf(t, "host-token", `"tenant":"default","role":"host","name":"agent"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(g.Handler())
+	defer func() {
+		srv.CloseClientConnections()
+		srv.Close()
+		g.Close(context.Background())
+	}()
+	for _, version := range revisions {
+		t.Run(version, func(t *testing.T) {
+			transport := &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: &http.Client{Transport: bearer{"host-token", "k-" + version}}}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), transport,
+				&mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			if res, text := call(t, cs, "read_file", map[string]any{"path": "README.md"}); res.IsError || !strings.Contains(text, "A small web shop") {
+				t.Fatalf("allowed call: %q", text)
+			}
+			if res, text := call(t, cs, "read_file", map[string]any{"path": "/home/dev/.ssh/id_rsa"}); !res.IsError || !strings.Contains(text, "deny (SECRET_ACCESS)") {
+				t.Fatalf("denied call: %q", text)
+			}
+		})
+	}
+}
