@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -79,5 +80,57 @@ func TestLiveCommand(t *testing.T) {
 	b.Screenshot(t, "replay-live.png", 1200, false)
 	if code, _, _ := run(t, "live", "--bundle", sessions, "--model-url", model.URL, "--model", "m"); code != 2 {
 		t.Fatalf("no MCP server: exit %d, want 2", code)
+	}
+}
+
+// TestLiveThroughTheProxy points replay live's --mcp-command at `engine
+// mcp-proxy` in front of the fixture server: the candidate model's tool
+// calls are re-executed through the gateway, which judges and records
+// them in its own ledger, and the replay's report is the same as without
+// it.
+func TestLiveThroughTheProxy(t *testing.T) {
+	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"choices":[{"message":{"role":"assistant","content":"","tool_calls":[{"id":"a","type":"function",` +
+			`"function":{"name":"mcp__filesystem__read_file","arguments":"{\"path\":\"checkout/total.go\"}"}}]},"finish_reason":"tool_calls"}],` +
+			`"usage":{"prompt_tokens":50,"completion_tokens":5}}`))
+	}))
+	defer model.Close()
+	bins := t.TempDir()
+	if out, err := exec.Command("go", "build", "-o", bins+"/", fx+"/mcpserver", "../engine").CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	proxyData, calls := t.TempDir(), filepath.Join(t.TempDir(), "calls")
+	proxy := strings.Join([]string{filepath.Join(bins, "engine"), "--data", proxyData, "mcp-proxy", "--manifest", manifest,
+		"--name", "filesystem", "--", filepath.Join(bins, "mcpserver"), "-calls", calls}, " ")
+	code, out, errs := run(t, "live", "--bundle", sessions+"/mcp-model-swap.ndjson", "--manifest", manifest, "--data", t.TempDir(),
+		"--model-url", model.URL, "--model", "always-read", "--mcp-command", proxy, "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, `"agreeing_steps": 1`) && !strings.Contains(out, `"agreeing_steps":1`) {
+		t.Fatalf("report: %s", out)
+	}
+	if got, _ := os.ReadFile(calls); !strings.Contains(string(got), "read_file") {
+		t.Fatalf("the server received %q", got)
+	}
+	st, err := store.Open(context.Background(), store.Config{DataDir: proxyData})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	infos, err := st.Sessions(context.Background(), store.Filter{})
+	if err != nil || len(infos) != 1 {
+		t.Fatalf("the proxy's sessions: %v %+v", err, infos)
+	}
+	judged := 0
+	st.ReadSession(context.Background(), infos[0].Key(), func(m store.Msg) error {
+		if strings.Contains(string(m.Data), `"tool_name_native":"mcp__filesystem__read_file"`) && strings.Contains(string(m.Data), `"hook_point":"PreToolUse"`) {
+			judged++
+		}
+		return nil
+	})
+	if judged == 0 {
+		t.Fatal("the replayed calls are not on the proxy's record")
 	}
 }
