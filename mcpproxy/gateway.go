@@ -31,8 +31,9 @@ const HeaderSession = "X-Agentledger-Session"
 //   - client: a 2026-07-28 client's X-Agentledger-Session key (per tenant);
 //   - mcp_session_id: a client of the session revisions (2025-11-25 and
 //     before), one session per Mcp-Session-Id;
-//   - connection: a stateless client without a key, one session per TCP
-//     connection.
+//   - principal: a stateless client without a key, one session per token
+//     (a stateless client's requests share no connection or id the gateway
+//     could tell apart; its HTTP connections come and go).
 //
 // Each agentledger session has its own connection to the upstream.
 type Gateway struct {
@@ -45,6 +46,7 @@ type Gateway struct {
 
 	mu      sync.Mutex
 	proxies map[string]*conn
+	books   map[string]*pinBook // by tenant
 }
 
 // NewGateway probes the upstream once (for the capabilities it offers) and
@@ -61,7 +63,7 @@ func NewGateway(ctx context.Context, cfg Config, upstream func() (mcp.Transport,
 	}
 	init := probe.InitializeResult()
 	probe.Close()
-	g := &Gateway{cfg: cfg, upstream: upstream, tokens: tokens, proxies: map[string]*conn{}}
+	g := &Gateway{cfg: cfg, upstream: upstream, tokens: tokens, proxies: map[string]*conn{}, books: map[string]*pinBook{}}
 	g.server = mcp.NewServer(&mcp.Implementation{Name: HostID + ":" + cfg.Server, Version: engine.Version}, serverOptions(init))
 	g.server.AddReceivingMiddleware(g.mediate)
 	return g, nil
@@ -97,15 +99,13 @@ func (g *Gateway) Handler() http.Handler {
 		if r.Method == http.MethodPost && !g.screen(w, r, p) {
 			return
 		}
-		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), remoteKey{}, r.RemoteAddr)))
+		h.ServeHTTP(w, r)
 	})
 }
 
 // statelessRevision is the first MCP revision without initialize and
 // sessions.
 const statelessRevision = "2026-07-28"
-
-type remoteKey struct{}
 
 var validKey = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
@@ -130,7 +130,7 @@ func (g *Gateway) screen(w http.ResponseWriter, r *http.Request, principal *engi
 	if refused == nil {
 		return true
 	}
-	session, _ := g.sessionOf(principal, r.Header.Get(HeaderSession), r.Header.Get("Mcp-Session-Id"), r.RemoteAddr)
+	session, _ := g.sessionOf(principal, r.Header.Get(HeaderSession), r.Header.Get("Mcp-Session-Id"))
 	g.cfg.Engine.RecordRejected(r.Context(), ledger.SessionKey{Tenant: principal.Tenant, Session: session}, Via, refused.where(),
 		body[:min(len(body), MaxMessageBytes)], size > MaxMessageBytes, refused.message)
 	w.Header().Set("Content-Type", "application/json")
@@ -144,16 +144,16 @@ func (g *Gateway) screen(w http.ResponseWriter, r *http.Request, principal *engi
 }
 
 // sessionOf is the agentledger session of a principal's request (see
-// Gateway): by its session key, its Mcp-Session-Id, or its connection;
+// Gateway): by its session key, its Mcp-Session-Id, or its token alone;
 // and how it was named.
-func (g *Gateway) sessionOf(principal *engine.Principal, key, sid, remote string) (session, named string) {
+func (g *Gateway) sessionOf(principal *engine.Principal, key, sid string) (session, named string) {
 	switch {
 	case key != "":
 		named = "client"
 	case sid != "":
 		key, named = "sid-"+digest(sid), "mcp_session_id"
 	default:
-		key, named = "conn-"+digest(remote), "connection"
+		key, named = "principal", "principal"
 	}
 	// Keys are the principal's own: two tokens of a tenant never share a
 	// session by choosing the same key.
@@ -189,8 +189,7 @@ func (g *Gateway) proxyFor(ctx context.Context, req mcp.Request) (*Proxy, error)
 	if !ok {
 		return nil, errors.New("mcpproxy: not authenticated")
 	}
-	remote, _ := ctx.Value(remoteKey{}).(string)
-	session, named := g.sessionOf(principal, extra.Header.Get(HeaderSession), req.GetSession().ID(), remote)
+	session, named := g.sessionOf(principal, extra.Header.Get(HeaderSession), req.GetSession().ID())
 	id := principal.Tenant + "/" + session
 	// One connection per session, made once; other sessions do not wait
 	// for it (a slow upstream holds only its own session's requests).
@@ -231,9 +230,29 @@ func (g *Gateway) connect(ctx context.Context, principal *engine.Principal, sess
 	if err != nil {
 		return nil, err
 	}
+	book, err := g.book(ctx, principal.Tenant)
+	if err != nil {
+		return nil, err
+	}
 	cfg := g.cfg
 	cfg.Tenant, cfg.Upstream, cfg.Auth = principal.Tenant, t, principal.Identity
-	return connect(context.WithoutCancel(ctx), cfg, session, named)
+	return connect(context.WithoutCancel(ctx), cfg, session, named, book)
+}
+
+// book is a tenant's pins of the server, read from the record on the
+// tenant's first session and shared by all its sessions.
+func (g *Gateway) book(ctx context.Context, tenant string) (*pinBook, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if b := g.books[tenant]; b != nil {
+		return b, nil
+	}
+	b, err := loadPins(ctx, g.cfg.Ledger, tenant, g.cfg.Server)
+	if err != nil {
+		return nil, err
+	}
+	g.books[tenant] = b
+	return b, nil
 }
 
 // Close ends every session.

@@ -12,15 +12,17 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/policy"
 )
 
-// Tool pinning. The first list of the server's tools pins each tool: the
-// SHA-256 of the JCS form (RFC 8785) of its whole entry — name,
-// description, input and output schemas, annotations — recorded in the
-// connection's PreMCPConnect (tool_pins). Each later list is compared with
-// the pins: a tool whose entry changed, or one that appeared, is
+// Tool pinning. The first list of the server's tools (the first for the
+// tenant, across sessions: see loadPins) pins each tool: the SHA-256 of
+// the JCS form (RFC 8785) of its whole entry — name, description, input
+// and output schemas, annotations — recorded in the connection's
+// PreMCPConnect (tool_pins). Each later list, in this session or a later
+// one, is compared with the pins: a tool whose entry changed, or one that appeared, is
 // quarantined — left out of the list the client gets, and its calls denied
 // (TOOL_CHANGED, from the PreToolUse's tool_pin) — and the server is
 // declared again (PreMCPConnect with tool_changes), which the policy asks
@@ -47,18 +49,15 @@ type quarantined struct {
 	status, current string
 }
 
-// pinAll pins the first list.
-func (p *Proxy) pinAll(tools []*mcp.Tool) map[string]any {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.pins = map[string]string{}
-	p.quarantine = map[string]quarantined{}
-	out := map[string]any{}
-	for _, t := range tools {
-		p.pins[t.Name] = pin(t)
-		out[t.Name] = p.pins[t.Name]
+// trustOnFirstUse pins every tool of a server's first list ever (for the
+// tenant): nothing was pinned before.
+func (p *Proxy) trustOnFirstUse(tools []*mcp.Tool) {
+	if len(p.book.names()) > 0 {
+		return
 	}
-	return out
+	for _, t := range tools {
+		p.book.set(t.Name, pin(t))
+	}
 }
 
 // changes compares a list with the pins, quarantining what changed or
@@ -73,7 +72,7 @@ func (p *Proxy) changes(tools []*mcp.Tool) (map[string]any, []*mcp.Tool, map[str
 	for _, t := range tools {
 		d := pin(t)
 		current[t.Name] = d
-		pinned, known := p.pins[t.Name]
+		pinned, known := p.book.get(t.Name)
 		switch {
 		case known && pinned == d:
 			delete(p.quarantine, t.Name) // back as pinned
@@ -89,7 +88,7 @@ func (p *Proxy) changes(tools []*mcp.Tool) (map[string]any, []*mcp.Tool, map[str
 			added = append(added, t.Name)
 		}
 	}
-	for name := range p.pins {
+	for _, name := range p.book.names() {
 		if _, ok := current[name]; !ok && !slices.Contains(p.gone, name) {
 			p.gone = append(p.gone, name)
 			removed = append(removed, name)
@@ -112,10 +111,11 @@ func (p *Proxy) changes(tools []*mcp.Tool) (map[string]any, []*mcp.Tool, map[str
 func (p *Proxy) toolPin(name string) map[string]any {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	pinned, _ := p.book.get(name)
 	if q, ok := p.quarantine[name]; ok {
-		return map[string]any{"status": q.status, "pinned": p.pins[name], "current": q.current}
+		return map[string]any{"status": q.status, "pinned": pinned, "current": q.current}
 	}
-	return map[string]any{"status": "pinned", "pinned": p.pins[name]}
+	return map[string]any{"status": "pinned", "pinned": pinned}
 }
 
 // tools lists the upstream's tools for the client: changes since the
@@ -130,16 +130,28 @@ func (p *Proxy) tools(ctx context.Context) ([]*mcp.Tool, error) {
 	if changes == nil {
 		return visible, nil
 	}
-	pins := map[string]any{}
-	for k, v := range current {
-		pins[k] = v
-	}
-	st := p.decide(ctx, p.event("PreMCPConnect", withFlags(map[string]any{"server_id": p.cfg.Server, "transport": p.cfg.Transport,
-		"server_uri": p.cfg.URI, "source": p.cfg.Source, "declared_tools": names(list), "tool_pins": pins, "tool_changes": changes}, list)))
+	st := p.declare(ctx, list, current, changes)
 	if st.Decision == aarts.Ask && st.PendingID != "" {
 		go p.repinWhenApproved(st.PendingID, current)
 	}
 	return visible, nil
+}
+
+// declare records and judges the server's declaration (PreMCPConnect):
+// its identity, its tools with their digests as now listed (tool_pins)
+// and their flags, and what changed since the pins (tool_changes; none on
+// a list that matches them).
+func (p *Proxy) declare(ctx context.Context, list []*mcp.Tool, current map[string]string, changes map[string]any) engine.HookResponse {
+	pins := map[string]any{}
+	for k, v := range current {
+		pins[k] = v
+	}
+	members := map[string]any{"server_id": p.cfg.Server, "transport": p.cfg.Transport, "server_uri": p.cfg.URI, "source": p.cfg.Source,
+		"declared_tools": names(list), "tool_pins": pins}
+	if changes != nil {
+		members["tool_changes"] = changes
+	}
+	return p.decide(ctx, p.event("PreMCPConnect", withFlags(members, list)))
 }
 
 // repinWhenApproved waits for an approver to answer the re-declaration;
@@ -160,7 +172,7 @@ func (p *Proxy) repinWhenApproved(id string, current map[string]string) {
 			p.mu.Lock()
 			for name, q := range p.quarantine {
 				if current[name] == q.current {
-					p.pins[name] = q.current
+					p.book.set(name, q.current)
 					delete(p.quarantine, name)
 				}
 			}

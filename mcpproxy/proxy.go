@@ -20,6 +20,7 @@
 package mcpproxy
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base32"
@@ -67,6 +68,9 @@ type Config struct {
 	// HoldFor bounds how long an ask is held for an approver (default:
 	// until the engine's own pending timeout records it denied).
 	HoldFor time.Duration
+	// Ledger is the record the pins of earlier sessions are read from
+	// (nil: each session pins the tools it first lists).
+	Ledger Ledger
 	// UpstreamTimeout bounds each request to the upstream server (connect,
 	// list, call; default DefaultUpstreamTimeout): a hung server gives the
 	// client an error result, on record, not a hang.
@@ -84,9 +88,10 @@ type Proxy struct {
 	upstream *mcp.ClientSession
 	server   *mcp.Server
 
+	book *pinBook // the server's pins, shared by the tenant's sessions
+
 	mu         sync.Mutex
 	turn       int
-	pins       map[string]string // tool name → digest of its pinned entry
 	quarantine map[string]quarantined
 	gone       []string // pinned tools that disappeared (recorded once)
 }
@@ -99,11 +104,15 @@ func Connect(ctx context.Context, cfg Config, session string) (*Proxy, error) {
 	if session == "" {
 		session, named = newSessionID(cfg.Server), "connection"
 	}
-	return connect(ctx, cfg, session, named)
+	book, err := loadPins(ctx, cfg.Ledger, cmp.Or(cfg.Tenant, "default"), cfg.Server)
+	if err != nil {
+		return nil, err
+	}
+	return connect(ctx, cfg, session, named, book)
 }
 
 // connect is Connect with the session's name and how it was named.
-func connect(ctx context.Context, cfg Config, session, named string) (*Proxy, error) {
+func connect(ctx context.Context, cfg Config, session, named string, book *pinBook) (*Proxy, error) {
 	if cfg.Engine == nil || cfg.Upstream == nil || cfg.Server == "" {
 		return nil, errors.New("mcpproxy: an engine, an upstream and a server name are required")
 	}
@@ -122,7 +131,7 @@ func connect(ctx context.Context, cfg Config, session, named string) (*Proxy, er
 	if cfg.UpstreamTimeout <= 0 {
 		cfg.UpstreamTimeout = DefaultUpstreamTimeout
 	}
-	p := &Proxy{cfg: cfg, session: session}
+	p := &Proxy{cfg: cfg, session: session, book: book, quarantine: map[string]quarantined{}}
 	client := mcp.NewClient(&mcp.Implementation{Name: HostID, Version: engine.Version}, nil)
 	cctx, cancel := toUpstream(ctx, cfg.UpstreamTimeout)
 	up, err := client.Connect(cctx, cfg.Upstream, nil)
@@ -138,13 +147,25 @@ func connect(ctx context.Context, cfg Config, session, named string) (*Proxy, er
 		up.Close()
 		return nil, err
 	}
-	st := p.decide(ctx, p.event("PreMCPConnect", withFlags(map[string]any{"server_id": cfg.Server, "transport": cfg.Transport,
-		"server_uri": cfg.URI, "source": cfg.Source, "declared_tools": names(tools), "tool_pins": p.pinAll(tools)}, tools)))
-	if st.Decision != aarts.Allow {
+	// The first list is declared against the pins: a tool changed or added
+	// since an earlier session is quarantined, and the declaration asks
+	// about it, but the server's other tools serve meanwhile.
+	p.trustOnFirstUse(tools)
+	changes, _, current := p.changes(tools)
+	st := p.declare(ctx, tools, current, changes)
+	repin := ""
+	switch {
+	case st.Decision == aarts.Allow:
+	case st.Decision == aarts.Ask && changes != nil && st.PendingID != "" && (st.ReasonCode == "TOOL_CHANGED" || st.ReasonCode == "TOOL_ADDED"):
+		repin = st.PendingID
+	default:
 		up.Close()
 		return nil, fmt.Errorf("mcpproxy: the connection to %s is refused: %s (%s)", cfg.Server, st.ReasonCode, strings.Join(st.Reasons, "; "))
 	}
 	p.server = p.newServer(up.InitializeResult())
+	if repin != "" {
+		go p.repinWhenApproved(repin, current)
+	}
 	return p, nil
 }
 

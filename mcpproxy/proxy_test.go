@@ -64,7 +64,8 @@ type rig struct {
 	eng         *engine.Engine
 	ring        receipt.Keyring
 	calls       string
-	serverFlags []string
+	flagsMu     sync.Mutex
+	serverFlags []string // the fixture's flags, for the next server started
 	timeout     time.Duration // the proxy's UpstreamTimeout (default when 0)
 	face        string        // eachClient's face and revision
 	version     string
@@ -146,14 +147,17 @@ func newRigWith(t *testing.T, edit func(*manifest.Manifest), serverFlags []strin
 // config is the proxy's configuration, its upstream a new fixture server.
 func (r *rig) config(t testing.TB) Config {
 	bin := server(t)
-	return Config{Engine: r.eng, Server: "filesystem", URI: bin, Transport: "stdio", UpstreamTimeout: r.timeout}
+	return Config{Engine: r.eng, Server: "filesystem", URI: bin, Transport: "stdio", UpstreamTimeout: r.timeout, Ledger: r.st}
 }
 
 // upstream starts a fixture server.
 func (r *rig) upstream(t testing.TB) func() (mcp.Transport, error) {
 	bin := server(t)
 	return func() (mcp.Transport, error) {
-		return &mcp.CommandTransport{Command: exec.Command(bin, append([]string{"-calls", r.calls}, r.serverFlags...)...)}, nil
+		r.flagsMu.Lock()
+		flags := append([]string{"-calls", r.calls}, r.serverFlags...)
+		r.flagsMu.Unlock()
+		return &mcp.CommandTransport{Command: exec.Command(bin, flags...)}, nil
 	}
 }
 
@@ -573,7 +577,7 @@ func TestGatewayOverHTTP(t *testing.T) {
 	srv := httptest.NewServer(g.Handler())
 	defer srv.Close()
 	defer g.Close(context.Background())
-	for _, c := range []struct{ version, key, named string }{{"2026-07-28", "build-42", "client"}, {"2026-07-28", "", "connection"}, {"2025-11-25", "", "mcp_session_id"}} {
+	for _, c := range []struct{ version, key, named string }{{"2026-07-28", "build-42", "client"}, {"2026-07-28", "", "principal"}, {"2025-11-25", "", "mcp_session_id"}} {
 		t.Run(c.version, func(t *testing.T) {
 			transport := &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: &http.Client{Transport: bearer{"host-token", c.key}}}
 			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), transport,
@@ -606,7 +610,7 @@ func TestGatewayOverHTTP(t *testing.T) {
 			if strings.Contains(string(m.Data), `"event_type":"Verdict"`) && !strings.Contains(string(m.Data), `"authenticated_by":"token:agent"`) {
 				t.Errorf("%s: a receipt does not attest the client's token: %s", info.Session, m.Data)
 			}
-			for _, n := range []string{"client", "connection", "mcp_session_id"} {
+			for _, n := range []string{"client", "principal", "mcp_session_id"} {
 				if strings.Contains(string(m.Data), `"session_named_by":"`+n+`"`) {
 					named[n] = true
 				}
@@ -614,7 +618,7 @@ func TestGatewayOverHTTP(t *testing.T) {
 			return nil
 		})
 	}
-	if !named["client"] || !named["connection"] || !named["mcp_session_id"] {
+	if !named["client"] || !named["principal"] || !named["mcp_session_id"] {
 		t.Fatalf("how the sessions were named is not on record: %v", named)
 	}
 	for _, tok := range []string{"", "auditor-token"} {

@@ -12,6 +12,7 @@ import (
 	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/policy"
 )
 
@@ -83,17 +84,17 @@ func loadPolicyAt(c *cli.Context, policies []string, manifestPath string, progra
 }
 
 func (a *app) stdio(c *cli.Context) error {
-	e, closeStore, err := a.recordingEngine(c)
+	e, st, err := a.recordingEngine(c)
 	if err != nil {
 		return err
 	}
-	defer closeStore()
+	defer st.Close()
 	return engine.ServeStdio(c.Context, e, c.String("tenant"), a.stdin, a.stdout)
 }
 
 // recordingEngine builds an Engine from the policy, store and signing
-// flags.
-func (a *app) recordingEngine(c *cli.Context) (*engine.Engine, func(), error) {
+// flags, and returns it with its store (the caller closes it).
+func (a *app) recordingEngine(c *cli.Context) (*engine.Engine, *store.Store, error) {
 	p, err := loadEnginePolicy(c)
 	if err != nil {
 		return nil, nil, err
@@ -119,7 +120,7 @@ func (a *app) recordingEngine(c *cli.Context) (*engine.Engine, func(), error) {
 		st.Close()
 		return nil, nil, cmdline.Usage(err)
 	}
-	return e, func() { st.Close() }, nil
+	return e, st, nil
 }
 
 func (a *app) eval(c *cli.Context) error {

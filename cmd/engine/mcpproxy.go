@@ -64,12 +64,12 @@ func (a *app) mcpProxy(c *cli.Context) error {
 	case name == "":
 		return cmdline.Usage(errors.New("--upstream needs --name SERVER"))
 	}
-	e, closeStore, err := a.recordingEngine(c)
+	e, st, err := a.recordingEngine(c)
 	if err != nil {
 		return err
 	}
-	defer closeStore()
-	cfg := mcpproxy.Config{Engine: e, Tenant: c.String("tenant"), Server: name, Source: c.String("source"), URI: strings.Join(args, " "), Transport: "stdio",
+	defer st.Close()
+	cfg := mcpproxy.Config{Engine: e, Ledger: st, Tenant: c.String("tenant"), Server: name, Source: c.String("source"), URI: strings.Join(args, " "), Transport: "stdio",
 		UpstreamTimeout: c.Duration("upstream-timeout")}
 	if c.String("listen") != "" {
 		return a.mcpGateway(c, cfg, args)
