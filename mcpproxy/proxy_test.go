@@ -65,7 +65,7 @@ type rig struct {
 	ring        receipt.Keyring
 	calls       string
 	flagsMu     sync.Mutex
-	serverFlags []string // the fixture's flags, for the next server started
+	serverFlags []string      // the fixture's flags, for the next server started
 	timeout     time.Duration // the proxy's UpstreamTimeout (default when 0)
 	face        string        // eachClient's face and revision
 	version     string
