@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -47,6 +49,8 @@ type Gateway struct {
 	mu      sync.Mutex
 	proxies map[string]*conn
 	books   map[string]*pinBook // by tenant
+	stop    chan struct{}
+	once    sync.Once
 }
 
 // NewGateway probes the upstream once (for the capabilities it offers) and
@@ -63,7 +67,11 @@ func NewGateway(ctx context.Context, cfg Config, upstream func() (mcp.Transport,
 	}
 	init := probe.InitializeResult()
 	probe.Close()
-	g := &Gateway{cfg: cfg, upstream: upstream, tokens: tokens, proxies: map[string]*conn{}, books: map[string]*pinBook{}}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	g := &Gateway{cfg: cfg, upstream: upstream, tokens: tokens, proxies: map[string]*conn{}, books: map[string]*pinBook{}, stop: make(chan struct{})}
+	go g.sweep()
 	g.server = mcp.NewServer(&mcp.Implementation{Name: HostID + ":" + cfg.Server, Version: engine.Version}, serverOptions(init))
 	g.server.AddReceivingMiddleware(g.mediate)
 	return g, nil
@@ -100,6 +108,12 @@ func (g *Gateway) Handler() http.Handler {
 			return
 		}
 		h.ServeHTTP(w, r)
+		if sid := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && sid != "" {
+			// The client ended its MCP session: so ends its agentledger
+			// session, and its connection to the upstream.
+			session, _ := g.sessionOf(p, r.Header.Get(HeaderSession), sid)
+			g.end(context.WithoutCancel(r.Context()), p.Tenant+"/"+session, "client_closed", 0)
+		}
 	})
 }
 
@@ -169,17 +183,22 @@ func (g *Gateway) mediate(next mcp.MethodHandler) mcp.MethodHandler {
 		default:
 			return next(ctx, method, req)
 		}
-		p, err := g.proxyFor(ctx, req)
+		c, err := g.proxyFor(ctx, req)
 		if err != nil {
 			return nil, err
 		}
-		return p.handle(ctx, method, req, next)
+		c.busy.Add(1)
+		defer func() {
+			c.last.Store(time.Now().UnixNano())
+			c.busy.Add(-1)
+		}()
+		return c.p.handle(ctx, method, req, next)
 	}
 }
 
 // proxyFor is the proxy of a request's agentledger session, connected on
 // its first request.
-func (g *Gateway) proxyFor(ctx context.Context, req mcp.Request) (*Proxy, error) {
+func (g *Gateway) proxyFor(ctx context.Context, req mcp.Request) (*conn, error) {
 	extra := req.GetExtra()
 	if extra == nil {
 		return nil, errors.New("mcpproxy: a request without its HTTP context")
@@ -197,6 +216,7 @@ func (g *Gateway) proxyFor(ctx context.Context, req mcp.Request) (*Proxy, error)
 	c := g.proxies[id]
 	if c == nil {
 		c = &conn{ready: make(chan struct{})}
+		c.last.Store(time.Now().UnixNano())
 		g.proxies[id] = c
 		g.mu.Unlock()
 		c.p, c.err = g.connect(ctx, principal, session, named)
@@ -211,7 +231,10 @@ func (g *Gateway) proxyFor(ctx context.Context, req mcp.Request) (*Proxy, error)
 	}
 	select {
 	case <-c.ready:
-		return c.p, c.err
+		if c.err != nil {
+			return nil, c.err
+		}
+		return c, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -222,6 +245,54 @@ type conn struct {
 	ready chan struct{}
 	p     *Proxy
 	err   error
+	busy  atomic.Int32 // requests in hand
+	last  atomic.Int64 // when the last one ended (unix ns)
+}
+
+// end ends session id (tenant/session) for reason, when it is connected,
+// has no request in hand and was last used before idleSince (0: now).
+func (g *Gateway) end(ctx context.Context, id, reason string, idleSince int64) {
+	g.mu.Lock()
+	c := g.proxies[id]
+	if c == nil || !isReady(c) || c.p == nil || c.busy.Load() > 0 || (idleSince != 0 && c.last.Load() > idleSince) {
+		g.mu.Unlock()
+		return
+	}
+	delete(g.proxies, id)
+	g.mu.Unlock()
+	c.p.end(ctx, reason)
+}
+
+func isReady(c *conn) bool {
+	select {
+	case <-c.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// sweep ends the sessions idle for IdleTimeout, until Close.
+func (g *Gateway) sweep() {
+	tick := time.NewTicker(min(g.cfg.IdleTimeout/2, time.Minute))
+	defer tick.Stop()
+	for {
+		select {
+		case <-g.stop:
+			return
+		case <-tick.C:
+		}
+		since := time.Now().Add(-g.cfg.IdleTimeout).UnixNano()
+		g.mu.Lock()
+		ids := make([]string, 0, len(g.proxies))
+		for id := range g.proxies {
+			ids = append(ids, id)
+		}
+		g.mu.Unlock()
+		for _, id := range ids {
+			g.end(context.Background(), id, "idle", since)
+		}
+	}
 }
 
 // connect reaches the upstream for a new session and records it.
@@ -255,19 +326,17 @@ func (g *Gateway) book(ctx context.Context, tenant string) (*pinBook, error) {
 	return b, nil
 }
 
-// Close ends every session.
+// Close ends every session (SessionEnd, reason gateway_closed).
 func (g *Gateway) Close(ctx context.Context) error {
+	g.once.Do(func() { close(g.stop) })
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var errs []error
 	for id, c := range g.proxies {
-		select {
-		case <-c.ready:
-			if c.p != nil {
-				errs = append(errs, c.p.Close(ctx))
-			}
-		default: // still connecting: its request ends with the server
+		if isReady(c) && c.p != nil {
+			errs = append(errs, c.p.end(ctx, "gateway_closed"))
 		}
+		// (still connecting: its request ends with the server)
 		delete(g.proxies, id)
 	}
 	return errors.Join(errs...)

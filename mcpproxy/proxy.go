@@ -71,6 +71,10 @@ type Config struct {
 	// Ledger is the record the pins of earlier sessions are read from
 	// (nil: each session pins the tools it first lists).
 	Ledger Ledger
+	// IdleTimeout ends a gateway session no request has used for this
+	// long (SessionEnd, reason idle; default DefaultIdleTimeout). A client
+	// that comes back with the same session key is connected again.
+	IdleTimeout time.Duration
 	// UpstreamTimeout bounds each request to the upstream server (connect,
 	// list, call; default DefaultUpstreamTimeout): a hung server gives the
 	// client an error result, on record, not a hang.
@@ -80,6 +84,9 @@ type Config struct {
 // DefaultUpstreamTimeout is how long the proxy waits for the upstream
 // server to answer one request.
 const DefaultUpstreamTimeout = 5 * time.Minute
+
+// DefaultIdleTimeout is how long a gateway session may go unused.
+const DefaultIdleTimeout = 30 * time.Minute
 
 // Proxy relays one client connection to the upstream server.
 type Proxy struct {
@@ -176,8 +183,12 @@ func (p *Proxy) Session() string { return p.session }
 func (p *Proxy) Server() *mcp.Server { return p.server }
 
 // Close records the session's end and closes the upstream connection.
-func (p *Proxy) Close(ctx context.Context) error {
-	p.decide(ctx, p.event("SessionEnd", map[string]any{"reason": "client_closed"}))
+func (p *Proxy) Close(ctx context.Context) error { return p.end(ctx, "client_closed") }
+
+// end records the session's end, for reason, and closes the upstream
+// connection.
+func (p *Proxy) end(ctx context.Context, reason string) error {
+	p.decide(ctx, p.event("SessionEnd", map[string]any{"reason": reason}))
 	return p.upstream.Close()
 }
 

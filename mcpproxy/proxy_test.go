@@ -805,3 +805,102 @@ func TestGatewayToHTTPUpstream(t *testing.T) {
 		})
 	}
 }
+
+// TestGatewaySessionsEnd: a session revision's client that closes its MCP
+// session (DELETE) ends its agentledger session; a stateless client's
+// session unused for the idle timeout ends (reason idle) and connects
+// again when the client comes back; either way the upstream is let go.
+func TestGatewaySessionsEnd(t *testing.T) {
+	r := newRig(t, nil)
+	cfg := r.config(t)
+	cfg.IdleTimeout = 200 * time.Millisecond
+	g, err := NewGateway(context.Background(), cfg, r.upstream(t), tokensOf(t, "host-token", `"tenant":"default","role":"host","name":"agent"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(g.Handler())
+	defer func() {
+		srv.CloseClientConnections()
+		srv.Close()
+		g.Close(context.Background())
+	}()
+	connect := func(version, key string) *mcp.ClientSession {
+		transport := &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: &http.Client{Transport: bearer{"host-token", key}}}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), transport,
+			&mcp.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	// ends reports the SessionEnd reasons of the tenant's sessions.
+	ends := func() map[string][]string {
+		infos, _ := r.st.Sessions(context.Background(), store.Filter{Tenant: "default"})
+		out := map[string][]string{}
+		for _, info := range infos {
+			r.st.ReadSession(context.Background(), info.Key(), func(m store.Msg) error {
+				if _, reason, ok := strings.Cut(string(m.Data), `"reason":"`); ok && strings.Contains(string(m.Data), `"hook_point":"SessionEnd"`) {
+					out[info.Session] = append(out[info.Session], reason[:strings.IndexByte(reason, '"')])
+				}
+				return nil
+			})
+		}
+		return out
+	}
+	waitFor := func(what string, ok func(map[string][]string) bool) map[string][]string {
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			e := ends()
+			if ok(e) {
+				return e
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: ends %v", what, e)
+			}
+		}
+	}
+	old := connect("2025-11-25", "")
+	if res, text := call(t, old, "list_dir", map[string]any{"path": "checkout"}); res.IsError {
+		t.Fatal(text)
+	}
+	old.Close()
+	waitFor("the closed session", func(e map[string][]string) bool {
+		for s, reasons := range e {
+			if strings.Contains(s, "-sid-") && slices.Equal(reasons, []string{"client_closed"}) {
+				return true
+			}
+		}
+		return false
+	})
+	cs := connect("2026-07-28", "idle-key")
+	defer cs.Close()
+	if res, text := call(t, cs, "list_dir", map[string]any{"path": "checkout"}); res.IsError {
+		t.Fatal(text)
+	}
+	waitFor("the idle session", func(e map[string][]string) bool {
+		for s, reasons := range e {
+			if strings.HasSuffix(s, "-idle-key") && slices.Equal(reasons, []string{"idle"}) {
+				return true
+			}
+		}
+		return false
+	})
+	if res, text := call(t, cs, "read_file", map[string]any{"path": "README.md"}); res.IsError {
+		t.Fatalf("back after idle: %q", text)
+	}
+	infos, _ := r.st.Sessions(context.Background(), store.Filter{Tenant: "default"})
+	for _, info := range infos {
+		if !strings.HasSuffix(info.Session, "-idle-key") {
+			continue
+		}
+		starts := 0
+		r.st.ReadSession(context.Background(), info.Key(), func(m store.Msg) error {
+			if strings.Contains(string(m.Data), `"hook_point":"SessionStart"`) && strings.Contains(string(m.Data), `"source":"startup"`) {
+				starts++
+			}
+			return nil
+		})
+		if starts != 2 {
+			t.Fatalf("the idle session started %d times, want 2 (again when the client came back)", starts)
+		}
+	}
+}

@@ -39,6 +39,7 @@ func mcpProxyCommand(a *app) *cli.Command {
 			&cli.DurationFlag{Name: "pending-timeout", Value: engine.DefaultPendingTimeout, Usage: "how long an ask waits for an approver before it is recorded as a timeout (deny)"},
 			&cli.StringFlag{Name: "signing-key", Usage: "Ed25519 PKCS#8 PEM `FILE` that signs receipts (default: DATA/keys)"},
 			&cli.DurationFlag{Name: "upstream-timeout", Value: mcpproxy.DefaultUpstreamTimeout, Usage: "how long the server may take to answer one request before the client gets an error (on record)"},
+			&cli.DurationFlag{Name: "idle-timeout", Value: mcpproxy.DefaultIdleTimeout, Usage: "with --listen, end a session no request has used for this long (a client that comes back is connected again)"},
 			&cli.StringFlag{Name: "listen", Usage: "serve Streamable HTTP on `HOST:PORT` instead of stdio"},
 			&cli.StringFlag{Name: "tokens", EnvVars: []string{"ENGINE_TOKENS"}, Usage: "bearer tokens `FILE` for --listen (host tokens may connect)"},
 			&cli.StringFlag{Name: "upstream", Usage: "the real server's Streamable HTTP `URL` (instead of a command)"},
@@ -70,7 +71,7 @@ func (a *app) mcpProxy(c *cli.Context) error {
 	}
 	defer st.Close()
 	cfg := mcpproxy.Config{Engine: e, Ledger: st, Tenant: c.String("tenant"), Server: name, Source: c.String("source"), URI: strings.Join(args, " "), Transport: "stdio",
-		UpstreamTimeout: c.Duration("upstream-timeout")}
+		UpstreamTimeout: c.Duration("upstream-timeout"), IdleTimeout: c.Duration("idle-timeout")}
 	if c.String("listen") != "" {
 		return a.mcpGateway(c, cfg, args)
 	}
