@@ -222,6 +222,39 @@ func (p *Proxy) mediate(next mcp.MethodHandler) mcp.MethodHandler {
 // resources and prompts from the upstream, anything else by next (the
 // SDK's own: discovery, initialize, ping).
 func (p *Proxy) handle(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	res, err := p.answer(ctx, method, req, next)
+	if err == nil {
+		perSession(res)
+	}
+	return res, err
+}
+
+// perSession marks a result the proxy answers as its session's own
+// (cacheScope private, stale at once: what a client sees depends on the
+// session's pins, quarantine, manifest and redactions). The SDK fills an
+// unset cacheScope only in its own handlers, and clients refuse a result
+// whose cacheScope is empty (Claude Code 2.1.331 does).
+func perSession(res mcp.Result) {
+	var c *mcp.Cacheable
+	switch r := res.(type) {
+	case *mcp.ListToolsResult:
+		c = &r.Cacheable
+	case *mcp.ListResourcesResult:
+		c = &r.Cacheable
+	case *mcp.ListResourceTemplatesResult:
+		c = &r.Cacheable
+	case *mcp.ListPromptsResult:
+		c = &r.Cacheable
+	case *mcp.ReadResourceResult:
+		c = &r.Cacheable
+	default:
+		return
+	}
+	c.CacheScope, c.TTLMs = "private", 0
+}
+
+// answer is handle's result before perSession.
+func (p *Proxy) answer(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
 	switch method {
 	case "tools/list":
 		tools, err := p.tools(ctx)

@@ -75,16 +75,26 @@ func TestBadInputOnStdio(t *testing.T) {
 	} {
 		io.Writer.Write([]byte(m + "\n"))
 	}
-	for {
+	io.Writer.Write([]byte(`{"jsonrpc":"2.0","id":12,"method":"tools/list"}` + "\n"))
+	listed, called := false, false
+	for !listed || !called {
 		line, err := answers.ReadBytes('\n')
 		if err != nil {
 			t.Fatal(err)
+		}
+		if strings.Contains(string(line), `"id":12`) {
+			// A list the proxy answers is the session's own, with the
+			// cacheScope the protocol requires (never empty).
+			if !strings.Contains(string(line), `"cacheScope":"private"`) || !strings.Contains(string(line), `"read_file"`) {
+				t.Fatalf("tools/list: %s", line)
+			}
+			listed = true
 		}
 		if strings.Contains(string(line), `"id":11`) {
 			if !strings.Contains(string(line), "A small web shop") {
 				t.Fatalf("the call after initialize: %s", line)
 			}
-			break
+			called = true
 		}
 	}
 	checkRejected(t, r, "default", r.proxy(t).Session())

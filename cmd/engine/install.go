@@ -44,9 +44,16 @@ func installCommand(a *app, remove bool) *cli.Command {
 			&cli.BoolFlag{Name: "monitor", Usage: "install the hooks in monitor mode (engine hook --monitor): every call judged and recorded, none decided — watch a policy before enforcing it, then install again without it"},
 			&cli.StringFlag{Name: "transport", Value: "command", Usage: "`command` (a hook process per call, the default) or http (Claude Code's HTTP hooks with onFailure block, to the local engine on loopback with a token of this install; --user only: the token is written into the user's settings)"},
 			&cli.StringFlag{Name: "tenant", Value: "default", Usage: "`TENANT` of an http install's token"},
-			&cli.StringFlag{Name: "command", Usage: "the hook `COMMAND` to write (default: the project's wrapper; with --user, agentledger-hook beside this engine program, by absolute path)"},
+			&cli.StringFlag{Name: "command", Usage: "the hook `COMMAND` to write (default: the project's wrapper; with --user, agentledger-hook beside this engine program, by absolute path); with --mcp, the engine program the servers start with (default: this one, by absolute path)"},
+			&cli.BoolFlag{Name: "mcp", Usage: "instead of hooks, start each of the host's stdio MCP servers behind engine mcp-proxy (" + strings.Join(hostconfig.MCPHosts(), ", ") + "): uninstall --mcp starts them as they were"},
+			&cli.StringFlag{Name: "manifest", Usage: "with --mcp, the manifest `FILE` the proxied servers are judged by"},
 		},
-		Action: func(c *cli.Context) error { return a.install(c, remove) },
+		Action: func(c *cli.Context) error {
+			if c.Bool("mcp") {
+				return a.installMCP(c, remove)
+			}
+			return a.install(c, remove)
+		},
 	}
 }
 
@@ -104,6 +111,58 @@ func (a *app) install(c *cli.Context, remove bool) error {
 		return nil
 	}
 	return a.applyChange(c, wrapper, "")
+}
+
+// installMCP puts the host's stdio MCP servers behind engine mcp-proxy
+// (or, removing, starts them as they were) and says what it did with each.
+func (a *app) installMCP(c *cli.Context, remove bool) error {
+	if c.NArg() != 1 {
+		return cmdline.Usage(fmt.Errorf("name one host: %s", strings.Join(hostconfig.MCPHosts(), ", ")))
+	}
+	dir, err := filepath.Abs(c.String("project"))
+	if err != nil {
+		return err
+	}
+	scope := hostconfig.Scope{Dir: dir, User: c.Bool("user")}
+	if remove {
+		change, restored, err := hostconfig.UnwrapMCP(c.Args().First(), scope)
+		if err != nil {
+			return cmdline.Usage(err)
+		}
+		for _, name := range restored {
+			fmt.Fprintf(a.stdout, "%s: started as it was\n", name)
+		}
+		return a.applyChange(c, change, "")
+	}
+	exe := c.String("command")
+	if exe == "" {
+		if exe, err = os.Executable(); err != nil {
+			return err
+		}
+	}
+	var flags []string
+	if m := c.String("manifest"); m != "" {
+		abs, err := filepath.Abs(m)
+		if err != nil {
+			return err
+		}
+		flags = append(flags, "--manifest", abs)
+	}
+	change, entries, err := hostconfig.WrapMCP(c.Args().First(), scope, exe, flags)
+	if err != nil {
+		return cmdline.Usage(err)
+	}
+	for _, e := range entries {
+		switch {
+		case e.Skipped != "":
+			fmt.Fprintf(a.stdout, "%s: left as it is: %s\n", e.Name, e.Skipped)
+		case e.Wrapped:
+			fmt.Fprintf(a.stdout, "%s: behind engine mcp-proxy\n", e.Name)
+		case e.Updated:
+			fmt.Fprintf(a.stdout, "%s: behind engine mcp-proxy (updated)\n", e.Name)
+		}
+	}
+	return a.applyChange(c, change, "")
 }
 
 // planHTTP plans an http install: every event but SessionStart goes to the
