@@ -66,6 +66,10 @@ type Request struct {
 	// mode (engine hook --monitor): the call is judged and recorded, not
 	// enforced (see WithMonitor).
 	Monitor bool
+	// Gateway says the event comes from agentledger's MCP gateway in this
+	// process (package mcpproxy): only it may name a session mcp-… and set
+	// the members its tool pinning rests on (GatewayMembers).
+	Gateway bool
 	// Config, when set, is the configuration the request is decided under
 	// instead of the engine's own (a local engine's hook requests).
 	Config *Config
@@ -159,7 +163,7 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 	payload := body
 	var native string
 	if host == nil {
-		if err := adapterOnly(body); err != nil {
+		if err := adapterOnly(body, req.Gateway); err != nil {
 			return e.reject(ctx, req, host, err)
 		}
 	}
@@ -192,6 +196,9 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 	// what is not I-JSON, over a limit or not a valid event comes back as an
 	// input error and is rejected below.
 	ev, err := aarts.ParseEvent(payload)
+	if err == nil && !req.Gateway && strings.HasPrefix(ev.SessionID, GatewaySessionPrefix) {
+		err = &aarts.ValidationError{Field: "session_id", Msg: "sessions named " + GatewaySessionPrefix + "… are agentledger's MCP gateway's"}
+	}
 	if err == nil && len(cuts) > 0 {
 		err = cutCommand(ev, len(req.Body))
 	}
@@ -239,15 +246,33 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 // events — which may be the agent itself — cannot claim them.
 var adapterMembers = []string{"host_refused", "host_defers"}
 
-// adapterOnly refuses an AARTS event that claims an adapter's member.
-func adapterOnly(body []byte) error {
-	for _, m := range adapterMembers {
+// GatewayMembers are the members of the MCP gateway's events that its tool
+// pinning rests on (what a server declared and how its tools stand); no
+// other sender may set them, and GatewaySessionPrefix names its sessions.
+var GatewayMembers = []string{"tool_pins", "tool_changes", "tool_pin"}
+
+// GatewaySessionPrefix begins the name of every session of the MCP
+// gateway.
+const GatewaySessionPrefix = "mcp-"
+
+// adapterOnly refuses an AARTS event that claims an adapter's member, or,
+// from another sender than the gateway, a gateway's member.
+func adapterOnly(body []byte, gateway bool) error {
+	claims := func(m string) bool {
 		if !bytes.Contains(body, []byte(m)) {
-			continue
+			return false
 		}
 		var members map[string]json.RawMessage
-		if json.Unmarshal(body, &members) == nil && members[m] != nil {
+		return json.Unmarshal(body, &members) == nil && members[m] != nil
+	}
+	for _, m := range adapterMembers {
+		if claims(m) {
 			return &aarts.ValidationError{Field: m, Msg: "set only by agentledger's host adapters, not by a sender of AARTS events"}
+		}
+	}
+	for _, m := range GatewayMembers {
+		if !gateway && claims(m) {
+			return &aarts.ValidationError{Field: m, Msg: "set only by agentledger's MCP gateway, not by a sender of AARTS events"}
 		}
 	}
 	return nil
@@ -286,9 +311,10 @@ func (e *Engine) fitInput(body []byte, check bool) ([]byte, []elide.Cut, error) 
 	return out, cuts, nil
 }
 
-// cutCommand refuses a call whose input was cut when what it runs is in
-// its input (a command line, code, an install): what would run cannot be
-// read, so it is oversized input, denied. Content written to a file, a
+// cutCommand refuses a call whose input was cut when what it runs or
+// sends is in its input (a command line, code, an install, an MCP call's
+// arguments): what would run cannot be read, so it is oversized input,
+// denied. Content written to a file, a
 // result, a prompt can be cut and judged on what is read.
 func cutCommand(ev *aarts.Event, size int) error {
 	if ev.HookPoint != "PreToolUse" {
@@ -297,6 +323,10 @@ func cutCommand(ev *aarts.Event, size int) error {
 	switch ev.ToolName {
 	case aarts.ToolShell, aarts.ToolCodeExec, aarts.ToolPackageInstall:
 		return fmt.Errorf("the %s input is %d bytes: what it would run cannot be read whole", ev.ToolName, size)
+	case aarts.ToolMCPCall, aarts.ToolMCPResource:
+		// An MCP call's arguments are what it sends; any of them may name
+		// what it reaches (a path, a URL).
+		return fmt.Errorf("the %s input is %d bytes: what it would send cannot be read whole", ev.ToolName, size)
 	}
 	return nil
 }

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
 )
@@ -58,11 +60,11 @@ var approvedResolutions = []string{"approved", "allow_always", "allow_similar"}
 
 // loadPins reads a server's pins from the record of a tenant: its proxied
 // sessions (mcp-SERVER-…) in the order they began. A tool's pin is the
-// first digest recorded for it by a declaration without changes (trust on
-// first use), replaced only where an approver's resolution approved a
+// digest the first declaration ever recorded for it (trust on first use),
+// replaced or added only where an approver's resolution approved a
 // re-declaration that changed or added it. A later session can therefore
-// never move a pin by declaring other digests: it only pins tools never
-// seen before.
+// never move or add a pin by declaring other digests. Only the gateway
+// writes these sessions and their declarations (engine.GatewayMembers).
 func loadPins(ctx context.Context, l Ledger, tenant, server string) (*pinBook, error) {
 	book := newPinBook()
 	if l == nil {
@@ -72,7 +74,9 @@ func loadPins(ctx context.Context, l Ledger, tenant, server string) (*pinBook, e
 	if err != nil {
 		return nil, fmt.Errorf("mcpproxy: the pins of %s: %w", server, err)
 	}
-	infos = slices.DeleteFunc(infos, func(i store.SessionInfo) bool { return !strings.HasPrefix(i.Session, "mcp-"+server+"-") })
+	infos = slices.DeleteFunc(infos, func(i store.SessionInfo) bool {
+		return !strings.HasPrefix(i.Session, engine.GatewaySessionPrefix+server+"-")
+	})
 	slices.SortFunc(infos, func(a, b store.SessionInfo) int {
 		return cmp.Or(cmp.Compare(a.FirstTs, b.FirstTs), strings.Compare(a.Session, b.Session))
 	})
@@ -97,10 +101,11 @@ func loadPins(ctx context.Context, l Ledger, tenant, server string) (*pinBook, e
 					return nil
 				}
 				if ev.Changes == nil {
-					for name, d := range ev.Pins {
-						if _, ok := book.pins[name]; !ok {
-							book.pins[name] = d
-						}
+					// Trust on first use: only the first declaration ever
+					// pins without an approver (the live proxy declares
+					// any later new tool as added).
+					if len(book.pins) == 0 {
+						maps.Copy(book.pins, ev.Pins)
 					}
 					return nil
 				}

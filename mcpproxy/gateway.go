@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentledger/agentledger/engine"
@@ -70,6 +72,9 @@ func NewGateway(ctx context.Context, cfg Config, upstream func() (mcp.Transport,
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
 	}
+	if cfg.MaxSessions <= 0 {
+		cfg.MaxSessions = DefaultMaxSessions
+	}
 	g := &Gateway{cfg: cfg, upstream: upstream, tokens: tokens, proxies: map[string]*conn{}, books: map[string]*pinBook{}, stop: make(chan struct{})}
 	go g.sweep()
 	g.server = mcp.NewServer(&mcp.Implementation{Name: HostID + ":" + cfg.Server, Version: engine.Version}, serverOptions(init))
@@ -83,8 +88,17 @@ func (g *Gateway) Handler() http.Handler {
 	// stateless handler, and sessions (Mcp-Session-Id) only on a stateful
 	// one: each request goes to the one of the revision it declares.
 	server := func(*http.Request) *mcp.Server { return g.server }
-	sessions := mcp.NewStreamableHTTPHandler(server, nil)
-	stateless := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Stateless: true})
+	// The SDK binds each MCP session to the identity that opened it
+	// (TokenInfo.UserID): another token cannot use or end it.
+	bind := auth.RequireBearerToken(func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		p, ok := g.tokens.Lookup(token)
+		if !ok {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{UserID: identityOf(p)}, nil
+	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
+	sessions := bind(mcp.NewStreamableHTTPHandler(server, nil))
+	stateless := bind(mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Stateless: true}))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		p, ok := g.tokens.Lookup(strings.TrimSpace(token))
@@ -104,10 +118,23 @@ func (g *Gateway) Handler() http.Handler {
 		if r.Header.Get("Mcp-Protocol-Version") >= statelessRevision {
 			h = stateless
 		}
-		if r.Method == http.MethodPost && !g.screen(w, r, p) {
-			return
+		var body []byte
+		if r.Method == http.MethodPost {
+			var ok bool
+			if body, ok = g.screen(w, r, p); !ok {
+				return
+			}
 		}
-		h.ServeHTTP(w, r)
+		// What the SDK itself refuses (an unknown or foreign session, a
+		// stateless request without its headers) is on record too.
+		rw := &refusals{ResponseWriter: w}
+		h.ServeHTTP(rw, r)
+		if rw.code >= 400 {
+			session, _ := g.sessionOf(p, r.Header.Get(HeaderSession), r.Header.Get("Mcp-Session-Id"))
+			g.cfg.Engine.RecordRejected(context.WithoutCancel(r.Context()), ledger.SessionKey{Tenant: p.Tenant, Session: session}, Via,
+				r.Method+" "+methodOf(body), body[:min(len(body), MaxMessageBytes)], false,
+				fmt.Sprintf("HTTP %d: %s", rw.code, strings.TrimSpace(string(rw.text))))
+		}
 		if sid := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && sid != "" {
 			// The client ended its MCP session: so ends its agentledger
 			// session, and its connection to the upstream.
@@ -127,11 +154,11 @@ var validKey = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 // one is answered with its JSON-RPC error (HTTP 400; 200 for a request of
 // an unknown method), recorded as Rejected in the session it would have
 // joined, and goes no further. A message that passes is handed on.
-func (g *Gateway) screen(w http.ResponseWriter, r *http.Request, principal *engine.Principal) bool {
+func (g *Gateway) screen(w http.ResponseWriter, r *http.Request, principal *engine.Principal) ([]byte, bool) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxMessageBytes+1))
 	if err != nil {
 		http.Error(w, "reading the request: "+err.Error(), http.StatusBadRequest)
-		return false
+		return nil, false
 	}
 	size := len(body)
 	if size > MaxMessageBytes {
@@ -142,7 +169,7 @@ func (g *Gateway) screen(w http.ResponseWriter, r *http.Request, principal *engi
 	begun := r.Header.Get("Mcp-Session-Id") != "" || r.Header.Get("Mcp-Protocol-Version") >= statelessRevision
 	refused := screen(body, size, begun)
 	if refused == nil {
-		return true
+		return body, true
 	}
 	session, _ := g.sessionOf(principal, r.Header.Get(HeaderSession), r.Header.Get("Mcp-Session-Id"))
 	g.cfg.Engine.RecordRejected(r.Context(), ledger.SessionKey{Tenant: principal.Tenant, Session: session}, Via, refused.where(),
@@ -154,7 +181,62 @@ func (g *Gateway) screen(w http.ResponseWriter, r *http.Request, principal *engi
 		w.WriteHeader(http.StatusBadRequest)
 	}
 	w.Write(refused.answer())
-	return false
+	return nil, false
+}
+
+// refusals keeps the status and the first bytes of an error answer.
+type refusals struct {
+	http.ResponseWriter
+	code int
+	text []byte
+}
+
+func (w *refusals) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *refusals) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	if w.code >= 400 && len(w.text) < 512 {
+		w.text = append(w.text, b[:min(len(b), 512-len(w.text))]...)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush lets the SDK stream (server-sent events) through the recorder.
+func (w *refusals) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the writer underneath.
+func (w *refusals) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// methodOf is a message's method as far as it can be read, for the record.
+func methodOf(body []byte) string {
+	var m struct {
+		Method string `json:"method"`
+	}
+	if json.Unmarshal(body, &m) != nil || !clientMethods[m.Method] {
+		return "jsonrpc"
+	}
+	return m.Method
+}
+
+// identityOf names a principal's whole identity (tenant and every
+// authenticated field), for its sessions' keys and the SDK's binding.
+func identityOf(p *engine.Principal) string {
+	b, _ := json.Marshal(struct {
+		Tenant   string
+		Identity any
+	}{p.Tenant, p.Identity})
+	return digest(string(b))
 }
 
 // sessionOf is the agentledger session of a principal's request (see
@@ -169,9 +251,9 @@ func (g *Gateway) sessionOf(principal *engine.Principal, key, sid string) (sessi
 	default:
 		key, named = "principal", "principal"
 	}
-	// Keys are the principal's own: two tokens of a tenant never share a
-	// session by choosing the same key.
-	return "mcp-" + g.cfg.Server + "-" + digest(principal.Identity.By + "\x00" + principal.Identity.Principal)[:8] + "-" + key, named
+	// Keys are the principal's own: two identities never share a session
+	// by choosing the same key.
+	return engine.GatewaySessionPrefix + g.cfg.Server + "-" + identityOf(principal) + "-" + key, named
 }
 
 // mediate finds each request's session and hands the request to its
@@ -214,6 +296,19 @@ func (g *Gateway) proxyFor(ctx context.Context, req mcp.Request) (*conn, error) 
 	// for it (a slow upstream holds only its own session's requests).
 	g.mu.Lock()
 	c := g.proxies[id]
+	if c != nil && isReady(c) && c.p != nil && c.p.upstreamGone() && c.busy.Load() == 0 {
+		// The server went away: this session ends, and the request
+		// connects it again.
+		delete(g.proxies, id)
+		go c.p.end(context.WithoutCancel(ctx), "upstream_closed")
+		c = nil
+	}
+	if c == nil && g.held(principal) >= g.cfg.MaxSessions {
+		g.mu.Unlock()
+		err := fmt.Errorf("this identity holds %d sessions, the most it may: end one (an MCP client's close) or let one go idle", g.cfg.MaxSessions)
+		g.cfg.Engine.RecordRejected(context.WithoutCancel(ctx), ledger.SessionKey{Tenant: principal.Tenant, Session: session}, Via, "session", nil, false, err.Error())
+		return nil, fmt.Errorf("mcpproxy: %w", err)
+	}
 	if c == nil {
 		c = &conn{ready: make(chan struct{})}
 		c.last.Store(time.Now().UnixNano())
@@ -238,6 +333,18 @@ func (g *Gateway) proxyFor(ctx context.Context, req mcp.Request) (*conn, error) 
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// held counts the sessions of a principal's identity (g.mu held).
+func (g *Gateway) held(principal *engine.Principal) int {
+	prefix := principal.Tenant + "/" + engine.GatewaySessionPrefix + g.cfg.Server + "-" + identityOf(principal) + "-"
+	n := 0
+	for id := range g.proxies {
+		if strings.HasPrefix(id, prefix) {
+			n++
+		}
+	}
+	return n
 }
 
 // conn is one session's proxy, once connected.

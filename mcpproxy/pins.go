@@ -111,9 +111,14 @@ func (p *Proxy) changes(tools []*mcp.Tool) (map[string]any, []*mcp.Tool, map[str
 func (p *Proxy) toolPin(name string) map[string]any {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	pinned, _ := p.book.get(name)
+	pinned, known := p.book.get(name)
 	if q, ok := p.quarantine[name]; ok {
 		return map[string]any{"status": q.status, "pinned": pinned, "current": q.current}
+	}
+	if !known {
+		// A name no list ever pinned (a tool the server added since, or
+		// none at all) is not called on trust.
+		return map[string]any{"status": "unpinned", "pinned": ""}
 	}
 	return map[string]any{"status": "pinned", "pinned": pinned}
 }

@@ -20,13 +20,17 @@
 package mcpproxy
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base32"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -37,6 +41,7 @@ import (
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/detect"
 	"github.com/agentledger/agentledger/engine"
+	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/receipt"
 )
 
@@ -71,6 +76,10 @@ type Config struct {
 	// Ledger is the record the pins of earlier sessions are read from
 	// (nil: each session pins the tools it first lists).
 	Ledger Ledger
+	// MaxSessions bounds the gateway sessions one identity may hold at
+	// once (default DefaultMaxSessions): each is a connection to the
+	// upstream, a server process when the upstream is a command.
+	MaxSessions int
 	// IdleTimeout ends a gateway session no request has used for this
 	// long (SessionEnd, reason idle; default DefaultIdleTimeout). A client
 	// that comes back with the same session key is connected again.
@@ -85,6 +94,9 @@ type Config struct {
 // server to answer one request.
 const DefaultUpstreamTimeout = 5 * time.Minute
 
+// DefaultMaxSessions is how many gateway sessions one identity may hold.
+const DefaultMaxSessions = 32
+
 // DefaultIdleTimeout is how long a gateway session may go unused.
 const DefaultIdleTimeout = 30 * time.Minute
 
@@ -95,7 +107,8 @@ type Proxy struct {
 	upstream *mcp.ClientSession
 	server   *mcp.Server
 
-	book *pinBook // the server's pins, shared by the tenant's sessions
+	book *pinBook      // the server's pins, shared by the tenant's sessions
+	down chan struct{} // closed when the upstream connection is gone
 
 	mu         sync.Mutex
 	turn       int
@@ -147,6 +160,11 @@ func connect(ctx context.Context, cfg Config, session, named string, book *pinBo
 		return nil, fmt.Errorf("mcpproxy: connect to %s: %w", cfg.Server, err)
 	}
 	p.upstream = up
+	p.down = make(chan struct{})
+	go func() {
+		up.Wait()
+		close(p.down)
+	}()
 	p.decide(ctx, p.event("SessionStart", map[string]any{"source": "startup",
 		"environment": map[string]any{"mcp_proxy": map[string]any{"server": cfg.Server, "session_named_by": named}}}))
 	tools, err := p.listUpstream(ctx)
@@ -174,6 +192,17 @@ func connect(ctx context.Context, cfg Config, session, named string, book *pinBo
 		go p.repinWhenApproved(repin, current)
 	}
 	return p, nil
+}
+
+// upstreamGone says whether the connection to the server has ended (the
+// server exited or its transport failed).
+func (p *Proxy) upstreamGone() bool {
+	select {
+	case <-p.down:
+		return true
+	default:
+		return false
+	}
 }
 
 // Session is the agentledger session the proxy records into.
@@ -205,6 +234,8 @@ func serverOptions(init *mcp.InitializeResult) *mcp.ServerOptions {
 	opts := &mcp.ServerOptions{HasTools: true}
 	if init != nil && init.Capabilities != nil {
 		caps := *init.Capabilities
+		// completion/complete is not relayed: not offered.
+		caps.Completions = nil
 		opts.Capabilities = &caps
 		opts.Instructions = init.Instructions
 	}
@@ -273,35 +304,73 @@ func (p *Proxy) answer(ctx context.Context, method string, req mcp.Request, next
 		if params == nil {
 			return nil, errors.New("resources/read: no params")
 		}
-		return p.read(ctx, method, map[string]any{"uri": params.URI}, func() mcp.Result { return &mcp.ReadResourceResult{} },
-			func(ctx context.Context) (mcp.Result, error) { return p.upstream.ReadResource(ctx, params) })
+		fwd := &mcp.ReadResourceParams{Meta: forwardedMeta(params.Meta), URI: params.URI}
+		return p.read(ctx, method, resourceInput(params.URI), func() mcp.Result { return &mcp.ReadResourceResult{} },
+			func(ctx context.Context) (mcp.Result, error) { return p.upstream.ReadResource(ctx, fwd) })
 	case "prompts/get":
 		params := paramsOf[*mcp.GetPromptParams](req)
 		if params == nil {
 			return nil, errors.New("prompts/get: no params")
 		}
+		fwd := &mcp.GetPromptParams{Meta: forwardedMeta(params.Meta), Name: params.Name, Arguments: params.Arguments}
 		return p.read(ctx, method, map[string]any{"name": params.Name, "arguments": params.Arguments}, func() mcp.Result { return &mcp.GetPromptResult{} },
-			func(ctx context.Context) (mcp.Result, error) { return p.upstream.GetPrompt(ctx, params) })
+			func(ctx context.Context) (mcp.Result, error) { return p.upstream.GetPrompt(ctx, fwd) })
 	case "resources/list", "resources/templates/list", "prompts/list":
 		// Lists name what can be read; reading is judged.
 		ctx, cancel := toUpstream(ctx, p.cfg.UpstreamTimeout)
 		defer cancel()
 		var res mcp.Result
 		var err error
+		// Only the page cursor goes on (no client _meta).
 		switch method {
 		case "resources/list":
-			res, err = p.upstream.ListResources(ctx, paramsOf[*mcp.ListResourcesParams](req))
+			res, err = p.upstream.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursorOf(paramsOf[*mcp.ListResourcesParams](req))})
 		case "resources/templates/list":
-			res, err = p.upstream.ListResourceTemplates(ctx, paramsOf[*mcp.ListResourceTemplatesParams](req))
+			res, err = p.upstream.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursorOf(paramsOf[*mcp.ListResourceTemplatesParams](req))})
 		default:
-			res, err = p.upstream.ListPrompts(ctx, paramsOf[*mcp.ListPromptsParams](req))
+			res, err = p.upstream.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursorOf(paramsOf[*mcp.ListPromptsParams](req))})
 		}
 		if err != nil {
-			return nil, &jsonrpc.Error{Code: codeUpstream, Message: "agentledger: " + p.upstreamError(ctx, err).Error()}
+			return nil, &jsonrpc.Error{Code: codeUpstream, Message: "agentledger: " + detect.Redact(p.upstreamError(ctx, err).Error())}
 		}
 		return res, nil
 	}
 	return next(ctx, method, req)
+}
+
+// cursorOf is a list request's page cursor.
+func cursorOf[P *mcp.ListResourcesParams | *mcp.ListResourceTemplatesParams | *mcp.ListPromptsParams](p P) string {
+	switch x := any(p).(type) {
+	case *mcp.ListResourcesParams:
+		if x != nil {
+			return x.Cursor
+		}
+	case *mcp.ListResourceTemplatesParams:
+		if x != nil {
+			return x.Cursor
+		}
+	case *mcp.ListPromptsParams:
+		if x != nil {
+			return x.Cursor
+		}
+	}
+	return ""
+}
+
+// resourceInput is how a resources/read is judged: its URI, and for a
+// file: URI the path it names (percent-decoded, host dropped, cleaned),
+// which the engine checks as it checks a file tool's path (secrets,
+// protected files).
+func resourceInput(uri string) map[string]any {
+	in := map[string]any{"uri": uri}
+	if u, err := url.Parse(uri); err == nil && strings.EqualFold(u.Scheme, "file") {
+		p := u.Path
+		if p == "" {
+			p = u.Opaque
+		}
+		in["path"] = path.Clean("/" + p)
+	}
+	return in
 }
 
 func paramsOf[P any](req mcp.Request) P {
@@ -351,11 +420,14 @@ func (p *Proxy) judge(ctx context.Context, u use) (mcp.Result, string, engine.Ho
 	if u.pin != nil {
 		members["tool_pin"] = u.pin
 	}
+	// What is decided is recorded even when the client goes meanwhile (a
+	// cancelled request): the decisions do not follow its cancel.
+	dctx := context.WithoutCancel(ctx)
 	pre := p.event("PreToolUse", members)
-	st := p.decide(ctx, pre)
+	st := p.decide(dctx, pre)
 	if st.Decision == aarts.Ask && st.PendingID != "" {
 		var err error
-		if st, err = p.hold(ctx, pre, st); err != nil {
+		if st, err = p.hold(ctx, dctx, pre, st); err != nil {
 			st.Decision, st.ReasonCode, st.Reasons = aarts.Deny, "ASK_NOT_FOLLOWED", []string{detect.Redact(err.Error())}
 		}
 	}
@@ -365,24 +437,27 @@ func (p *Proxy) judge(ctx context.Context, u use) (mcp.Result, string, engine.Ho
 	res, err := u.forward(ctx)
 	var resultValue any
 	if err != nil {
-		// The failure is the result on record.
+		// The failure is the result on record (sealed like any result); the
+		// client reads it redacted.
 		resultValue = map[string]any{"isError": true, "content": []any{map[string]any{"type": "text", "text": err.Error()}}}
+		err = errors.New(detect.Redact(err.Error()))
 	} else {
 		raw, _ := json.Marshal(res)
-		_ = json.Unmarshal(raw, &resultValue)
+		resultValue, _ = decodeExact(raw)
 	}
 	// A secret in the result never reaches the client: it gets the result
 	// redacted, and the record says so (the result itself is recorded as
 	// received, sealed where the manifest seals).
 	shown, redacted := redactStrings(resultValue)
+	recorded, _ := redactHidden(resultValue)
 	delete(members, "tool_pin")
-	members["tool_result"] = resultValue
+	members["tool_result"] = recorded
 	if redacted {
 		members["result_delivered"] = "redacted"
 	}
 	// A result the engine could not judge and record is denied (and the
 	// failure recorded): it is not handed on.
-	post := p.decide(ctx, p.event("PostToolUse", members))
+	post := p.decide(dctx, p.event("PostToolUse", members))
 	switch {
 	case err != nil:
 		return nil, failedUpstream, post, err
@@ -403,21 +478,28 @@ func (p *Proxy) judge(ctx context.Context, u use) (mcp.Result, string, engine.Ho
 // result. A refusal is a tool result with isError and the reason.
 func (p *Proxy) call(ctx context.Context, params *mcp.CallToolParamsRaw) (*mcp.CallToolResult, error) {
 	var args any = map[string]any{}
-	if len(params.Arguments) > 0 {
-		if err := json.Unmarshal(params.Arguments, &args); err != nil {
-			return refused("agentledger: the arguments are not JSON: " + err.Error()), nil
-		}
+	raw := params.Arguments
+	if len(raw) == 0 {
+		raw = json.RawMessage(`{}`)
+	}
+	args, err := decodeExact(raw)
+	if err != nil {
+		// Refused and on record: the call was not made.
+		p.cfg.Engine.RecordRejected(context.WithoutCancel(ctx), ledger.SessionKey{Tenant: p.cfg.Tenant, Session: p.session}, Via, "tools/call",
+			raw, false, "the arguments of "+params.Name+" cannot be read exactly: "+err.Error())
+		return refused("agentledger: the arguments are not JSON the proxy can pass on exactly: " + detect.Redact(err.Error())), nil
 	}
 	res, stopped, st, err := p.judge(ctx, use{tool: aarts.ToolMCPCall, native: "mcp__" + p.cfg.Server + "__" + params.Name, input: args,
 		pin: p.toolPin(params.Name), result: func() mcp.Result { return &mcp.CallToolResult{} },
 		forward: func(ctx context.Context) (mcp.Result, error) {
-			return p.callUpstream(ctx, &mcp.CallToolParams{Meta: ownMeta(params.Meta), Name: params.Name, Arguments: args})
+			// What was judged is what is sent: the arguments as received.
+			return p.callUpstream(ctx, &mcp.CallToolParams{Meta: forwardedMeta(params.Meta), Name: params.Name, Arguments: raw})
 		}})
 	switch stopped {
 	case refusedBefore:
 		return refused(reason(st)), nil
 	case failedUpstream:
-		return refused("agentledger: " + err.Error()), nil
+		return refused("agentledger: " + err.Error()), nil // redacted by judge
 	case withheldAfter:
 		return withheldResult(st), nil
 	}
@@ -466,22 +548,32 @@ func (p *Proxy) callUpstream(ctx context.Context, params *mcp.CallToolParams) (*
 	return res, nil
 }
 
-// ownMeta is a request's _meta without the protocol's own keys
-// (io.modelcontextprotocol/: a stateless client's revision, identity and
-// capabilities), which belong to the client's connection to the proxy,
-// not to the proxy's connection to the server.
-func ownMeta(m mcp.Meta) mcp.Meta {
-	var out mcp.Meta
-	for k, v := range m {
-		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
-			continue
-		}
-		if out == nil {
-			out = mcp.Meta{}
-		}
-		out[k] = v
+// forwardedMeta is what of a client request's _meta goes on to the
+// server: its progress token alone. Anything else a client puts in _meta
+// would reach the server without being judged or recorded; and the
+// protocol's own keys (a stateless client's revision, identity and
+// capabilities) belong to the client's connection to the proxy, not to the
+// proxy's to the server.
+func forwardedMeta(m mcp.Meta) mcp.Meta {
+	if t, ok := m["progressToken"]; ok {
+		return mcp.Meta{"progressToken": t}
 	}
-	return out
+	return nil
+}
+
+// decodeExact decodes JSON keeping numbers as written (json.Number: an
+// integer beyond 2^53 stays exact in the record and in what is shown).
+func decodeExact(raw []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	if d.More() {
+		return nil, errors.New("more than one JSON value")
+	}
+	return v, nil
 }
 
 // toUpstream is the context of a request to the server: bounded by
@@ -504,18 +596,29 @@ func (p *Proxy) upstreamError(ctx context.Context, err error) error {
 	return fmt.Errorf("the server %s failed: %w", p.cfg.Server, err)
 }
 
-// redactStrings is v with every secret in its strings redacted, and
-// whether there was one.
-func redactStrings(v any) (any, bool) {
+// redactStrings is v with every secret in it redacted — in its strings,
+// its object keys, and the text a base64 "blob" holds — and whether there
+// was one: what a client may see.
+func redactStrings(v any) (any, bool) { return redact(v, true) }
+
+// redactHidden is v with the secrets the engine's sealing cannot see
+// redacted — in object keys and in base64 blobs — and whether there was
+// one: what is recorded (the engine seals the values).
+func redactHidden(v any) (any, bool) { return redact(v, false) }
+
+func redact(v any, values bool) (any, bool) {
 	switch x := v.(type) {
 	case string:
+		if !values {
+			return x, false
+		}
 		r := detect.Redact(x)
 		return r, r != x
 	case []any:
 		out, changed := make([]any, len(x)), false
 		for i := range x {
 			var c bool
-			out[i], c = redactStrings(x[i])
+			out[i], c = redact(x[i], values)
 			changed = changed || c
 		}
 		return out, changed
@@ -523,7 +626,16 @@ func redactStrings(v any) (any, bool) {
 		out, changed := make(map[string]any, len(x)), false
 		for k, e := range x {
 			var c bool
-			out[k], c = redactStrings(e)
+			if b, ok := e.(string); ok && k == "blob" {
+				out[k], c = redactBlob(b)
+			} else {
+				out[k], c = redact(e, values)
+			}
+			rk := detect.Redact(k)
+			if rk != k {
+				out[rk], c = out[k], true
+				delete(out, k)
+			}
 			changed = changed || c
 		}
 		return out, changed
@@ -531,10 +643,24 @@ func redactStrings(v any) (any, bool) {
 	return v, false
 }
 
+// redactBlob is a base64 blob with the secrets in the text it holds
+// redacted (re-encoded), and whether there was one.
+func redactBlob(b string) (string, bool) {
+	raw, err := base64.StdEncoding.DecodeString(b)
+	if err != nil {
+		return b, false
+	}
+	r := detect.Redact(string(raw))
+	if r == string(raw) {
+		return b, false
+	}
+	return base64.StdEncoding.EncodeToString([]byte(r)), true
+}
+
 // hold waits for an approver to resolve an ask, up to HoldFor: approved,
 // the call is judged again (the engine releases it once); otherwise the
 // answer stands as recorded (a deny or a timeout).
-func (p *Proxy) hold(ctx context.Context, pre []byte, st engine.HookResponse) (engine.HookResponse, error) {
+func (p *Proxy) hold(ctx, dctx context.Context, pre []byte, st engine.HookResponse) (engine.HookResponse, error) {
 	deadline := time.Now().Add(p.cfg.HoldFor)
 	for time.Now().Before(deadline) {
 		status, err := p.cfg.Engine.WaitPending(ctx, p.cfg.Tenant, st.PendingID, min(time.Until(deadline), 30*time.Second))
@@ -545,7 +671,7 @@ func (p *Proxy) hold(ctx context.Context, pre []byte, st engine.HookResponse) (e
 		case "open":
 			continue
 		case "approved", "allow_always", "allow_similar":
-			return p.decide(ctx, pre), nil
+			return p.decide(dctx, pre), nil
 		default:
 			st.Decision, st.ReasonCode = aarts.Deny, "ASK_"+strings.ToUpper(status.Status)
 			return st, nil
@@ -560,7 +686,7 @@ func (p *Proxy) hold(ctx context.Context, pre []byte, st engine.HookResponse) (e
 // the engine refuses is recorded as Rejected, and a failure to decide as an
 // EngineFailure, both answered deny (or, in monitor mode, no decision).
 func (p *Proxy) decide(ctx context.Context, ev []byte) engine.HookResponse {
-	return p.cfg.Engine.Answer(ctx, engine.Request{Tenant: p.cfg.Tenant, Body: ev, Auth: p.cfg.Auth})
+	return p.cfg.Engine.Answer(ctx, engine.Request{Tenant: p.cfg.Tenant, Body: ev, Auth: p.cfg.Auth, Gateway: true})
 }
 
 // event builds a hook event of the session.
@@ -616,5 +742,5 @@ func newSessionID(server string) string {
 	if _, err := rand.Read(b[:]); err != nil {
 		panic("crypto/rand: " + err.Error())
 	}
-	return "mcp-" + server + "-" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+	return engine.GatewaySessionPrefix + server + "-" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
 }

@@ -3,7 +3,9 @@ package mcpproxy
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -55,9 +57,11 @@ func (r *refusal) answer() []byte {
 	return b
 }
 
-// where names the refused message for the record.
+// where names the refused message for the record: its method when it is
+// one a client may send, else "jsonrpc" (the name a client made up could
+// hold anything, a secret included; the excerpt keeps it, redacted).
 func (r *refusal) where() string {
-	if r.method == "" {
+	if !clientMethods[r.method] {
 		return "jsonrpc"
 	}
 	return r.method
@@ -87,6 +91,9 @@ func screen(raw []byte, size int, initialized bool) *refusal {
 	}
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		return &refusal{code: codeInvalidRequest, message: "a batch: JSON-RPC batches were removed in MCP 2025-06-18; send each message alone"}
+	}
+	if err := envelopeKeys(trimmed); err != nil {
+		return &refusal{code: codeInvalidRequest, message: "invalid request: " + err.Error()}
 	}
 	var m wireMessage
 	if err := json.Unmarshal(trimmed, &m); err != nil {
@@ -122,16 +129,54 @@ func screen(raw []byte, size int, initialized bool) *refusal {
 	return r
 }
 
-// validID is a JSON-RPC id MCP accepts: a string or a number (not null).
+// validID is a JSON-RPC id the proxy passes on: a string, or an integer
+// that fits in 64 bits (the SDK keeps ids as int64; a fraction or an
+// exponent would come back as another id).
 func validID(id json.RawMessage) bool {
 	if len(id) == 0 {
 		return false
 	}
-	switch id[0] {
-	case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+	if id[0] == '"' {
 		return true
 	}
-	return false
+	_, err := strconv.ParseInt(string(id), 10, 64)
+	return err == nil
+}
+
+// envelopeNames are the members of a JSON-RPC message.
+var envelopeNames = []string{"jsonrpc", "id", "method", "params", "result", "error"}
+
+// envelopeKeys refuses a message object whose members are named twice, or
+// named in another case than JSON-RPC's ("Method"): readers that match
+// names differently (Go's encoding/json ignores case) would read another
+// message than the one judged.
+func envelopeKeys(raw []byte) error {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return errors.New("not a JSON-RPC message object")
+	}
+	seen := map[string]bool{}
+	for d.More() {
+		t, err := d.Token()
+		if err != nil {
+			return err
+		}
+		k, _ := t.(string)
+		if seen[k] {
+			return fmt.Errorf("the member %q is named twice", k)
+		}
+		seen[k] = true
+		for _, name := range envelopeNames {
+			if k != name && strings.EqualFold(k, name) {
+				return fmt.Errorf("the member %q: JSON-RPC names it %q", k, name)
+			}
+		}
+		var skip json.RawMessage
+		if err := d.Decode(&skip); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // stateless says whether a request's params carry the stateless
