@@ -75,7 +75,7 @@ func benchProxyCall(b *testing.B, sync store.SyncPolicy) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	g, err := NewGateway(ctx, Config{Engine: eng, Server: "filesystem", URI: url, Transport: "streamable_http"},
+	g, err := NewGateway(ctx, Config{Engine: eng, Server: "filesystem", URI: url, Transport: "streamable_http", MaxSessions: b.N + 1},
 		func() (mcp.Transport, error) { return &mcp.StreamableClientTransport{Endpoint: url}, nil }, tk)
 	if err != nil {
 		b.Fatal(err)
