@@ -72,6 +72,7 @@ func (p *Proxy) changes(tools []*mcp.Tool) (map[string]any, []*mcp.Tool, map[str
 	for _, t := range tools {
 		d := pin(t)
 		current[t.Name] = d
+		p.listed[t.Name] = listedTool{digest: d, readOnly: readOnly(t)}
 		pinned, known := p.book.get(t.Name)
 		switch {
 		case known && pinned == d:
@@ -107,7 +108,24 @@ func (p *Proxy) changes(tools []*mcp.Tool) (map[string]any, []*mcp.Tool, map[str
 	return map[string]any{"changed": sortAny(changed), "added": sortAny(added), "removed": sortAny(removed)}, visible, current
 }
 
-// toolPin is what a PreToolUse says of its tool's pin.
+// listedTool is what the proxy keeps of a tool as last listed.
+type listedTool struct {
+	digest   string
+	readOnly bool
+}
+
+// readOnly says whether a server declares a tool read-only and
+// closed-world (annotations readOnlyHint true, openWorldHint false): it
+// neither changes its environment nor reaches outside it. The pin covers
+// the annotations.
+func readOnly(t *mcp.Tool) bool {
+	a := t.Annotations
+	return a != nil && a.ReadOnlyHint && a.OpenWorldHint != nil && !*a.OpenWorldHint
+}
+
+// toolPin is what a PreToolUse says of its tool's pin: its status, its
+// pinned digest, and read_only for a pinned tool its pinned entry declares
+// read-only and closed-world.
 func (p *Proxy) toolPin(name string) map[string]any {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -120,7 +138,11 @@ func (p *Proxy) toolPin(name string) map[string]any {
 		// none at all) is not called on trust.
 		return map[string]any{"status": "unpinned", "pinned": ""}
 	}
-	return map[string]any{"status": "pinned", "pinned": pinned}
+	out := map[string]any{"status": "pinned", "pinned": pinned}
+	if l := p.listed[name]; l.digest == pinned && l.readOnly {
+		out["read_only"] = true
+	}
+	return out
 }
 
 // tools lists the upstream's tools for the client: changes since the

@@ -113,7 +113,8 @@ type Proxy struct {
 	mu         sync.Mutex
 	turn       int
 	quarantine map[string]quarantined
-	gone       []string // pinned tools that disappeared (recorded once)
+	listed     map[string]listedTool // the tools as last listed
+	gone       []string              // pinned tools that disappeared (recorded once)
 }
 
 // Connect reaches the upstream server and returns a Proxy whose session
@@ -151,7 +152,7 @@ func connect(ctx context.Context, cfg Config, session, named string, book *pinBo
 	if cfg.UpstreamTimeout <= 0 {
 		cfg.UpstreamTimeout = DefaultUpstreamTimeout
 	}
-	p := &Proxy{cfg: cfg, session: session, book: book, quarantine: map[string]quarantined{}}
+	p := &Proxy{cfg: cfg, session: session, book: book, quarantine: map[string]quarantined{}, listed: map[string]listedTool{}}
 	client := mcp.NewClient(&mcp.Implementation{Name: HostID, Version: engine.Version}, nil)
 	cctx, cancel := toUpstream(ctx, cfg.UpstreamTimeout)
 	up, err := client.Connect(cctx, cfg.Upstream, nil)

@@ -904,3 +904,30 @@ func TestGatewaySessionsEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestReadOnlyToolsAfterTaint: once a result has tainted the session, a
+// pinned tool its server declares read-only and closed-world (read_file)
+// is still called without an ask, while one that can write (create_issue)
+// is asked about (here: nobody answers, so it times out, denied).
+func TestReadOnlyToolsAfterTaint(t *testing.T) {
+	short := func(t *testing.T) *rig { return newRig(t, nil, engine.WithPendingTimeout(300*time.Millisecond)) }
+	eachClient(t, short, func(t *testing.T, r *rig, cs *mcp.ClientSession) {
+		for _, path := range []string{"README.md", "checkout/total.go"} {
+			if res, text := call(t, cs, "read_file", map[string]any{"path": path}); res.IsError {
+				t.Fatalf("read_file %s: %q", path, text)
+			}
+		}
+		res, text := call(t, cs, "create_issue", map[string]any{"title": "x"})
+		if !res.IsError || !strings.Contains(text, "TIMEOUT") {
+			t.Fatalf("create_issue after taint: %q", text)
+		}
+		_, envs := r.recorded(t)
+		asked := false
+		for _, e := range envs {
+			asked = asked || (e.EventType() == ledger.EventVerdict && strings.Contains(string(e.Payload()), `"reason_code":"TAINTED_TO_HIGH_RISK"`))
+		}
+		if !asked {
+			t.Fatal("the write after taint was not asked about")
+		}
+	})
+}

@@ -227,3 +227,23 @@ test_identity_required if {
 	d3 := policy.decision with input as engine_input(event("ls"), shell("", ["ls"], []), snapshot, manifest)
 	d3.decision == "allow"
 }
+
+mcp_action := with_facts(
+	{
+		"tool": "mcp_call", "tool_native": "mcp__github__get_issue", "mcp_server": "github", "commands": [], "binaries": [], "urls": [],
+		"hosts": [], "paths": [], "write_paths": [], "packages": [], "sql": [], "decoded": [], "piped_to_shell": false,
+	},
+	{"mcp_server_declared": true},
+)
+
+test_taint_asks_before_mcp_calls_unless_pinned_read_only if {
+	s := object.union(snapshot, {"is_tainted": true, "taint_kinds": ["mcp"], "taint_sources": [{"seq": 1, "kind": "mcp", "reason": "tool result"}]})
+	e := {"hook_point": "PreToolUse", "tool_name_native": "mcp__github__get_issue", "tool_input": {"n": 1}}
+	d := policy.decision with input as engine_input(e, mcp_action, s, manifest)
+	d.decision == "ask"
+	d.reason_code == "TAINTED_TO_HIGH_RISK"
+	pinned := object.union(e, {"tool_pin": {"status": "pinned", "pinned": "ab", "read_only": true}})
+	policy.decision.decision == "allow" with input as engine_input(pinned, mcp_action, s, manifest)
+	writes := object.union(e, {"tool_pin": {"status": "pinned", "pinned": "ab"}})
+	policy.decision.decision == "ask" with input as engine_input(writes, mcp_action, s, manifest)
+}

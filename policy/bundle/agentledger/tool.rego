@@ -261,6 +261,18 @@ signals contains sig(6, "TAINTED_TO_HIGH_RISK", "ask", "STEP_UP", "prompt_inject
 	external_taint != ""
 	input.action.tool in medium_risk_sinks
 	not sanitized
+	not read_only_tool
+}
+
+# A tool the MCP gateway holds pinned whose server declares it read-only
+# and closed-world (annotations readOnlyHint true, openWorldHint false)
+# can neither persist nor carry out what it is given; the pin covers the
+# annotations, so a server that changes them has the tool quarantined.
+# Only the gateway sets tool_pin.
+read_only_tool if {
+	input.action.tool == "mcp_call"
+	input.event.tool_pin.status == "pinned"
+	input.event.tool_pin.read_only == true
 }
 
 # 7. Binaries.
