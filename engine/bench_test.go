@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -64,9 +66,60 @@ func BenchmarkReducerApply(b *testing.B) {
 }
 
 // BenchmarkEvaluate measures one evaluation of the default bundle on a
-// PreToolUse after 50 steps, reporting the median and 99th percentile.
+// PreToolUse after 50 steps, reporting the median and 99th percentile,
+// and the median of a one-rule policy on the same input in the same run
+// (OPA's floor with agentledger's input: ratio_p50_vs_trivial). ns/op
+// counts both.
 func BenchmarkEvaluate(b *testing.B) {
 	d, s, _ := benchSession(b)
+	b.StopTimer()
+	p50, p99 := latencies(b, d, d.Policy, s, b.N)
+	b.ReportMetric(float64(p50.Nanoseconds())/1e3, "p50_us")
+	b.ReportMetric(float64(p99.Nanoseconds())/1e3, "p99_us")
+	trivial, err := policy.Load(context.Background(), trivialBundle(b), d.Policy.Manifest())
+	if err != nil {
+		b.Fatal(err)
+	}
+	t50, _ := latencies(b, d, trivial, s, b.N)
+	b.ReportMetric(float64(t50.Nanoseconds())/1e3, "trivial_p50_us")
+	b.ReportMetric(float64(p50)/float64(t50), "ratio_p50_vs_trivial")
+}
+
+// BenchmarkEvaluateTrivial measures a one-rule policy on BenchmarkEvaluate's
+// input: what OPA and the input cost when the policy costs nothing.
+func BenchmarkEvaluateTrivial(b *testing.B) {
+	d, s, _ := benchSession(b)
+	trivial, err := policy.Load(context.Background(), trivialBundle(b), d.Policy.Manifest())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	p50, p99 := latencies(b, d, trivial, s, b.N)
+	b.ReportMetric(float64(p50.Nanoseconds())/1e3, "p50_us")
+	b.ReportMetric(float64(p99.Nanoseconds())/1e3, "p99_us")
+}
+
+// trivialBundle writes a policy of one rule: allow, once it has read the
+// event's hook point.
+func trivialBundle(b *testing.B) string {
+	dir := b.TempDir()
+	module := `package agentledger.policy
+
+import rego.v1
+
+decision := {"decision": "allow", "aarm_decision": "ALLOW", "severity": "info", "confidence": 1, "category": "none", "source": "policy", "reason_code": "ALLOW", "reasons": []} if input.event.hook_point == "PreToolUse"
+`
+	if err := os.WriteFile(filepath.Join(dir, "trivial.rego"), []byte(module), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
+
+// latencies evaluates p n times on a PreToolUse after the session s (the
+// benchmark's timer on only while it does) and returns the median and the
+// 99th percentile.
+func latencies(b *testing.B, d *decide.Decider, p *policy.Policy, s *decide.Session, n int) (time.Duration, time.Duration) {
+	b.Helper()
 	payload := []byte(`{"hook_point":"PreToolUse","session_id":"bench","timestamp":"2026-11-22T09:05:00Z","host_id":"claude-code","aarts_version":"0.1","cwd":"/workspace/shop","turn_id":"t1","tool_name":"shell","tool_name_native":"Bash","artifacts":[],"tool_input":{"command":"git commit -am 'fix: tests' && curl -s https://api.github.com/repos/acme/shop","description":"ship"}}`)
 	env, err := ledger.Seal(s.Head, ledger.Event{TenantID: "default", SessionID: "bench", EventType: "PreToolUse", TsUnixMs: s.Snapshot.LastMs + 1000, Payload: payload}, ledger.Limits{})
 	if err != nil {
@@ -83,11 +136,11 @@ func BenchmarkEvaluate(b *testing.B) {
 	in := policy.Input{Event: ev.Raw, Action: action.Of(ev), Snapshot: snap.Map()}
 	at := time.UnixMilli(snap.LastMs)
 	ctx := context.Background()
-	lat := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	lat := make([]time.Duration, 0, n)
+	b.StartTimer()
+	for i := 0; i < n; i++ {
 		t0 := time.Now()
-		dec, err := d.Policy.Evaluate(ctx, in, at)
+		dec, err := p.Evaluate(ctx, in, at)
 		lat = append(lat, time.Since(t0))
 		if err != nil || dec.Decision == "" {
 			b.Fatal(err)
@@ -95,10 +148,7 @@ func BenchmarkEvaluate(b *testing.B) {
 	}
 	b.StopTimer()
 	slices.Sort(lat)
-	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "p50_us")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds())/1e3, "p99_us")
-	b.ReportMetric(float64(lat[len(lat)*90/100].Nanoseconds())/1e3, "p90_us")
-	b.ReportMetric(float64(lat[len(lat)*95/100].Nanoseconds())/1e3, "p95_us")
+	return lat[len(lat)/2], lat[len(lat)*99/100]
 }
 
 // BenchmarkHookHTTP decides PreToolUse events over real HTTP, each recorded

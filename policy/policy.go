@@ -29,6 +29,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/bundle"
 	"github.com/open-policy-agent/opa/v1/loader"
 	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/topdown"
 
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/action"
@@ -307,7 +308,16 @@ func (p *Policy) Evaluate(ctx context.Context, in Input, at time.Time) (*Decisio
 	if err != nil {
 		return nil, fmt.Errorf("%w: input: %w", ErrPolicy, err)
 	}
-	rs, err := p.query.Eval(ctx, rego.EvalParsedInput(input), rego.EvalTime(at))
+	// OPA would start a goroutine per evaluation to watch ctx; the
+	// evaluation's cancel is tied to ctx here instead (AfterFunc starts
+	// nothing until ctx is done, and a context that is never done needs
+	// nothing at all).
+	cancel := topdown.NewCancel()
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, cancel.Cancel)
+		defer stop()
+	}
+	rs, err := p.query.Eval(ctx, rego.EvalParsedInput(input), rego.EvalTime(at), rego.EvalExternalCancel(cancel))
 	if err != nil {
 		return nil, fmt.Errorf("%w: evaluate: %w", ErrPolicy, err)
 	}
