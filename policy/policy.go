@@ -87,7 +87,48 @@ type Policy struct {
 	guard    *guard
 	modules  map[string]*ast.Module // test files included, for Test
 	data     map[string]any
+	// forbidden are the policy's forbidden_command_patterns, compiled
+	// once: the engine matches them (input.action.forbidden_commands).
+	forbidden []forbiddenPattern
 }
+
+// forbiddenPattern is one of a policy's forbidden_command_patterns.
+type forbiddenPattern struct {
+	ID     string `json:"id"`
+	Re     string `json:"re"`
+	Reason string `json:"reason"`
+	re     *regexp.Regexp
+}
+
+// forbiddenPatterns reads a policy's forbidden_command_patterns (none
+// when the policy has no such rule) and compiles them.
+func forbiddenPatterns(ctx context.Context, opts []func(*rego.Rego)) ([]forbiddenPattern, error) {
+	opts = append(slices.Clone(opts), rego.Query(forbiddenQuery))
+	rs, err := rego.New(opts...).Eval(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrPolicy, forbiddenQuery, err)
+	}
+	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
+		return nil, nil
+	}
+	raw, err := json.Marshal(rs[0].Expressions[0].Value)
+	if err != nil {
+		return nil, err
+	}
+	var out []forbiddenPattern
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrPolicy, forbiddenQuery, err)
+	}
+	for i := range out {
+		if out[i].re, err = regexp.Compile(out[i].Re); err != nil {
+			return nil, fmt.Errorf("%w: %s[%d] (%s): %w", ErrPolicy, forbiddenQuery, i, out[i].ID, err)
+		}
+	}
+	return out, nil
+}
+
+// forbiddenQuery names the policy's forbidden command patterns.
+const forbiddenQuery = "data.agentledger.policy.forbidden_command_patterns"
 
 // Load reads a policy from a directory or bundle file (path "" is the
 // embedded default) and prepares it with manifest m. Errors name the file
@@ -185,7 +226,6 @@ func prepare(ctx context.Context, b *bundle.Bundle, m *manifest.Manifest) (*Poli
 	p.domains = regexp.MustCompile(p.mview["domains_re"].(string))
 	p.denied = regexp.MustCompile(p.mview["denied_domains_re"].(string))
 	opts := []func(*rego.Rego){
-		rego.Query(Query),
 		rego.Capabilities(Capabilities()),
 		rego.StrictBuiltinErrors(true),
 		rego.EnablePrintStatements(false),
@@ -228,11 +268,14 @@ func prepare(ctx context.Context, b *bundle.Bundle, m *manifest.Manifest) (*Poli
 	fmt.Fprintf(h, "manifest %d\n", len(mj))
 	h.Write(mj)
 	p.digest = hex.EncodeToString(h.Sum(nil))
-	q, err := rego.New(opts...).PrepareForEval(ctx)
+	q, err := rego.New(append(slices.Clone(opts), rego.Query(Query))...).PrepareForEval(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPolicy, err)
 	}
 	p.query = q
+	if p.forbidden, err = forbiddenPatterns(ctx, opts); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -365,6 +408,18 @@ func (p *Policy) addFacts(am map[string]any, a *action.Analysis, event map[strin
 	subjects := slices.Concat(lines, a.SQL, a.Paths, a.URLs, a.Decoded)
 	m := p.rules.Match(a.Tool, a.ToolNative, subjects, a.Paths)
 	am["command_lines"] = lines
+	// The forbidden command patterns are matched here, with the
+	// policy's own list compiled once (in Rego each evaluation built and
+	// matched them: a quarter of an ordinary call's evaluation).
+	forbidden := []map[string]any{}
+	for _, c := range lines {
+		for _, fp := range p.forbidden {
+			if fp.re.MatchString(c) {
+				forbidden = append(forbidden, map[string]any{"id": fp.ID, "reason": fp.Reason, "command": c})
+			}
+		}
+	}
+	am["forbidden_commands"] = forbidden
 	am["subjects"] = subjects
 	am["rules"] = map[string]any{"deny": m.Deny, "allow": m.Allow, "ask": m.Ask}
 	am["rule_conflicts"] = p.conflicts(a, subjects, m)

@@ -5,16 +5,13 @@ import rego.v1
 
 # 1. Forbidden actions, agentledger's own files, manifest deny rules.
 
-command_lines := {c | some c in object.get(action, "command_lines", [])}
-
-forbidden_any := concat("|", [p.re | some p in forbidden_command_patterns])
-
-signals contains sig(1, "FORBIDDEN", "deny", "DENY", "tool_execution", "critical", sprintf("forbidden: %s (%s)", [p.reason, c]), [c], 1) if {
+# The engine matches forbidden_command_patterns (lib.rego) against the
+# call's command lines, compiled once per policy, and lists each match in
+# input.action.forbidden_commands ({id, reason, command}).
+signals contains sig(1, "FORBIDDEN", "deny", "DENY", "tool_execution", "critical", sprintf("forbidden: %s (%s)", [f.reason, f.command]), [f.command], 1) if {
 	input.event.hook_point == "PreToolUse"
-	some c in command_lines
-	regex.match(forbidden_any, c)
-	some p in forbidden_command_patterns
-	regex.match(p.re, c)
+	input.action.has.forbidden_commands == true
+	some f in input.action.forbidden_commands
 }
 
 signals contains sig(1, "FORBIDDEN", "deny", "DENY", "tool_execution", "critical", sprintf("forbidden: recursive delete of %s", [t]), [c], 1) if {
