@@ -375,3 +375,37 @@ func TestGatewaySessionsAreTheirIdentitys(t *testing.T) {
 		t.Fatalf("%d sessions ended upstream_closed, want 1", ends)
 	}
 }
+
+// TestAStoreGoneAnswersDeny: when the engine's store goes away under the
+// proxy (a local engine that stopped), a call is answered — denied, not
+// sent — within the decision bound, instead of holding the client.
+func TestAStoreGoneAnswersDeny(t *testing.T) {
+	r := newRig(t, nil)
+	m := newMemServer()
+	ctx := context.Background()
+	up, down := mcp.NewInMemoryTransports()
+	if _, err := m.srv.Connect(ctx, down, nil); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Connect(ctx, Config{Engine: r.eng, Ledger: r.st, Server: "filesystem", Upstream: up, URI: "mem", Transport: "stdio", DecideTimeout: 500 * time.Millisecond}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := p.Server().Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	r.st.Close()
+	res, text := call(t, cs, "echo", map[string]any{"n": 1})
+	if !res.IsError || !strings.Contains(text, "deny") {
+		t.Fatalf("with the store gone: %q", text)
+	}
+	if got := m.received(); len(got) != 0 {
+		t.Fatalf("the server received %v", got)
+	}
+}

@@ -80,6 +80,8 @@ type Config struct {
 	// once (default DefaultMaxSessions): each is a connection to the
 	// upstream, a server process when the upstream is a command.
 	MaxSessions int
+	// DecideTimeout bounds one decision (default DefaultDecideTimeout).
+	DecideTimeout time.Duration
 	// IdleTimeout ends a gateway session no request has used for this
 	// long (SessionEnd, reason idle; default DefaultIdleTimeout). A client
 	// that comes back with the same session key is connected again.
@@ -151,6 +153,9 @@ func connect(ctx context.Context, cfg Config, session, named string, book *pinBo
 	}
 	if cfg.UpstreamTimeout <= 0 {
 		cfg.UpstreamTimeout = DefaultUpstreamTimeout
+	}
+	if cfg.DecideTimeout <= 0 {
+		cfg.DecideTimeout = DefaultDecideTimeout
 	}
 	p := &Proxy{cfg: cfg, session: session, book: book, quarantine: map[string]quarantined{}, listed: map[string]listedTool{}}
 	client := mcp.NewClient(&mcp.Implementation{Name: HostID, Version: engine.Version}, nil)
@@ -686,9 +691,19 @@ func (p *Proxy) hold(ctx, dctx context.Context, pre []byte, st engine.HookRespon
 // (Engine.Answer): judged and recorded with the sender's identity; input
 // the engine refuses is recorded as Rejected, and a failure to decide as an
 // EngineFailure, both answered deny (or, in monitor mode, no decision).
+//
+// A decision is bounded (Config.DecideTimeout): an engine whose store went away
+// (a local engine that stopped) answers, through its failure path, rather
+// than holding the client and the proxy for good.
 func (p *Proxy) decide(ctx context.Context, ev []byte) engine.HookResponse {
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.DecideTimeout)
+	defer cancel()
 	return p.cfg.Engine.Answer(ctx, engine.Request{Tenant: p.cfg.Tenant, Body: ev, Auth: p.cfg.Auth, Gateway: true})
 }
+
+// DefaultDecideTimeout bounds one decision of the proxy's engine (judging
+// and recording one event).
+const DefaultDecideTimeout = 30 * time.Second
 
 // event builds a hook event of the session.
 func (p *Proxy) event(hook string, members map[string]any) []byte {

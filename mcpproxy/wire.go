@@ -110,7 +110,7 @@ func screen(raw []byte, size int, initialized bool) *refusal {
 	case m.JSONRPC != "2.0":
 		r.message = `invalid request: "jsonrpc" must be "2.0"`
 	case len(m.ID) > 0 && !validID(m.ID):
-		r.message = `invalid request: "id" must be a string or a number`
+		r.message = `invalid request: "id" must be a string or an integer of at most 64 bits`
 	case m.Method == nil && (len(m.ID) == 0 || (len(m.Result) == 0) == (len(m.Error) == 0)):
 		r.message = `invalid request: neither a request ("method") nor a response ("result" or "error" with its "id")`
 	case m.Method == nil:

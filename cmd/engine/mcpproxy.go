@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentledger/agentledger/cmd/internal/cmdline"
 	"github.com/agentledger/agentledger/engine"
+	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/mcpproxy"
 )
 
@@ -73,7 +74,7 @@ func (a *app) mcpProxy(c *cli.Context) error {
 	cfg := mcpproxy.Config{Engine: e, Ledger: st, Tenant: c.String("tenant"), Server: name, Source: c.String("source"), URI: strings.Join(args, " "), Transport: "stdio",
 		UpstreamTimeout: c.Duration("upstream-timeout"), IdleTimeout: c.Duration("idle-timeout")}
 	if c.String("listen") != "" {
-		return a.mcpGateway(c, cfg, args)
+		return a.mcpGateway(c, cfg, st, args)
 	}
 	cmd := exec.CommandContext(c.Context, args[0], args[1:]...)
 	cmd.Stderr = a.stderr
@@ -88,7 +89,7 @@ func (a *app) mcpProxy(c *cli.Context) error {
 }
 
 // mcpGateway serves the proxy over Streamable HTTP until interrupted.
-func (a *app) mcpGateway(c *cli.Context, cfg mcpproxy.Config, args []string) error {
+func (a *app) mcpGateway(c *cli.Context, cfg mcpproxy.Config, st *store.Store, args []string) error {
 	if c.String("tokens") == "" {
 		return cmdline.Usage(errors.New("--listen needs --tokens FILE (host tokens connect)"))
 	}
@@ -118,7 +119,7 @@ func (a *app) mcpGateway(c *cli.Context, cfg mcpproxy.Config, args []string) err
 	if err != nil {
 		return cmdline.Usage(err)
 	}
-	srv := engine.NewHTTPServer(c.String("listen"), g.Handler())
+	srv := engine.NewHTTPServer(c.String("listen"), gatewayMux(g, engine.Handler(engine.ServerConfig{Engine: cfg.Engine, Store: st, Tokens: tokens})))
 	srv.WriteTimeout = 0 // an ask is held while an approver answers
 	go func() {
 		<-c.Context.Done()
@@ -135,4 +136,16 @@ func (a *app) mcpGateway(c *cli.Context, cfg mcpproxy.Config, args []string) err
 		return nil
 	}
 	return err
+}
+
+// gatewayMux serves the MCP endpoint at / and, beside it, the engine's own
+// API and inbox (/v1/…, /inbox), with the same tokens: the gateway's asks
+// live in this process, and this is where an approver answers them.
+func gatewayMux(g *mcpproxy.Gateway, api http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", api)
+	mux.Handle("/inbox", api)
+	mux.Handle("/inbox/", api)
+	mux.Handle("/", g.Handler())
+	return mux
 }

@@ -2,12 +2,17 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -133,4 +138,97 @@ func TestInstallMCP(t *testing.T) {
 	if err := json.Unmarshal(b, &cfg); err != nil || cfg.MCPServers["filesystem"].Command != server || len(cfg.MCPServers["filesystem"].Args) != 0 {
 		t.Fatalf("after uninstall: %v\n%s", err, b)
 	}
+}
+
+// TestGatewayAskApprovedOnItsListener: the gateway's asks live in its own
+// process, so its listener serves the engine's API beside the MCP
+// endpoint: an approver's token sees the open ask at /v1/pending and
+// approves it at /v1/resolutions, and the held call goes through.
+func TestGatewayAskApprovedOnItsListener(t *testing.T) {
+	bin := buildEngine(t)
+	server := filepath.Join(t.TempDir(), "mcpserver")
+	if out, err := exec.Command("go", "build", "-o", server, "../../fixtures/mcpserver").CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	raw, _ := os.ReadFile("../../fixtures/manifests/coding-agent.json")
+	var m map[string]any
+	json.Unmarshal(raw, &m)
+	m["approval_required"] = append(m["approval_required"].([]any), "mcp__filesystem__create_issue")
+	dir := t.TempDir()
+	manifest := filepath.Join(dir, "manifest.json")
+	b, _ := json.Marshal(m)
+	os.WriteFile(manifest, b, 0o644)
+	digest := func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
+	tokens := filepath.Join(dir, "tokens.json")
+	os.WriteFile(tokens, []byte(`{"tokens":[{"sha256":"`+digest("host-token")+`","tenant":"default","role":"host","name":"agent"},`+
+		`{"sha256":"`+digest("approver-token")+`","tenant":"default","role":"approver","name":"oncall"}]}`), 0o600)
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(bin, "--data", t.TempDir(), "mcp-proxy", "--listen", addr, "--tokens", tokens, "--manifest", manifest, "--name", "filesystem", "--", server)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
+	url := "http://" + addr
+	var cs *mcp.ClientSession
+	for deadline := time.Now().Add(30 * time.Second); cs == nil; time.Sleep(50 * time.Millisecond) {
+		transport := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearerRT("host-token")}}
+		cs, _ = mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), transport, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if cs == nil && time.Now().After(deadline) {
+			t.Fatal("the gateway never answered")
+		}
+	}
+	defer cs.Close()
+	done := make(chan string, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "create_issue", Arguments: map[string]any{"title": "x"}})
+		if err != nil {
+			done <- err.Error()
+			return
+		}
+		done <- res.Content[0].(*mcp.TextContent).Text
+	}()
+	get := func(path, token string, v any) {
+		req, _ := http.NewRequest("GET", url+path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		json.NewDecoder(resp.Body).Decode(v)
+	}
+	var pending struct {
+		Pending []struct {
+			PendingID    string `json:"pending_id"`
+			ActionSHA256 string `json:"action_sha256"`
+		} `json:"pending"`
+	}
+	for deadline := time.Now().Add(30 * time.Second); len(pending.Pending) == 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no open ask at /v1/pending")
+		}
+		get("/v1/pending", "approver-token", &pending)
+	}
+	body := `{"pending_id":"` + pending.Pending[0].PendingID + `","resolution":"approved","action_sha256":"` + pending.Pending[0].ActionSHA256 + `"}`
+	req, _ := http.NewRequest("POST", url+"/v1/resolutions", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer approver-token")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("resolve: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	if text := <-done; !strings.Contains(text, "created issue #1") {
+		t.Fatalf("after approval: %q", text)
+	}
+}
+
+// bearerRT adds a bearer token to every request.
+type bearerRT string
+
+func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
 }
