@@ -3,14 +3,10 @@ package mcpproxy
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -46,7 +42,7 @@ func benchProxyCall(b *testing.B, sync store.SyncPolicy) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer st.Close()
+	b.Cleanup(func() { st.Close() }) // after the gateway's cleanup: its sessions end on record
 	raw, err := os.ReadFile("../fixtures/manifests/coding-agent.json")
 	if err != nil {
 		b.Fatal(err)
@@ -68,24 +64,9 @@ func benchProxyCall(b *testing.B, sync store.SyncPolicy) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	tokens := filepath.Join(b.TempDir(), "tokens.json")
-	sum := sha256.Sum256([]byte("host-token"))
-	os.WriteFile(tokens, []byte(`{"tokens":[{"sha256":"`+hex.EncodeToString(sum[:])+`","tenant":"default","role":"host"}]}`), 0o600)
-	tk, err := engine.LoadTokens(tokens)
-	if err != nil {
-		b.Fatal(err)
-	}
-	g, err := NewGateway(ctx, Config{Engine: eng, Server: "filesystem", URI: url, Transport: "streamable_http", MaxSessions: b.N + 1},
-		func() (mcp.Transport, error) { return &mcp.StreamableClientTransport{Endpoint: url}, nil }, tk)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer g.Close(ctx)
-	srv := httptest.NewServer(g.Handler())
-	defer func() {
-		srv.CloseClientConnections() // a client's subscriptions/listen stream may linger
-		srv.Close()
-	}()
+	_, gw := serveGateway(b, Config{Engine: eng, Server: "filesystem", URI: url, Transport: "streamable_http", MaxSessions: b.N + 1},
+		func() (mcp.Transport, error) { return &mcp.StreamableClientTransport{Endpoint: url}, nil },
+		tokensOf(b, "host-token", `"tenant":"default","role":"host"`))
 
 	direct, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
 	if err != nil {
@@ -103,7 +84,7 @@ func benchProxyCall(b *testing.B, sync store.SyncPolicy) {
 		baseline = append(baseline, time.Since(start))
 
 		b.StopTimer()
-		t := &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: &http.Client{Transport: bearer{"host-token", fmt.Sprintf("bench-%d", i)}}}
+		t := &mcp.StreamableClientTransport{Endpoint: gw, HTTPClient: &http.Client{Transport: bearer{"host-token", fmt.Sprintf("bench-%d", i)}}}
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, t, nil)
 		if err != nil {
 			b.Fatal(err)

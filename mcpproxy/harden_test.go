@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -303,20 +302,11 @@ func TestGatewaySessionsAreTheirIdentitys(t *testing.T) {
 	r := newRigWith(t, nil, []string{"-die-on", "read_file"})
 	cfg := r.config(t)
 	cfg.MaxSessions = 2
-	g, err := NewGateway(context.Background(), cfg, r.upstream(t), tokensOf(t,
+	_, url := serveGateway(t, cfg, r.upstream(t), tokensOf(t,
 		"acme-token", `"tenant":"acme","role":"host","name":"ci","principal":"alice","agent":"claude"`,
 		"beta-token", `"tenant":"beta","role":"host","name":"ci","principal":"alice","agent":"codex"`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(g.Handler())
-	defer func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		g.Close(context.Background())
-	}()
 	connect := func(token, key, version string) *mcp.ClientSession {
-		transport := &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: &http.Client{Transport: bearer{token, key}}}
+		transport := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token, key}}}
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
 		if err != nil {
 			t.Fatal(err)
@@ -328,7 +318,7 @@ func TestGatewaySessionsAreTheirIdentitys(t *testing.T) {
 	if _, err := acme.ListTools(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	req, _ := http.NewRequest("DELETE", srv.URL, nil)
+	req, _ := http.NewRequest("DELETE", url, nil)
 	req.Header.Set("Authorization", "Bearer beta-token")
 	req.Header.Set("Mcp-Session-Id", acme.ID())
 	resp, err := http.DefaultClient.Do(req)

@@ -222,24 +222,30 @@ func (r *rig) http(t *testing.T, version string) mcp.Transport {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.gateway == nil {
-		g, err := NewGateway(context.Background(), r.config(t), r.upstream(t),
-			tokensOf(t, "host-token", `"tenant":"default","role":"host","name":"agent"`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := httptest.NewServer(g.Handler())
-		t.Cleanup(func() {
-			srv.CloseClientConnections()
-			srv.Close()
-			g.Close(context.Background())
-		})
-		r.gateway, r.url = g, srv.URL
+		r.gateway, r.url = serveGateway(t, r.config(t), r.upstream(t), tokensOf(t, "host-token", `"tenant":"default","role":"host","name":"agent"`))
 	}
 	key := ""
 	if version >= "2026-07-28" {
 		key = "k" + fmt.Sprint(time.Now().UnixNano())
 	}
 	return &mcp.StreamableClientTransport{Endpoint: r.url, HTTPClient: &http.Client{Transport: bearer{"host-token", key}}}
+}
+
+// serveGateway serves a gateway of cfg over HTTP until the test ends, and
+// returns it with its URL.
+func serveGateway(t testing.TB, cfg Config, upstream func() (mcp.Transport, error), tokens *engine.Tokens) (*Gateway, string) {
+	t.Helper()
+	g, err := NewGateway(context.Background(), cfg, upstream, tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(g.Handler())
+	t.Cleanup(func() {
+		srv.CloseClientConnections() // a client's subscriptions/listen stream may linger
+		srv.Close()
+		g.Close(context.Background())
+	})
+	return g, srv.URL
 }
 
 // proxy is the proxy of the rig's one session, on either face.
@@ -566,20 +572,10 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestGatewayOverHTTP(t *testing.T) {
 	r := newRig(t, nil)
 	tk := tokensOf(t, "host-token", `"tenant":"acme","role":"host","name":"agent"`, "auditor-token", `"tenant":"acme","role":"auditor","name":"audit"`)
-	bin := server(t)
-	g, err := NewGateway(context.Background(), Config{Engine: r.eng, Server: "filesystem", URI: bin, Transport: "stdio"},
-		func() (mcp.Transport, error) {
-			return &mcp.CommandTransport{Command: exec.Command(bin, "-calls", r.calls)}, nil
-		}, tk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(g.Handler())
-	defer srv.Close()
-	defer g.Close(context.Background())
+	_, url := serveGateway(t, r.config(t), r.upstream(t), tk)
 	for _, c := range []struct{ version, key, named string }{{"2026-07-28", "build-42", "client"}, {"2026-07-28", "", "principal"}, {"2025-11-25", "", "mcp_session_id"}} {
 		t.Run(c.version, func(t *testing.T) {
-			transport := &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: &http.Client{Transport: bearer{"host-token", c.key}}}
+			transport := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{"host-token", c.key}}}
 			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), transport,
 				&mcp.ClientSessionOptions{ProtocolVersion: c.version})
 			if err != nil {
@@ -622,7 +618,7 @@ func TestGatewayOverHTTP(t *testing.T) {
 		t.Fatalf("how the sessions were named is not on record: %v", named)
 	}
 	for _, tok := range []string{"", "auditor-token"} {
-		req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req, _ := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 		if tok != "" {
 			req.Header.Set("Authorization", "Bearer "+tok)
 		}
@@ -702,23 +698,13 @@ func tokensOf(t testing.TB, pairs ...string) *engine.Tokens {
 func TestParallelClientsAndCalls(t *testing.T) {
 	r := newRig(t, nil)
 	tk := tokensOf(t, "acme-token", `"tenant":"acme","role":"host","name":"acme-agent"`, "beta-token", `"tenant":"beta","role":"host","name":"beta-agent"`)
-	bin := server(t)
-	g, err := NewGateway(context.Background(), Config{Engine: r.eng, Server: "filesystem", URI: bin, Transport: "stdio"},
-		func() (mcp.Transport, error) {
-			return &mcp.CommandTransport{Command: exec.Command(bin, "-calls", r.calls)}, nil
-		}, tk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(g.Handler())
-	defer srv.Close()
-	defer g.Close(context.Background())
+	_, url := serveGateway(t, r.config(t), r.upstream(t), tk)
 	const clients, calls = 4, 6
 	var wg sync.WaitGroup
 	errs := make(chan error, clients*calls)
 	for c := 0; c < clients; c++ {
 		token := []string{"acme-token", "beta-token"}[c%2]
-		transport := &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: &http.Client{Transport: bearer{token, "shared-key"}}}
+		transport := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token, "shared-key"}}}
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "p", Version: "1"}, nil).Connect(context.Background(), transport, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -775,21 +761,12 @@ func TestParallelClientsAndCalls(t *testing.T) {
 func TestGatewayToHTTPUpstream(t *testing.T) {
 	r := newRig(t, func(m *manifest.Manifest) { m.Network.Domains = append(m.Network.Domains, "127.0.0.1") })
 	url := startHTTPFixture(t)
-	g, err := NewGateway(context.Background(), Config{Engine: r.eng, Server: "filesystem", URI: url, Transport: "streamable_http"},
+	_, gw := serveGateway(t, Config{Engine: r.eng, Server: "filesystem", URI: url, Transport: "streamable_http"},
 		func() (mcp.Transport, error) { return &mcp.StreamableClientTransport{Endpoint: url}, nil },
 		tokensOf(t, "host-token", `"tenant":"default","role":"host","name":"agent"`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(g.Handler())
-	defer func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		g.Close(context.Background())
-	}()
 	for _, version := range revisions {
 		t.Run(version, func(t *testing.T) {
-			transport := &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: &http.Client{Transport: bearer{"host-token", "k-" + version}}}
+			transport := &mcp.StreamableClientTransport{Endpoint: gw, HTTPClient: &http.Client{Transport: bearer{"host-token", "k-" + version}}}
 			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), transport,
 				&mcp.ClientSessionOptions{ProtocolVersion: version})
 			if err != nil {
@@ -814,18 +791,9 @@ func TestGatewaySessionsEnd(t *testing.T) {
 	r := newRig(t, nil)
 	cfg := r.config(t)
 	cfg.IdleTimeout = 200 * time.Millisecond
-	g, err := NewGateway(context.Background(), cfg, r.upstream(t), tokensOf(t, "host-token", `"tenant":"default","role":"host","name":"agent"`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(g.Handler())
-	defer func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		g.Close(context.Background())
-	}()
+	_, url := serveGateway(t, cfg, r.upstream(t), tokensOf(t, "host-token", `"tenant":"default","role":"host","name":"agent"`))
 	connect := func(version, key string) *mcp.ClientSession {
-		transport := &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: &http.Client{Transport: bearer{"host-token", key}}}
+		transport := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{"host-token", key}}}
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), transport,
 			&mcp.ClientSessionOptions{ProtocolVersion: version})
 		if err != nil {
