@@ -39,10 +39,19 @@ func (a *Analysis) Map() map[string]any {
 	for i, f := range a.Findings {
 		findings[i] = map[string]any{"class": f.Class, "subject": f.Subject, "detail": f.Detail, "confidence": f.Confidence}
 	}
-	out := map[string]any{
-		"tool": a.Tool, "tool_native": a.ToolNative, "commands": cmds, "binaries": a.Binaries, "urls": a.URLs,
-		"hosts": a.Hosts, "paths": a.Paths, "write_paths": a.WritePaths, "packages": pkgs, "sql": a.SQL,
-		"decoded": a.Decoded, "piped_to_shell": a.PipedToShell, "findings": findings, "downloads": a.Downloads, "executes": a.Executes, "caveats": a.Caveats, "memory_writes": a.MemoryWrites, "sends": a.Sends,
+	// Room for what the policy adds (its facts, policy.addFacts): a map
+	// that grows is allocated twice.
+	out := make(map[string]any, 48)
+	for _, kv := range [...]struct {
+		k string
+		v any
+	}{
+		{"tool", a.Tool}, {"tool_native", a.ToolNative}, {"commands", cmds}, {"binaries", a.Binaries}, {"urls", a.URLs},
+		{"hosts", a.Hosts}, {"paths", a.Paths}, {"write_paths", a.WritePaths}, {"packages", pkgs}, {"sql", a.SQL},
+		{"decoded", a.Decoded}, {"piped_to_shell", a.PipedToShell}, {"findings", findings}, {"downloads", a.Downloads},
+		{"executes", a.Executes}, {"caveats", a.Caveats}, {"memory_writes", a.MemoryWrites}, {"sends", a.Sends},
+	} {
+		out[kv.k] = kv.v
 	}
 	if len(a.Symlinks) > 0 {
 		links := make(map[string]any, len(a.Symlinks))

@@ -28,6 +28,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/bundle"
 	"github.com/open-policy-agent/opa/v1/loader"
+	"github.com/open-policy-agent/opa/v1/metrics"
 	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/open-policy-agent/opa/v1/topdown"
 
@@ -90,6 +91,7 @@ type Policy struct {
 	// forbidden are the policy's forbidden_command_patterns, compiled
 	// once: the engine matches them (input.action.forbidden_commands).
 	forbidden []forbiddenPattern
+	gatesOpen bool // GatesOpen
 }
 
 // forbiddenPattern is one of a policy's forbidden_command_patterns.
@@ -360,7 +362,7 @@ func (p *Policy) Evaluate(ctx context.Context, in Input, at time.Time) (*Decisio
 		stop := context.AfterFunc(ctx, cancel.Cancel)
 		defer stop()
 	}
-	rs, err := p.query.Eval(ctx, rego.EvalParsedInput(input), rego.EvalTime(at), rego.EvalExternalCancel(cancel))
+	rs, err := p.query.Eval(ctx, rego.EvalParsedInput(input), rego.EvalTime(at), rego.EvalExternalCancel(cancel), rego.EvalMetrics(metrics.NoOp()))
 	if err != nil {
 		return nil, fmt.Errorf("%w: evaluate: %w", ErrPolicy, err)
 	}
@@ -466,8 +468,9 @@ func (p *Policy) inputValue(in Input) (ast.Value, error) {
 		identity = map[string]any{}
 	}
 	input := map[string]any{"event": in.Event, "snapshot": in.Snapshot, "manifest": p.mvalue, "identity": identity}
+	var am map[string]any
 	if in.Action != nil {
-		am := in.Action.Map()
+		am = in.Action.Map()
 		cv := p.cover(in.Action, in.Snapshot)
 		shellDir, _ := in.Snapshot["shell_dir"].(string)
 		p.addFacts(am, in.Action, in.Event, cv, shellDir)
@@ -475,40 +478,10 @@ func (p *Policy) inputValue(in Input) (ast.Value, error) {
 		am["rule_allowed"] = cv.byRule
 		denied, _ := in.Snapshot["denied_artifacts"].([]string)
 		am["denied_always"] = matchArtifact(am, in.Action, denied)
-		am["has"] = presence(am)
 		input["action"] = am
 	}
+	input["gates"] = gates(in, p.manifest, am, p.gatesOpen)
 	return ast.LazyObject(input), nil
-}
-
-// presence says, for each list (and string) of the action and of its
-// manifest facts and rules, whether it holds anything: input.action.has.X
-// == true is a condition OPA's rule index can test, so that a rule about
-// an empty list is not evaluated at all.
-func presence(am map[string]any) map[string]any {
-	has := make(map[string]any, 64)
-	add := func(prefix string, m map[string]any) {
-		for k, v := range m {
-			switch v := v.(type) {
-			case []string:
-				has[prefix+k] = len(v) > 0
-			case []map[string]any:
-				has[prefix+k] = len(v) > 0
-			case []any:
-				has[prefix+k] = len(v) > 0
-			case string:
-				has[prefix+k] = v != ""
-			}
-		}
-	}
-	add("", am)
-	if mf, ok := am["manifest_facts"].(map[string]any); ok {
-		add("", mf)
-	}
-	if r, ok := am["rules"].(map[string]any); ok {
-		add("rules_", r)
-	}
-	return has
 }
 
 // decisionOf reads the policy's decision object field by field.

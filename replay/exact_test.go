@@ -84,6 +84,30 @@ func TestReplayRecordedSessionsIsIdentical(t *testing.T) {
 	}
 }
 
+// TestGatesChangeNoDecision replays every recorded session under the
+// default policy with every gate open (policy/gates.go): each gate is only
+// a necessary condition of the rules that test it, so every verdict must
+// be the one recorded, as with the gates.
+func TestGatesChangeNoDecision(t *testing.T) {
+	steps := 0
+	for mf, chains := range recorded(t) {
+		d := decider(t, "", mf)
+		rs, err := RunExact(context.Background(), Chains(chains), constant(decide.NewDecider(d.Policy.GatesOpen())), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs {
+			steps += r.StepsReplayed
+			if !r.Identical || r.StepsReplayed == 0 {
+				t.Errorf("%s (%s), gates open: identical=%v steps=%d fault=%q diffs=%+v", r.SessionID, mf, r.Identical, r.StepsReplayed, r.Fault, r.Diffs)
+			}
+		}
+	}
+	if steps < 100 {
+		t.Fatalf("%d steps replayed", steps)
+	}
+}
+
 func TestReplayRefusesTamperedBundle(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join(fixtures, "sessions", "coding-agent", "loop.ndjson"))
 	if err != nil {

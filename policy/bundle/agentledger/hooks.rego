@@ -79,7 +79,7 @@ signals contains sig(1, "MEMORY_POISONING", "deny", "DENY", "persistence", "crit
 # rules, memory directories; input.action.memory_writes) is a memory write.
 signals contains sig(1, "MEMORY_POISONING", "deny", "DENY", "persistence", "critical", "write to an instruction file carries instructions aimed at the agent", [], 0.8) if {
 	input.event.hook_point == "PreToolUse"
-	input.action.has.memory_writes == true
+	"memory_writes" in input.gates
 	some text in input.action.memory_writes
 	some p in poisoning_patterns
 	regex.match(p, text)
@@ -91,7 +91,7 @@ poisoning_patterns := array.concat(injection_patterns, [`(?i)\b(curl|wget|iwr|in
 
 signals contains sig(6, "TAINTED_TO_HIGH_RISK", "ask", "STEP_UP", "persistence", "warning", "tainted session writes an instruction to memory", [], 0.6) if {
 	input.event.hook_point == "PreMemoryWrite"
-	input.snapshot.is_tainted
+	input.snapshot.is_tainted == true
 	object.get(input.event, "memory_type", "") == "instruction"
 }
 
@@ -143,7 +143,7 @@ signals contains s if {
 
 signals contains sig(6, "TAINTED_TO_HIGH_RISK", "ask", "STEP_UP", "privilege_escalation", "warning", sprintf("tainted session delegates with %v", [sort(high)]), [], 0.6) if {
 	input.event.hook_point == "PreSubAgentSpawn"
-	input.snapshot.is_tainted
+	input.snapshot.is_tainted == true
 	high := {t | some t in permitted; t in high_risk_sinks}
 	count(high) > 0
 }
@@ -152,6 +152,7 @@ signals contains sig(6, "TAINTED_TO_HIGH_RISK", "ask", "STEP_UP", "privilege_esc
 
 signals contains sig(8, "SECRET_IN_RESULT", "deny", "DENY", "data_exfiltration", "critical", sprintf("tool result contains %s", [f.detector]), [f.detector], 1) if {
 	input.event.hook_point == "PostToolUse"
+	"data_findings" in input.gates
 	some f in input.snapshot.data_findings
 	f.seq == input.snapshot.seq
 	f.class == "SECRET"
@@ -161,6 +162,7 @@ signals contains sig(8, "SECRET_IN_RESULT", "deny", "DENY", "data_exfiltration",
 # beforeReadFile): a secret in it is withheld by denying the read.
 signals contains sig(8, "SECRET_IN_RESULT", "deny", "DENY", "data_exfiltration", "critical", sprintf("the file's content contains %s", [f.detector]), [f.detector], 1) if {
 	input.event.hook_point == "PreToolUse"
+	"data_findings" in input.gates
 	is_string(input.event.read_content)
 	some f in input.snapshot.data_findings
 	f.seq == input.snapshot.seq

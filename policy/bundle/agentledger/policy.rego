@@ -28,7 +28,7 @@ sig(order, code, decision, aarm, category, severity, reason, artifacts, confiden
 
 # The signal set, evaluated once: a complete rule is cached for the whole
 # evaluation, a partial set referenced whole is not.
-found := {s | some s in signals}
+found := signals
 
 strictness := {"allow": 0, "ask": 1, "deny": 2}
 
@@ -97,15 +97,26 @@ too_many_pending if {
 }
 
 
-# The four cases below exclude one another; as one chain, evaluation stops
-# at the case that holds instead of trying every definition of a complete
-# rule.
+# The cases below exclude one another; as one chain, evaluation stops at
+# the case that holds instead of trying every definition of a complete
+# rule. The common case, an allowed call, comes first and reads what it
+# needs directly (each rule it referred to would cost a lookup).
 decision := d if {
+	count(found) == 0
+	input.event.hook_point == "PreToolUse"
+	e := object.get(input, ["action", "explicit_allow"], "")
+	d := {
+		"decision": "allow", "aarm_decision": "ALLOW", "reason_code": "ALLOW", "category": "none", "severity": "info",
+		"source": "policy", "confidence": 1, "matched_rule_id": e, "reasons": [], "artifacts": [],
+		"constraints": {"max_output_bytes": input.manifest.budgets.max_output_bytes, "timeout_ms": input.manifest.budgets.tool_timeout_ms},
+		"directives": {}, "explicit": e != "",
+	}
+} else := d if {
 	count(found) == 0
 	d := {
 		"decision": "allow", "aarm_decision": "ALLOW", "reason_code": "ALLOW", "category": "none", "severity": "info",
-		"source": "policy", "confidence": 1, "matched_rule_id": explicit_rule, "reasons": [], "artifacts": [],
-		"constraints": constraints, "directives": {}, "explicit": explicit_rule != "",
+		"source": "policy", "confidence": 1, "matched_rule_id": "", "reasons": [], "artifacts": [],
+		"constraints": {}, "directives": {}, "explicit": false,
 	}
 } else := d if {
 	too_many_pending

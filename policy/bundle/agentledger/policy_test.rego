@@ -42,20 +42,31 @@ with_facts(action, f) := object.union(action, {"manifest_facts": object.union(fa
 
 event(cmd) := {"hook_point": "PreToolUse", "tool_input": {"command": cmd}}
 
-# engine_input is the input the engine would build: the action carries
-# "has", which list (and string) of it, its manifest facts and its rules
-# holds anything (policy.presence).
-engine_input(e, a, s, m) := {"event": e, "action": object.union(a, {"has": has_of(a)}), "snapshot": s, "manifest": m}
+# engine_input is the input the engine would build (policy/gates.go): the
+# names of the action's lists that hold anything, and every other gate
+# open. A gate is only a necessary condition of the rules that test it, so
+# with every gate open the policy decides as it does with the engine's.
+engine_input(e, a, s, m) := {"event": e, "action": a, "snapshot": s, "manifest": m, "gates": array.concat(open_gates, present(a))}
 
-has_of(a) := object.union_n([
-	{k: nonempty(v) | some k, v in a},
-	{k: nonempty(v) | some k, v in object.get(a, "manifest_facts", {})},
-	{concat("", ["rules_", k]): nonempty(v) | some k, v in object.get(a, "rules", {})},
-])
+open_gates := [
+	"over_steps", "over_tool_calls", "over_wall_time", "loop", "external_taint", "permitted_tools",
+	"data_classes", "data_findings", "deferred", "rm", "manifest_forbidden",
+]
 
-nonempty(v) := count(v) > 0 if is_array(v)
+present(a) := array.concat(
+	[k | some k, v in object.union(a, object.get(a, "manifest_facts", {})); nonempty(v)],
+	[concat("", ["rules_", k]) | some k, v in object.get(a, "rules", {}); nonempty(v)],
+)
 
-else := v != "" if is_string(v)
+nonempty(v) if {
+	is_array(v)
+	count(v) > 0
+}
+
+nonempty(v) if {
+	is_string(v)
+	v != ""
+}
 
 test_clean_call_is_allowed if {
 	d := policy.decision with input as engine_input(event("git status"), shell("git status", ["git"], []), snapshot, manifest)

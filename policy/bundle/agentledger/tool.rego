@@ -10,12 +10,13 @@ import rego.v1
 # input.action.forbidden_commands ({id, reason, command}).
 signals contains sig(1, "FORBIDDEN", "deny", "DENY", "tool_execution", "critical", sprintf("forbidden: %s (%s)", [f.reason, f.command]), [f.command], 1) if {
 	input.event.hook_point == "PreToolUse"
-	input.action.has.forbidden_commands == true
+	"forbidden_commands" in input.gates
 	some f in input.action.forbidden_commands
 }
 
 signals contains sig(1, "FORBIDDEN", "deny", "DENY", "tool_execution", "critical", sprintf("forbidden: recursive delete of %s", [t]), [c], 1) if {
 	input.event.hook_point == "PreToolUse"
+	"rm" in input.gates
 	some cmd in input.action.commands
 	cmd.binary == "rm"
 	c := concat(" ", cmd.argv)
@@ -26,7 +27,7 @@ signals contains sig(1, "FORBIDDEN", "deny", "DENY", "tool_execution", "critical
 
 signals contains sig(1, "FORBIDDEN", "deny", "DENY", "tool_execution", "critical", sprintf("forbidden: %s", [p.reason]), [q], 1) if {
 	input.event.hook_point == "PreToolUse"
-	input.action.has.sql == true
+	"sql" in input.gates
 	some q in input.action.sql
 	some p in forbidden_sql_patterns
 	regex.match(p.re, q)
@@ -34,11 +35,12 @@ signals contains sig(1, "FORBIDDEN", "deny", "DENY", "tool_execution", "critical
 
 signals contains sig(1, "FORBIDDEN", "deny", "DENY", "tool_execution", "critical", "forbidden: downloaded code piped into an interpreter", input.action.urls, 1) if {
 	input.event.hook_point == "PreToolUse"
-	input.action.piped_to_shell
+	input.action.piped_to_shell == true
 }
 
 signals contains sig(1, "FORBIDDEN", "deny", "DENY", "tool_execution", "critical", sprintf("forbidden (%s): %s", [f.id, f.reason]), [s], 1) if {
 	input.event.hook_point == "PreToolUse"
+	"manifest_forbidden" in input.gates
 	some f in input.manifest.forbidden
 	f.tool == input.action.tool
 	some s in all_subjects
@@ -47,14 +49,14 @@ signals contains sig(1, "FORBIDDEN", "deny", "DENY", "tool_execution", "critical
 
 signals contains sig(1.1, "PROTECTED_PATH", "deny", "DENY", "persistence", "critical", sprintf("%s is agentledger's or the host's own configuration", [p]), [p], 1) if {
 	input.event.hook_point == "PreToolUse"
-	input.action.has.write_paths == true
+	"write_paths" in input.gates
 	some p in input.action.write_paths
 	glob_any(protected_globs | {g | some g in input.manifest.protected}, p)
 }
 
 signals contains sig(1.1, "PROTECTED_PATH", "deny", "DENY", "persistence", "critical", h, [h], 1) if {
 	input.event.hook_point == "PreToolUse"
-	input.action.has.protected_hits == true
+	"protected_hits" in input.gates
 	some h in object.get(action, "protected_hits", [])
 }
 
@@ -77,7 +79,7 @@ finding_signals := {
 
 signals contains sig(fs.order, fs.code, "deny", "DENY", fs.category, "critical", f.detail, [f.subject], f.confidence) if {
 	input.event.hook_point == "PreToolUse"
-	input.action.has.findings == true
+	"findings" in input.gates
 	some f in object.get(action, "findings", [])
 	fs := finding_signals[f.class]
 }
@@ -86,7 +88,7 @@ signals contains sig(fs.order, fs.code, "deny", "DENY", fs.category, "critical",
 # two-step form of curl | sh, whatever the domain.
 signals contains sig(1, "DOWNLOAD_EXEC", "deny", "DENY", "supply_chain", "critical", sprintf("runs %s, downloaded earlier in this session", [p]), [p], 1) if {
 	input.event.hook_point == "PreToolUse"
-	input.action.has.executes == true
+	"executes" in input.gates
 	some p in object.get(action, "executes", [])
 	p in object.get(input.snapshot, "downloaded", [])
 }
@@ -108,15 +110,15 @@ signals contains sig(1.1, "TOOL_CHANGED", "deny", "DENY", "supply_chain", "criti
 # entry mcp__SERVER__...) is asked about.
 signals contains sig(10.5, "MCP_UNDECLARED", "ask", "STEP_UP", "tool_execution", "warning", sprintf("MCP server %s is not declared in manifest %s", [input.action.mcp_server, input.manifest.name]), [input.action.mcp_server], 1) if {
 	input.event.hook_point == "PreToolUse"
-	input.action.has.mcp_server == true
+	"mcp_server" in input.gates
 	input.action.mcp_server != ""
 	not input.action.manifest_facts.mcp_server_declared
 }
 
 signals contains sig(1.2, "RULE_DENY", "deny", "DENY", "tool_execution", "critical", sprintf("denied by rule %s", [r]), [], 1) if {
 	input.event.hook_point == "PreToolUse"
-	input.action.has.rules_deny == true
-	not input.action.has.rule_conflicts
+	"rules_deny" in input.gates
+	not "rule_conflicts" in input.gates
 	some r in input.action.rules.deny
 }
 
@@ -125,7 +127,7 @@ signals contains sig(1.2, "RULE_DENY", "deny", "DENY", "tool_execution", "critic
 # is deferred for a person to decide, naming both.
 signals contains sig(1.2, "RULE_CONFLICT", "ask", "DEFER", "tool_execution", "warning", sprintf("rules %s and %s match with the same priority and disagree", [c[0], c[1]]), [], 1) if {
 	input.event.hook_point == "PreToolUse"
-	input.action.has.rule_conflicts == true
+	"rule_conflicts" in input.gates
 	some c in input.action.rule_conflicts
 }
 
@@ -152,7 +154,7 @@ identified if {
 # A resolution of deny_always or deny_similar holds for the session.
 signals contains sig(1.4, "DENY_ALWAYS", "deny", "DENY", "tool_execution", "critical", sprintf("%s was denied for the rest of the session", [input.action.denied_always]), [input.action.denied_always], 1) if {
 	input.event.hook_point == "PreToolUse"
-	input.action.has.denied_always == true
+	"denied_always" in input.gates
 	input.action.denied_always != ""
 }
 
@@ -168,11 +170,12 @@ signals contains sig(1.5, "PARENT_UNKNOWN", "deny", "DENY", "privilege_escalatio
 
 signals contains sig(2, "PERMISSION_UNDECLARED", "deny", "DENY", "tool_execution", "warning", sprintf("tool %s (%s) is not declared in manifest %s", [input.action.tool_native, input.action.tool, input.manifest.name]), [input.action.tool_native], 1) if {
 	input.event.hook_point == "PreToolUse"
-	not input.action.manifest_facts.tool_declared
+	input.action.manifest_facts.tool_declared == false
 }
 
 signals contains sig(2, "PERMISSION_UNDECLARED", "deny", "DENY", "privilege_escalation", "critical", sprintf("sub-agent may use only %v, not %s", [input.snapshot.permitted_tools, input.action.tool]), [input.action.tool_native], 1) if {
 	input.event.hook_point == "PreToolUse"
+	"permitted_tools" in input.gates
 	count(input.snapshot.permitted_tools) > 0
 	not input.action.tool in input.snapshot.permitted_tools
 	not input.snapshot.inherited.known == false
@@ -186,7 +189,7 @@ network_tools := {"web_request", "shell", "browser", "mcp_call", "package_instal
 
 signals contains sig(3, "EGRESS_DENY", "deny", "DENY", "network_egress", "critical", sprintf("%s is a denied network domain", [h]), [h], 1) if {
 	input.event.hook_point == "PreToolUse"
-	input.action.has.hosts_denied == true
+	"hosts_denied" in input.gates
 	input.action.tool in network_tools
 	some h in input.action.manifest_facts.hosts_denied
 }
@@ -198,7 +201,7 @@ signals contains sig(3, "EGRESS_DENY", "deny", "DENY", "network_egress", "critic
 signals contains sig(3, "EGRESS_UNLISTED", "ask", "STEP_UP", "network_egress", "warning", sprintf("%s is not among the manifest's network domains", [h]), [h], 1) if {
 	input.event.hook_point == "PreToolUse"
 	m.sensitivity == "strict"
-	input.action.has.hosts_unlisted == true
+	"hosts_unlisted" in input.gates
 	input.action.tool in network_tools
 	some h in input.action.manifest_facts.hosts_unlisted
 }
@@ -209,18 +212,21 @@ budget_hooks := {"PreToolUse", "PreLLMRequest", "PreSubAgentSpawn"}
 
 # Budgets are opt-in: 0 (the default) sets no limit.
 signals contains sig(4, "BUDGET_EXCEEDED", "deny", "DENY", "resource_abuse", "warning", sprintf("steps %d exceed the budget of %d", [input.snapshot.steps_consumed, input.manifest.budgets.max_steps]), [], 1) if {
+	"over_steps" in input.gates
 	hook in budget_hooks
 	input.manifest.budgets.max_steps > 0
 	input.snapshot.steps_consumed > input.manifest.budgets.max_steps
 }
 
 signals contains sig(4, "BUDGET_EXCEEDED", "deny", "DENY", "resource_abuse", "warning", sprintf("tool calls %d exceed the budget of %d", [input.snapshot.tool_calls_consumed, input.manifest.budgets.max_tool_calls]), [], 1) if {
+	"over_tool_calls" in input.gates
 	hook in budget_hooks
 	input.manifest.budgets.max_tool_calls > 0
 	input.snapshot.tool_calls_consumed > input.manifest.budgets.max_tool_calls
 }
 
 signals contains sig(4, "BUDGET_EXCEEDED", "deny", "DENY", "resource_abuse", "warning", sprintf("wall time %d ms exceeds the budget of %d ms", [input.snapshot.wall_time_ms, input.manifest.budgets.max_wall_time_ms]), [], 1) if {
+	"over_wall_time" in input.gates
 	hook in budget_hooks
 	input.manifest.budgets.max_wall_time_ms > 0
 	input.snapshot.wall_time_ms > input.manifest.budgets.max_wall_time_ms
@@ -229,6 +235,7 @@ signals contains sig(4, "BUDGET_EXCEEDED", "deny", "DENY", "resource_abuse", "wa
 # 5. Loops.
 
 signals contains sig(5, "LOOP_DETECTED", "ask", "STEP_UP", "resource_abuse", "warning", sprintf("loop detected (%s) at seqs %v", [input.snapshot.loop_violation, input.snapshot.loop_trace]), [], 1) if {
+	"loop" in input.gates
 	hook in {"PreToolUse", "PreLLMRequest"}
 	input.snapshot.loop_violation != ""
 }
@@ -248,6 +255,7 @@ external_taint := concat(", ", [k | some k in input.snapshot.taint_kinds; k != "
 
 signals contains sig(6, "TAINTED_TO_HIGH_RISK", "deny", "DENY", "prompt_injection", "critical", sprintf("session is tainted by %s content and %s is a high-risk sink", [external_taint, input.action.tool]), [], 0.8) if {
 	input.event.hook_point == "PreToolUse"
+	"external_taint" in input.gates
 	external_taint != ""
 	input.action.tool in high_risk_sinks
 	not sanitized
@@ -255,6 +263,7 @@ signals contains sig(6, "TAINTED_TO_HIGH_RISK", "deny", "DENY", "prompt_injectio
 
 signals contains sig(6, "TAINTED_TO_HIGH_RISK", "ask", "STEP_UP", "prompt_injection", "warning", sprintf("session is tainted by %s content and %s can persist it", [external_taint, input.action.tool]), [], 0.6) if {
 	input.event.hook_point == "PreToolUse"
+	"external_taint" in input.gates
 	external_taint != ""
 	input.action.tool in medium_risk_sinks
 	not sanitized
@@ -276,7 +285,7 @@ read_only_tool if {
 
 signals contains sig(7, "EXEC_DENY", "deny", "DENY", "tool_execution", "warning", sprintf("binary %s is denied", [b]), [b], 1) if {
 	input.event.hook_point == "PreToolUse"
-	input.action.has.binaries_denied == true
+	"binaries_denied" in input.gates
 	input.action.tool in exec_tools
 	some b in input.action.manifest_facts.binaries_denied
 }
@@ -287,7 +296,7 @@ signals contains sig(7, "EXEC_DENY", "deny", "DENY", "tool_execution", "warning"
 signals contains sig(7, "EXEC_UNLISTED", "ask", "STEP_UP", "tool_execution", "warning", sprintf("binary %s is not among the manifest's binaries", [b]), [b], 1) if {
 	input.event.hook_point == "PreToolUse"
 	m.sensitivity == "strict"
-	input.action.has.binaries_unlisted == true
+	"binaries_unlisted" in input.gates
 	input.action.tool in exec_tools
 	some b in input.action.manifest_facts.binaries_unlisted
 }
@@ -306,7 +315,7 @@ signals contains sig(3.5, "EGRESS_SENDS", "ask", "STEP_UP", "data_exfiltration",
 	s := concat("; ", object.get(input.action, "sends", []))
 }
 
-unlisted_destination := concat(", ", input.action.manifest_facts.hosts_unlisted) if input.action.has.hosts_unlisted == true
+unlisted_destination := concat(", ", input.action.manifest_facts.hosts_unlisted) if "hosts_unlisted" in input.gates
 
 else := "an address built at run time"
 
@@ -314,31 +323,31 @@ else := "an address built at run time"
 
 signals contains sig(8, "FS_DENY", "deny", "DENY", "persistence", "critical", sprintf("write to %s is outside the write roots", [p]), [p], 1) if {
 	input.event.hook_point == "PreToolUse"
-	input.action.has.writes_outside == true
+	"writes_outside" in input.gates
 	some p in input.action.manifest_facts.writes_outside
 }
 
 signals contains sig(8, "FS_DENY", "deny", "DENY", "data_exfiltration", "warning", sprintf("read of %s is outside the read roots", [p]), [p], 1) if {
 	input.event.hook_point == "PreToolUse"
-	input.action.has.reads_outside == true
+	"reads_outside" in input.gates
 	some p in input.action.manifest_facts.reads_outside
 }
 
 signals contains sig(8, "SECRET_ACCESS", "deny", "DENY", "data_exfiltration", "critical", sprintf("%s holds secrets", [p]), [p], 1) if {
 	input.event.hook_point == "PreToolUse"
-	input.action.has.secret_paths == true
+	"secret_paths" in input.gates
 	some p in input.action.manifest_facts.secret_paths
 }
 
 signals contains sig(8, "SECRET_ACCESS", "deny", "DENY", "data_exfiltration", "critical", sprintf("command reads secret variable %s", [v]), [v], 1) if {
 	input.event.hook_point == "PreToolUse"
-	input.action.has.secret_env_refs == true
+	"secret_env_refs" in input.gates
 	some v in object.get(action, "secret_env_refs", [])
 }
 
 signals contains sig(8, "PACKAGE_SUSPECT", "deny", "DENY", "supply_chain", "critical", sprintf("package %s:%s looks like %s", [p.manager, p.name, p.suspect]), [concat(":", [p.manager, p.name])], 0.75) if {
 	input.event.hook_point == "PreToolUse"
-	input.action.has.packages == true
+	"packages" in input.gates
 	some p in input.action.packages
 	p.suspect != ""
 }
@@ -366,7 +375,7 @@ sends_out if {
 # What the engine's reading found the call sends out (input.action.sends:
 # uploads from standard input, long query strings and headers, raw
 # sockets, DNS names built from data, interpreter code that connects).
-sends_out if input.action.has.sends == true
+sends_out if "sends" in input.gates
 
 # MCP arguments go to a server the manifest does not name.
 sends_out if {
@@ -376,9 +385,9 @@ sends_out if {
 
 # A destination the manifest does not allow: a denied host, an undeclared
 # MCP server, or none known (a name built from data, a socket).
-destination_not_allowed if input.action.has.hosts_unlisted == true
+destination_not_allowed if "hosts_unlisted" in input.gates
 
-destination_not_allowed if input.action.has.hosts_denied == true
+destination_not_allowed if "hosts_denied" in input.gates
 
 destination_not_allowed if {
 	input.action.tool == "mcp_call"
@@ -405,21 +414,22 @@ exfil_classes contains "INTERNAL" if {
 
 signals contains sig(9, "DATA_EXFILTRATION", "deny", "DENY", "data_exfiltration", "critical", sprintf("session read %s data and this call sends data out", [concat(", ", sort(exfil_classes))]), input.action.hosts, 0.9) if {
 	input.event.hook_point == "PreToolUse"
-	count(exfil_classes) > 0
+	"data_classes" in input.gates
 	sends_out
+	count(exfil_classes) > 0
 }
 
 # 10. Approval.
 
 signals contains sig(10, "APPROVAL_REQUIRED", "ask", "STEP_UP", "tool_execution", "warning", sprintf("%s needs a human's approval", [input.action.tool_native]), [input.action.tool_native], 1) if {
 	input.event.hook_point == "PreToolUse"
-	input.action.manifest_facts.approval_required
+	input.action.manifest_facts.approval_required == true
 	not input.action.tool_native in input.snapshot.allowed_artifacts
 }
 
 signals contains sig(10, "RULE_ASK", "ask", "STEP_UP", "tool_execution", "warning", sprintf("rule %s asks for approval", [r]), [], 1) if {
 	input.event.hook_point == "PreToolUse"
-	input.action.has.rules_ask == true
+	"rules_ask" in input.gates
 	not allowed_by_rule
 	some r in input.action.rules.ask
 }
@@ -429,7 +439,7 @@ signals contains sig(10, "RULE_ASK", "ask", "STEP_UP", "tool_execution", "warnin
 
 signals contains sig(11, "CONTEXT_PENDING", "ask", "DEFER", "privilege_escalation", "warning", "sub-agent action before its delegation is on record", [], 1) if {
 	input.event.hook_point == "PreToolUse"
-	object.get(input.event, "is_sub_agent", false) == true
+	input.event.is_sub_agent == true
 	input.snapshot.parent_session_id == ""
 	count(input.snapshot.permitted_tools) == 0
 }
@@ -456,6 +466,7 @@ deferred_outputs contains [p, d.for_seq] if {
 
 signals contains sig(11, "DEPENDS_ON_DEFERRED", "ask", "DEFER", "tool_execution", "warning", sprintf("uses %s, which the call at seq %d would write and which still waits for a decision", [p, seq]), [p], 1) if {
 	input.event.hook_point == "PreToolUse"
+	"deferred" in input.gates
 	some [p, seq] in deferred_outputs
 	some used in array.concat(object.get(input.action, "paths", []), object.get(input.action, "executes", []))
 	used == p
@@ -476,7 +487,7 @@ host_will_not_prompt if {
 
 signals contains sig(10.6, "HOST_WILL_NOT_ASK", "ask", "STEP_UP", "tool_execution", "warning", sprintf("%s; the host runs in %s mode and would not ask", [c, input.event.permission_mode]), [], 1) if {
 	input.event.hook_point == "PreToolUse"
-	input.action.has.caveats == true
+	"caveats" in input.gates
 	host_will_not_prompt
 	some c in input.action.caveats
 }
