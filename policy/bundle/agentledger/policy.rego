@@ -34,13 +34,20 @@ strictness := {"allow": 0, "ask": 1, "deny": 2}
 
 thresholds := {"strict": 0, "balanced": 0.7, "permissive": 0.9}
 
-top := max({strictness[s.decision] | some s in found})
+# The signals in the set's order, and ranked by position: strictest first,
+# then by order, then as the set orders them. The first is the winner. (One
+# sort of numbers, not a comprehension per question: the strictest, the
+# first order among those, the winner.)
+listed := [s | some s in found]
 
-first := min({s.order | some s in found; strictness[s.decision] == top})
+ranked := sort([[2 - strictness[s.decision], s.order, i] | some i, s in listed])
 
-winner := [s | some s in found; strictness[s.decision] == top; s.order == first][0]
+winner := listed[ranked[0][2]]
 
-reasons := [s.reason | some o in sort({s.order | some s in found}); some s in found; s.order == o]
+top := strictness[winner.decision]
+
+# The reasons by order, and as the set orders signals of one order.
+reasons := [listed[p[1]].reason | some p in sort([[s.order, i] | some i, s in listed])]
 
 artifacts := sort({a | some s in found; some a in s.artifacts})
 
@@ -97,9 +104,10 @@ too_many_pending if {
 }
 
 
-# The cases below exclude one another; as one chain, evaluation stops at
-# the case that holds instead of trying every definition of a complete
-# rule. The common case, an allowed call, comes first and reads what it
+# The cases below are tried in order, and evaluation stops at the first
+# that holds (instead of trying every definition of a complete rule): an
+# allow, a confident deny, too many open approvals, the winner, the winner
+# deferred. The common case, an allowed call, comes first and reads what it
 # needs directly (each rule it referred to would cost a lookup).
 decision := d if {
 	count(found) == 0
@@ -119,6 +127,12 @@ decision := d if {
 		"constraints": {}, "directives": {}, "explicit": false,
 	}
 } else := d if {
+	# A confident deny: nothing to defer, no approval to count.
+	w := winner
+	w.decision == "deny"
+	w.confidence >= thresholds[input.manifest.sensitivity]
+	d := verdict(w)
+} else := d if {
 	too_many_pending
 	d := {
 		"decision": "deny", "aarm_decision": "DENY", "reason_code": "DEFERRALS_EXCEEDED",
@@ -128,24 +142,23 @@ decision := d if {
 		"artifacts": artifacts, "constraints": constraints, "directives": {},
 	}
 } else := d if {
-	count(found) > 0
 	not downgraded
-	not too_many_pending
-	d := {
-		"decision": winner.decision, "aarm_decision": winner.aarm_decision, "reason_code": winner.reason_code,
-		"category": winner.category, "severity": winner.severity, "source": source(winner.reason_code),
-		"confidence": winner.confidence, "matched_rule_id": winner.reason_code, "reasons": reasons,
-		"artifacts": artifacts, "constraints": constraints, "directives": directives,
-	}
+	d := verdict(winner)
 } else := d if {
-	count(found) > 0
-	downgraded
-	not too_many_pending
+	w := winner
 	d := {
-		"decision": "ask", "aarm_decision": "DEFER", "reason_code": winner.reason_code,
-		"category": winner.category, "severity": "warning", "source": source(winner.reason_code),
-		"confidence": winner.confidence, "matched_rule_id": winner.reason_code,
-		"reasons": array.concat(reasons, [sprintf("confidence %v is under the %s threshold: deferred for a person to decide instead of denied", [winner.confidence, input.manifest.sensitivity])]),
+		"decision": "ask", "aarm_decision": "DEFER", "reason_code": w.reason_code,
+		"category": w.category, "severity": "warning", "source": source(w.reason_code),
+		"confidence": w.confidence, "matched_rule_id": w.reason_code,
+		"reasons": array.concat(reasons, [sprintf("confidence %v is under the %s threshold: deferred for a person to decide instead of denied", [w.confidence, input.manifest.sensitivity])]),
 		"artifacts": artifacts, "constraints": constraints, "directives": directives,
 	}
+}
+
+# verdict is the decision the winning signal w makes.
+verdict(w) := {
+	"decision": w.decision, "aarm_decision": w.aarm_decision, "reason_code": w.reason_code,
+	"category": w.category, "severity": w.severity, "source": source(w.reason_code),
+	"confidence": w.confidence, "matched_rule_id": w.reason_code, "reasons": reasons,
+	"artifacts": artifacts, "constraints": constraints, "directives": directives,
 }
