@@ -241,11 +241,19 @@ func (s *Store) storePlain(ctx context.Context, key ledger.SessionKey, envs []*l
 		seq, err := s.publish(ctx, key, e, expect)
 		if err != nil {
 			if i > 0 {
+				// What was stored is made durable before anyone counts
+				// it (a caller reads the head back).
+				if derr := s.durable(ctx); derr != nil {
+					return 0, derr
+				}
 				return 0, &partialError{stored: i, err: err}
 			}
 			return 0, err
 		}
 		expect = seq
+	}
+	if err := s.durable(ctx); err != nil {
+		return 0, err
 	}
 	return expect, nil
 }
@@ -316,6 +324,12 @@ func (s *Store) headAfterFailure(ctx context.Context, key ledger.SessionKey, sta
 			break
 		}
 		fresh, err = s.head(ctx, key, true)
+	}
+	if err == nil {
+		// The caller counts what the head shows as stored: it must be
+		// durable first (an acknowledgement lost on its way may hide a
+		// write no fsync covered yet).
+		err = s.durable(ctx)
 	}
 	return fresh, err
 }

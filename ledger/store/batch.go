@@ -130,6 +130,9 @@ func (s *Store) commitBatch(ctx context.Context, msg *nats.Msg, total int) (uint
 	if ack.Count != total {
 		return 0, fmt.Errorf("commit batch: stored %d of %d envelopes", ack.Count, total)
 	}
+	if err := s.durable(ctx); err != nil {
+		return 0, err
+	}
 	return ack.Seq, nil
 }
 

@@ -145,6 +145,13 @@ type Store struct {
 	heads   map[ledger.SessionKey]cachedHead
 	noBatch atomic.Bool // the server refused an atomic batch
 	group   *grouper    // shares atomic batches between sessions
+	// syncer fsyncs the embedded server's stream for this process and
+	// the writers recording through it (group fsync, durable.go); nil
+	// when the server syncs every write itself or is not embedded.
+	syncer *syncer
+	// noRemoteSync: no process answers fsync requests on the server
+	// this store records through.
+	noRemoteSync atomic.Bool
 	// plainShort: short runs go one publish after the other (see ShortRun).
 	plainShort bool
 	// writerPass is the embedded server's writer password.
@@ -212,6 +219,9 @@ func (s *Store) Close() error {
 	if s.srv != nil {
 		s.srv.Shutdown()
 		s.srv.WaitForShutdown()
+	}
+	if s.syncer != nil {
+		s.syncer.close()
 	}
 	if s.unlock != nil {
 		s.unlock()
@@ -360,10 +370,12 @@ func (s *Store) startEmbedded(ctx context.Context) error {
 	}
 	s.writerPass = writerPass
 	opts := &server.Options{
-		ServerName:   "agentledger",
-		JetStream:    true,
-		StoreDir:     dir,
-		SyncAlways:   s.cfg.Sync == SyncAlways,
+		ServerName: "agentledger",
+		JetStream:  true,
+		StoreDir:   dir,
+		// Under SyncAlways the store fsyncs the stream itself, in groups
+		// (durable.go); the server writes each message to the OS.
+		SyncAlways:   false,
 		SyncInterval: s.cfg.SyncEvery,
 		NoLog:        true,
 		NoSigs:       true,
@@ -416,8 +428,19 @@ func (s *Store) startEmbedded(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("connect embedded server: %w: %w", ErrUnavailable, err)
 	}
+	if err := s.attach(ctx, nc); err != nil {
+		return err
+	}
+	if s.cfg.Sync == SyncAlways {
+		if s.syncer, err = newSyncer(dir, s.cfg.Stream); err != nil {
+			return err
+		}
+		if err := s.serveSync(); err != nil {
+			return fmt.Errorf("group fsync: %w", err)
+		}
+	}
 	s.Announce(programName(), "")
-	return s.attach(ctx, nc)
+	return nil
 }
 
 // programName names this process for a lock file: its program and
