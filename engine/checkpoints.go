@@ -81,6 +81,11 @@ func (c *Checkpointer) Write(ctx context.Context) (string, error) {
 	if err := c.st.CatchUp(ctx, &c.log); err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}
+	// What is signed is durable first: an append can be read before its
+	// fsync (ledger/store, group fsync).
+	if err := c.st.Sync(ctx); err != nil {
+		return "", fmt.Errorf("checkpoint: %w", err)
+	}
 	cp, err := c.log.Checkpoint(c.st.StreamName())
 	if err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/nats-io/nats.go"
 )
@@ -16,19 +18,28 @@ import (
 // Group fsync. Under SyncAlways a single-node server opens its message
 // blocks with O_SYNC: every message is its own synchronous write, so
 // sessions deciding at once queue behind one another's disk flushes, and a
-// decision (an event and its verdict) waits for two. When this process is
-// the only writer of its embedded server, the server instead writes each
+// decision (an event and its verdict) waits for two. When the embedded
+// server serves no one but this process and this machine's agentledger
+// programs (no Listen, or Listen with LocalClients), it instead writes each
 // message to the OS before acknowledging it (as under SyncInterval), and
-// the store fsyncs the stream's message blocks itself before an append
-// returns: every append waits for an fsync that began after its last
-// message was acknowledged, and appends that arrive while one is in flight
-// share the next. A lone append syncs at once; under load one fsync covers
-// every session waiting. What an acknowledged append survives is
-// unchanged: it is on disk before the caller hears of it.
+// the store fsyncs the stream's files itself before an append returns:
+// every append waits for an fsync that began after its last message was
+// acknowledged, and appends that arrive while one is in flight share the
+// next. A lone append syncs at once; under load one fsync covers every
+// session waiting. What an acknowledged append survives is unchanged: it is
+// on disk before the caller hears of it. A server that serves other
+// clients (ledger serve) keeps O_SYNC: a client that does not ask for the
+// fsync must not get less.
 //
 // A failed fsync is not retried: the kernel may have dropped the pages it
 // could not write and would report the next fsync clean. Every append
 // after it fails (ErrNotDurable) until the store is opened again.
+//
+// One thing O_SYNC gave that this does not: between two fsyncs the kernel
+// may write a new block back before the one before it, so a machine crash
+// while the server moves to a new block can keep an unacknowledged verdict
+// without the event before it. Nothing acknowledged is lost; the session's
+// chain then has a gap that verify reports.
 
 // ErrNotDurable means the store could not fsync what it had written: an
 // append that returns it may or may not survive a crash of the machine.
@@ -53,34 +64,43 @@ type syncer struct {
 	beforeSync func()
 }
 
-// newSyncer finds the stream's message blocks under the embedded server's
-// store directory and syncs them, and the directories above them, once.
+// newSyncer finds the stream's files under the embedded server's store
+// directory and syncs them, and the directories above them, once.
 func newSyncer(storeDir, stream string) (*syncer, error) {
-	dirs, err := filepath.Glob(filepath.Join(storeDir, "jetstream", "*", "streams", stream, "msgs"))
-	if err != nil || len(dirs) != 1 {
-		return nil, fmt.Errorf("group fsync: the message blocks of stream %s under %s: found %d directories (%v)", stream, storeDir, len(dirs), err)
-	}
-	y := &syncer{dir: dirs[0]}
+	streamDir := filepath.Join(storeDir, "jetstream", globalAccount, "streams", stream)
+	y := &syncer{dir: filepath.Join(streamDir, "msgs")}
 	y.cond = sync.NewCond(&y.mu)
+	if _, err := os.Stat(y.dir); err != nil {
+		return nil, fmt.Errorf("group fsync: the message blocks of stream %s: %w", stream, err)
+	}
 	for d := y.dir; len(d) >= len(storeDir); d = filepath.Dir(d) {
-		if err := syncPath(d); err != nil {
+		if err := syncDir(d); err != nil {
 			return nil, fmt.Errorf("group fsync: %w", err)
 		}
 	}
-	ents, err := os.ReadDir(y.dir)
-	if err != nil {
-		return nil, fmt.Errorf("group fsync: %w", err)
-	}
-	for _, e := range ents {
-		if n, ok := blockNumber(e.Name()); ok {
-			if err := syncPath(filepath.Join(y.dir, e.Name())); err != nil {
+	// The stream's own files (meta.inf, meta.sum) and every block.
+	for _, dir := range []string{streamDir, y.dir} {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("group fsync: %w", err)
+		}
+		for _, e := range ents {
+			if !e.Type().IsRegular() {
+				continue
+			}
+			if err := syncPath(filepath.Join(dir, e.Name())); err != nil {
 				return nil, fmt.Errorf("group fsync: %w", err)
 			}
-			y.curN = max(y.curN, n)
+			if n, ok := blockNumber(e.Name()); ok && dir == y.dir {
+				y.curN = max(y.curN, n)
+			}
 		}
 	}
 	return y, nil
 }
+
+// globalAccount is the account the embedded server keeps its streams in.
+const globalAccount = "$G"
 
 // wait returns once an fsync that began after the call has finished, or
 // with the error of one that failed. It does not follow ctx: the caller's
@@ -165,19 +185,27 @@ func (y *syncer) syncBlocks() error {
 		}
 	}
 	if grew {
-		return syncPath(y.dir)
+		return syncDir(y.dir)
 	}
 	return nil
 }
 
-// close releases the open block.
+// close syncs once more (what other writers wrote since) and releases
+// the open block, once no fsync is running.
 func (y *syncer) close() {
 	y.mu.Lock()
 	defer y.mu.Unlock()
+	for y.running {
+		y.cond.Wait()
+	}
+	if y.err == nil {
+		y.syncBlocks()
+	}
 	if y.cur != nil {
 		y.cur.Close()
 		y.cur = nil
 	}
+	y.err = fmt.Errorf("%w: the store is closed", ErrUnavailable)
 }
 
 // blockNumber reads N of a message block's name, N.blk.
@@ -190,7 +218,7 @@ func blockNumber(name string) (int, bool) {
 	return n, err == nil && n > 0
 }
 
-// syncPath fsyncs a file or directory.
+// syncPath fsyncs a file.
 func syncPath(p string) error {
 	f, err := os.Open(p)
 	if err != nil {
@@ -200,30 +228,81 @@ func syncPath(p string) error {
 	return f.Sync()
 }
 
-// Other processes that record through this one's embedded server (its
-// Listen) have their messages written the same way: after its publishes
-// are acknowledged, such a writer asks the holder for an fsync on
-// syncSubject and returns when it answers. A server with no one answering
-// there (a cluster, or a server that syncs every write itself) says so at
-// once, and the writer stops asking.
+// syncDir fsyncs a directory, where the file system can: some (network
+// and FUSE file systems) refuse to, and order their entries themselves.
+func syncDir(p string) error {
+	err := syncPath(p)
+	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP) {
+		return nil
+	}
+	return err
+}
 
-// syncSubject is where the process holding an embedded server in group
-// fsync answers other writers' requests for an fsync.
+// Other processes that record through this one's embedded server (its
+// Listen, for this machine's agentledger programs) have their messages
+// written the same way: after its publishes are acknowledged, such a
+// writer asks the holder for an fsync of its stream on syncSubject and
+// returns when it answers. The holder always answers (at once when its
+// server syncs every write itself, or syncs on an interval). A writer on
+// an agentledger embedded server keeps asking until the holder answers or
+// RetryFor has passed (a holder starting or stopping); on any other server
+// (a cluster) it does not ask.
+
+// syncSubject is where the process holding an embedded server answers
+// other writers' requests for an fsync of a stream.
 func syncSubject(stream string) string { return "_agentledger.sync." + stream }
 
-// serveSync answers other writers' fsync requests.
+// embeddedServerName is the name of agentledger's embedded server.
+const embeddedServerName = "agentledger"
+
+// serveSync answers other writers' fsync requests, for any stream.
 func (s *Store) serveSync() error {
-	_, err := s.nc.Subscribe(syncSubject(s.cfg.Stream), func(m *nats.Msg) {
+	if _, err := s.nc.Subscribe(syncSubject("*"), func(m *nats.Msg) {
 		go func() {
 			answer := "ok"
-			if err := s.syncer.wait(context.Background()); err != nil {
+			if err := s.syncStream(strings.TrimPrefix(m.Subject, syncSubject(""))); err != nil {
 				answer = err.Error()
 			}
 			m.Respond([]byte(answer))
 		}()
-	})
-	return err
+	}); err != nil {
+		return err
+	}
+	// The subscription is on the server before anyone can learn where the
+	// server is (the lock file names it after Open).
+	return s.nc.Flush()
 }
+
+// syncStream fsyncs a stream of the embedded server for a writer that
+// recorded through it.
+func (s *Store) syncStream(stream string) error {
+	if s.syncer == nil {
+		return nil // the server syncs every write itself, or on its interval
+	}
+	if stream == s.cfg.Stream {
+		return s.syncer.wait(context.Background())
+	}
+	if !streamName.MatchString(stream) {
+		return fmt.Errorf("stream name %q", stream)
+	}
+	s.mu.Lock()
+	y, ok := s.others[stream]
+	if !ok {
+		var err error
+		if y, err = newSyncer(s.storeDir, stream); err != nil {
+			s.mu.Unlock()
+			return err
+		}
+		s.others[stream] = y
+	}
+	s.mu.Unlock()
+	return y.wait(context.Background())
+}
+
+// Sync returns once everything this store has written or read is on disk:
+// what a caller signs or counts from a read (another writer's append may be
+// visible before its fsync) is durable first.
+func (s *Store) Sync(ctx context.Context) error { return s.durable(ctx) }
 
 // durable returns once what this process has written to the stream is on
 // disk: at once when the server syncs every write itself, after a group
@@ -233,20 +312,22 @@ func (s *Store) durable(ctx context.Context) error {
 	if s.syncer != nil {
 		return s.syncer.wait(ctx)
 	}
-	if s.srv != nil || s.noRemoteSync.Load() {
+	if s.srv != nil || s.nc.ConnectedServerName() != embeddedServerName {
 		return nil
 	}
 	// Not ctx: the messages are written; whether they are durable must
 	// be learned.
-	reply, err := s.nc.Request(syncSubject(s.cfg.Stream), nil, 2*s.cfg.Timeout)
-	switch {
-	case errors.Is(err, nats.ErrNoResponders):
-		s.noRemoteSync.Store(true)
-		return nil
-	case err != nil:
-		return fmt.Errorf("%w: asking the server's holder to sync: %w", ErrNotDurable, err)
-	case string(reply.Data) != "ok":
-		return fmt.Errorf("%w: the server's holder: %s", ErrNotDurable, reply.Data)
+	start := time.Now()
+	for wait := 0; ; wait++ {
+		reply, err := s.nc.Request(syncSubject(s.cfg.Stream), nil, 2*s.cfg.Timeout)
+		switch {
+		case err == nil && string(reply.Data) == "ok":
+			return nil
+		case err == nil:
+			return fmt.Errorf("%w: the server's holder: %s", ErrNotDurable, reply.Data)
+		case !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, nats.ErrTimeout) || time.Since(start) > s.cfg.RetryFor:
+			return fmt.Errorf("%w: asking the server's holder to sync: %w", ErrNotDurable, err)
+		}
+		time.Sleep(min(10*time.Millisecond<<min(wait, 5), 500*time.Millisecond))
 	}
-	return nil
 }

@@ -3,11 +3,13 @@ package store
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentledger/agentledger/ledger"
 )
@@ -134,26 +136,89 @@ func TestAppendsWaitingShareOneFsync(t *testing.T) {
 }
 
 // TestWritersThroughTheHolderAreSynced records through another process's
-// embedded server: the holder fsyncs for it.
+// embedded server: the holder fsyncs for it, also on another stream; a
+// holder whose server serves other clients (ledger serve) keeps O_SYNC and
+// answers at once.
 func TestWritersThroughTheHolderAreSynced(t *testing.T) {
+	ctx := context.Background()
 	holder := openAlways(t, Config{Listen: "127.0.0.1:0", LocalClients: true})
 	writer := openURL(t, holder.ClientURL())
 	before := holder.syncer.count()
-	if _, err := writer.Append(context.Background(), event("acme", "remote", 0)); err != nil {
+	if _, err := writer.Append(ctx, event("acme", "remote", 0)); err != nil {
 		t.Fatal(err)
 	}
-	if holder.syncer.count() == before || writer.noRemoteSync.Load() {
-		t.Fatalf("a writer through the holder's server appended without the holder's fsync (fsyncs %d -> %d)", before, holder.syncer.count())
+	if holder.syncer.count() == before {
+		t.Fatalf("a writer through the holder's server appended without the holder's fsync")
 	}
-	// A server that syncs nothing for others (here, one under sync
-	// interval) answers no one: the writer stops asking.
-	plain := openEmbedded(t, "127.0.0.1:0")
-	w2 := openURL(t, plain.ClientURL())
-	if _, err := w2.Append(context.Background(), event("acme", "remote", 0)); err != nil {
+	other, err := Open(ctx, Config{URL: holder.ClientURL(), Stream: "OTHER"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if !w2.noRemoteSync.Load() {
-		t.Fatal("no one answers fsync requests on a sync-interval server, and the writer still asks")
+	defer other.Close()
+	if _, err := other.Append(ctx, event("acme", "o", 0)); err != nil {
+		t.Fatal(err)
+	}
+	holder.mu.Lock()
+	y := holder.others["OTHER"]
+	holder.mu.Unlock()
+	if y == nil || y.count() == 0 {
+		t.Fatal("a writer on another stream through the holder's server appended without an fsync of that stream")
+	}
+
+	served, err := Open(ctx, Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0", Sync: SyncAlways})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer served.Close()
+	if served.syncer != nil || !served.srv.JetStreamConfig().SyncAlways {
+		t.Fatal("a server serving other clients left SyncAlways to the store: a client that does not ask would get less")
+	}
+	w2 := openURL(t, served.ClientURL())
+	if _, err := w2.Append(ctx, event("acme", "remote", 0)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAWriterThroughARestartingHolderIsSynced: a writer whose holder stops
+// and starts again on the same address is never answered success for an
+// append no fsync covered: while no holder answers it keeps asking (until
+// RetryFor) or fails, and after the restart the new holder syncs for it.
+func TestAWriterThroughARestartingHolderIsSynced(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	cfg := Config{DataDir: dir, Listen: addr, LocalClients: true, Sync: SyncAlways}
+	holder, err := Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writer, err := Open(ctx, Config{URL: holder.ClientURL(), Timeout: time.Second, RetryFor: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	if _, err := writer.Append(ctx, event("acme", "r", 0)); err != nil {
+		t.Fatal(err)
+	}
+	holder.Close()
+	holder2, err := Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder2.Close()
+	for i := 1; i < 4; i++ {
+		before := holder2.syncer.count()
+		if _, err := writer.Append(ctx, event("acme", "r", i)); err != nil {
+			t.Fatalf("append %d after the holder's restart: %v", i, err)
+		}
+		if holder2.syncer.count() == before {
+			t.Fatalf("append %d through the restarted holder returned without its fsync", i)
+		}
 	}
 }
 

@@ -71,6 +71,13 @@ func (s *Store) Import(ctx context.Context, chains [][]*ledger.Envelope, progres
 		res.Unchanged += i
 		plans = append(plans, p)
 	}
+	if res.Unchanged > 0 {
+		// What counts as on record already is durable first (another
+		// writer's append can be read before its fsync).
+		if err := s.durable(ctx); err != nil {
+			return res, err
+		}
+	}
 	var done uint64
 	for _, p := range plans {
 		unlock := s.lockSession(p.key)

@@ -149,9 +149,10 @@ type Store struct {
 	// the writers recording through it (group fsync, durable.go); nil
 	// when the server syncs every write itself or is not embedded.
 	syncer *syncer
-	// noRemoteSync: no process answers fsync requests on the server
-	// this store records through.
-	noRemoteSync atomic.Bool
+	// others fsync other streams writers record on through this server
+	// (guarded by mu); storeDir is the server's store directory.
+	others   map[string]*syncer
+	storeDir string
 	// plainShort: short runs go one publish after the other (see ShortRun).
 	plainShort bool
 	// writerPass is the embedded server's writer password.
@@ -213,15 +214,21 @@ func (s *Store) Close() error {
 	if s.group != nil {
 		s.group.close() // appends after this answer ErrUnavailable
 	}
-	if s.nc != nil {
-		s.nc.Close()
-	}
 	if s.srv != nil {
+		// The server stops taking writes before the last fsync.
 		s.srv.Shutdown()
 		s.srv.WaitForShutdown()
 	}
 	if s.syncer != nil {
 		s.syncer.close()
+		s.mu.Lock()
+		for _, y := range s.others {
+			y.close()
+		}
+		s.mu.Unlock()
+	}
+	if s.nc != nil {
+		s.nc.Close()
 	}
 	if s.unlock != nil {
 		s.unlock()
@@ -341,6 +348,13 @@ const (
 	AdminUser  = "admin"
 )
 
+// groupSync reports whether the embedded server leaves SyncAlways to the
+// store (durable.go): only when it serves no client but this process and
+// this machine's agentledger programs, which ask for the fsync.
+func (s *Store) groupSync() bool {
+	return s.cfg.Sync == SyncAlways && (s.cfg.Listen == "" || s.cfg.LocalClients)
+}
+
 func (s *Store) startEmbedded(ctx context.Context) error {
 	dir, err := filepath.Abs(s.cfg.DataDir)
 	if err != nil {
@@ -370,12 +384,12 @@ func (s *Store) startEmbedded(ctx context.Context) error {
 	}
 	s.writerPass = writerPass
 	opts := &server.Options{
-		ServerName: "agentledger",
+		ServerName: embeddedServerName,
 		JetStream:  true,
 		StoreDir:   dir,
-		// Under SyncAlways the store fsyncs the stream itself, in groups
-		// (durable.go); the server writes each message to the OS.
-		SyncAlways:   false,
+		// Under SyncAlways the store fsyncs the stream itself, in groups,
+		// unless the server serves other clients (durable.go).
+		SyncAlways:   s.cfg.Sync == SyncAlways && !s.groupSync(),
 		SyncInterval: s.cfg.SyncEvery,
 		NoLog:        true,
 		NoSigs:       true,
@@ -431,13 +445,14 @@ func (s *Store) startEmbedded(ctx context.Context) error {
 	if err := s.attach(ctx, nc); err != nil {
 		return err
 	}
-	if s.cfg.Sync == SyncAlways {
+	if s.groupSync() {
+		s.storeDir, s.others = dir, map[string]*syncer{}
 		if s.syncer, err = newSyncer(dir, s.cfg.Stream); err != nil {
 			return err
 		}
-		if err := s.serveSync(); err != nil {
-			return fmt.Errorf("group fsync: %w", err)
-		}
+	}
+	if err := s.serveSync(); err != nil {
+		return fmt.Errorf("group fsync: %w", err)
 	}
 	s.Announce(programName(), "")
 	return nil
