@@ -84,6 +84,9 @@ func (s *Store) publishBatch(ctx context.Context, runs []run) ([]uint64, error) 
 			if err != nil {
 				return nil, err
 			}
+			if err := s.durable(ctx); err != nil {
+				return nil, err
+			}
 			// A batch is stored contiguously: the runs end at the
 			// sequences before last in reverse order of their lengths.
 			seqs := make([]uint64, len(runs))
@@ -129,9 +132,6 @@ func (s *Store) commitBatch(ctx context.Context, msg *nats.Msg, total int) (uint
 	}
 	if ack.Count != total {
 		return 0, fmt.Errorf("commit batch: stored %d of %d envelopes", ack.Count, total)
-	}
-	if err := s.durable(ctx); err != nil {
-		return 0, err
 	}
 	return ack.Seq, nil
 }

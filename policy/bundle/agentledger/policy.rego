@@ -74,16 +74,6 @@ default decision := {
 	"constraints": {}, "directives": {},
 }
 
-# An allow that rests on an explicit allow: a manifest allow rule matched the
-# call, or the user answered an earlier ask about it with allow_always. Only
-# such an allow may skip the host's own permission prompt; adapters answer
-# any other allow with no decision, so the host's own guard still applies.
-# (The engine names it in input.action.explicit_allow: RULE_ALLOW or
-# ALLOW_ALWAYS.)
-default explicit_rule := ""
-
-explicit_rule := object.get(action, "explicit_allow", "") if hook == "PreToolUse"
-
 # An ask while the session already has as many open approvals as the
 # manifest bounds (max_concurrent_deferrals) is a deny instead.
 would_ask if {
@@ -109,6 +99,13 @@ too_many_pending if {
 # allow, a confident deny, too many open approvals, the winner, the winner
 # deferred. The common case, an allowed call, comes first and reads what it
 # needs directly (each rule it referred to would cost a lookup).
+#
+# An allowed call says whether it rests on an explicit allow (e: a manifest
+# allow rule matched the call, or the user answered an earlier ask about it
+# with allow_always; the engine names it in input.action.explicit_allow,
+# RULE_ALLOW or ALLOW_ALWAYS). Only such an allow may skip the host's own
+# permission prompt; adapters answer any other allow with no decision, so
+# the host's own guard still applies.
 decision := d if {
 	count(found) == 0
 	input.event.hook_point == "PreToolUse"
