@@ -154,9 +154,12 @@ func latencies(b *testing.B, d *decide.Decider, p *policy.Policy, s *decide.Sess
 // BenchmarkHookHTTP decides PreToolUse events over real HTTP, each recorded
 // durably with its verdict before the answer, from 1 and from 16 concurrent
 // sessions: in the default configuration (sync always; on the embedded
-// single-node stream an event and its verdict are two publishes), with
-// --sync interval, and with --atomic-batch (one atomic batch per pair,
-// batches shared by the sessions waiting at the same time).
+// single-node stream an event and its verdict are two publishes, made
+// durable by one fsync shared by every session waiting), with --sync
+// interval, and with --atomic-batch (one atomic batch per pair, batches
+// shared by the sessions waiting at the same time). A session past the
+// manifest's budgets (120 tool calls) is denied BUDGET_EXCEEDED from then
+// on: most of the one-session run's decisions are such denials.
 func BenchmarkHookHTTP(b *testing.B) {
 	for _, sessions := range []int{1, 16} {
 		for _, v := range []struct {
