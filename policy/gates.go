@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"math"
+	"reflect"
 	"slices"
 
 	"github.com/agentledger/agentledger/action"
@@ -57,7 +59,9 @@ func gates(in Input, m *manifest.Manifest, am map[string]any, all bool) []string
 						open = append(open, prefix+k)
 					}
 				default:
-					if lenOf(v) > 0 {
+					// Lists only: presence is exact (a rule may test
+					// that a list is empty).
+					if r := reflect.ValueOf(v); r.Kind() == reflect.Slice && r.Len() > 0 {
 						open = append(open, prefix+k)
 					}
 				}
@@ -85,42 +89,55 @@ func (p *Policy) GatesOpen() *Policy {
 	return &q
 }
 
+// The snapshot's values are read as the reducer writes them (Snapshot.Map);
+// a value of another type opens its gate rather than close it: a gate may
+// cost time, never a signal.
+
+// intOf reads an integer; another type reads as the largest.
 func intOf(v any) int64 {
-	switch x := v.(type) {
-	case int:
-		return int64(x)
-	case int64:
-		return x
-	case float64:
-		return int64(x)
+	r := reflect.ValueOf(v)
+	switch {
+	case r.CanInt():
+		return r.Int()
+	case r.CanUint():
+		return int64(min(r.Uint(), math.MaxInt64))
+	case r.CanFloat():
+		return int64(r.Float())
+	case v == nil:
+		return 0
 	}
-	return 0
+	return math.MaxInt64
 }
 
+// lenOf reads a list's length; a value that is not a list reads as one
+// element.
 func lenOf(v any) int {
-	switch x := v.(type) {
-	case []string:
-		return len(x)
-	case []any:
-		return len(x)
-	case []map[string]any:
-		return len(x)
+	if v == nil {
+		return 0
 	}
-	return 0
+	if r := reflect.ValueOf(v); r.Kind() == reflect.Slice {
+		return r.Len()
+	}
+	return 1
 }
 
+// stringsOf reads a list of strings; anything else that is there reads as
+// one unknown string.
 func stringsOf(v any) []string {
 	switch x := v.(type) {
+	case nil:
+		return nil
 	case []string:
 		return x
 	case []any:
-		out := make([]string, 0, len(x))
-		for _, e := range x {
-			if s, ok := e.(string); ok {
-				out = append(out, s)
+		out := make([]string, len(x))
+		for i, e := range x {
+			out[i], _ = e.(string)
+			if _, ok := e.(string); !ok {
+				out[i] = "?"
 			}
 		}
 		return out
 	}
-	return nil
+	return []string{"?"}
 }
