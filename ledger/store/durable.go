@@ -53,7 +53,9 @@ type syncer struct {
 	cond    *sync.Cond
 	want    uint64 // tickets handed out
 	done    uint64 // tickets covered by a finished fsync
+	ok      uint64 // tickets covered by a successful fsync
 	running bool
+	closing bool  // close waits to run the last fsync; no one else starts one
 	err     error // sticky: the first fsync that failed
 	syncs   uint64
 
@@ -112,7 +114,7 @@ func (y *syncer) wait(context.Context) error {
 	y.want++
 	ticket := y.want
 	for y.done < ticket && y.err == nil {
-		if y.running {
+		if y.running || y.closing {
 			y.cond.Wait()
 			continue
 		}
@@ -128,8 +130,14 @@ func (y *syncer) wait(context.Context) error {
 		if err != nil && y.err == nil {
 			y.err = fmt.Errorf("%w: %w", ErrNotDurable, err)
 		}
+		if y.err == nil {
+			y.ok = upTo
+		}
 		y.done = upTo
 		y.cond.Broadcast()
+	}
+	if ticket <= y.ok {
+		return nil
 	}
 	return y.err
 }
@@ -195,17 +203,23 @@ func (y *syncer) syncBlocks() error {
 func (y *syncer) close() {
 	y.mu.Lock()
 	defer y.mu.Unlock()
+	y.closing = true
 	for y.running {
 		y.cond.Wait()
 	}
 	if y.err == nil {
-		y.syncBlocks()
+		upTo := y.want
+		if y.syncBlocks() == nil {
+			y.ok = upTo
+		}
+		y.done = upTo
 	}
 	if y.cur != nil {
 		y.cur.Close()
 		y.cur = nil
 	}
 	y.err = fmt.Errorf("%w: the store is closed", ErrUnavailable)
+	y.cond.Broadcast()
 }
 
 // blockNumber reads N of a message block's name, N.blk.

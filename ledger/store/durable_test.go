@@ -245,3 +245,67 @@ func TestAFailedFsyncFailsEveryAppendAfter(t *testing.T) {
 		t.Fatalf("batch after a failed fsync: %v, want ErrNotDurable", err)
 	}
 }
+
+// TestAnAppendWaitingAtCloseIsAnsweredByTheLastFsync: Close lets the fsync
+// in flight finish and runs one more, which answers the appends still
+// waiting; they are durable and told so.
+func TestAnAppendWaitingAtCloseIsAnsweredByTheLastFsync(t *testing.T) {
+	s := openAlways(t, Config{RetryFor: 100 * time.Millisecond})
+	ctx := context.Background()
+	if _, err := s.Append(ctx, event("acme", "c", 0)); err != nil {
+		t.Fatal(err)
+	}
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	s.syncer.beforeSync = func() {
+		once.Do(func() {
+			close(held)
+			<-release
+		})
+	}
+	errs := make(chan error, 2)
+	go func() {
+		_, err := s.Append(ctx, event("acme", "c", 1))
+		errs <- err
+	}()
+	<-held
+	go func() {
+		_, err := s.Append(ctx, event("acme", "d", 0))
+		errs <- err
+	}()
+	for {
+		s.syncer.mu.Lock()
+		waiting := s.syncer.want - s.syncer.done
+		s.syncer.mu.Unlock()
+		if waiting == 2 {
+			break
+		}
+		runtime.Gosched()
+	}
+	closed := make(chan struct{})
+	go func() {
+		s.Close()
+		close(closed)
+	}()
+	// Close is waiting for the fsync in flight: from here only its last
+	// fsync can answer the append behind it.
+	for {
+		s.syncer.mu.Lock()
+		closing := s.syncer.closing
+		s.syncer.mu.Unlock()
+		if closing {
+			break
+		}
+		runtime.Gosched()
+	}
+	close(release)
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatalf("an append written before Close and synced by its last fsync: %v", err)
+		}
+	}
+	<-closed
+	if _, err := s.Append(ctx, event("acme", "c", 2)); err == nil {
+		t.Fatal("an append after Close succeeded")
+	}
+}
