@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/agentledger/agentledger/internal/fsync"
 )
 
 // SpoolName is the spool directory in a data directory: records the engine
@@ -72,12 +74,7 @@ func WriteSpool(dir string, r SpoolRecord) error {
 		_ = os.Remove(tmp)
 		return err
 	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return fsync.Dir(dir)
 }
 
 // BadSpool is a file in a spool directory that is not a spooled record.

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/agentledger/agentledger/receipt"
 )
 
 // TestPinsAcrossSessions: pins outlive the session that made them. A
@@ -41,14 +39,7 @@ func TestPinsAcrossSessions(t *testing.T) {
 			if res, text := call(t, second, "read_file", map[string]any{"path": "README.md"}); !res.IsError || !strings.Contains(text, "deny (TOOL_CHANGED)") {
 				t.Fatalf("the changed tool's call: %q", text)
 			}
-			pending := r.eng.Pending("default")
-			if len(pending) != 1 || pending[0].HookPoint != "PreMCPConnect" || pending[0].ReasonCode != "TOOL_CHANGED" {
-				t.Fatalf("pending: %+v", pending)
-			}
-			if _, err := r.eng.Resolve(context.Background(), "default", pending[0].PendingID, "approved", pending[0].ActionSHA256,
-				receipt.Authenticated{Principal: "oncall@shop.example", By: "token:oncall"}); err != nil {
-				t.Fatal(err)
-			}
+			r.approveToolChange(t)
 			for deadline := time.Now().Add(10 * time.Second); !strings.Contains(toolNames(t, second), "read_file"); time.Sleep(20 * time.Millisecond) {
 				if time.Now().After(deadline) {
 					t.Fatal("the approval never re-pinned the tool")

@@ -347,6 +347,20 @@ func TestAllowedAndDeniedCalls(t *testing.T) {
 	})
 }
 
+// approveToolChange approves the one open ask, the gateway's PreMCPConnect
+// about a changed tool, as the on-call approver.
+func (r *rig) approveToolChange(t *testing.T) {
+	t.Helper()
+	pending := r.eng.Pending("default")
+	if len(pending) != 1 || pending[0].HookPoint != "PreMCPConnect" || pending[0].ReasonCode != "TOOL_CHANGED" {
+		t.Fatalf("pending: %+v", pending)
+	}
+	if _, err := r.eng.Resolve(context.Background(), "default", pending[0].PendingID, "approved", pending[0].ActionSHA256,
+		receipt.Authenticated{Principal: "oncall@shop.example", By: "token:oncall"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // approver serves the engine's API with an approver's token.
 func (r *rig) approver(t *testing.T) string {
 	tk := tokensOf(t, "approver-token", `"tenant":"default","role":"approver","name":"oncall","principal":"oncall@shop.example"`)
@@ -510,14 +524,7 @@ func rugPull(t *testing.T, r *rig, cs *mcp.ClientSession) {
 	if len(r.called(t)) != 0 {
 		t.Fatal("the changed tool's call reached the server")
 	}
-	pending := r.eng.Pending("default")
-	if len(pending) != 1 || pending[0].HookPoint != "PreMCPConnect" || pending[0].ReasonCode != "TOOL_CHANGED" {
-		t.Fatalf("pending: %+v", pending)
-	}
-	if _, err := r.eng.Resolve(context.Background(), "default", pending[0].PendingID, "approved", pending[0].ActionSHA256,
-		receipt.Authenticated{Principal: "oncall@shop.example", By: "token:oncall"}); err != nil {
-		t.Fatal(err)
-	}
+	r.approveToolChange(t)
 	for deadline := time.Now().Add(10 * time.Second); r.proxy(t).toolPin("read_file")["status"] != "pinned"; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the approval never re-pinned the tool")

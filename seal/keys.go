@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/agentledger/agentledger/internal/fsync"
 )
 
 // Scope is what one data key covers: a session of a tenant, or, when an
@@ -152,7 +154,7 @@ func (f *FileStore) rotateTo(next []byte) (int, error) {
 	if err := os.Remove(filepath.Join(f.dir, nextMaster)); err != nil {
 		return n, err
 	}
-	return n, syncDir(f.dir)
+	return n, fsync.Dir(f.dir)
 }
 
 // rewrap rewrites the key file at path, wrapped under the current master
@@ -380,7 +382,7 @@ func (f *FileStore) Shred(scope Scope) ([]string, error) {
 	if err := os.Remove(dir); err != nil {
 		return kids, err
 	}
-	return kids, syncDir(f.dir)
+	return kids, fsync.Dir(f.dir)
 }
 
 // destroy overwrites a key file's own blocks with random bytes, syncs
@@ -402,7 +404,7 @@ func destroy(path string) error {
 	if err := os.Remove(path); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(path))
+	return fsync.Dir(filepath.Dir(path))
 }
 
 func fileExists(p string) bool {
@@ -432,14 +434,5 @@ func writeDurably(path string, data []byte) error {
 	if err := os.Rename(tmp, path); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(path))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return fsync.Dir(filepath.Dir(path))
 }

@@ -16,18 +16,25 @@ import (
 	"github.com/agentledger/agentledger/ledger/store"
 )
 
-// TestLiveCommand runs `replay live` on the recorded MCP session with a
-// model that always plans to read checkout/total.go: it agrees with the
-// recording on the first step only. The live run lands in the ledger as a
-// session that verifies.
-func TestLiveCommand(t *testing.T) {
+// readFileModel is a chat model (the OpenAI API) that always plans to read
+// checkout/total.go through the filesystem MCP server.
+func readFileModel(t *testing.T) *httptest.Server {
 	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"choices":[{"message":{"role":"assistant","content":"","tool_calls":[{"id":"a","type":"function",` +
 			`"function":{"name":"mcp__filesystem__read_file","arguments":"{\"path\":\"checkout/total.go\"}"}}]},"finish_reason":"tool_calls"}],` +
 			`"usage":{"prompt_tokens":50,"completion_tokens":5}}`))
 	}))
-	defer model.Close()
+	t.Cleanup(model.Close)
+	return model
+}
+
+// TestLiveCommand runs `replay live` on the recorded MCP session with a
+// model that always plans to read checkout/total.go: it agrees with the
+// recording on the first step only. The live run lands in the ledger as a
+// session that verifies.
+func TestLiveCommand(t *testing.T) {
+	model := readFileModel(t)
 	bin := filepath.Join(t.TempDir(), "mcpserver")
 	if out, err := exec.Command("go", "build", "-o", bin, fx+"/mcpserver").CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -89,13 +96,7 @@ func TestLiveCommand(t *testing.T) {
 // them in its own ledger, and the replay's report is the same as without
 // it.
 func TestLiveThroughTheProxy(t *testing.T) {
-	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"choices":[{"message":{"role":"assistant","content":"","tool_calls":[{"id":"a","type":"function",` +
-			`"function":{"name":"mcp__filesystem__read_file","arguments":"{\"path\":\"checkout/total.go\"}"}}]},"finish_reason":"tool_calls"}],` +
-			`"usage":{"prompt_tokens":50,"completion_tokens":5}}`))
-	}))
-	defer model.Close()
+	model := readFileModel(t)
 	bins := t.TempDir()
 	if out, err := exec.Command("go", "build", "-o", bins+"/", fx+"/mcpserver", "../engine").CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)

@@ -9,10 +9,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/agentledger/agentledger/internal/fsync"
 )
 
 // Group fsync. Under SyncAlways a single-node server opens its message
@@ -76,7 +77,7 @@ func newSyncer(storeDir, stream string) (*syncer, error) {
 		return nil, fmt.Errorf("group fsync: the message blocks of stream %s: %w", stream, err)
 	}
 	for d := y.dir; len(d) >= len(storeDir); d = filepath.Dir(d) {
-		if err := syncDir(d); err != nil {
+		if err := fsync.Dir(d); err != nil {
 			return nil, fmt.Errorf("group fsync: %w", err)
 		}
 	}
@@ -90,7 +91,7 @@ func newSyncer(storeDir, stream string) (*syncer, error) {
 			if !e.Type().IsRegular() {
 				continue
 			}
-			if err := syncPath(filepath.Join(dir, e.Name())); err != nil {
+			if err := fsync.File(filepath.Join(dir, e.Name())); err != nil {
 				return nil, fmt.Errorf("group fsync: %w", err)
 			}
 			if n, ok := blockNumber(e.Name()); ok && dir == y.dir {
@@ -193,7 +194,7 @@ func (y *syncer) syncBlocks() error {
 		}
 	}
 	if grew {
-		return syncDir(y.dir)
+		return fsync.Dir(y.dir)
 	}
 	return nil
 }
@@ -230,26 +231,6 @@ func blockNumber(name string) (int, bool) {
 	}
 	n, err := strconv.Atoi(base)
 	return n, err == nil && n > 0
-}
-
-// syncPath fsyncs a file.
-func syncPath(p string) error {
-	f, err := os.Open(p)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return f.Sync()
-}
-
-// syncDir fsyncs a directory, where the file system can: some (network
-// and FUSE file systems) refuse to, and order their entries themselves.
-func syncDir(p string) error {
-	err := syncPath(p)
-	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP) {
-		return nil
-	}
-	return err
 }
 
 // Other processes that record through this one's embedded server (its

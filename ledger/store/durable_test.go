@@ -3,7 +3,7 @@ package store
 import (
 	"context"
 	"errors"
-	"net"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -26,6 +26,33 @@ func openAlways(t *testing.T, cfg Config) *Store {
 		t.Fatal("sync always on the embedded server: no group fsync")
 	}
 	return s
+}
+
+// holdNextFsync holds the next fsync of s's syncer as it begins: held is
+// closed then, and the fsync goes on once release is closed.
+func holdNextFsync(s *Store) (held, release chan struct{}) {
+	held, release = make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	s.syncer.beforeSync = func() {
+		once.Do(func() {
+			close(held)
+			<-release
+		})
+	}
+	return held, release
+}
+
+// untilSyncer waits until cond holds of s's syncer (read under its lock).
+func untilSyncer(s *Store, cond func(*syncer) bool) {
+	for {
+		s.syncer.mu.Lock()
+		ok := cond(s.syncer)
+		s.syncer.mu.Unlock()
+		if ok {
+			return
+		}
+		runtime.Gosched()
+	}
 }
 
 // blockBytes is the size of the stream's message blocks on disk.
@@ -77,14 +104,7 @@ func TestAppendsWaitingShareOneFsync(t *testing.T) {
 	if _, err := s.Append(ctx, event("acme", "first", 0)); err != nil {
 		t.Fatal(err)
 	}
-	held, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	s.syncer.beforeSync = func() {
-		once.Do(func() {
-			close(held)
-			<-release
-		})
-	}
+	held, release := holdNextFsync(s)
 	first := make(chan error, 1)
 	go func() {
 		_, err := s.Append(ctx, event("acme", "first", 1))
@@ -105,20 +125,14 @@ func TestAppendsWaitingShareOneFsync(t *testing.T) {
 	}
 	// Every one of them has written and is waiting (sixteen tickets beyond
 	// the one in flight) before the held fsync finishes.
-	for {
-		s.syncer.mu.Lock()
-		waiting := s.syncer.want - s.syncer.done
-		s.syncer.mu.Unlock()
-		if waiting == n+1 {
-			break
-		}
+	untilSyncer(s, func(y *syncer) bool {
 		select {
 		case err := <-errs:
 			t.Fatalf("an append returned while the only fsync after its write had not run: %v", err)
 		default:
-			runtime.Gosched()
 		}
-	}
+		return y.want-y.done == n+1
+	})
 	close(release)
 	if err := <-first; err != nil {
 		t.Fatal(err)
@@ -186,12 +200,7 @@ func TestWritersThroughTheHolderAreSynced(t *testing.T) {
 func TestAWriterThroughARestartingHolderIsSynced(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := fmt.Sprintf("127.0.0.1:%d", loopbackPort(t))
 	cfg := Config{DataDir: dir, Listen: addr, LocalClients: true, Sync: SyncAlways}
 	holder, err := Open(ctx, cfg)
 	if err != nil {
@@ -255,14 +264,7 @@ func TestAnAppendWaitingAtCloseIsAnsweredByTheLastFsync(t *testing.T) {
 	if _, err := s.Append(ctx, event("acme", "c", 0)); err != nil {
 		t.Fatal(err)
 	}
-	held, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	s.syncer.beforeSync = func() {
-		once.Do(func() {
-			close(held)
-			<-release
-		})
-	}
+	held, release := holdNextFsync(s)
 	errs := make(chan error, 2)
 	go func() {
 		_, err := s.Append(ctx, event("acme", "c", 1))
@@ -273,15 +275,7 @@ func TestAnAppendWaitingAtCloseIsAnsweredByTheLastFsync(t *testing.T) {
 		_, err := s.Append(ctx, event("acme", "d", 0))
 		errs <- err
 	}()
-	for {
-		s.syncer.mu.Lock()
-		waiting := s.syncer.want - s.syncer.done
-		s.syncer.mu.Unlock()
-		if waiting == 2 {
-			break
-		}
-		runtime.Gosched()
-	}
+	untilSyncer(s, func(y *syncer) bool { return y.want-y.done == 2 })
 	closed := make(chan struct{})
 	go func() {
 		s.Close()
@@ -289,15 +283,7 @@ func TestAnAppendWaitingAtCloseIsAnsweredByTheLastFsync(t *testing.T) {
 	}()
 	// Close is waiting for the fsync in flight: from here only its last
 	// fsync can answer the append behind it.
-	for {
-		s.syncer.mu.Lock()
-		closing := s.syncer.closing
-		s.syncer.mu.Unlock()
-		if closing {
-			break
-		}
-		runtime.Gosched()
-	}
+	untilSyncer(s, func(y *syncer) bool { return y.closing })
 	close(release)
 	for range 2 {
 		if err := <-errs; err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"sync"
 	"testing"
 	"time"
@@ -338,12 +337,7 @@ func TestTailFollowsNewEnvelopes(t *testing.T) {
 func TestAppendRidesOutServerRestart(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := fmt.Sprintf("127.0.0.1:%d", loopbackPort(t))
 	srv, err := Open(ctx, Config{DataDir: dir, Listen: addr})
 	if err != nil {
 		t.Fatal(err)
