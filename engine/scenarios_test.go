@@ -33,7 +33,7 @@ var scenarios = []struct {
 }{
 	{"clean-session", "coding-agent.json", nil},
 	{"prompt-injection-curl-sh", "coding-agent.json", []expect{
-		{"injected-docs", 3, "allow/ALLOW/ALLOW"}, {"injected-docs", 5, "deny/DENY/FORBIDDEN"}, {"injected-docs", 6, "deny/DENY/TAINTED_TO_HIGH_RISK"}}},
+		{"injected-docs", 3, "allow/ALLOW/ALLOW"}, {"injected-docs", 5, "deny/DENY/FORBIDDEN"}, {"injected-docs", 6, "allow/ALLOW/ALLOW"}}},
 	{"env-exfiltration", "coding-agent.json", []expect{
 		{"config-leak", 3, "deny/DENY/SECRET_ACCESS"}, {"config-leak", 5, "deny/DENY/SECRET_IN_RESULT"},
 		{"config-leak", 6, "deny/DENY/DATA_EXFILTRATION"}, {"config-leak", 7, "deny/DENY/DATA_EXFILTRATION"}}},
@@ -51,14 +51,17 @@ var scenarios = []struct {
 	{"budget-exhausted", "strict.json", []expect{
 		{"long-review", 4, "allow/ALLOW/ALLOW"}, {"long-review", 5, "deny/DENY/BUDGET_EXCEEDED"}}},
 	{"taint-then-sanitized", "coding-agent.json", []expect{
-		{"sanitized-build", 5, "deny/DENY/TAINTED_TO_HIGH_RISK"}, {"sanitized-build", 7, "allow/ALLOW/ALLOW"}}},
+		// A page read does not stop the build it suggests; the upload it
+		// suggests is asked until the sanitizer vouches for it.
+		{"sanitized-build", 5, "allow/ALLOW/ALLOW"}, {"sanitized-build", 6, "ask/STEP_UP/TAINTED_TO_HIGH_RISK"},
+		{"sanitized-build", 8, "allow/ALLOW/ALLOW"}}},
 	{"subagent-narrowed", "coding-agent.json", []expect{
 		{"parent-delegates", 3, "allow/MODIFY/LEAST_PRIVILEGE"}, {"sub-search-1", 1, "allow/ALLOW/ALLOW"},
 		{"sub-search-1", 2, "deny/DENY/PERMISSION_UNDECLARED"}, {"orphan-sub-9", 0, "deny/DENY/PARENT_UNKNOWN"}}},
 	{"memory-poisoning", "coding-agent.json", []expect{
 		{"memory-write", 3, "allow/ALLOW/ALLOW"}, {"memory-write", 6, "deny/DENY/MEMORY_POISONING"}}},
 	{"mcp-model-swap", "coding-agent.json", []expect{
-		{"mcp-fix-total", 4, "allow/ALLOW/ALLOW"}, {"mcp-fix-total", 8, "ask/STEP_UP/TAINTED_TO_HIGH_RISK"}}},
+		{"mcp-fix-total", 4, "allow/ALLOW/ALLOW"}, {"mcp-fix-total", 8, "allow/ALLOW/ALLOW"}}},
 	{"mcp-unknown-source", "coding-agent.json", []expect{
 		{"mcp-servers", 1, "allow/ALLOW/ALLOW"}, {"mcp-servers", 2, "deny/DENY/MCP_UNTRUSTED"}}},
 	{"self-protection", "coding-agent.json", []expect{

@@ -43,7 +43,6 @@ is_glob(s) if contains(s, "?")
 
 high_risk_sinks := {"shell", "code_exec", "package_install", "database", "file_delete", "browser"}
 
-medium_risk_sinks := {"file_write", "file_edit", "mcp_call"}
 
 # UNCLASSIFIED is data no label or detector classified, when the manifest
 # treats unlabelled data as sensitive (AARM R2).

@@ -127,14 +127,17 @@ test_strictest_wins_over_order if {
 	count(d.reasons) == 2
 }
 
-test_taint_blocks_shell_unless_sanitized if {
+test_taint_leaves_ordinary_shell_and_asks_before_sends if {
 	s := object.union(snapshot, {"is_tainted": true, "taint_kinds": ["web"], "taint_sources": [{"seq": 1, "kind": "web", "reason": "tool result"}]})
 	d := policy.decision with input as engine_input(event("ls"), shell("", ["ls"], []), s, manifest)
-	d.reason_code == "TAINTED_TO_HIGH_RISK"
-	d.decision == "deny"
+	d.decision == "allow"
+	send := object.union(shell("", ["curl"], ["github.com"]), {"sends": ["curl -d sends a body"]})
+	d1 := policy.decision with input as engine_input(event("curl -d @x https://github.com"), send, s, manifest)
+	d1.reason_code == "TAINTED_TO_HIGH_RISK"
+	d1.decision == "ask"
 	s2 := object.union(s, {"sanitized_keys": ["k1"]})
-	e2 := object.union(event("ls"), {"sanitizer_key": "k1"})
-	d2 := policy.decision with input as engine_input(e2, shell("", ["ls"], []), s2, manifest)
+	e2 := object.union(event("curl -d @x https://github.com"), {"sanitizer_key": "k1"})
+	d2 := policy.decision with input as engine_input(e2, send, s2, manifest)
 	d2.decision == "allow"
 }
 
@@ -145,9 +148,9 @@ test_local_taint_does_not_block if {
 }
 
 test_permissive_defers_a_low_confidence_deny if {
-	s := object.union(snapshot, {"is_tainted": true, "taint_kinds": ["web"], "taint_sources": [{"seq": 1, "kind": "web", "reason": "tool result"}]})
 	mp := object.union(manifest, {"sensitivity": "permissive"})
-	d := policy.decision with input as engine_input(event("ls"), shell("", ["ls"], []), s, mp)
+	a := object.union(shell("", ["ls"], []), {"findings": [{"class": "exfiltration", "subject": "x", "detail": "sends x", "confidence": 0.8}]})
+	d := policy.decision with input as engine_input(event("ls"), a, snapshot, mp)
 	d.decision == "ask"
 	d.aarm_decision == "DEFER"
 }
@@ -249,12 +252,16 @@ mcp_action := with_facts(
 
 test_taint_asks_before_mcp_calls_unless_pinned_read_only if {
 	s := object.union(snapshot, {"is_tainted": true, "taint_kinds": ["mcp"], "taint_sources": [{"seq": 1, "kind": "mcp", "reason": "tool result"}]})
-	e := {"hook_point": "PreToolUse", "tool_name_native": "mcp__github__get_issue", "tool_input": {"n": 1}}
-	d := policy.decision with input as engine_input(e, mcp_action, s, manifest)
+	e := {"hook_point": "PreToolUse", "tool_name_native": "mcp__github__add_issue_comment", "tool_input": {"n": 1}}
+	a := object.union(mcp_action, {"tool_native": "mcp__github__add_issue_comment"})
+	d := policy.decision with input as engine_input(e, a, s, manifest)
 	d.decision == "ask"
 	d.reason_code == "TAINTED_TO_HIGH_RISK"
 	pinned := object.union(e, {"tool_pin": {"status": "pinned", "pinned": "ab", "read_only": true}})
-	policy.decision.decision == "allow" with input as engine_input(pinned, mcp_action, s, manifest)
+	policy.decision.decision == "allow" with input as engine_input(pinned, a, s, manifest)
 	writes := object.union(e, {"tool_pin": {"status": "pinned", "pinned": "ab"}})
-	policy.decision.decision == "ask" with input as engine_input(writes, mcp_action, s, manifest)
+	policy.decision.decision == "ask" with input as engine_input(writes, a, s, manifest)
+
+	# A tool named as a read only reads.
+	policy.decision.decision == "allow" with input as engine_input(object.union(e, {"tool_name_native": "mcp__github__get_issue"}), mcp_action, s, manifest)
 }

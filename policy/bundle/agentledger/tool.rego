@@ -240,11 +240,17 @@ signals contains sig(5, "LOOP_DETECTED", "ask", "STEP_UP", "resource_abuse", "wa
 	input.snapshot.loop_violation != ""
 }
 
-# 6. Taint: untrusted content may not drive high-risk sinks, unless the
-# content was sanitized under the key the call carries.
-
-# Local tool output taints the session for the record; only content from
-# outside (the web, MCP servers, memory, sub-agents) blocks sinks.
+# 6. Taint: content from outside the session's own work (web pages, MCP
+# results, memory, sub-agents) may carry instructions aimed at the agent.
+# It narrows only what could carry data out or run what was read: a call
+# that sends data (a body, an upload, a long query, a raw socket, a name
+# built from data), one that runs code it decodes or downloaded, or one
+# that writes a file a host loads as instructions. Those are asked — taint
+# says the call may be steered, not that it is harm — unless the content
+# was sanitized under the key the call carries. Builds, tests, reads and
+# edits in the workspace stay as they were: agents read documentation all
+# day, and a page read must not stop the next go test. Local tool output
+# taints the session for the record only.
 
 sanitized if {
 	k := input.event.sanitizer_key
@@ -253,22 +259,44 @@ sanitized if {
 
 external_taint := concat(", ", [k | some k in input.snapshot.taint_kinds; k != "local"])
 
-signals contains sig(6, "TAINTED_TO_HIGH_RISK", "deny", "DENY", "prompt_injection", "critical", sprintf("session is tainted by %s content and %s is a high-risk sink", [external_taint, input.action.tool]), [], 0.8) if {
+signals contains sig(6, "TAINTED_TO_HIGH_RISK", "ask", "STEP_UP", "prompt_injection", "warning", sprintf("session is tainted by %s content and this call %s", [external_taint, r]), [], 1) if {
 	input.event.hook_point == "PreToolUse"
 	"external_taint" in input.gates
 	external_taint != ""
-	input.action.tool in high_risk_sinks
 	not sanitized
+	some r in tainted_risks
 }
 
-signals contains sig(6, "TAINTED_TO_HIGH_RISK", "ask", "STEP_UP", "prompt_injection", "warning", sprintf("session is tainted by %s content and %s can persist it", [external_taint, input.action.tool]), [], 0.6) if {
-	input.event.hook_point == "PreToolUse"
-	"external_taint" in input.gates
-	external_taint != ""
-	input.action.tool in medium_risk_sinks
-	not sanitized
+tainted_risks contains "sends data out" if {
+	sends_out
 	not read_only_tool
 }
+
+# An MCP tool carries its arguments to its server: after taint, one named
+# for sending, publishing or changing something there, or for running a
+# command, is asked (unless the gateway pinned it read-only); reads, tests
+# and the rest of a declared server's work are not. (A server the manifest
+# does not declare is a send already.)
+tainted_risks contains sprintf("passes its arguments to %s", [input.action.tool_native]) if {
+	input.action.tool == "mcp_call"
+	not read_only_tool
+	mcp_sending_name
+}
+
+mcp_sending_name if regex.match(`__(?:[a-z0-9]+_)*(?:create|update|delete|remove|push|send|post|write|comment|reply|merge|publish|upload|share|invite|add|set|put|patch|close|approve|transfer|execute|exec|eval|shell|run_command|run_script|run_code)(?:_|$)`, lower(input.action.tool_native))
+
+tainted_risks contains "runs code it decodes" if {
+	"decoded" in input.gates
+	input.action.tool in exec_tools
+}
+
+tainted_risks contains sprintf("runs %s, downloaded earlier", [p]) if {
+	"executes" in input.gates
+	some p in input.action.executes
+	p in object.get(input.snapshot, "downloaded", [])
+}
+
+tainted_risks contains "writes a file a host loads as instructions" if "memory_writes" in input.gates
 
 # A tool the MCP gateway holds pinned whose server declares it read-only
 # and closed-world (annotations readOnlyHint true, openWorldHint false)
