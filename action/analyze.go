@@ -73,6 +73,12 @@ type Analysis struct {
 	// replay reads the same.
 	Symlinks map[string]string `json:"symlinks,omitempty"`
 	Removes  []string          `json:"removes,omitempty"`
+	// MayWrite are paths the call names that its program may write,
+	// judged by the worst it can do: a program the analysis does not
+	// know, or inline code, naming a path; any program given a path as
+	// an output option's value. (WritePaths are the writes the analysis
+	// is sure of.)
+	MayWrite []string `json:"may_write"`
 	// EndDir is where a cd on the line leaves the shell, when it moves it.
 	EndDir string `json:"end_dir,omitempty"`
 	// Cwd is the working directory relative paths were read against.
@@ -140,7 +146,9 @@ func AnalyzeTool(native string, input any, cwd string) Analysis {
 	a.caveats(shellLines, cwd)
 	a.findings(cwd)
 	a.remoteShells()
+	a.remoteShellShapes(shellLines)
 	a.sends()
+	a.endpointSends()
 	a.Tool = canonicalFor(native, &a)
 	a.finish()
 	return a
@@ -270,7 +278,7 @@ func (a *Analysis) addShell(line, cwd string, depth int) {
 			}
 			p := cmds[start:end]
 			if len(p) >= 3 && (p[0].Binary == "echo" || p[0].Binary == "printf") && (shells[p[len(p)-1].Binary] || interpreterLang(p[len(p)-1].Binary) != "") {
-				if d := decodeThrough(strings.Join(operands(p[0].Argv), " "), p[1:len(p)-1]); d != "" && !slices.Contains(a.Decoded, d) {
+				if d := decodeThrough(printed(p[0].Argv), p[1:len(p)-1]); d != "" && !slices.Contains(a.Decoded, d) {
 					a.Decoded = append(a.Decoded, d)
 					a.addShell(d, cwd, depth+1)
 				}
@@ -375,7 +383,7 @@ func (a *Analysis) finish() {
 	if a.MemoryWrites == nil {
 		a.MemoryWrites = []string{}
 	}
-	for _, f := range []*[]string{&a.Sends, &a.Caveats, &a.Downloads, &a.Executes} {
+	for _, f := range []*[]string{&a.Sends, &a.Caveats, &a.Downloads, &a.Executes, &a.MayWrite} {
 		if *f = uniq(*f); *f == nil {
 			*f = []string{}
 		}
@@ -522,10 +530,10 @@ var interpreters = map[string]bool{"python": true, "python3": true, "perl": true
 // WrittenArgs are the arguments of c that name files it writes: every one
 // for most writers, the destination for cp (its sources are read).
 func WrittenArgs(c Command) []string {
-	if !writers[c.Binary] {
+	if !writers[c.Binary] && !(len(c.Argv) > 1 && c.Argv[1] == "cp" && (c.Binary == "docker" || c.Binary == "podman" || c.Binary == "kubectl")) {
 		return nil
 	}
-	if c.Binary == "cp" {
+	if c.Binary == "cp" || (c.Binary == "docker" || c.Binary == "podman" || c.Binary == "kubectl") && len(c.Argv) > 1 && c.Argv[1] == "cp" {
 		ops := operands(c.Argv)
 		if len(ops) < 2 {
 			return ops

@@ -228,7 +228,7 @@ func (a *Analysis) printfToShell(i int, cwd string) {
 	if c.Stage != a.Commands[i].Stage-1 || c.Binary != "printf" && c.Binary != "echo" {
 		return
 	}
-	text := unescapePrintf(strings.Join(operands(c.Argv), " "))
+	text := unescapePrintf(printed(c.Argv))
 	if text != "" && !slices.Contains(a.Decoded, text) && len(a.Decoded) < 16 {
 		a.Decoded = append(a.Decoded, text)
 		a.addShell(text, cwd, 1)
@@ -333,7 +333,7 @@ func (a *Analysis) makeCaveats(c Command, dir string, add func(string)) {
 		text := c.Heredoc
 		if i := slices.IndexFunc(a.Commands, func(x Command) bool { return slices.Equal(x.Argv, c.Argv) && x.Stage == c.Stage }); text == "" && i > 0 && c.Piped {
 			if p := a.Commands[i-1]; p.Stage == c.Stage-1 && (p.Binary == "printf" || p.Binary == "echo") {
-				text = unescapePrintf(strings.Join(operands(p.Argv), " "))
+				text = unescapePrintf(printed(p.Argv))
 			}
 		}
 		a.makeRecipes(text, dir)

@@ -52,9 +52,9 @@ func writtenBy(c Command) string {
 	case c.Heredoc != "" && (c.Binary == "cat" || c.Binary == "tee"):
 		return c.Heredoc
 	case c.Binary == "echo":
-		return strings.Join(operands(c.Argv), " ")
+		return printed(c.Argv)
 	case c.Binary == "printf":
-		return unescapePrintf(strings.Join(operands(c.Argv), " "))
+		return unescapePrintf(printed(c.Argv))
 	}
 	return ""
 }
@@ -323,4 +323,18 @@ func rcRuns(text string) []string {
 		}
 	}
 	return out
+}
+
+// printed is the text echo or printf prints from argv: its arguments
+// after echo's own flags (-n, -e, -E, alone or together), which stop at
+// the first other word: echo rm -rf ~ prints "rm -rf ~".
+func printed(argv []string) string {
+	i := 1
+	for i < len(argv) && len(argv[i]) > 1 && argv[i][0] == '-' && strings.Trim(argv[i][1:], "neE") == "" && argv[0] != "printf" {
+		i++
+	}
+	if argv[0] == "printf" && i < len(argv) && argv[i] == "--" {
+		i++
+	}
+	return strings.Join(argv[i:], " ")
 }

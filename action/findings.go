@@ -65,6 +65,11 @@ func (a *Analysis) findings(cwd string) {
 		c := a.Commands[i]
 		a.uncover(c, cwd, add)
 	}
+	a.argumentCommands(cwd)
+	a.usedContent(cwd)
+	a.effects(cwd)
+	a.libraryLoads()
+	a.processMemory()
 	downloaded := map[string]string{}
 	for _, c := range a.Commands {
 		cwd := cmp.Or(c.Dir, cwd)
@@ -84,6 +89,16 @@ func (a *Analysis) findings(cwd string) {
 	for _, p := range a.WritePaths {
 		if r := persistencePath(p); r != "" {
 			add(FindPersistence, p, "writes "+p+" ("+r+")", 1)
+		}
+	}
+	for _, p := range a.MayWrite {
+		if slices.Contains(a.WritePaths, p) {
+			continue
+		}
+		if r := persistencePath(p); r != "" {
+			add(FindPersistence, p, "may write "+p+" ("+r+"): the program is not known only to read what it names", 0.6)
+		} else if r := InstructionFile(p); r != "" {
+			add(FindPersistence, p, "may write "+p+" ("+r+"): the program is not known only to read what it names", 0.6)
 		}
 	}
 	for _, c := range a.Commands {
@@ -162,7 +177,7 @@ func (a *Analysis) uncover(c Command, cwd string, add func(string, string, strin
 	if inner, ok := strings.CutPrefix(c.Argv[0], "$("); ok && strings.HasSuffix(inner, ")") {
 		p := ParseShell(strings.TrimSuffix(inner, ")"))
 		if len(p) >= 2 && (p[0].Binary == "echo" || p[0].Binary == "printf") {
-			if d := decodeThrough(strings.Join(operands(p[0].Argv), " "), p[1:]); d != "" {
+			if d := decodeThrough(printed(p[0].Argv), p[1:]); d != "" {
 				a.Decoded = append(a.Decoded, d)
 				a.addShell(d, cwd, 1)
 			}
@@ -811,6 +826,8 @@ var persistenceGlobs = []struct{ glob, what string }{
 	{"**/.husky/**", "git hooks"}, {"**/.vscode/tasks.json", "an editor task that can run on open"},
 	{"**/.config/autostart/**", "desktop autostart"}, {"/etc/rc.local", "boot scripts"}, {"/etc/init.d/**", "boot scripts"},
 	{"/etc/ld.so.preload", "library preloading"}, {"**/.gitconfig", "git configuration (hooks, aliases)"},
+	{"**/.lessfilter", "a filter less runs on every file it opens"}, {"**/.inputrc", "a shell start-up file"},
+	{"**/.config/git/config", "git configuration (hooks, aliases)"},
 }
 
 // persistencePath says why a write to p persists code, or "".

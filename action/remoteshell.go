@@ -43,11 +43,16 @@ func (a *Analysis) remoteShells() {
 				}
 			}
 		case "socat":
+			// A program on one address and the network on the other; a
+			// program writing into a file (open:FILE) is no remote shell.
+			program, network := false, false
 			for _, arg := range c.Argv[1:] {
-				if u := strings.ToUpper(arg); strings.HasPrefix(u, "EXEC:") || strings.HasPrefix(u, "SYSTEM:") {
-					a.addFinding(FindRemoteShell, strings.Join(c.Argv, " "), "socat ties a program to a network address", 1)
-					break
-				}
+				u := strings.ToUpper(arg)
+				program = program || strings.HasPrefix(u, "EXEC:") || strings.HasPrefix(u, "SYSTEM:")
+				network = network || socatNetwork.MatchString(u)
+			}
+			if program && network {
+				a.addFinding(FindRemoteShell, strings.Join(c.Argv, " "), "socat ties a program to a network address", 1)
 			}
 		}
 		if shells[c.Binary] || c.Binary == "exec" {
@@ -63,6 +68,9 @@ func (a *Analysis) remoteShells() {
 		}
 	}
 }
+
+// socatNetwork matches socat's network address types.
+var socatNetwork = regexp.MustCompile(`^(?:TCP|UDP|SCTP|DCCP|SSL|OPENSSL|SOCKS|SOCKS4A?|PROXY|IP|VSOCK|UDP-DATAGRAM|TCP-LISTEN|UDP-LISTEN|TCP4|TCP6|UDP4|UDP6|SSL-L|OPENSSL-LISTEN)[A-Z0-9-]*:`)
 
 // devTCPHost reads the host of bash's /dev/tcp/HOST/PORT (or /dev/udp).
 func devTCPHost(p string) (string, bool) {

@@ -108,6 +108,9 @@ var wrappers = map[string]map[string]bool{
 	"chroot":  {},
 	"watch":   {"-n": true},
 	"strace":  {"-o": true, "-e": true, "-p": true},
+	// Multi-call binaries: the first argument names the applet.
+	"busybox": {},
+	"toybox":  {},
 }
 
 // shellBuiltins run inside the shell; they are not binaries to allow.

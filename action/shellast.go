@@ -66,7 +66,7 @@ func (w *shellWalker) pipeline(st *syntax.Stmt) {
 		w.stmt(p, i, i > 0)
 		w.stdin = nil
 		if added := (*w.out)[before:]; len(added) > 0 && (added[0].Binary == "echo" || added[0].Binary == "printf") {
-			w.stdin = strings.Fields(strings.Join(operands(added[0].Argv), " "))
+			w.stdin = strings.Fields(printed(added[0].Argv))
 		}
 	}
 	w.stdin = nil

@@ -102,7 +102,7 @@ func (g *guard) hits(a *action.Analysis, shellDir string) []string {
 				g.shellHits(c, shellDir, a.Symlinks, add)
 			}
 		}
-		for _, p := range a.WritePaths { // what interpreter code, sed w and git --output write
+		for _, p := range slices.Concat(a.WritePaths, a.MayWrite) { // what interpreter code, sed w, git --output and programs the analysis does not know write
 			p = g.expand(p, a.Cwd)
 			if r, ok := g.under(p, g.dataRoots); ok {
 				add("the call writes %s, agentledger's own data (%s)", p, r)
@@ -308,41 +308,8 @@ func (g *guard) above(p string) (string, bool) {
 	return "", false
 }
 
-// readOnlyBinaries only read the files they name.
-var readOnlyBinaries = map[string]bool{
-	"cat": true, "less": true, "more": true, "head": true, "tail": true, "grep": true, "egrep": true, "fgrep": true, "rg": true,
-	"ls": true, "stat": true, "file": true, "wc": true, "diff": true, "cmp": true, "md5sum": true, "sha256sum": true, "sha1sum": true,
-	"du": true, "tree": true, "bat": true, "jq": true, "echo": true, "printf": true, "test": true, "[": true, "realpath": true,
-	"readlink": true, "basename": true, "dirname": true, "cd": true, "pwd": true,
-}
-
-var readOnlyGit = map[string]bool{"status": true, "diff": true, "log": true, "show": true, "blame": true, "ls-files": true}
-
 // readOnly reports whether c only reads the files it names.
-func readOnly(c action.Command) bool {
-	args := c.Argv[1:]
-	switch c.Binary {
-	case "sed":
-		return !action.InPlace(c) && len(action.SedWrites(c)) == 0
-	case "find":
-		return !slices.ContainsFunc(args, func(a string) bool {
-			return a == "-delete" || strings.HasPrefix(a, "-exec") || a == "-ok" || a == "-okdir" || strings.HasPrefix(a, "-fprint") || a == "-fls"
-		})
-	case "git":
-		if slices.ContainsFunc(args, func(a string) bool {
-			return strings.HasPrefix(a, "--out") || strings.HasPrefix(a, "-c") || strings.HasPrefix(a, "--config")
-		}) {
-			return false // writes a file, or runs with configuration of its own
-		}
-		for _, a := range args {
-			if !strings.HasPrefix(a, "-") {
-				return readOnlyGit[a]
-			}
-		}
-		return false
-	}
-	return readOnlyBinaries[c.Binary]
-}
+func readOnly(c action.Command) bool { return action.ReadsOnly(c) }
 
 // destructive reports whether c removes or moves what it names.
 func destructive(c action.Command) bool {
@@ -350,7 +317,11 @@ func destructive(c action.Command) bool {
 	case "rm", "rmdir", "mv", "shred", "unlink", "chmod", "chown", "chattr", "truncate":
 		return true
 	case "find":
-		return !readOnly(c)
+		// -fprint and -fls write a file; -delete and -exec (rm ...) take
+		// what matches.
+		return slices.ContainsFunc(c.Argv[1:], func(a string) bool {
+			return a == "-delete" || strings.HasPrefix(a, "-exec") || a == "-ok" || a == "-okdir"
+		})
 	case "rsync":
 		return slices.ContainsFunc(c.Argv, func(a string) bool { return strings.HasPrefix(a, "--delete") || a == "--remove-source-files" })
 	case "tar":

@@ -75,6 +75,7 @@ finding_signals := {
 	"secret_discovery": {"order": 8, "code": "SECRET_DISCOVERY", "category": "data_exfiltration"},
 	"opaque_code": {"order": 7.5, "code": "OPAQUE_CODE", "category": "tool_execution"},
 	"package_source": {"order": 8, "code": "PACKAGE_SUSPECT", "category": "supply_chain"},
+	"library_load": {"order": 7.5, "code": "LIBRARY_LOAD", "category": "tool_execution"},
 }
 
 signals contains sig(fs.order, fs.code, "deny", "DENY", fs.category, "critical", f.detail, [f.subject], f.confidence) if {

@@ -1,0 +1,415 @@
+package action
+
+import (
+	"cmp"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Shapes: what a call does, read from the shape of its words rather than
+// from the program's name. A command line carried in an argument, an
+// environment value or a file the same line writes and then hands to a
+// program runs; a network endpoint with a shell in one call is a remote
+// shell; a program the analysis does not know given a network endpoint
+// sends to it; a shared library handed to a program is loaded into it.
+
+// FindLibraryLoad: a program made to load a shared library (a .so or
+// .dylib named to it, dlopen in inline code, LD_PRELOAD): code the
+// analysis cannot read runs inside it.
+const FindLibraryLoad = "library_load"
+
+// commandWords are programs whose appearance at the start of a word
+// sequence carried by another program's argument, environment value or
+// input is read as a command line.
+var commandWords = map[string]bool{"rm": true, "sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "nc": true, "ncat": true,
+	"netcat": true, "socat": true, "curl": true, "wget": true, "python": true, "python3": true, "perl": true, "ruby": true, "php": true,
+	"node": true, "chmod": true, "dd": true, "shred": true, "mkfs": true, "kill": true, "pkill": true, "killall": true, "exec": true,
+	"eval": true, "/bin/sh": true, "/bin/bash": true, "find": true, "git": true, "crontab": true, "scp": true, "rsync": true,
+	"busybox": true, "mv": true, "cp": true, "tee": true, "truncate": true, "engine": true, "ledger": true}
+
+// embeddedCommand finds command lines inside free text: a command word at
+// a token boundary and what follows it up to the end of the clause.
+var embeddedCommand = regexp.MustCompile("(?:^|[\\s(;|&'\"`{=:,])((?:/bin/)?(?:rm|sh|bash|dash|zsh|nc|ncat|netcat|socat|curl|wget|python3?|perl|ruby|php|node|chmod|dd|shred|pkill|killall|exec|crontab|busybox)\\s[^\\n)\"'`;|&}]*)")
+
+// argumentCommands reads the command lines other programs carry: the
+// values of environment assignments (LESSOPEN='…', GIT_SSH_COMMAND=…),
+// and, for programs the analysis does not know, every argument — a word
+// that is itself a command line ('/bin/sh -i'), an option value that
+// starts one (ssh_command=rm …, --password-command='…'), or the rest of
+// the arguments from a command word on (-z rm -rf ~). What they run is
+// judged as if written on the line.
+func (a *Analysis) argumentCommands(cwd string) {
+	for i := 0; i < len(a.Commands) && i < 256; i++ {
+		c := a.Commands[i]
+		if len(c.Via) > 3 {
+			continue
+		}
+		dir := cmp.Or(c.Dir, cwd)
+		via := append(clone(c.Via), c.Binary+" argument")
+		for _, e := range c.Env {
+			if _, v, ok := strings.Cut(e, "="); ok && strings.ContainsAny(v, " \t") {
+				a.embedded(v, dir, append(clone(c.Via), c.Binary+" environment"))
+			}
+		}
+		if !a.unknownProgram(c) {
+			continue
+		}
+		for j := 1; j < len(c.Argv); j++ {
+			w := c.Argv[j]
+			_, v, hasValue := strings.Cut(w, "=")
+			switch {
+			case commandWords[w] && j+1 < len(c.Argv):
+				a.addSub(c.Argv[j:], via, dir) // -z rm -rf ~
+				j = len(c.Argv)
+			case hasValue && commandWords[base(v)] && j+1 < len(c.Argv) && !strings.ContainsAny(v, " \t"):
+				a.addSub(append([]string{v}, c.Argv[j+1:]...), via, dir) // ssh_command=rm -rf ~
+				j = len(c.Argv)
+			case strings.ContainsAny(w, " \t\n"):
+				a.embedded(w, dir, via)
+			}
+		}
+		if c.Heredoc != "" && !shells[c.Binary] {
+			a.embedded(c.Heredoc, dir, append(clone(c.Via), c.Binary+" input"))
+		}
+		// Text an echo or printf pipes into it is its input (m4, a
+		// REPL): the commands in it run.
+		if c.Piped && i > 0 {
+			if p := a.Commands[i-1]; p.Stage == c.Stage-1 && (p.Binary == "echo" || p.Binary == "printf") {
+				a.embedded(unescapePrintf(printed(p.Argv)), dir, append(clone(c.Via), c.Binary+" input"))
+			}
+		}
+	}
+}
+
+// unknownProgram reports whether c is a program whose handling of its
+// arguments the analysis does not read: not a builtin, not known, not an
+// interpreter or a shell (whose code is read as code).
+func (a *Analysis) unknownProgram(c Command) bool {
+	return !IsShellBuiltin(c.Binary) && !knownPrograms[c.Binary] && !ReadsOnly(c) && !shells[c.Binary] &&
+		interpreterLang(c.Binary) == "" && !strings.HasPrefix(c.Binary, "$") && c.Binary != "eval"
+}
+
+// embedded reads the command lines inside text (code, a configuration
+// line, a value) as commands run via via.
+func (a *Analysis) embedded(text, dir string, via []string) {
+	if len(text) > maxContent {
+		text = text[:maxContent]
+	}
+	for _, m := range embeddedCommand.FindAllStringSubmatch(text, 8) {
+		if len(a.Commands) >= 256 {
+			return
+		}
+		parseShell(strings.TrimSpace(m[1]), via, 2, &a.Commands)
+	}
+}
+
+// usedContent reads what a line writes into a file (echo, printf or a
+// here-document redirected to it) and then hands to a later command of
+// the same line — runs it, makes it executable, or names it to a program
+// the analysis does not know (aria2c --on-download-error=FILE, nginx -c
+// FILE, go run FILE): the text is code, read for the commands it carries,
+// the protected paths it may write and the remote shell it may be.
+func (a *Analysis) usedContent(cwd string) {
+	for i, c := range a.Commands {
+		text := writtenBy(c)
+		if text == "" || len(c.Redirects) == 0 {
+			continue
+		}
+		if c.Binary == "echo" && slices.Contains(c.Argv, "-e") {
+			text = unescapePrintf(text)
+		}
+		dir := cmp.Or(c.Dir, cwd)
+		for _, r := range c.Redirects {
+			p := resolve(r, dir)
+			if !a.namedLater(p, i, dir) {
+				continue
+			}
+			via := []string{"written to " + p}
+			a.embedded(text, dir, via)
+			for _, q := range WordPaths(text) {
+				a.named(resolve(q, dir), true)
+			}
+			a.codeShapes(text, strings.Join(via, " "))
+		}
+	}
+}
+
+// namedLater reports whether a command after a.Commands[i] names p.
+func (a *Analysis) namedLater(p string, i int, dir string) bool {
+	for _, c := range a.Commands[i+1:] {
+		for _, w := range c.Argv {
+			for _, q := range append(WordPaths(w), w) {
+				if resolve(q, cmp.Or(c.Dir, dir)) == p {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// Remote shells by shape.
+
+// ipLiteral matches an IPv4 address.
+var ipLiteral = regexp.MustCompile(`\b(?:\d{1,3}\.){3}\d{1,3}\b`)
+
+// shellMarker is a shell handed to someone: a shell program named as a
+// word, an interactive shell, a shell whose streams are a descriptor
+// held in a variable, a process started from what was read.
+var shellMarker = regexp.MustCompile(`(?:^|[\s'"(\[=,])(?:/bin/|/usr/bin/)?(?:ba|z|da|k|c|tc)?sh(?:\s+-i)?(?:["'\s)\],]|$)|\bcmd\.exe\b|\bexec\s+\$|ProcessBuilder\s*\(|pty\.spawn|\bspawn\s*\(\s*["'](?:/bin/)?(?:ba|z)?sh|\bio\.popen|\bos\.execute|\bsystem\s*\(|\bexec\s*\(|\brun\s*\(\s*` + "`" + `|\|&\s*getline|[0-2]?>&\s*\$`)
+
+// netMarker is code or text that opens a connection or listens.
+var netMarker = regexp.MustCompile(`/inet/tcp/|/dev/tcp/|/dev/udp/|\bsocket\b|Socket\b|\bconnect\s*\(|\bztcp\b|createServer|\.listen\s*\(|\bbind\s*\(|\baccept\s*\(|TCPServer|TCPSocket|\bSockets\b`)
+
+// remoteShellShapes finds a network endpoint and a shell in one command
+// (its arguments, its inline code) or in one line of text handed to an
+// interactive program (tclsh, jjs, a REPL reading the lines after it).
+func (a *Analysis) remoteShellShapes(lines []string) {
+	for i := 0; i < len(a.Commands) && i < 256; i++ {
+		c := a.Commands[i]
+		if remoteRunners[c.Binary] {
+			continue // ssh HOST /bin/sh runs a shell there, by design
+		}
+		text := strings.Join(c.Argv[1:], " ")
+		if code, _ := inlineCode(c); code != "" {
+			text += "\n" + code
+		} else if c.Heredoc != "" {
+			text += "\n" + c.Heredoc
+		}
+		endpoint := hasEndpoint(c.Argv[1:]) || netMarker.MatchString(text) ||
+			a.unknownProgram(c) && slices.ContainsFunc(operands(c.Argv), func(w string) bool { return isDigits(w) && len(w) >= 2 && len(w) <= 5 })
+		if endpoint && shellMarker.MatchString(text) {
+			a.addFinding(FindRemoteShell, strings.Join(c.Argv, " "), c.Binary+" ties a shell to a network endpoint", 0.8)
+		}
+	}
+	if slices.ContainsFunc(a.Commands, func(c Command) bool { return remoteRunners[c.Binary] }) {
+		return
+	}
+	for _, line := range lines {
+		if strings.Contains(line, "\n") {
+			// Lines after an interactive program's name are its input
+			// (tclsh, jjs, a REPL): read the whole as code.
+			a.codeShapes(line, "the command line")
+		}
+	}
+}
+
+// codeShapes judges text that is code (a line, a file the line writes and
+// runs) for a remote shell: an endpoint named outright (an address, a
+// socket device) and a shell in one text.
+func (a *Analysis) codeShapes(text, where string) {
+	if len(text) > maxContent {
+		text = text[:maxContent]
+	}
+	if !netMarker.MatchString(text) && !hasPublicIP(text) {
+		return
+	}
+	if (hasPublicIP(text) || strings.Contains(text, "/inet/") || strings.Contains(text, "/dev/tcp/") || strings.Contains(text, "Socket")) &&
+		shellMarker.MatchString(text) {
+		a.addFinding(FindRemoteShell, where, where+" opens a connection and runs a shell", 0.6)
+	}
+}
+
+// remoteRunners run commands on another machine by design.
+var remoteRunners = map[string]bool{"ssh": true, "mosh": true, "docker": true, "podman": true, "kubectl": true, "gcloud": true,
+	"aws": true, "az": true, "vagrant": true, "ansible": true}
+
+// hasPublicIP reports whether text names a public IPv4 address: not this
+// machine's, not unspecified, not in a private range (a developer's own
+// network: a database, a build box).
+func hasPublicIP(text string) bool {
+	for _, ip := range ipLiteral.FindAllString(text, 8) {
+		if publicIP(ip) && !versionLike(text, ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// publicIP reports whether an IPv4 literal is a public address.
+func publicIP(ip string) bool {
+	if Loopback(ip) || strings.HasPrefix(ip, "0.") || strings.HasPrefix(ip, "10.") || strings.HasPrefix(ip, "192.168.") ||
+		strings.HasPrefix(ip, "169.254.") || strings.HasPrefix(ip, "255.") {
+		return false
+	}
+	for n := 16; n <= 31; n++ {
+		if strings.HasPrefix(ip, "172."+itoa(n)+".") {
+			return false
+		}
+	}
+	return true
+}
+
+func itoa(n int) string {
+	if n < 10 {
+		return string(rune('0' + n))
+	}
+	return itoa(n/10) + string(rune('0'+n%10))
+}
+
+// versionLike reports whether ip in text is part of a version (v1.2.3.4,
+// 1.2.3.4-beta): not an address.
+func versionLike(text, ip string) bool {
+	i := strings.Index(text, ip)
+	return i > 0 && (text[i-1] == 'v' || text[i-1] == '=') || strings.HasPrefix(text[i+len(ip):], "-")
+}
+
+// hasEndpoint reports whether words name a network endpoint outright: a
+// public address, host:port, a port given with -p/--port or alone as a
+// listening port with -l.
+func hasEndpoint(words []string) bool {
+	for i, w := range words {
+		switch {
+		case hasPublicIP(w):
+			return true
+		case (w == "-l" || w == "--listen" || strings.HasPrefix(w, "--listen=") || w == "-p" || w == "--port") && i+1 < len(words) && isDigits(words[i+1]):
+			return true
+		case strings.HasPrefix(w, "--listen=") || strings.HasPrefix(w, "--port="):
+			return true
+		case len(w) > 2 && (w[0] == '-' && w[1] != '-') && strings.ContainsRune(w[1:], 'p') && i+1 < len(words) && isDigits(words[i+1]):
+			return true // -svp 12345
+		}
+	}
+	return false
+}
+
+// Sends to endpoints the analysis cannot read.
+
+// fileServers serve a directory to whoever connects.
+var fileServers = regexp.MustCompile(`(?:^|\s)(?:-m\s+(?:http\.server|SimpleHTTPServer)|-run\s+-e\s+httpd|-S\s+\S+:\d+|httpd\s|proxy\s.*--www=)|(?:http\.server|SimpleHTTPServer|socketserver|SocketServer)[\s\S]*serve_forever`)
+
+// oddSchemes are URL schemes that carry data in the request itself.
+var oddSchemes = []string{"gopher://", "dict://", "telnet://", "ldap://", "tftp://", "smb://", "ftp://"}
+
+// endpointSends finds data leaving by routes a name does not give away:
+// a program the analysis does not know given a public address or
+// host:port; a server that serves files on every interface; a URL whose
+// scheme carries data; a tunnel that opens the machine to the internet.
+func (a *Analysis) endpointSends() {
+	add := func(why string) {
+		if !slices.Contains(a.Sends, why) {
+			a.Sends = append(a.Sends, why)
+		}
+	}
+	for i := 0; i < len(a.Commands) && i < 256; i++ {
+		c := a.Commands[i]
+		line := strings.Join(c.Argv, " ")
+		if a.unknownProgram(c) {
+			for _, w := range c.Argv[1:] {
+				for _, ip := range ipLiteral.FindAllString(w, 2) {
+					if publicIP(ip) && !versionLike(w, ip) {
+						add(c.Binary + " reaches " + ip + ", and the analysis does not know what it sends")
+						a.Hosts = append(a.Hosts, ip)
+					}
+				}
+			}
+		}
+		if fileServers.MatchString(line) && !slices.ContainsFunc(c.Argv, func(w string) bool {
+			return Loopback(w) || strings.HasPrefix(w, "127.") || strings.Contains(w, "localhost") || strings.HasPrefix(w, "--bind=127.")
+		}) {
+			add(c.Binary + " serves files to the network")
+		}
+		for _, w := range c.Argv[1:] {
+			for _, s := range oddSchemes {
+				if strings.HasPrefix(strings.ToLower(w), s) {
+					add(c.Binary + " sends data in a " + strings.TrimSuffix(s, "://") + " request")
+				}
+			}
+		}
+		if code, _ := inlineCode(c); code != "" && fileServers.MatchString(code) {
+			add(c.Binary + " serves files to the network")
+		}
+		if a.unknownProgram(c) && slices.ContainsFunc(c.Argv[1:], func(w string) bool { return w == "--listen" || strings.HasPrefix(w, "--listen=") }) {
+			add(c.Binary + " listens for connections, and the analysis does not know what it serves")
+		}
+		if tunnel(c) {
+			add(c.Binary + " opens a tunnel from the internet to this machine")
+		}
+	}
+}
+
+// tunnel reports whether c opens a tunnel to this machine.
+func tunnel(c Command) bool {
+	sub := ""
+	if len(c.Argv) > 1 {
+		sub = c.Argv[1]
+	}
+	switch c.Binary {
+	case "ngrok", "tmate", "bore", "localtunnel", "lt", "frpc", "chisel":
+		return true
+	case "code", "code-insiders", "cloudflared":
+		return sub == "tunnel"
+	}
+	return false
+}
+
+// Libraries.
+
+// sharedLibrary matches a shared library's file name.
+var sharedLibrary = regexp.MustCompile(`\.so(?:\.[0-9a-z.]+)?$|\.dylib$`)
+
+// libraryCode is code that loads a library.
+var libraryCode = regexp.MustCompile(`\bdlopen\b|LoadLibrary|\bcdll\b|ctypes\.CDLL|Fiddle|\bload_module\b|\benable\s+-f\b|^\s*load\s+\S+\.so|DynaLoader|ffi\.load|System\.load`)
+
+// libraryHandlers build, inspect, copy or remove libraries without
+// loading them.
+var libraryHandlers = map[string]bool{"cp": true, "mv": true, "rm": true, "ls": true, "ln": true, "install": true, "chmod": true,
+	"ldd": true, "nm": true, "readelf": true, "objdump": true, "file": true, "strip": true, "strings": true, "gcc": true, "cc": true,
+	"clang": true, "g++": true, "clang++": true, "ld": true, "go": true, "cargo": true, "rustc": true, "tar": true, "zip": true,
+	"unzip": true, "sha256sum": true, "md5sum": true, "patchelf": true, "otool": true, "cat": true, "stat": true, "du": true, "find": true,
+	"make": true, "cmake": true, "ninja": true, "git": true, "echo": true, "printf": true}
+
+// libraryLoads finds programs made to load a shared library.
+func (a *Analysis) libraryLoads() {
+	for i := 0; i < len(a.Commands) && i < 256; i++ {
+		c := a.Commands[i]
+		for _, e := range c.Env {
+			if n, v, _ := strings.Cut(e, "="); (n == "LD_PRELOAD" || n == "LD_AUDIT" || n == "DYLD_INSERT_LIBRARIES") && v != "" {
+				a.addFinding(FindLibraryLoad, v, c.Binary+" runs with "+n+"="+v, 0.6)
+			}
+		}
+		if c.Binary == "ldconfig" && slices.ContainsFunc(c.Argv[1:], func(w string) bool { return w != "-p" && w != "--print-cache" }) {
+			a.addFinding(FindLibraryLoad, strings.Join(c.Argv, " "), "ldconfig changes where every program finds its libraries", 0.6)
+		}
+		code, _ := inlineCode(c)
+		if code == "" {
+			code = c.Heredoc
+		}
+		if libraryCode.MatchString(strings.Join(c.Argv[1:], " ") + "\n" + code) {
+			a.addFinding(FindLibraryLoad, strings.Join(c.Argv, " "), c.Binary+" loads a library", 0.6)
+			continue
+		}
+		if libraryHandlers[c.Binary] || ReadsOnly(c) {
+			continue
+		}
+		for _, w := range c.Argv[1:] {
+			if _, v, ok := strings.Cut(w, "="); ok {
+				w = v
+			}
+			if sharedLibrary.MatchString(w) && !outputOption(w) {
+				a.addFinding(FindLibraryLoad, w, c.Binary+" is handed "+w+", a shared library it may load", 0.6)
+				break
+			}
+		}
+	}
+}
+
+// Process memory.
+
+// processMemory finds reads of another process's memory (its secrets
+// included): core dumps of a running process, /proc/PID/mem.
+func (a *Analysis) processMemory() {
+	for _, c := range a.Commands {
+		switch {
+		case c.Binary == "gcore",
+			(c.Binary == "gdb" || c.Binary == "lldb") && slices.ContainsFunc(c.Argv, func(w string) bool { return w == "-p" || w == "--pid" || strings.HasPrefix(w, "--pid=") }):
+			a.addFinding(FindSecretRead, c.Binary, c.Binary+" reads a running process's memory", 0.6)
+		}
+	}
+	for _, p := range a.Paths {
+		if strings.HasPrefix(p, "/proc/") && (strings.HasSuffix(p, "/mem") || strings.HasSuffix(p, "/maps")) {
+			a.addFinding(FindSecretRead, p, p+" is a process's memory", 0.6)
+		}
+	}
+}
