@@ -80,6 +80,9 @@ func (a *Analysis) findings(cwd string) {
 		persistenceCommand(c, add)
 		forcePush(c, add)
 		packageSource(c, add)
+		discardsWork(c, add)
+		takesConfig(c, add)
+		teardown(c, add)
 	}
 	for _, p := range a.Paths {
 		if secretStore(p) {
@@ -921,7 +924,7 @@ func forcePush(c Command, add func(string, string, string, float64)) {
 		case a == "--delete" || a == "-d":
 			add(FindForcePush, a, "git push "+a+" deletes a branch on the remote", 0.6) // often ordinary: asks under balanced
 			return
-		case a == "--force" || a == "-f" || a == "--mirror" ||
+		case a == "--force" || a == "-f" || a == "--mirror" || strings.HasPrefix(a, "--force=") && !strings.EqualFold(strings.TrimPrefix(a, "--force="), "false") ||
 			strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "f"):
 			add(FindForcePush, a, "git push "+a+" overwrites the remote's history", 1)
 			return

@@ -36,10 +36,14 @@ func manifestFacts(m *manifest.Manifest, domains, deniedDomains *regexp.Regexp, 
 			binaries = append(binaries, b)
 		}
 	}
-	writes := []string{}
+	writes, unlisted := []string{}, []string{}
 	for _, p := range a.WritePaths {
-		if strings.HasPrefix(p, "/") && !underAny(p, m.FS.WriteRoots) {
+		switch {
+		case !strings.HasPrefix(p, "/") || underAny(p, m.FS.WriteRoots) || underAny(p, tempDirs):
+		case underAny(p, systemDirs):
 			writes = append(writes, p)
+		default:
+			unlisted = append(unlisted, p)
 		}
 	}
 	reads := []string{}
@@ -68,6 +72,7 @@ func manifestFacts(m *manifest.Manifest, domains, deniedDomains *regexp.Regexp, 
 		"binaries_unlisted": binaries,
 		"binaries_denied":   binariesDenied,
 		"writes_outside":    writes,
+		"writes_unlisted":   unlisted,
 		"reads_outside":     reads,
 		"secret_paths":      secrets,
 	}
@@ -93,6 +98,14 @@ func ToolListed(entries []string, tool, native string) bool {
 	}
 	return false
 }
+
+// tempDirs are writable whatever the manifest's write roots say.
+var tempDirs = []string{"/tmp", "/var/tmp", "/private/tmp", "/private/var/folders", "/dev/shm"}
+
+// systemDirs are where a write outside the write roots changes the
+// machine itself: denied, not asked.
+var systemDirs = []string{"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/boot", "/var", "/opt/homebrew/bin", "/System",
+	"/Library", "/sys", "/proc", "/dev", "/root", "/snap", "/Applications"}
 
 func underAny(p string, roots []string) bool {
 	for _, r := range roots {

@@ -16,7 +16,7 @@ budgets := m.budgets
 # not list; paths and secrets outside what it allows.
 facts := object.get(action, "manifest_facts", {
 	"tool_declared": false, "approval_required": false, "hosts_denied": [], "hosts_unlisted": [], "binaries_denied": [], "binaries_unlisted": [],
-	"writes_outside": [], "reads_outside": [], "secret_paths": [],
+	"writes_outside": [], "writes_unlisted": [], "reads_outside": [], "secret_paths": [],
 })
 
 # Domains: exact names, or *.suffix for any subdomain of suffix (compiled

@@ -76,6 +76,8 @@ finding_signals := {
 	"opaque_code": {"order": 7.5, "code": "OPAQUE_CODE", "category": "tool_execution"},
 	"package_source": {"order": 8, "code": "PACKAGE_SUSPECT", "category": "supply_chain"},
 	"library_load": {"order": 7.5, "code": "LIBRARY_LOAD", "category": "tool_execution"},
+	"discard_work": {"order": 1.2, "code": "DISCARDS_WORK", "category": "tool_execution"},
+	"teardown": {"order": 1.2, "code": "TEARDOWN", "category": "tool_execution"},
 }
 
 signals contains sig(fs.order, fs.code, "deny", "DENY", fs.category, "critical", f.detail, [f.subject], f.confidence) if {
@@ -350,10 +352,20 @@ else := "an address built at run time"
 
 # 8. Files, secrets, packages.
 
-signals contains sig(8, "FS_DENY", "deny", "DENY", "persistence", "critical", sprintf("write to %s is outside the write roots", [p]), [p], 1) if {
+# A write outside the manifest's write roots is denied where it changes
+# the system (a system directory: /etc, /usr, /boot, ...) and asked
+# elsewhere (/opt/tools, /srv/data: not harm by itself, but not granted).
+# The temporary directories are always writable.
+signals contains sig(8, "FS_DENY", "deny", "DENY", "persistence", "critical", sprintf("write to %s is outside the write roots, in a system directory", [p]), [p], 1) if {
 	input.event.hook_point == "PreToolUse"
 	"writes_outside" in input.gates
 	some p in input.action.manifest_facts.writes_outside
+}
+
+signals contains sig(8, "FS_UNLISTED", "ask", "STEP_UP", "tool_execution", "warning", sprintf("write to %s is outside the write roots", [p]), [p], 1) if {
+	input.event.hook_point == "PreToolUse"
+	"writes_unlisted" in input.gates
+	some p in input.action.manifest_facts.writes_unlisted
 }
 
 signals contains sig(8, "FS_DENY", "deny", "DENY", "data_exfiltration", "warning", sprintf("read of %s is outside the read roots", [p]), [p], 1) if {
