@@ -156,7 +156,9 @@ func teardown(c Command, add func(string, string, string, float64)) {
 			found("aws deletes storage, databases or instances")
 		}
 	case "gsutil":
-		if has("rb") || has("rm") && slices.ContainsFunc(args, func(a string) bool { return a == "-r" || a == "-R" || strings.HasPrefix(a, "-") && strings.ContainsAny(a, "rR") }) {
+		if has("rb") || has("rm") && slices.ContainsFunc(args, func(a string) bool {
+			return a == "-r" || a == "-R" || strings.HasPrefix(a, "-") && strings.ContainsAny(a, "rR")
+		}) {
 			found("gsutil deletes a bucket or its objects")
 		}
 	case "gcloud":
@@ -169,7 +171,7 @@ func teardown(c Command, add func(string, string, string, float64)) {
 		}
 	case "docker", "podman":
 		if has("prune") && (has("system", "volume") || at(0) == "volume") || at(0) == "volume" && has("rm") {
-			found(c.Binary + " deletes volumes and the data in them")
+			found(c.Binary + " prune deletes stopped containers, unused images and networks, and volumes where it says so, with the data in them")
 		}
 	case "docker-compose":
 		if has("down") && has("-v", "--volumes") {
