@@ -894,6 +894,25 @@ func projectRelative(p string) bool {
 	return p != "" && !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~") && !strings.Contains(p, "..") && !strings.ContainsAny(p, "$`")
 }
 
+// GitSubcommand returns a git command's subcommand and its arguments,
+// past git's own options (-c k=v, -C dir, --git-dir=..., ...).
+func GitSubcommand(argv []string) (string, []string) { return gitSub(argv) }
+
+// RuleLine is the command line rules are matched against besides the
+// command as written: the program's own global options dropped (git -C
+// DIR, -c KEY=VALUE, --git-dir, --work-tree, --no-pager, ...), so that an
+// option can narrow what a rule allows but never widen it (git -C . push
+// is git push to a rule that asks about pushes). It is the line itself
+// when there is nothing to drop.
+func RuleLine(c Command) string {
+	if c.Binary == "git" {
+		if sub, args := gitSub(c.Argv); sub != "" {
+			return strings.Join(append([]string{"git", sub}, args...), " ")
+		}
+	}
+	return strings.Join(c.Argv, " ")
+}
+
 // gitSub returns a git command's subcommand and its arguments, past git's
 // own options (-c k=v, -C dir, --git-dir=..., ...).
 func gitSub(argv []string) (string, []string) {

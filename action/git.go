@@ -120,7 +120,9 @@ func (a *Analysis) gitCaveats(c Command, dir string, add func(string), addFindin
 		arg := c.Argv[i]
 		long, value, hasValue := strings.Cut(arg, "=")
 		switch {
-		case arg == "-c" && i+1 < len(c.Argv) || strings.HasPrefix(arg, "-c") && len(arg) > 2 && sub == "":
+		case sub == "" && (arg == "-c" && i+1 < len(c.Argv) || strings.HasPrefix(arg, "-c") && len(arg) > 2):
+			// git's own -c, before the subcommand (git switch -c BRANCH
+			// is the subcommand's).
 			kv := strings.TrimPrefix(arg, "-c")
 			if arg == "-c" {
 				kv = c.Argv[i+1]
@@ -132,7 +134,7 @@ func (a *Analysis) gitCaveats(c Command, dir string, add func(string), addFindin
 				workTree = v
 			}
 			continue
-		case arg == "-C" && i+1 < len(c.Argv):
+		case sub == "" && arg == "-C" && i+1 < len(c.Argv):
 			dir = resolve(c.Argv[i+1], dir)
 			i++
 			continue

@@ -80,6 +80,12 @@ func (p *Policy) cover(a *action.Analysis, snapshot map[string]any) coverage {
 			n++
 			line := strings.Join(c.Argv, " ")
 			rule, artifact := allowedBy(line)
+			if rl := action.RuleLine(c); rl != line {
+				// An option narrows, never widens: the command without
+				// its program's global options must be allowed too.
+				r2, a2 := allowedBy(rl)
+				rule, artifact = rule && r2, artifact && a2
+			}
 			note(rule, artifact, line)
 			if !rule {
 				uncovered[c.Binary] = true

@@ -36,13 +36,8 @@ func changesOf(a *action.Analysis) []string {
 	for _, c := range a.Commands {
 		switch {
 		case c.Binary == "git":
-			for _, arg := range c.Argv[1:] {
-				if !strings.HasPrefix(arg, "-") {
-					if gitChanges[arg] {
-						add("runs git %s", arg)
-					}
-					break
-				}
+			if sub, args := action.GitSubcommand(c.Argv); gitChanges[sub] && !(sub == "branch" && !branchChanges(args)) {
+				add("runs git %s", sub)
 			}
 		case destructive(c):
 			add("runs %s", c.Binary)
@@ -113,4 +108,19 @@ func ruleConflicts(deny, allow []string) []any {
 // specificity is how much of a rule pattern is literal.
 func specificity(pattern string) int {
 	return len(strings.NewReplacer(":*", "", "*", "", "?", "").Replace(pattern))
+}
+
+// branchChanges reports whether git branch with args creates, deletes,
+// renames or moves a branch (git branch, -a, -v, --list only list).
+func branchChanges(args []string) bool {
+	for _, a := range args {
+		switch {
+		case a == "-a" || a == "--all" || a == "-r" || a == "--remotes" || a == "-v" || a == "-vv" || a == "--list" || a == "-l" ||
+			strings.HasPrefix(a, "--format") || strings.HasPrefix(a, "--sort") || a == "--show-current" || strings.HasPrefix(a, "--contains") ||
+			strings.HasPrefix(a, "--merged") || strings.HasPrefix(a, "--no-merged") || a == "--no-color" || a == "--color":
+		default:
+			return true
+		}
+	}
+	return false
 }

@@ -64,7 +64,8 @@ func manifestFacts(m *manifest.Manifest, domains, deniedDomains *regexp.Regexp, 
 	}
 	return map[string]any{
 		"mcp_server_declared": a.MCPServer == "" || slices.Contains(m.MCP.AllowedServers, a.MCPServer) ||
-			slices.ContainsFunc(m.Tools, func(t string) bool { return strings.HasPrefix(t, "mcp__"+a.MCPServer+"__") }),
+			slices.ContainsFunc(m.Tools, func(t string) bool { return strings.HasPrefix(t, "mcp__"+a.MCPServer+"__") }) ||
+			!namesMCPServers(m),
 		"tool_declared":     toolListed(m.Tools, a),
 		"approval_required": toolListed(m.ApprovalRequired, a),
 		"hosts_unlisted":    hosts,
@@ -138,4 +139,12 @@ func readsToo(a *action.Analysis, p string) bool {
 		}
 	}
 	return false
+}
+
+// namesMCPServers reports whether a manifest says which MCP servers it
+// allows (mcp.allowed_servers, or tools of the form mcp__SERVER__...).
+// One that does not leaves the choice to the host: a server the host's own
+// configuration starts is the user's, and known.
+func namesMCPServers(m *manifest.Manifest) bool {
+	return len(m.MCP.AllowedServers) > 0 || slices.ContainsFunc(m.Tools, func(t string) bool { return strings.HasPrefix(t, "mcp__") })
 }

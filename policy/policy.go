@@ -398,6 +398,9 @@ func (p *Policy) addFacts(am map[string]any, a *action.Analysis, event map[strin
 	}
 	for _, c := range a.Commands {
 		lines = append(lines, strings.Join(c.Argv, " "))
+		if rl := action.RuleLine(c); rl != lines[len(lines)-1] {
+			lines = append(lines, rl) // git -C . push is git push to a rule
+		}
 		// A command run through wrappers (sudo, env, nohup, ...) is also
 		// the wrappers' command line: shell(sudo:*) matches sudo systemctl.
 		for i := len(c.Via) - 1; i >= 0; i-- {

@@ -13,6 +13,8 @@ import (
 	"github.com/open-policy-agent/opa/v1/bundle"
 	"github.com/open-policy-agent/opa/v1/loader"
 
+	"github.com/agentledger/agentledger/action"
+
 	"github.com/agentledger/agentledger/manifest"
 )
 
@@ -153,5 +155,42 @@ func TestPlainNumbers(t *testing.T) {
 	raw, _ := json.Marshal(got)
 	if string(raw) != `{"a":1048576,"b":[2.5,7],"c":"1e3"}` {
 		t.Fatalf("%s", raw)
+	}
+}
+
+// TestSelfProtectionCommands: agentledger's own commands that lift its
+// protection, a signal to its engine, and an overwrite of the hook program
+// wherever PATH finds it are denied to the agent; their look-alikes are
+// not touched.
+func TestSelfProtectionCommands(t *testing.T) {
+	p, err := Load(context.Background(), "", DefaultManifest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newGuard(p.manifest)
+	tests := []struct {
+		cmd  string
+		want bool
+	}{
+		{"engine uninstall claude-code --project .", true},
+		{"engine install claude-code --project . --monitor", true},
+		{"ledger shred --session s1", true},
+		{"pkill -f 'engine serve'", true},
+		{"kill -9 $(pgrep -f engine)", true},
+		{"killall agentledger-hook", true},
+		{`cp /tmp/x "$(command -v agentledger-hook)"`, true},
+		{"cp /tmp/x `which agentledger-hook`", true},
+		{"engine status", false},
+		{"ledger verify", false},
+		{"pgrep -f engine", false},
+		{"pkill -f vite", false},
+		{"kill -9 $(pgrep -f vite)", false},
+		{`cp /tmp/x "$(command -v mytool)"`, false},
+	}
+	for _, tt := range tests {
+		a := action.AnalyzeTool("Bash", map[string]any{"command": tt.cmd}, "/workspace/shop")
+		if got := len(g.hits(&a, "")) > 0; got != tt.want {
+			t.Errorf("%q: hits %v, want any: %v", tt.cmd, g.hits(&a, ""), tt.want)
+		}
 	}
 }

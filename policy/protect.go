@@ -97,6 +97,9 @@ func (g *guard) hits(a *action.Analysis, shellDir string) []string {
 	switch a.Tool {
 	case aarts.ToolShell, aarts.ToolCodeExec, aarts.ToolPackageInstall:
 		for _, c := range a.Commands {
+			if why := selfCommand(c); why != "" {
+				add("%s: a person runs it, outside the agent", why)
+			}
 			g.shellHits(c, cmp.Or(c.Dir, a.Cwd), a.Symlinks, add)
 			if shellDir != "" && shellDir != a.Cwd && c.Dir == "" {
 				g.shellHits(c, shellDir, a.Symlinks, add)
@@ -161,6 +164,7 @@ func (g *guard) shellHits(c action.Command, cwd string, symlinks map[string]stri
 		if i == 0 {
 			continue
 		}
+		arg = lookedUp.ReplaceAllString(arg, "/PATH/${1}${2}") // "$(command -v agentledger-hook)" is that program, wherever PATH finds it
 		if k, v, ok := strings.Cut(arg, "="); ok && strings.HasPrefix(k, "-") {
 			arg = v // --file=PATH
 		} else if len(arg) > 2 && arg[0] == '-' && arg[1] != '-' && strings.ContainsAny(arg[2:3], "/~.$") {
@@ -173,6 +177,56 @@ func (g *guard) shellHits(c action.Command, cwd string, symlinks map[string]stri
 	for _, r := range c.Redirects {
 		check(r, true)
 	}
+}
+
+// lookedUp matches a program looked up on PATH inside a word: $(command
+// -v X), $(which X), $(type -p X), `which X`.
+var lookedUp = regexp.MustCompile("\\$\\((?:command\\s+-v|which|type\\s+-p|whereis)\\s+([\\w.-]+)\\)|`(?:command\\s+-v|which|type\\s+-p)\\s+([\\w.-]+)`")
+
+// namesEngine matches a word that names agentledger's engine process.
+var namesEngine = regexp.MustCompile(`(?:^|[\s/"'(])engine(?:$|[\s"')])|agentledger`)
+
+// selfCommands are agentledger's own commands that lift or weaken its
+// protection, by program and subcommand.
+var selfCommands = map[string]map[string]string{
+	"engine": {"uninstall": "removes agentledger's hooks", "install": "changes agentledger's hooks (monitor mode lifts enforcement)",
+		"stop": "stops the engine", "tokens": "issues engine tokens"},
+	"ledger": {"shred": "shreds sealed records' keys", "keys": "changes the ledger's keys", "rotate": "rotates the ledger's keys"},
+}
+
+// selfCommand says why c lifts or weakens agentledger's own protection:
+// one of its commands that uninstalls, stops or rekeys it, or a signal to
+// its processes; "" for any other command.
+func selfCommand(c action.Command) string {
+	if subs, ok := selfCommands[c.Binary]; ok {
+		for _, w := range c.Argv[1:] {
+			if strings.HasPrefix(w, "-") {
+				continue
+			}
+			if why, ok := subs[w]; ok {
+				return c.Binary + " " + w + " " + why
+			}
+			break
+		}
+	}
+	switch c.Binary {
+	case "kill", "pkill", "killall", "pgrep":
+		if c.Binary == "pgrep" && !slices.Contains(c.Via, "$()") {
+			return "" // looking is not signalling; kill $(pgrep engine) is
+		}
+		for _, w := range c.Argv[1:] {
+			if namesEngine.MatchString(w) && (c.Binary != "kill" || strings.ContainsAny(w, "$`")) {
+				return c.Binary + " signals agentledger's engine"
+			}
+		}
+	case "systemctl", "launchctl", "service":
+		if strings.Contains(strings.Join(c.Argv, " "), "agentledger") && slices.ContainsFunc(c.Argv, func(w string) bool {
+			return w == "stop" || w == "disable" || w == "kill" || w == "mask" || w == "unload" || w == "bootout" || w == "remove"
+		}) {
+			return c.Binary + " stops agentledger's service"
+		}
+	}
+	return ""
 }
 
 // expand reads a path as the shell would: ~ and $HOME are the home

@@ -213,14 +213,15 @@ func (r *Reducer) foldHook(n *Snapshot, e *ledger.Envelope, ev *aarts.Event) err
 		if ev.IsSubAgent && ev.ParentSessionID != "" {
 			n.ParentSessionID = ev.ParentSessionID
 		}
-		n.recordCall(seq, ev)
+		a := action.Of(ev)
+		n.recordCall(seq, ev, a != nil && (len(a.WritePaths) > 0 || len(a.MayWrite) > 0))
 		if content, ok := ev.Field("read_content").(string); ok {
 			// What a host is about to hand the agent (Cursor's
 			// beforeReadFile): classified before the agent sees it.
 			n.classify(seq, content)
 		}
 		n.lastOutputs = nil
-		if a := action.Of(ev); a != nil {
+		if a != nil {
 			n.lastOutputs = outputsOf(a)
 			if a.EndDir != "" && (a.Tool == aarts.ToolShell || a.Tool == aarts.ToolPackageInstall) {
 				n.ShellDir = a.EndDir

@@ -25,7 +25,10 @@ var (
 	// readVerb opens a request to read, explain or summarise.
 	readVerb = regexp.MustCompile(`^(?:(?:please|hey|hi|ok|okay|now|so|can you|could you|would you|would you please|i want you to|i'd like you to)[ ,]+)*(summari[sz]e|explain|describe|review|read|show|list|what|why|how|where|which|who|tell me|look at|analy[sz]e|walk me through|find out|give me an overview)\b`)
 	// changeVerb asks for a change somewhere in the request.
-	changeVerb = regexp.MustCompile(`\b(fix|change|update|add|remove|delete|implement|write|create|refactor|rename|move|push|commit|deploy|install|upgrade|bump|build|format|generate|make|set ?up|migrate|edit|modify|patch|merge|release|publish|clean|apply|replace|convert|port|upload|send|post|address|resolve|handle|tackle|sort (it|this|that|them) out|improve|optimi[sz]e|speed (it|this|that)? ?up|rewrite|adjust|tweak|correct|repair|finish|complete|ship|land|do it|go ahead|proceed|open a pr|open a pull request)\b`)
+	changeVerb = regexp.MustCompile(`\b(fix|change|update|add|remove|delete|implement|write|create|refactor|rename|move|push|commit|deploy|install|upgrade|bump|build|format|generate|make|set ?up|migrate|edit|modify|patch|merge|release|publish|clean|apply|replace|convert|port|upload|send|post|address|resolve|handle|tackle|sort (it|this|that|them) out|improve|optimi[sz]e|speed (it|this|that)? ?up|rewrite|adjust|tweak|correct|repair|finish|complete|ship|land|do it|go ahead|proceed|open a pr|open a pull request|leave|comment|reply|approve|request changes|run|try|check ?out|reproduce|debug|verify|rebase|benchmark|profile|bisect)\b`)
+	// reviewsWork asks to review a pull or merge request or a branch,
+	// which takes fetching it, checking it out and running it.
+	reviewsWork = regexp.MustCompile(`\breview(?:ing)?\s+(?:the\s+|this\s+|that\s+|my\s+|our\s+)?(?:pr|pull request|mr|merge request|branch)\b|\breview\s+#\d+`)
 )
 
 // IntentOf reads a user request.
@@ -34,7 +37,7 @@ func IntentOf(request string) Intent {
 	in := Intent{Request: clipText(strings.TrimSpace(request), maxIntentText)}
 	rest := noChange.ReplaceAllString(text, " ")
 	switch {
-	case changeVerb.MatchString(rest):
+	case changeVerb.MatchString(rest), reviewsWork.MatchString(rest):
 		// A change is asked for somewhere: never read-only.
 	case rest != text, readVerb.MatchString(text):
 		in.ReadOnly = true

@@ -12,9 +12,13 @@ import (
 // with the seqs that show it (LoopTrace):
 //
 //   - identical_call: the same tool with the same canonical input
-//     IdenticalCalls times within the last Window calls;
-//   - repeating_sequence: the last 2L tool names are one sequence of length
-//     L (3 ≤ L ≤ 7, not all one tool) repeated twice;
+//     IdenticalCalls times within the last Window calls with nothing
+//     written between them (a test run after each edit is progress, not
+//     a loop; the same run retried over an unchanged tree is);
+//   - repeating_sequence: the last 2L calls (tool and input) are one
+//     sequence of length L (3 ≤ L ≤ 7, not all one call) repeated twice —
+//     the same tool names with other inputs (edit, test, commit; edit,
+//     test, commit) are a working rhythm, not a loop;
 //   - no_progress: NoProgressResults consecutive tool results each already
 //     seen in the window.
 //
@@ -30,13 +34,13 @@ func (n *Snapshot) clearLoop() {
 	n.NoProgressTrace = nil
 }
 
-func (n *Snapshot) recordCall(seq uint64, ev *aarts.Event) {
+func (n *Snapshot) recordCall(seq uint64, ev *aarts.Event, writes bool) {
 	input, _ := json.Marshal(ev.ToolInput)
 	if c, err := ledger.Canonicalize(input, ledger.Limits{MaxBytes: 16 << 20, MaxDepth: 1000}); err == nil {
 		input = c
 	}
 	tool := ev.NativeTool()
-	n.Recent = append(n.Recent, Call{Seq: seq, Tool: tool, Fingerprint: fingerprint(tool, string(input))})
+	n.Recent = append(n.Recent, Call{Seq: seq, Tool: tool, Fingerprint: fingerprint(tool, string(input)), Writes: writes})
 	if len(n.Recent) > Window {
 		n.Recent = n.Recent[len(n.Recent)-Window:]
 	}
@@ -46,8 +50,11 @@ func (n *Snapshot) recordCall(seq uint64, ev *aarts.Event) {
 	last := n.Recent[len(n.Recent)-1]
 	var same []uint64
 	for _, c := range n.Recent {
-		if c.Fingerprint == last.Fingerprint {
+		switch {
+		case c.Fingerprint == last.Fingerprint:
 			same = append(same, c.Seq)
+		case c.Writes:
+			same = same[:0] // something changed since: what came before is not a retry
 		}
 	}
 	if len(same) >= IdenticalCalls {
@@ -70,15 +77,15 @@ func (n *Snapshot) recordCall(seq uint64, ev *aarts.Event) {
 	}
 }
 
-// repeats reports whether calls is one sequence of l tool names twice, with
-// at least two different tools in it.
+// repeats reports whether calls is one sequence of l calls (tool and
+// input) twice, with at least two different calls in it.
 func repeats(calls []Call, l int) bool {
 	distinct := false
 	for i := 0; i < l; i++ {
-		if calls[i].Tool != calls[i+l].Tool {
+		if calls[i].Fingerprint != calls[i+l].Fingerprint {
 			return false
 		}
-		if calls[i].Tool != calls[0].Tool {
+		if calls[i].Fingerprint != calls[0].Fingerprint {
 			distinct = true
 		}
 	}

@@ -138,12 +138,24 @@ func TestLoopDetectorAndClearing(t *testing.T) {
 	}
 	r := newSession(t)
 	for i := 0; i < 2; i++ {
-		r.tool("Read", fmt.Sprintf(`{"file_path":"/w/a%d"}`, i))
-		r.tool("Edit", fmt.Sprintf(`{"file_path":"/w/a%d","old_string":"x","new_string":"y"}`, i))
-		r.tool("Bash", fmt.Sprintf(`{"command":"go build %d"}`, i))
+		r.tool("Read", `{"file_path":"/w/a"}`)
+		r.tool("Bash", `{"command":"curl -s https://api.example.com/status"}`)
+		r.tool("Read", `{"file_path":"/w/b"}`)
 	}
 	if snap = fold(t, defaultReducer, r.envs); snap.LoopViolation != LoopRepeatingSequence || len(snap.LoopTrace) != 6 {
 		t.Fatalf("sequence: %q %v", snap.LoopViolation, snap.LoopTrace)
+	}
+	// A working rhythm is no loop: the same tools with other inputs (edit,
+	// test, commit; edit, test, commit), and the same test run after each
+	// edit (the tree changed between runs).
+	w := newSession(t)
+	for i := 0; i < 4; i++ {
+		w.tool("Edit", fmt.Sprintf(`{"file_path":"/w/a%d.go","old_string":"x","new_string":"y"}`, i))
+		w.tool("Bash", `{"command":"go test ./..."}`)
+		w.tool("Bash", fmt.Sprintf(`{"command":"git commit -am 'step %d'"}`, i))
+	}
+	if snap = fold(t, defaultReducer, w.envs); snap.LoopViolation != "" {
+		t.Fatalf("edit-test-commit rhythm read as a loop: %q %v", snap.LoopViolation, snap.LoopTrace)
 	}
 	p := newSession(t)
 	for i := 0; i < 8; i++ {
@@ -330,12 +342,16 @@ func TestIntentOf(t *testing.T) {
 		"please review the diff and tell me what you think":         true,
 		"Could you look at the failing test? Don't modify anything": true,
 		"What does this repo do?":                                   true,
-		"Fix the failing test":                                      false,
-		"Explain why TestTotal fails and fix it":                    false,
-		"Read the README and the setup docs, then fix the test":     false,
-		"Add a --verbose flag":                                      false,
-		"run the tests":                                             false,
-		"":                                                          false,
+		// Reviewing a pull request takes checking it out and running it.
+		"Review PR #412 and leave comments":                     false,
+		"please review the pull request for me":                 false,
+		"Explain how to run the benchmarks":                     false,
+		"Fix the failing test":                                  false,
+		"Explain why TestTotal fails and fix it":                false,
+		"Read the README and the setup docs, then fix the test": false,
+		"Add a --verbose flag":                                  false,
+		"run the tests":                                         false,
+		"":                                                      false,
 		"Implement the retry logic in client.go. Do not modify the tests.": false,
 		"Fix the flaky checkout test, but don't change the public API":     false,
 		"Add a read-only flag to the CLI":                                  false,

@@ -211,6 +211,9 @@ type Call struct {
 	Tool        string `json:"tool"`
 	Fingerprint string `json:"fingerprint"` // SHA-256 of tool + canonical input, 16 hex digits
 	Result      string `json:"result,omitempty"`
+	// Writes is true when the call writes files (so that what follows it
+	// runs on a changed tree: no retry).
+	Writes bool `json:"writes,omitempty"`
 }
 
 // New returns the snapshot of a session before its first envelope.

@@ -348,6 +348,8 @@ signals contains sig(3.5, "EGRESS_SENDS", "ask", "STEP_UP", "data_exfiltration",
 
 unlisted_destination := concat(", ", input.action.manifest_facts.hosts_unlisted) if "hosts_unlisted" in input.gates
 
+else := sprintf("MCP server %s", [input.action.mcp_server]) if input.action.mcp_server != ""
+
 else := "an address built at run time"
 
 # 8. Files, secrets, packages.
