@@ -14,7 +14,6 @@ import (
 	"github.com/open-policy-agent/opa/v1/loader"
 
 	"github.com/agentledger/agentledger/action"
-
 	"github.com/agentledger/agentledger/manifest"
 )
 
