@@ -108,10 +108,20 @@ func AnalyzeTool(native string, input any, cwd string) Analysis {
 				a.SQL = append(a.SQL, s)
 			}
 		}
+		if !isPathField(f) && a.MCPServer != "" && looksPath(s) && !strings.ContainsAny(s, " \n") {
+			// An MCP tool's arguments are judged by what they are, whatever
+			// their names: a path in any of them (a move's source and
+			// destination) is read, and written by a tool that writes.
+			p := resolve(s, cwd)
+			a.Paths = append(a.Paths, p)
+			if mcpWrites(native) {
+				a.WritePaths = append(a.WritePaths, p)
+			}
+		}
 		if isPathField(f) && s != "" {
 			p := resolve(s, cwd)
 			a.Paths = append(a.Paths, p)
-			if base == aarts.ToolFileWrite || base == aarts.ToolFileEdit || base == aarts.ToolFileDelete {
+			if base == aarts.ToolFileWrite || base == aarts.ToolFileEdit || base == aarts.ToolFileDelete || a.MCPServer != "" && mcpWrites(native) {
 				a.WritePaths = append(a.WritePaths, p)
 			}
 		}
@@ -151,6 +161,7 @@ func AnalyzeTool(native string, input any, cwd string) Analysis {
 	a.endpointSends()
 	a.Tool = canonicalFor(native, &a)
 	a.finish()
+	a.secretsOut(input)
 	return a
 }
 
@@ -641,6 +652,20 @@ func StreamDevice(p string) bool {
 	}
 	for _, dir := range []string{"/dev/fd/", "/proc/self/fd/"} {
 		if n, ok := strings.CutPrefix(p, dir); ok && n != "" && strings.Trim(n, "0123456789") == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// mcpWrites reports whether an MCP tool's name says it writes, moves or
+// deletes what its arguments name (filesystem servers' write_file,
+// move_file, delete_file, create_directory, edit_file, ...).
+func mcpWrites(native string) bool {
+	_, tool, _ := strings.Cut(strings.TrimPrefix(native, "mcp__"), "__")
+	tool = strings.ToLower(tool)
+	for _, v := range []string{"write", "move", "rename", "delete", "remove", "create", "edit", "copy", "upload", "save", "append", "mkdir", "patch"} {
+		if strings.HasPrefix(tool, v) || strings.Contains(tool, "_"+v) {
 			return true
 		}
 	}

@@ -80,6 +80,7 @@ func (a *Analysis) findings(cwd string) {
 		persistenceCommand(c, add)
 		forcePush(c, add)
 		packageSource(c, add)
+		a.opaque(c, cwd, add)
 		discardsWork(c, add)
 		takesConfig(c, add)
 		teardown(c, add)

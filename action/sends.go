@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/agentledger/agentledger/detect"
 )
 
 // Sends: the ways a call carries data off the machine, beyond a request
@@ -168,4 +170,56 @@ func rawSenderHosts(c Command) []string {
 		}
 	}
 	return out
+}
+
+// secretsOut finds a literal secret (the detectors of package detect: a
+// cloud key, a token, a private key, a password given as a flag) in what a
+// call sends off the machine — a URL, a header, a body, a DNS name, the
+// arguments of a program that reaches an endpoint: exfiltration whether or
+// not the session read it first. A call that reaches only this machine
+// sends nothing out.
+func (a *Analysis) secretsOut(input any) {
+	if len(a.Hosts) > 0 && !slices.ContainsFunc(a.Hosts, func(h string) bool { return !Loopback(h) }) {
+		return
+	}
+	check := func(who, text string) {
+		if !detect.MayHoldSecret(text) {
+			return
+		}
+		for _, sp := range detect.Spans(text) {
+			if sp.Class == detect.ClassSecret {
+				a.addFinding(FindExfiltration, sp.Detector, who+" sends a literal secret ("+sp.Detector+") off the machine", 0.8)
+				return
+			}
+		}
+	}
+	if len(a.Commands) == 0 {
+		if a.Tool == "web_request" || a.Tool == "web_fetch" || a.Tool == "browser" || a.MCPServer != "" && len(a.URLs) > 0 {
+			walkStrings(input, "", func(field, s string) {
+				if f := strings.ToLower(field); f != "prompt" && f != "description" {
+					check(a.ToolNative, s)
+				}
+			})
+		}
+		return
+	}
+	for i := 0; i < len(a.Commands) && i < 256; i++ {
+		c := a.Commands[i]
+		if !(networkCommand(c) || dnsTools[c.Binary] || a.unknownProgram(c) && hasPublicIP(strings.Join(c.Argv, " "))) ||
+			shells[c.Binary] || interpreterLang(c.Binary) != "" && inlineCodeOnly(c) {
+			continue
+		}
+		text := strings.Join(c.Argv[1:], " ")
+		if rawSenders[c.Binary] || fetchers[c.Binary] {
+			text += "\n" + c.Heredoc
+		}
+		check(c.Binary, text)
+	}
+}
+
+// inlineCodeOnly reports whether an interpreter call is code given inline
+// (whose secrets are the code's business unless it connects: see sends).
+func inlineCodeOnly(c Command) bool {
+	code, _ := inlineCode(c)
+	return code != "" && !socketCode.MatchString(code)
 }

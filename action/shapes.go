@@ -413,3 +413,58 @@ func (a *Analysis) processMemory() {
 		}
 	}
 }
+
+// Opaque programs and targets.
+
+// opaqueWord reports whether a word is completed at run time in a way the
+// analysis cannot read: a variable the caller sets (not one of the
+// caller's own well-known ones, $HOME, $TMPDIR, $PWD), a command
+// substitution, a backquote.
+func opaqueWord(w string) bool {
+	if strings.ContainsAny(w, "`") || strings.Contains(w, "$(") {
+		return true
+	}
+	for _, m := range shellVar.FindAllString(w, 4) {
+		name := strings.Trim(strings.TrimPrefix(m, "$"), "{}")
+		if !environmentVars[name] && !strings.HasPrefix(name, "XDG_") {
+			return true
+		}
+	}
+	return false
+}
+
+// opaque finds a call whose program or target only run time knows and
+// that also does something that matters — a recursive delete, a protected
+// path, a network endpoint: asked, never silently passed. A plain unknown
+// program with ordinary arguments stays with the host's own prompt.
+func (a *Analysis) opaque(c Command, cwd string, add func(string, string, string, float64)) {
+	line := strings.Join(c.Argv, " ")
+	matters := func(args []string) string {
+		for _, w := range args {
+			switch {
+			case strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--") && strings.ContainsAny(w, "rR") && len(w) <= 4 || w == "--recursive":
+				return "deletes recursively"
+			case dangerousTarget(w, cwd) != "" || len(embeddedProtected(w)) > 0 || secretStore(w) || persistencePath(w) != "":
+				return "names " + w
+			case strings.Contains(w, "://") || hasPublicIP(w):
+				return "reaches " + w
+			}
+		}
+		return ""
+	}
+	if opaqueWord(c.Argv[0]) {
+		if why := matters(c.Argv[1:]); why != "" {
+			add(FindOpaqueCode, line, "runs a program named only at run time ("+c.Argv[0]+") that "+why, 0.5)
+		}
+		return
+	}
+	if c.Binary == "rm" || c.Binary == "shred" || c.Binary == "find" && slices.Contains(c.Argv, "-delete") {
+		recursive := c.Binary == "find" || matters(c.Argv[1:]) == "deletes recursively"
+		for _, t := range operands(c.Argv) {
+			if recursive && opaqueWord(t) {
+				add(FindOpaqueCode, line, c.Binary+" deletes "+t+", a target only run time knows", 0.5)
+				return
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package action
 
 import (
 	"bytes"
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -127,6 +128,7 @@ func (w *shellWalker) stmt(st *syntax.Stmt, stage int, piped bool) {
 		if len(argv) == 0 {
 			return
 		}
+		argv[0] = programGlob(argv[0])
 		if words, ok := w.aliases[argv[0]]; ok {
 			argv = append(clone(words), argv[1:]...)
 		}
@@ -207,14 +209,31 @@ func (w *shellWalker) stmt(st *syntax.Stmt, stage int, piped bool) {
 }
 
 // expand replaces the variables defined earlier on the line ($x, ${x}) in
-// a word by their values; a word that is one variable is split into words
-// as the shell splits it.
+// a word by their values, and a default (${X:-word}) of a variable the line
+// does not set by the default; a word that is one variable is split into
+// words as the shell splits it (on IFS, when the line sets it).
 func (w *shellWalker) expand(word string) []string {
+	if !strings.Contains(word, "$") {
+		return []string{word}
+	}
+	word = lineDefault.ReplaceAllStringFunc(word, func(m string) string {
+		sub := lineDefault.FindStringSubmatch(m)
+		if v, ok := w.vars[sub[1]]; ok {
+			return v
+		}
+		if environmentVars[sub[1]] || strings.HasPrefix(sub[1], "XDG_") {
+			return "$" + sub[1] // the caller's own environment: kept as written
+		}
+		return sub[2]
+	})
 	if !strings.Contains(word, "$") || len(w.vars) == 0 {
 		return []string{word}
 	}
 	name := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(word, "$"), "{"), "}")
 	if v, ok := w.vars[name]; ok && (word == "$"+name || word == "${"+name+"}") {
+		if ifs, ok := w.vars["IFS"]; ok && ifs != "" {
+			return strings.FieldsFunc(v, func(r rune) bool { return strings.ContainsRune(ifs, r) })
+		}
 		return strings.Fields(v)
 	}
 	out := shellVar.ReplaceAllStringFunc(word, func(m string) string {
@@ -226,6 +245,35 @@ func (w *shellWalker) expand(word string) []string {
 	})
 	return []string{out}
 }
+
+// lineDefault matches ${NAME:-word}, ${NAME-word}, ${NAME:=word} and
+// ${NAME=word} with a literal word.
+var lineDefault = regexp.MustCompile(`\$\{(\w+):?[-=]([^{}$]*)\}`)
+
+// environmentVars are variables a command line gets from its caller: a
+// default given for them is not what they hold.
+var environmentVars = map[string]bool{"HOME": true, "PWD": true, "USER": true, "PATH": true, "TMPDIR": true, "SHELL": true, "OLDPWD": true,
+	"LOGNAME": true, "HOSTNAME": true}
+
+// programGlob reads a program named by a glob (/???/??t, /b??/r?) as the
+// one program it can match among the usual places, or returns it as it is.
+func programGlob(word string) string {
+	if !strings.HasPrefix(word, "/") || !strings.ContainsAny(word, "*?[") {
+		return word
+	}
+	for _, dir := range []string{"/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/"} {
+		for _, prog := range globbedPrograms {
+			if ok, _ := path.Match(word, dir+prog); ok {
+				return dir + prog
+			}
+		}
+	}
+	return word
+}
+
+// globbedPrograms are the programs a glob for a program is tried against.
+var globbedPrograms = []string{"rm", "sh", "bash", "dash", "zsh", "cat", "nc", "ncat", "curl", "wget", "python", "python3", "perl", "ruby",
+	"php", "node", "chmod", "chown", "dd", "mv", "cp", "tee", "base64", "xxd", "socat", "ssh", "scp", "find", "kill", "shred", "git", "env"}
 
 // shellVar matches $name and ${name}.
 var shellVar = regexp.MustCompile(`\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)`)
@@ -316,6 +364,10 @@ func partText(b *strings.Builder, p syntax.WordPart, quoted bool) {
 	case *syntax.Lit:
 		b.WriteString(unescape(x.Value, quoted))
 	case *syntax.SglQuoted:
+		if x.Dollar {
+			b.WriteString(unescapePrintf(strings.ReplaceAll(x.Value, `\'`, "'"))) // $'\x72\x6d' is rm
+			return
+		}
 		b.WriteString(x.Value)
 	case *syntax.DblQuoted:
 		for _, q := range x.Parts {
