@@ -56,6 +56,11 @@ type Analysis struct {
 	// (a makefile, a CI workflow, git configuration, an instruction file).
 	// An action with a caveat is never explicitly allowed.
 	Caveats []string `json:"caveats"`
+	// RoutineCaveats are the caveats that are the project's ordinary work
+	// (its own scripts and build wrappers run, its build files edited):
+	// never explicitly allowed, but not asked about where the host will
+	// not prompt.
+	RoutineCaveats []string `json:"routine_caveats"`
 	// MemoryWrites are the texts the action writes into files hosts load
 	// as instructions or memory (CLAUDE.md, AGENTS.md, GEMINI.md, rules,
 	// memory directories), for the memory-poisoning rules.
@@ -394,7 +399,7 @@ func (a *Analysis) finish() {
 	if a.MemoryWrites == nil {
 		a.MemoryWrites = []string{}
 	}
-	for _, f := range []*[]string{&a.Sends, &a.Caveats, &a.Downloads, &a.Executes, &a.MayWrite} {
+	for _, f := range []*[]string{&a.Sends, &a.Caveats, &a.Downloads, &a.Executes, &a.MayWrite, &a.RoutineCaveats} {
 		if *f = uniq(*f); *f == nil {
 			*f = []string{}
 		}

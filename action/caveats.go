@@ -68,7 +68,11 @@ func (a *Analysis) caveats(lines []string, cwd string) {
 			if c.Binary == "chmod" {
 				continue
 			}
-			add(c.Binary + " runs " + p + ", whose code is not read")
+			why := c.Binary + " runs " + p + ", whose code is not read"
+			add(why)
+			if a.inWorkspace(resolve(p, dir)) {
+				a.routine(why) // the project's own script or build wrapper
+			}
 		}
 		if code, lang := inlineCode(c); code != "" && codeCalls(code, lang) {
 			add(c.Binary + " runs inline " + lang + " code")
@@ -104,6 +108,9 @@ func (a *Analysis) caveats(lines []string, cwd string) {
 	for _, p := range a.WritePaths {
 		if why := codeFile(p); why != "" {
 			add("writes " + p + " (" + why + ")")
+			if routineBuildFiles[why] && a.inWorkspace(p) {
+				a.routine("writes " + p + " (" + why + ")") // a build file of the project
+			}
 		}
 		if why := InstructionFile(p); why != "" {
 			add("writes " + p + " (" + why + ")")
@@ -654,4 +661,27 @@ func codeFile(p string) string {
 		return "a directory on PATH"
 	}
 	return ""
+}
+
+// routineBuildFiles are the kinds of code files (codeFile's reasons) whose
+// edit inside the workspace is the project's ordinary work: build and
+// package manifests, makefiles, container builds. CI workflows, git's
+// files, hooks and tool configuration that runs by itself are not.
+var routineBuildFiles = map[string]bool{"a build or package file whose scripts run": true, "a makefile make runs": true,
+	"a container build or compose file whose commands run": true}
+
+// inWorkspace reports whether p (resolved) is inside the working directory
+// the call was read against.
+func (a *Analysis) inWorkspace(p string) bool {
+	return a.Cwd != "" && a.Cwd != "/" && strings.HasPrefix(p, strings.TrimSuffix(a.Cwd, "/")+"/") && !strings.Contains(p, "/../")
+}
+
+// routine marks a caveat as the project's ordinary work: the project's own
+// scripts and build wrappers run (./gradlew, ./mvnw, ./scripts/gen.sh),
+// its build files edited. It stays a caveat — never explicitly allowed —
+// but the engine does not ask about it where the host will not prompt.
+func (a *Analysis) routine(why string) {
+	if !slices.Contains(a.RoutineCaveats, why) {
+		a.RoutineCaveats = append(a.RoutineCaveats, why)
+	}
 }

@@ -50,7 +50,7 @@ func (a *Analysis) Map() map[string]any {
 		{"hosts", a.Hosts}, {"paths", a.Paths}, {"write_paths", a.WritePaths}, {"packages", pkgs}, {"sql", a.SQL},
 		{"decoded", a.Decoded}, {"piped_to_shell", a.PipedToShell}, {"findings", findings}, {"downloads", a.Downloads},
 		{"executes", a.Executes}, {"caveats", a.Caveats}, {"memory_writes", a.MemoryWrites}, {"sends", a.Sends},
-		{"may_write", a.MayWrite},
+		{"may_write", a.MayWrite}, {"routine_caveats", a.RoutineCaveats},
 	} {
 		out[kv.k] = kv.v
 	}

@@ -95,3 +95,23 @@ func TestRuleSetMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteAndEditAreOneEffect: an ask or deny rule about writing a file
+// covers an edit or patch of it, and the reverse; an allow rule covers only
+// the tool it names.
+func TestWriteAndEditAreOneEffect(t *testing.T) {
+	m := &Manifest{}
+	m.Rules.Ask = []string{"file_write(**/.github/workflows/**)"}
+	m.Rules.Deny = []string{"file_edit(**/.git/hooks/**)"}
+	m.Rules.Allow = []string{"file_edit(/w/**)"}
+	rs := m.Compile()
+	if got := rs.Match("file_edit", "apply_patch", nil, []string{"/w/.github/workflows/ci.yml"}).Ask; len(got) != 1 {
+		t.Errorf("patch of a workflow: ask rules %v, want the write rule", got)
+	}
+	if got := rs.Match("file_write", "Write", nil, []string{"/w/.git/hooks/pre-commit"}).Deny; len(got) != 1 {
+		t.Errorf("write of a hook: deny rules %v, want the edit rule", got)
+	}
+	if got := rs.Match("file_write", "Write", nil, []string{"/w/src/a.go"}).Allow; len(got) != 0 {
+		t.Errorf("write under an edit allow rule: allow rules %v, want none", got)
+	}
+}

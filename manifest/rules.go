@@ -3,6 +3,8 @@ package manifest
 import (
 	"regexp"
 	"strings"
+
+	"github.com/agentledger/agentledger/aarts"
 )
 
 // RuleSet is a manifest's permission rules compiled for matching.
@@ -68,7 +70,7 @@ func (rs *RuleSet) Match(tool, native string, subjects, paths []string) Matches 
 	var out [3][]string
 	for k, rules := range rs.kinds {
 		for _, r := range rules {
-			if !(r.tool == tool || r.tool == native || r.glob && r.toolG.MatchString(native)) {
+			if !(r.tool == tool || r.tool == native || r.glob && r.toolG.MatchString(native) || k != 1 && sameEffect(r.tool, tool)) {
 				continue
 			}
 			on := subjects
@@ -112,4 +114,12 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// sameEffect reports whether a deny or ask rule about tool ruled also
+// covers a call of tool: a write and an edit (a multi-edit, a patch) of a
+// file are one effect, whichever tool name a host gives it. Allow rules do
+// not widen so: an allow means exactly what it names.
+func sameEffect(ruled, tool string) bool {
+	return (ruled == aarts.ToolFileWrite || ruled == aarts.ToolFileEdit) && (tool == aarts.ToolFileWrite || tool == aarts.ToolFileEdit)
 }

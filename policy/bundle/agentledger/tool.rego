@@ -502,8 +502,12 @@ signals contains sig(6.5, "INTENT_MISMATCH", "ask", "STEP_UP", "tool_execution",
 # or download (AARM R4.11) waits with it: it is deferred, naming the call it
 # depends on. Calls that use nothing of it go on.
 
+# A call no one in the host was asked about (no_prompt: the host was
+# answered deny) is not running there: nothing uses its outputs while it
+# waits for an approver, so nothing waits with it.
 deferred_outputs contains [p, d.for_seq] if {
 	some d in array.concat(input.snapshot.pending, object.get(input.snapshot, "host_asks", []))
+	not d.no_prompt
 	some p in object.get(d, "outputs", [])
 }
 
@@ -512,7 +516,22 @@ signals contains sig(11, "DEPENDS_ON_DEFERRED", "ask", "DEFER", "tool_execution"
 	"deferred" in input.gates
 	some [p, seq] in deferred_outputs
 	some used in array.concat(object.get(input.action, "paths", []), object.get(input.action, "executes", []))
-	used == p
+	names_path(used, p)
+}
+
+# A waiting file is waiting under every name that resolves to it: itself,
+# a glob that takes it in (sh scripts/*.sh, $(ls scripts/*)), what find
+# -exec runs on each match ({}).
+names_path(used, p) if used == p
+
+names_path(used, p) if {
+	regex.match(`[*?\[]`, used)
+	glob.match(used, ["/"], p)
+}
+
+names_path(used, p) if {
+	contains(used, "{}")
+	glob.match(replace(used, "{}", "**"), ["/"], p)
 }
 
 # 10.6 The host will not prompt. A call the engine cannot vouch for (a
@@ -533,4 +552,5 @@ signals contains sig(10.6, "HOST_WILL_NOT_ASK", "ask", "STEP_UP", "tool_executio
 	"caveats" in input.gates
 	host_will_not_prompt
 	some c in input.action.caveats
+	not c in object.get(input.action, "routine_caveats", [])
 }
