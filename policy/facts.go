@@ -63,9 +63,9 @@ func manifestFacts(m *manifest.Manifest, domains, deniedDomains *regexp.Regexp, 
 		}
 	}
 	return map[string]any{
-		"mcp_server_declared": a.MCPServer == "" || slices.Contains(m.MCP.AllowedServers, a.MCPServer) ||
-			slices.ContainsFunc(m.Tools, func(t string) bool { return strings.HasPrefix(t, "mcp__"+a.MCPServer+"__") }) ||
-			!namesMCPServers(m),
+		"mcp_server_declared": a.MCPServer == "" || !namesMCPServers(m) || slices.ContainsFunc(MCPServerNames(a.MCPServer), func(name string) bool {
+			return slices.Contains(m.MCP.AllowedServers, name) || slices.ContainsFunc(m.Tools, func(t string) bool { return strings.HasPrefix(t, "mcp__"+name+"__") })
+		}),
 		"tool_declared":     toolListed(m.Tools, a),
 		"approval_required": toolListed(m.ApprovalRequired, a),
 		"hosts_unlisted":    hosts,
@@ -148,3 +148,44 @@ func readsToo(a *action.Analysis, p string) bool {
 func namesMCPServers(m *manifest.Manifest) bool {
 	return len(m.MCP.AllowedServers) > 0 || slices.ContainsFunc(m.Tools, func(t string) bool { return strings.HasPrefix(t, "mcp__") })
 }
+
+// MCPServerNames are the names an MCP server may be declared under: the
+// name the host gave it and, since hosts name one server differently
+// (Claude Code by its configuration key, Cursor by its URL's host or its
+// command's package, Copilot by its own prefix), the name without the
+// packaging around it — @scope/server-filesystem, mcp-server-github,
+// github-mcp-server and github-mcp are filesystem, github, github and
+// github; a hosted server's address (api.githubcopilot.com,
+// mcp.linear.app) is the service it fronts.
+func MCPServerNames(server string) []string {
+	out := []string{server}
+	add := func(n string) {
+		if n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	n := strings.ToLower(server)
+	if i := strings.LastIndexByte(n, '/'); i >= 0 {
+		n = n[i+1:] // @modelcontextprotocol/server-filesystem
+	}
+	if host, ok := hostedMCP[n]; ok {
+		add(host)
+	} else if strings.Count(n, ".") >= 1 && !strings.ContainsAny(n, "_ ") {
+		labels := strings.Split(n, ".")
+		if len(labels) >= 2 {
+			add(labels[len(labels)-2]) // mcp.notion.com: notion
+		}
+	}
+	for _, p := range []string{"mcp-server-", "server-", "mcp-", "mcp_"} {
+		n = strings.TrimPrefix(n, p)
+	}
+	for _, s := range []string{"-mcp-server", "_mcp_server", "-mcp", "_mcp", "-server"} {
+		n = strings.TrimSuffix(n, s)
+	}
+	add(n)
+	return out
+}
+
+// hostedMCP are hosted MCP servers whose address does not name the
+// service they front.
+var hostedMCP = map[string]string{"api.githubcopilot.com": "github", "mcp.atlassian.com": "atlassian", "mcp.sentry.dev": "sentry"}

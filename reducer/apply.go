@@ -241,6 +241,9 @@ func (r *Reducer) foldHook(n *Snapshot, e *ledger.Envelope, ev *aarts.Event) err
 		text := textOf(result)
 		n.OutputBytes += int64(len(text))
 		a := *action.Of(ev)
+		if len(a.WritePaths) > 0 {
+			n.recordWrite(seq, ev)
+		}
 		kind := TaintLocal
 		switch {
 		case a.Tool == aarts.ToolWebRequest || a.Tool == aarts.ToolBrowser || len(a.Hosts) > 0:

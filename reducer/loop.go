@@ -77,6 +77,21 @@ func (n *Snapshot) recordCall(seq uint64, ev *aarts.Event, writes bool) {
 	}
 }
 
+// recordWrite notes a write a host reported only after it happened
+// (Cursor's afterFileEdit): the tree changed, so a call repeated after it
+// is no retry. A write whose call the window holds already counts.
+func (n *Snapshot) recordWrite(seq uint64, ev *aarts.Event) {
+	if k := len(n.Recent); k > 0 && n.Recent[k-1].Writes && n.Recent[k-1].Tool == ev.NativeTool() {
+		return
+	}
+	input, _ := json.Marshal(ev.ToolInput)
+	tool := ev.NativeTool()
+	n.Recent = append(n.Recent, Call{Seq: seq, Tool: tool, Fingerprint: fingerprint(tool, "written:"+string(input)), Writes: true})
+	if len(n.Recent) > Window {
+		n.Recent = n.Recent[len(n.Recent)-Window:]
+	}
+}
+
 // repeats reports whether calls is one sequence of l calls (tool and
 // input) twice, with at least two different calls in it.
 func repeats(calls []Call, l int) bool {

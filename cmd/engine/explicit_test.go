@@ -252,18 +252,23 @@ func TestExplicitAllowsMeanWhatTheySay(t *testing.T) {
 // auto) mode the host prompts for nothing, so a call the engine cannot
 // vouch for, which gets no decision in default mode (Claude Code asks its
 // user), is answered ask; acceptEdits does the same for file edits, and a
-// call without caveats is left alone in every mode.
+// call without caveats is left alone in every mode. The project's own
+// scripts and build files are its ordinary work: not asked about in any
+// mode (never explicitly allowed either).
 func TestPermissionModeCounts(t *testing.T) {
 	bin := buildEngine(t)
 	data := t.TempDir()
 	t.Cleanup(func() { stopLocalEngine(t, data) })
 	for i, c := range []struct{ mode, tool, input, want string }{
-		{"default", "Bash", `{"command":"bash scripts/deploy.sh"}`, ""},
-		{"bypassPermissions", "Bash", `{"command":"bash scripts/deploy.sh"}`, "ask"},
+		{"default", "Bash", `{"command":"bash /opt/tools/deploy.sh"}`, ""},
+		{"bypassPermissions", "Bash", `{"command":"bash /opt/tools/deploy.sh"}`, "ask"},
+		{"bypassPermissions", "Bash", `{"command":"bash scripts/deploy.sh"}`, ""},
+		{"bypassPermissions", "Bash", `{"command":"./gradlew test"}`, ""},
 		{"auto", "Bash", `{"command":"PATH=/tmp/x:$PATH make"}`, "ask"},
 		{"default", "Bash", `{"command":"PATH=/tmp/x:$PATH make"}`, ""},
 		{"bypassPermissions", "Bash", `{"command":"ls -la"}`, ""},
-		{"acceptEdits", "Edit", `{"file_path":"/workspace/shop/Makefile","old_string":"a","new_string":"b"}`, "ask"},
+		{"acceptEdits", "Edit", `{"file_path":"/workspace/shop/.github/workflows/ci.yml","old_string":"a","new_string":"b"}`, "ask"},
+		{"acceptEdits", "Edit", `{"file_path":"/workspace/shop/Makefile","old_string":"a","new_string":"b"}`, ""},
 		{"default", "Edit", `{"file_path":"/workspace/shop/Makefile","old_string":"a","new_string":"b"}`, ""},
 		{"acceptEdits", "Edit", `{"file_path":"/workspace/shop/main.go","old_string":"a","new_string":"b"}`, ""},
 	} {

@@ -114,9 +114,11 @@ func TestLiveReplayAgainstScriptedModelAndFixtureMCP(t *testing.T) {
 		len(model.requests[1].Messages) != 3 || model.requests[1].Messages[2].Role != "tool" || len(model.requests[0].Tools) != 2 {
 		t.Fatalf("requests: %+v", model.requests)
 	}
-	// read_file was allowed on record and ran again with the same result;
-	// run_tests was an ask on record and did not run.
-	if len(r.ToolResults) != 1 || r.ToolResults[0].Tool != "mcp__filesystem__read_file" || !r.ToolResults[0].Same {
+	// read_file and run_tests were allowed on record (a file read from the
+	// MCP server narrows only what sends or runs what was read) and ran
+	// again with the same results.
+	if len(r.ToolResults) != 2 || r.ToolResults[0].Tool != "mcp__filesystem__read_file" || r.ToolResults[1].Tool != "mcp__filesystem__run_tests" ||
+		!r.ToolResults[0].Same || !r.ToolResults[1].Same {
 		t.Fatalf("tool results: %+v", r.ToolResults)
 	}
 	// The live run decided every recorded event as recorded (same policy,

@@ -252,8 +252,8 @@ mcp_action := with_facts(
 
 test_taint_asks_before_mcp_calls_unless_pinned_read_only if {
 	s := object.union(snapshot, {"is_tainted": true, "taint_kinds": ["mcp"], "taint_sources": [{"seq": 1, "kind": "mcp", "reason": "tool result"}]})
-	e := {"hook_point": "PreToolUse", "tool_name_native": "mcp__github__add_issue_comment", "tool_input": {"n": 1}}
-	a := object.union(mcp_action, {"tool_native": "mcp__github__add_issue_comment"})
+	e := {"hook_point": "PreToolUse", "tool_name_native": "mcp__shell__run_command", "tool_input": {"n": 1}}
+	a := object.union(mcp_action, {"tool_native": "mcp__shell__run_command"})
 	d := policy.decision with input as engine_input(e, a, s, manifest)
 	d.decision == "ask"
 	d.reason_code == "TAINTED_TO_HIGH_RISK"
@@ -262,6 +262,8 @@ test_taint_asks_before_mcp_calls_unless_pinned_read_only if {
 	writes := object.union(e, {"tool_pin": {"status": "pinned", "pinned": "ab"}})
 	policy.decision.decision == "ask" with input as engine_input(writes, a, s, manifest)
 
-	# A tool named as a read only reads.
+	# Reads, comments and the rest of a declared server's work go on.
 	policy.decision.decision == "allow" with input as engine_input(object.union(e, {"tool_name_native": "mcp__github__get_issue"}), mcp_action, s, manifest)
+	comment := object.union(mcp_action, {"tool_native": "mcp__github__add_issue_comment"})
+	policy.decision.decision == "allow" with input as engine_input(object.union(e, {"tool_name_native": "mcp__github__add_issue_comment"}), comment, s, manifest)
 }

@@ -275,18 +275,19 @@ tainted_risks contains "sends data out" if {
 	not read_only_tool
 }
 
-# An MCP tool carries its arguments to its server: after taint, one named
-# for sending, publishing or changing something there, or for running a
-# command, is asked (unless the gateway pinned it read-only); reads, tests
-# and the rest of a declared server's work are not. (A server the manifest
-# does not declare is a send already.)
-tainted_risks contains sprintf("passes its arguments to %s", [input.action.tool_native]) if {
+# An MCP tool named for running a command or code (execute, run_command,
+# eval, shell, ...) runs what it is given: after taint it is asked, unless
+# the gateway pinned it read-only. Other tools of a server the manifest
+# declares (reads, tests, a review comment, a pull request) go on: a server
+# the manifest does not declare is a send already, and sensitive data read
+# before a send is exfiltration (9).
+tainted_risks contains sprintf("runs what it passes to %s", [input.action.tool_native]) if {
 	input.action.tool == "mcp_call"
 	not read_only_tool
-	mcp_sending_name
+	mcp_running_name
 }
 
-mcp_sending_name if regex.match(`__(?:[a-z0-9]+_)*(?:create|update|delete|remove|push|send|post|write|comment|reply|merge|publish|upload|share|invite|add|set|put|patch|close|approve|transfer|execute|exec|eval|shell|run_command|run_script|run_code)(?:_|$)`, lower(input.action.tool_native))
+mcp_running_name if regex.match(`__(?:[a-z0-9]+_)*(?:execute|exec|eval|shell|run_command|run_script|run_code|run_shell|command|terminal)(?:_|$)`, lower(input.action.tool_native))
 
 tainted_risks contains "runs code it decodes" if {
 	"decoded" in input.gates
@@ -337,14 +338,19 @@ exec_tools := {"shell", "package_install", "code_exec"}
 # Data sent to a destination the manifest does not list (an upload, a
 # request body, a raw socket) is asked about, whatever the session read;
 # after sensitive data it is exfiltration (9).
-signals contains sig(3.5, "EGRESS_SENDS", "ask", "STEP_UP", "data_exfiltration", "warning", sprintf("sends data to %s, which the manifest does not list (%s)", [d, s]), [d], 1) if {
+signals contains sig(3.5, "EGRESS_SENDS", "ask", "STEP_UP", "data_exfiltration", "warning", sprintf("sends data to %s, which the manifest does not list%s", [d, how]), [d], 1) if {
 	input.event.hook_point == "PreToolUse"
 	sends_out
 	destination_not_allowed
 	input.action.tool in network_tools
 	d := unlisted_destination
-	s := concat("; ", object.get(input.action, "sends", []))
+	how := sends_how
 }
+
+# How a call sends, when the reading found a way beyond its arguments.
+sends_how := sprintf(" (%s)", [concat("; ", input.action.sends)]) if "sends" in input.gates
+
+else := ""
 
 unlisted_destination := concat(", ", input.action.manifest_facts.hosts_unlisted) if "hosts_unlisted" in input.gates
 
