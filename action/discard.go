@@ -52,6 +52,12 @@ func discardsWork(c Command, add func(string, string, string, float64)) {
 		if has("-f", "--force") || slices.Contains(args, "--") && len(ops) > 0 || slices.Contains(ops, ".") || has("-p", "--patch") {
 			add(FindDiscardWork, line, "git checkout over files discards their uncommitted changes", 0.6)
 		}
+	case "switch":
+		if has("--discard-changes", "-f", "--force") {
+			add(FindDiscardWork, line, "git switch --discard-changes throws uncommitted changes away", 0.6)
+		}
+	case "filter-branch", "filter-repo":
+		add(FindDiscardWork, line, "git "+sub+" rewrites every commit of history", 0.6)
 	case "restore":
 		staged, worktree := has("--staged", "-S"), has("--worktree", "-W")
 		if (!staged || worktree) && len(ops) > 0 {
@@ -115,7 +121,11 @@ func takesConfig(c Command, add func(string, string, string, float64)) {
 }
 
 // teardownSQL is SQL that destroys a table, a database or every row.
-var teardownSQL = regexp.MustCompile(`(?i)\b(?:drop\s+(?:table|database|schema|keyspace|collection|index)|truncate\s+(?:table\s+)?\w|delete\s+from\s+[\w."]+\s*(?:;|$))|\bflushall\b|\bflushdb\b|dropDatabase\s*\(|\.drop\s*\(\s*\)`)
+var teardownSQL = regexp.MustCompile(`(?i)\b(?:drop\s+(?:table|database|schema|keyspace|collection|index)|truncate\s+(?:table\s+)?\w|delete\s+from\s+[\w."]+\s*(?:;|$|'|")|update\s+[\w."]+\s+set\s+[^;'"]*?(?:;|$|'|"))|\bflushall\b|\bflushdb\b|dropDatabase\s*\(|\.drop\s*\(\s*\)|deleteMany\s*\(\s*\{\s*\}\s*\)|\bdeleteMany\s*\(\s*\)`)
+
+// frameworkTeardown matches application frameworks' commands that drop or
+// empty the database.
+var frameworkTeardown = regexp.MustCompile(`\bmanage\.py\s+(?:flush|reset_db|sqlflush)\b|\b(?:rails|rake)\s+db:(?:drop|reset|purge|schema:load)\b|\bprisma\s+(?:migrate\s+reset|db\s+push\s+--force-reset)\b|\bartisan\s+(?:migrate:fresh|migrate:reset|db:wipe)\b|\bflask\s+db\s+downgrade\s+base\b|\bsequelize\s+db:drop\b|\bknex\s+migrate:rollback\s+--all\b`)
 
 // teardown finds infrastructure and data destroyed through its tools.
 func teardown(c Command, add func(string, string, string, float64)) {
@@ -141,6 +151,10 @@ func teardown(c Command, add func(string, string, string, float64)) {
 			found(c.Binary + " destroys the stack it manages")
 		}
 	case "kubectl", "oc":
+		if has("drain") || has("scale") && slices.ContainsFunc(args, func(a string) bool { return a == "--replicas=0" }) ||
+			has("delete") && has("-f", "-k", "--filename", "--kustomize") {
+			found(c.Binary + " takes workloads down (drain, scale to zero, delete what a manifest declares)")
+		}
 		if has("delete") && (has("namespace", "ns", "namespaces", "--all", "-A", "--all-namespaces", "pv", "pvc", "persistentvolume", "persistentvolumeclaim", "node", "crd") ||
 			slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "namespace/") || strings.HasPrefix(a, "ns/") })) {
 			found(c.Binary + " deletes a namespace or every resource of a kind")
@@ -149,7 +163,34 @@ func teardown(c Command, add func(string, string, string, float64)) {
 		if has("uninstall", "delete", "del", "un") {
 			found("helm uninstalls a release and what it deployed")
 		}
+	case "heroku", "fly", "flyctl", "vercel", "netlify", "railway", "render":
+		if slices.ContainsFunc(args, func(a string) bool {
+			return strings.HasSuffix(a, ":destroy") || a == "destroy" || a == "remove" || a == "rm" || a == "delete"
+		}) {
+			found(c.Binary + " destroys an application or its resources")
+		}
+	case "doctl", "firebase", "consul", "vault", "influx", "linode-cli", "hcloud", "oci", "ibmcloud", "scw", "supabase", "neonctl", "planetscale", "pscale", "turso", "upstash", "wrangler", "fastly", "ansible-playbook":
+		if slices.ContainsFunc(args, func(a string) bool {
+			a = strings.ToLower(a)
+			return a == "delete" || a == "destroy" || a == "disable" || a == "remove" || a == "rm" || a == "purge" || strings.HasSuffix(a, ":delete") ||
+				strings.HasSuffix(a, ":destroy") || a == "drop" || a == "reset"
+		}) {
+			found(c.Binary + " deletes or disables cloud resources")
+		}
+	case "etcdctl":
+		if has("del", "delete") && has("--prefix", "--from-key") {
+			found("etcdctl deletes every key under a prefix")
+		}
+	case "mysqladmin":
+		if has("drop") {
+			found("mysqladmin drops a database")
+		}
+	case "dropdb", "dropuser":
+		found(c.Binary + " drops a database")
 	case "aws":
+		if strings.HasPrefix(at(1), "delete-") || strings.HasPrefix(at(1), "batch-delete") || at(1) == "purge-queue" {
+			found("aws deletes " + at(0) + " resources")
+		}
 		if at(0) == "s3" && (at(1) == "rm" && has("--recursive") || at(1) == "rb") || at(0) == "s3api" && (at(1) == "delete-bucket" || at(1) == "delete-objects") ||
 			strings.HasPrefix(at(1), "delete-") && (at(0) == "rds" || at(0) == "dynamodb" || at(0) == "ec2" && strings.Contains(at(1), "volume") || at(0) == "cloudformation") ||
 			at(0) == "ec2" && at(1) == "terminate-instances" {
@@ -170,6 +211,10 @@ func teardown(c Command, add func(string, string, string, float64)) {
 			found("az deletes cloud resources")
 		}
 	case "docker", "podman":
+		if (at(0) == "rm" || at(0) == "rmi") && has("-f", "--force") && slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, "$(") }) ||
+			at(0) == "system" && has("reset") {
+			found(c.Binary + " removes every container or image")
+		}
 		if has("prune") && (has("system", "volume") || at(0) == "volume") || at(0) == "volume" && has("rm") {
 			found(c.Binary + " prune deletes stopped containers, unused images and networks, and volumes where it says so, with the data in them")
 		}
@@ -184,6 +229,9 @@ func teardown(c Command, add func(string, string, string, float64)) {
 	}
 	if c.Binary == "docker" && at(0) == "compose" && has("down") && has("-v", "--volumes") {
 		found("docker compose down -v deletes the project's volumes")
+	}
+	if framework := frameworkTeardown.FindString(line); framework != "" {
+		found(framework + " drops or empties the application's database")
 	}
 	if dbClients[c.Binary] || c.Binary == "redis-cli" || c.Binary == "mongosh" || c.Binary == "mongo" {
 		text := strings.Join(args, " ") + "\n" + c.Heredoc

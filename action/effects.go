@@ -108,6 +108,11 @@ func (a *Analysis) effects(cwd string) {
 				}
 			}
 		}
+		if c.Heredoc != "" && (c.Binary == "sftp" || c.Binary == "ftp" || c.Binary == "lftp") {
+			for _, p := range WordPaths(c.Heredoc) {
+				a.named(resolve(p, dir), false) // put FILE: it reads FILE
+			}
+		}
 		if c.Heredoc != "" && !shells[c.Binary] && (mayWriteAll || lang != "") {
 			// What a program the analysis does not know reads as its
 			// input is code or commands (sqlite3's .import, a REPL).

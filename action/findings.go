@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/base64"
 	"encoding/hex"
+	"maps"
 	"path"
 	"regexp"
 	"slices"
@@ -90,9 +91,10 @@ func (a *Analysis) findings(cwd string) {
 			add(FindSecretRead, p, p+" holds credentials", 1)
 		}
 	}
+	a.credentialDirs(cwd, add)
 	for _, p := range a.WritePaths {
 		if r := persistencePath(p); r != "" {
-			add(FindPersistence, p, "writes "+p+" ("+r+")", 1)
+			add(FindPersistence, p, "writes "+p+" ("+r+")", persistenceConfidence(p, r))
 		}
 	}
 	for _, p := range a.MayWrite {
@@ -187,11 +189,25 @@ func (a *Analysis) uncover(c Command, cwd string, add func(string, string, strin
 			}
 		}
 	}
-	// bash <(curl ...): downloaded code run by a shell.
-	if shells[c.Binary] || interpreterLang(c.Binary) != "" {
+	// bash <(curl ...), source <(curl ...), sh -c "$(curl ...)", eval
+	// "$(wget -O- ...)": downloaded code run by a shell.
+	if shells[c.Binary] || interpreterLang(c.Binary) != "" || c.Binary == "source" || c.Binary == "." || c.Binary == "eval" {
 		for _, arg := range c.Argv[1:] {
-			if strings.HasPrefix(arg, "<(") && slices.ContainsFunc(fetcherNames, func(f string) bool { return strings.Contains(arg, f+" ") }) {
+			if fetchedCode.MatchString(arg) {
 				a.PipedToShell = true
+			}
+		}
+	}
+	// deno run https://…, bun https://…: an interpreter running code it
+	// fetches.
+	if interpreterLang(c.Binary) != "" || shells[c.Binary] {
+		if code, _ := inlineCode(c); code == "" {
+			ops := operands(c.Argv)
+			if len(ops) > 1 && ops[0] == "run" {
+				ops = ops[1:] // deno run URL
+			}
+			if len(ops) > 0 && (strings.HasPrefix(ops[0], "http://") || strings.HasPrefix(ops[0], "https://")) {
+				add(FindDownloadExec, ops[0], c.Binary+" runs code it downloads from "+ops[0], 1)
 			}
 		}
 	}
@@ -246,6 +262,10 @@ func SedWrites(c Command) []string {
 	}
 	return out
 }
+
+// fetchedCode matches a word that is what a downloader prints: <(curl
+// …), $(wget -O- …), `curl …`.
+var fetchedCode = regexp.MustCompile("(?:<\\(|\\$\\(|`)\\s*(?:\\S*/)?(?:curl|wget|fetch|aria2c)\\s")
 
 // fetcherNames are the downloaders, for text that names them.
 var fetcherNames = []string{"curl", "wget", "fetch", "aria2c"}
@@ -401,6 +421,14 @@ func mayWrite(code string) [][]string {
 var codeFileWrites = regexp.MustCompile(`\bprint[^>\n]*>>?\s*"([^"]+)"|\bopen\(\s*["']([^"']+)["']\s*,\s*["'][wax+]|(?:writeFileSync|appendFileSync|writeFile|appendFile|createWriteStream|file_put_contents)\(\s*["']([^"']+)["']|` +
 	`\bFile\.(?:write|open)\(\s*["']([^"']+)["']\s*(?:,\s*["'][wa])?|Path\(\s*["']([^"']+)["']\s*\)\.write_(?:text|bytes)|Set-Content\s+(?:-Path\s+)?["']?([^"'\s]+)`)
 
+// fetchEval is code that evaluates what it fetches: eval of a download,
+// exec of urlopen's text, Function of fetch's.
+var fetchEval = regexp.MustCompile(`\b(?:eval|exec|instance_eval|Function)\b\s*\(?\s*(?:URI\.open|open\(\s*["']https?:|get\(\s*["']https?:|LWP::Simple::get|urlopen|urllib\.request|requests\.get|httpx\.get|Net::HTTP\.get|file_get_contents\(\s*["']https?:|await\s+fetch|fetch\()`)
+
+// credentialCode is code that reads a credential store through a library:
+// the system keyring, a browser's cookie jar.
+var credentialCode = regexp.MustCompile(`\bkeyring\.get_(?:password|credential)|browser_cookie3|pycookiecheat|keytar\.(?:getPassword|findCredentials)|SecKeychainFind|SecItemCopyMatching`)
+
 // envDump is code that reads the whole environment.
 var envDump = regexp.MustCompile(`\bos\.environ\b(?:\.copy\(\)|\)|\s*$|\.items\(\))|dict\(os\.environ\)|JSON\.stringify\(process\.env\)|\bprocess\.env\b\s*[),]|\bENV\.to_h\b|%ENV\b|getenv\(\)`)
 
@@ -415,7 +443,7 @@ func (a *Analysis) readCode(code, lang string, via []string, cwd string, add fun
 			}
 		}
 	}
-	if lang != "powershell" && lang != "osascript" && !strings.ContainsAny(code, "(`\\") {
+	if lang != "powershell" && lang != "osascript" && !strings.ContainsAny(code, "(`\\") && !codeRunners.MatchString(code) {
 		return // no call at all: print 1, $1, ...
 	}
 	for _, m := range codeRunners.FindAllStringIndex(code, -1) {
@@ -462,6 +490,12 @@ func (a *Analysis) readCode(code, lang string, via []string, cwd string, add fun
 	if loc := opaqueCode.FindStringIndex(code); loc != nil {
 		add(FindOpaqueCode, strings.TrimSpace(code[loc[0]:loc[1]]), "inline "+lang+" code builds or decodes what it runs", 0.5)
 	}
+	if fetchEval.MatchString(code) {
+		add(FindDownloadExec, lang+" code", "inline "+lang+" code runs what it downloads", 1)
+	}
+	if credentialCode.MatchString(code) {
+		add(FindSecretRead, lang+" code", "inline "+lang+" code reads a keyring or a browser's cookies", 0.8)
+	}
 	if envDump.MatchString(code) && (len(urlPattern.FindAllString(code, 1)) > 0 || strings.Contains(code, "socket")) {
 		add(FindExfiltration, lang+" code", "inline "+lang+" code sends the environment over the network", 0.9)
 	}
@@ -505,7 +539,8 @@ func stringArgs(s string) []string {
 // Destructive targets.
 
 // systemDirs are directories whose recursive deletion breaks the machine.
-var systemDirs = []string{"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/var", "/boot", "/opt", "/sys", "/proc", "/dev", "/srv", "/snap", "/System", "/Library", "/Applications"}
+var systemDirs = []string{"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/var", "/boot", "/opt", "/sys", "/proc", "/dev", "/srv", "/snap", "/System", "/Library", "/Applications",
+	"/home", "/Users", "/private"}
 
 // destructive finds recursive deletion of what must not be deleted.
 func destructive(c Command, cwd string, add func(string, string, string, float64)) {
@@ -522,7 +557,49 @@ func destructive(c Command, cwd string, add func(string, string, string, float64
 			return
 		}
 		targets = operands(c.Argv)
-	case "rmdir", "shred":
+	case "shred", "unlink", "truncate":
+		// Through find -exec, over every file of a tree.
+		if !slices.ContainsFunc(c.Via, func(v string) bool { return strings.HasPrefix(v, "-exec") || strings.HasPrefix(v, "-ok") }) {
+			return
+		}
+		targets = operands(c.Argv)
+	case "tar":
+		if !slices.Contains(c.Argv, "--remove-files") {
+			return
+		}
+		targets = tarMembers(c.Argv) // tar --remove-files deletes what it archives
+	case "chown", "chmod":
+		// Taking a home or system tree away from its owner, recursively.
+		if !slices.ContainsFunc(c.Argv[1:], func(a string) bool { return a == "-R" || a == "--recursive" }) {
+			return
+		}
+		if ops := operands(c.Argv); len(ops) > 1 {
+			for _, t := range ops[1:] {
+				if what := dangerousTarget(t, cwd); what != "" && what != "the working directory" && what != "the workspace root" {
+					add(FindDestructive, t, c.Binary+" -R changes who owns or may use "+t+" ("+what+")", 0.8)
+				}
+			}
+		}
+		return
+	case "wipefs", "sgdisk", "blkdiscard":
+		add(FindDestructive, strings.Join(c.Argv, " "), c.Binary+" erases a disk's data or partitions", 1)
+		return
+	case "diskutil":
+		if len(c.Argv) > 1 && (strings.HasPrefix(c.Argv[1], "erase") || c.Argv[1] == "zeroDisk" || c.Argv[1] == "randomDisk" || c.Argv[1] == "secureErase") {
+			add(FindDestructive, strings.Join(c.Argv, " "), "diskutil erases a disk", 1)
+		}
+		return
+	case "tmutil":
+		if len(c.Argv) > 1 && (c.Argv[1] == "delete" || c.Argv[1] == "deletelocalsnapshots" || c.Argv[1] == "disable") {
+			add(FindDestructive, strings.Join(c.Argv, " "), "tmutil deletes or disables backups", 0.8)
+		}
+		return
+	case "kill":
+		if slices.Contains(c.Argv, "-1") && slices.ContainsFunc(c.Argv, func(a string) bool { return a == "-9" || a == "-KILL" || a == "-s" || a == "-TERM" }) {
+			add(FindDestructive, strings.Join(c.Argv, " "), "kill -1 signals every process the user may", 1)
+		}
+		return
+	case "rmdir":
 		return
 	case "rsync":
 		if !slices.ContainsFunc(c.Argv, func(a string) bool { return strings.HasPrefix(a, "--delete") }) {
@@ -537,8 +614,46 @@ func destructive(c Command, cwd string, add func(string, string, string, float64
 	for _, t := range targets {
 		if what := dangerousTarget(t, cwd); what != "" {
 			add(FindDestructive, t, c.Binary+" deletes "+t+" ("+what+")", 1)
+		} else if what := valuableTarget(t, cwd); what != "" {
+			add(FindDestructive, t, c.Binary+" deletes "+t+" ("+what+")", 0.8)
 		}
 	}
+}
+
+// userDataDirs are the directories of a home that hold a person's own
+// files.
+var userDataDirs = map[string]bool{"Documents": true, "Desktop": true, "Downloads": true, "Pictures": true, "Music": true, "Movies": true,
+	"Videos": true, "Library": true, "Dropbox": true, "OneDrive": true, "Public": true, "Templates": true, ".local": true, ".config": true,
+	"src": true, "code": true, "Code": true, "projects": true, "Projects": true, "repos": true, "workspace": true, "work": true, "git": true, "go": true}
+
+// valuableTarget says what t is when deleting it recursively loses what
+// no build recreates — a person's data directory in a home, a directory
+// inside a system directory (a database's data, a program's installation),
+// the objects or refs of a git repository — or "".
+func valuableTarget(t, cwd string) string {
+	p := strings.TrimRight(strings.TrimSpace(t), "/")
+	if strings.HasPrefix(p, "/") {
+		p = path.Clean(p)
+	} else if cwd != "" && !strings.HasPrefix(p, "~") && !strings.HasPrefix(p, "$") {
+		p = resolve(p, cwd)
+	}
+	switch {
+	case strings.HasSuffix(p, "/.git/objects") || strings.HasSuffix(p, "/.git/refs") || p == ".git/objects" || p == ".git/refs":
+		return "a git repository's history"
+	}
+	if dir, name := path.Split(p); userDataDirs[name] && homeRe.MatchString(strings.TrimSuffix(dir, "/")) {
+		return "a person's data directory"
+	}
+	for _, sys := range systemDirs {
+		if sys == "/home" || sys == "/Users" || sys == "/private" || sys == "/srv" {
+			continue // people's and services' own directories: their homes and projects live there
+		}
+		if rest, ok := strings.CutPrefix(p, sys+"/"); ok && strings.Count(rest, "/") <= 1 && !strings.HasPrefix(p, "/var/tmp") &&
+			!strings.HasPrefix(p, "/var/cache") && !strings.HasPrefix(p, "/var/folders") && !strings.HasPrefix(p, "/dev/shm") {
+			return "inside a system directory"
+		}
+	}
+	return ""
 }
 
 // operands are a command's arguments that are not options.
@@ -574,6 +689,9 @@ func dangerousTarget(t, cwd string) string {
 		}
 	}
 	t = strings.TrimRight(t, "/")
+	if strings.HasPrefix(t, "/") && strings.Contains(t, "/.") {
+		t = strings.TrimRight(path.Clean(t), "/") // /home/dev/.. is /home
+	}
 	what := ""
 	switch {
 	case t == "":
@@ -609,6 +727,14 @@ func (a *Analysis) downloadExec(c Command, cwd string, downloaded map[string]str
 	}
 	for _, p := range Executes(c) {
 		a.Executes = append(a.Executes, resolve(p, cwd))
+		for _, d := range slices.Sorted(maps.Keys(downloaded)) {
+			// A script of a repository the line just cloned, run by a shell
+			// or an interpreter (a build of it, make or npm, is asked
+			// nowhere: building what one cloned is ordinary).
+			if strings.HasPrefix(resolve(p, cwd), d+"/") && !strings.Contains(d, "*") && (shells[c.Binary] || interpreterLang(c.Binary) != "" || strings.Contains(c.Argv[0], "/")) {
+				add(FindDownloadExec, p, c.Binary+" runs "+p+", from "+d+", which the same command line downloaded", 0.6)
+			}
+		}
 		if _, ok := downloaded[resolve(p, cwd)]; ok {
 			add(FindDownloadExec, p, c.Binary+" runs "+p+", downloaded by the same command line", 1)
 		}
@@ -617,8 +743,20 @@ func (a *Analysis) downloadExec(c Command, cwd string, downloaded map[string]str
 
 // downloadTarget is the file a downloader writes, or "".
 func downloadTarget(c Command) string {
+	if c.Binary == "git" {
+		// git clone URL DIR: the clone is downloaded code.
+		if sub, args := gitSub(c.Argv); sub == "clone" {
+			if ops := operands(append([]string{"clone"}, args...)); len(ops) == 2 && urlPattern.MatchString(ops[0]) {
+				return ops[1]
+			}
+		}
+		return ""
+	}
 	if c.Binary != "curl" && c.Binary != "wget" && c.Binary != "fetch" && c.Binary != "aria2c" && c.Binary != "http" {
 		return ""
+	}
+	if len(c.Redirects) > 0 && !StreamDevice(c.Redirects[0]) && slices.ContainsFunc(c.Argv[1:], func(a string) bool { return urlPattern.MatchString(a) }) {
+		return c.Redirects[0] // curl URL > FILE
 	}
 	var url string
 	for i, a := range c.Argv[1:] {
@@ -719,16 +857,20 @@ func exfiltration(c Command, all []Command, add func(string, string, string, flo
 }
 
 // secretPatterns are what credential searches look for.
-var secretPatterns = regexp.MustCompile(`(?i)\b(?:AKIA|ASIA)|BEGIN [A-Z ]*PRIVATE KEY|\bpassw(?:or)?d\b|\bsecret\b|\btoken\b|\bapi[_-]?key\b|\bghp_|\bxox[bp]-|\bsk-[a-z]`)
+var secretPatterns = regexp.MustCompile(`(?i)\b(?:AKIA|ASIA)|BEGIN [A-Z ]*PRIVATE KEY|\bpassw(?:or)?d\b|\bsecret\b|\btoken\b|\bapi[_-]?key\b|\bghp_|\bxox[bp]-|\bsk-[a-z]|secret_access_key|private_key|client_secret|auth_token`)
 
 // secretNames are file names that hold credentials.
-var secretNames = regexp.MustCompile(`(?i)\*?\.(pem|key|p12|pfx|kdbx|keystore|jks)$|^\*?id_(rsa|dsa|ecdsa|ed25519)|^\*?\.env\b|credentials|\.netrc|\.pgpass|\.npmrc|\.pypirc`)
+var secretNames = regexp.MustCompile(`(?i)\*?\.(pem|key|p12|pfx|kdbx|keystore|jks)$|^\*?id_(rsa|dsa|ecdsa|ed25519|\*)|^\*?\.env\b|credentials|\.netrc|\.pgpass|\.npmrc|\.pypirc`)
 
 // secretDiscovery finds searches whose purpose is finding credentials, and
 // environment dumps.
 func secretDiscovery(c Command, add func(string, string, string, float64)) {
 	switch c.Binary {
 	case "grep", "egrep", "rg", "ag", "ack", "git":
+		if c.Binary == "git" && len(c.Argv) > 2 && c.Argv[1] == "credential" && c.Argv[2] == "fill" {
+			add(FindSecretRead, "git credential fill", "git credential fill prints a stored password", 1)
+			return
+		}
 		if c.Binary == "git" && (len(c.Argv) < 2 || c.Argv[1] != "grep") {
 			return
 		}
@@ -761,6 +903,43 @@ func secretDiscovery(c Command, add func(string, string, string, float64)) {
 		if len(c.Argv) > 1 && strings.HasPrefix(c.Argv[1], "find-") && strings.HasSuffix(c.Argv[1], "-password") || slices.Contains(c.Argv, "dump-keychain") {
 			add(FindSecretRead, "keychain", "security reads the keychain", 1)
 		}
+	case "kubectl", "oc":
+		line := " " + strings.Join(c.Argv[1:], " ") + " "
+		if strings.Contains(line, " config view ") && strings.Contains(line, "--raw") || strings.Contains(line, " get secret") && (strings.Contains(line, " -o") || strings.Contains(line, "--output")) ||
+			strings.Contains(line, " describe secret") {
+			add(FindSecretRead, c.Binary, c.Binary+" prints cluster credentials or a secret's value", 0.8)
+		}
+	case "gpg", "gpg2":
+		if slices.ContainsFunc(c.Argv, func(a string) bool { return strings.HasPrefix(a, "--export-secret") }) {
+			add(FindSecretRead, "gpg", "gpg exports private keys", 1)
+		}
+	case "docker", "podman":
+		if len(c.Argv) > 1 && c.Argv[1] == "inspect" && strings.Contains(strings.Join(c.Argv, " "), ".Env") {
+			add(FindSecretRead, c.Binary, c.Binary+" prints containers' environments (their secrets)", 0.6)
+		}
+	case "docker-credential-desktop", "docker-credential-osxkeychain", "docker-credential-pass", "docker-credential-secretservice", "docker-credential-wincred":
+		if slices.Contains(c.Argv, "get") || slices.Contains(c.Argv, "list") {
+			add(FindSecretRead, c.Binary, c.Binary+" prints registry credentials", 1)
+		}
+	case "secret-tool":
+		if len(c.Argv) > 1 && (c.Argv[1] == "lookup" || c.Argv[1] == "search") {
+			add(FindSecretRead, "keyring", "secret-tool reads the desktop keyring", 1)
+		}
+	case "aws":
+		if len(c.Argv) > 2 && c.Argv[1] == "configure" && (c.Argv[2] == "get" || c.Argv[2] == "export-credentials") && secretPatterns.MatchString(strings.Join(c.Argv[2:], " ")+" secret") {
+			add(FindSecretRead, "aws configure", "aws configure prints stored credentials", 0.8)
+		}
+		if len(c.Argv) > 2 && (c.Argv[1] == "secretsmanager" && c.Argv[2] == "get-secret-value" || c.Argv[1] == "ssm" && strings.HasPrefix(c.Argv[2], "get-parameter") && slices.Contains(c.Argv, "--with-decryption")) {
+			add(FindSecretRead, "aws "+c.Argv[1], "aws prints a stored secret's value", 0.6)
+		}
+	case "gcloud", "gh", "az", "doctl", "heroku", "op", "vault", "pass", "bw", "lpass":
+		line := " " + strings.Join(c.Argv[1:], " ") + " "
+		for _, t := range []string{" print-access-token ", " print-identity-token ", " auth token ", " get-access-token ", " read ", " show ", " item get ", " get item ", " get password ", " kv get ", " secrets versions access "} {
+			if strings.Contains(line, t) && (c.Binary != "vault" || t == " read " || t == " kv get ") && (c.Binary != "gh" || t == " auth token ") {
+				add(FindSecretRead, c.Binary, c.Binary+" prints a stored credential or token", 0.6)
+				break
+			}
+		}
 	}
 }
 
@@ -771,11 +950,26 @@ var secretStoreGlobs = []string{
 	"/proc/*/environ", "**/.ssh/id_*", "**/.gnupg/**", "**/.password-store/**",
 	"**/.config/google-chrome/**", "**/.config/chromium/**", "**/.mozilla/firefox/**", "**/Library/Application Support/Google/Chrome/**",
 	"**/Library/Keychains/**", "**/.local/share/keyrings/**", "**/.vault-token", "**/.terraform.d/credentials.tfrc.json",
+	"**/.my.cnf", "**/.mylogin.cnf", "**/.config/rclone/rclone.conf", "**/.m2/settings.xml", "**/.cargo/credentials", "**/.cargo/credentials.toml",
+	"**/.gem/credentials", "/etc/shadow", "/etc/gshadow", "/etc/master.passwd", "**/Library/Application Support/Firefox/**",
+	"**/Library/Application Support/BraveSoftware/**", "**/.config/BraveSoftware/**", "**/Library/Cookies/**", "**/.gitcookies",
+	"**/.boto", "**/.s3cfg", "**/.terraformrc", "**/.composer/auth.json", "**/.config/hub", "**/.config/op/**", "**/.ssh/*_key",
+	"**/.aws/sso/cache/**", "**/.config/gcloud",
 }
 
-// secretStore reports whether p is a well-known credential store.
+// secretStore reports whether p is a well-known credential store (or a
+// glob that takes one in: ~/.*credentials*).
 func secretStore(p string) bool {
 	p = strings.Trim(p, `'"`)
+	if strings.ContainsAny(p, "*?[") {
+		if dir, pat := path.Split(p); homeRe.MatchString(strings.TrimSuffix(dir, "/")) {
+			for _, name := range homeSecrets {
+				if ok, _ := path.Match(pat, name); ok {
+					return true
+				}
+			}
+		}
+	}
 	if strings.HasSuffix(p, ".pub") {
 		return false // a public key
 	}
@@ -791,6 +985,9 @@ func secretStore(p string) bool {
 	}
 	return false
 }
+
+// homeSecrets are credential files directly in a home directory.
+var homeSecrets = []string{".git-credentials", ".netrc", ".pgpass", ".my.cnf", ".mylogin.cnf", ".npmrc", ".pypirc", ".vault-token", ".boto", ".s3cfg", ".gitcookies"}
 
 // secretStoreLits and persistenceLits are each glob's longest literal
 // part: a path without it cannot match, which spares most glob matching.
@@ -830,6 +1027,12 @@ var persistenceGlobs = []struct{ glob, what string }{
 	{"**/.husky/**", "git hooks"}, {"**/.vscode/tasks.json", "an editor task that can run on open"},
 	{"**/.config/autostart/**", "desktop autostart"}, {"/etc/rc.local", "boot scripts"}, {"/etc/init.d/**", "boot scripts"},
 	{"/etc/ld.so.preload", "library preloading"}, {"**/.gitconfig", "git configuration (hooks, aliases)"},
+	{"**/.bash_logout", "a shell start-up file"}, {"/etc/zshrc", "a shell start-up file"}, {"/etc/zsh/zshrc", "a shell start-up file"},
+	{"**/.xprofile", "a session start-up file"}, {"**/.xinitrc", "a session start-up file"}, {"**/.xsession", "a session start-up file"},
+	{"**/.tmux.conf", "tmux configuration (run-shell)"}, {"**/.config/fish/conf.d/**", "a shell start-up file"},
+	{"**/.local/bin/*", "a program on PATH, run in place of another"}, {"**/site-packages/*.pth", "a file Python runs at every start"},
+	{"**/.ssh/config", "SSH configuration (ProxyCommand, LocalCommand)"}, {"/etc/sudoers", "sudo's rules"}, {"/etc/sudoers.d/**", "sudo's rules"},
+	{"/etc/environment", "every session's environment"}, {"/etc/ld.so.conf.d/**", "library loading"}, {"/etc/pam.d/**", "login modules"},
 	{"**/.lessfilter", "a filter less runs on every file it opens"}, {"**/.inputrc", "a shell start-up file"},
 	{"**/.config/git/config", "git configuration (hooks, aliases)"},
 }
@@ -866,9 +1069,29 @@ func persistenceCommand(c Command, add func(string, string, string, float64)) {
 		}
 	case "at", "batch":
 		add(FindPersistence, c.Binary, c.Binary+" schedules a command", 0.9)
+	case "useradd", "adduser", "usermod", "chpasswd", "passwd", "setcap", "visudo", "dscl", "sysadminctl":
+		if c.Binary != "passwd" || len(operands(c.Argv)) > 0 {
+			add(FindPersistence, strings.Join(c.Argv, " "), c.Binary+" changes who can log in or what a program may do", 0.8)
+		}
+	case "defaults":
+		if slices.Contains(c.Argv, "write") && slices.ContainsFunc(c.Argv, func(a string) bool {
+			return strings.Contains(a, "LoginHook") || strings.Contains(a, "LogoutHook") || strings.Contains(a, "loginwindow") || strings.Contains(a, "LaunchServices")
+		}) {
+			add(FindPersistence, strings.Join(c.Argv, " "), "defaults write installs a login hook", 1)
+		}
+	case "osascript":
+		if strings.Contains(strings.Join(c.Argv, " "), "login item") {
+			add(FindPersistence, "login item", "osascript adds a login item", 1)
+		}
+	case "ssh-copy-id":
+		if slices.ContainsFunc(operands(c.Argv), func(h string) bool { return Loopback(strings.TrimPrefix(h[strings.LastIndex(h, "@")+1:], "")) }) {
+			add(FindPersistence, strings.Join(c.Argv, " "), "ssh-copy-id adds a key to this machine's authorized_keys", 1)
+		}
 	case "git":
 		sub, args := gitSub(c.Argv)
-		if sub == "config" {
+		if sub == "config" && !slices.ContainsFunc(args, func(a string) bool {
+			return a == "--get" || a == "--get-all" || a == "--list" || a == "-l" || a == "--get-regexp" || a == "get" || a == "list"
+		}) {
 			for i, a := range args {
 				if strings.EqualFold(a, "core.hooksPath") || strings.HasPrefix(strings.ToLower(a), "core.hookspath") {
 					// A project's own hooks directory (husky, .githooks) is
@@ -1075,4 +1298,74 @@ func packageSource(c Command, add func(string, string, string, float64)) {
 func installsFrom(c Command) bool {
 	head := c.Argv[1:min(3, len(c.Argv))]
 	return slices.ContainsFunc(head, func(a string) bool { return a == "install" || a == "i" || a == "add" })
+}
+
+// credentialDir matches a directory that holds credentials (not a file
+// in it, which secretStore judges).
+var credentialDir = regexp.MustCompile(`(?:^|/)(?:\.ssh|\.aws|\.gnupg|\.password-store|\.kube|\.docker|\.azure|\.config/gcloud|\.config/gh|\.local/share/keyrings|Library/Keychains|\.mozilla/firefox|\.config/google-chrome|\.config/chromium)/?$`)
+
+// dirReaders read every file of a directory they are given (archivers,
+// copiers, recursive searches, uploaders).
+var dirReaders = map[string]bool{"tar": true, "zip": true, "7z": true, "rar": true, "cpio": true, "cp": true, "rsync": true, "scp": true,
+	"rclone": true, "grep": true, "egrep": true, "rg": true, "ag": true, "ack": true, "cat": true, "base64": true, "xxd": true, "gzip": true,
+	"find": true, "sftp": true, "aws": true, "gsutil": true, "curl": true, "nc": true, "socat": true, "git": false}
+
+// credentialDirs finds a whole credential directory read: archived,
+// copied, searched or uploaded (tar cz -C ~ .aws, grep -r key ~/.aws, a
+// search tool's path), which reads every secret in it. Listing it (ls)
+// reads none.
+func (a *Analysis) credentialDirs(cwd string, add func(string, string, string, float64)) {
+	for _, c := range a.Commands {
+		if !dirReaders[c.Binary] {
+			continue
+		}
+		dir := cmp.Or(c.Dir, cwd)
+		for i, w := range c.Argv[1:] {
+			if (w == "-C" || w == "--directory") && c.Binary == "tar" && i+2 < len(c.Argv) {
+				dir = resolve(c.Argv[i+2], dir)
+			}
+		}
+		for _, op := range operands(c.Argv) {
+			p := resolve(strings.TrimPrefix(op, "@"), dir)
+			if credentialDir.MatchString(p) && (strings.HasPrefix(p, "~") || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "$HOME")) {
+				add(FindSecretRead, p, c.Binary+" reads every file of "+p+", which holds credentials", 1)
+			}
+		}
+	}
+	if len(a.Commands) == 0 && a.ToolNative != "" {
+		for _, p := range a.Paths {
+			if credentialDir.MatchString(p) {
+				add(FindSecretRead, p, a.ToolNative+" reads "+p+", which holds credentials", 1)
+			}
+		}
+	}
+}
+
+// tarMembers are the files a tar command names to archive: its operands
+// less the archive (-f FILE, -cf FILE, --file=FILE) and a -C directory.
+func tarMembers(argv []string) []string {
+	var out []string
+	for i := 1; i < len(argv); i++ {
+		a := argv[i]
+		switch {
+		case a == "--file" || a == "-C" || a == "--directory" || !strings.HasPrefix(a, "--") && strings.HasPrefix(a, "-") && strings.HasSuffix(a, "f") ||
+			i == 1 && !strings.HasPrefix(a, "-") && strings.HasSuffix(a, "f"):
+			i++ // the archive, or the directory
+		case strings.HasPrefix(a, "-") || i == 1:
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// persistenceConfidence is how sure a write of p (persisting code as r
+// says) is harm: a project's own shared hooks and editor tasks (.husky,
+// .vscode/tasks.json) are often the project's setup, and are asked;
+// everything else persists outright.
+func persistenceConfidence(p, r string) float64 {
+	if strings.Contains(p, "/.husky/") || strings.HasSuffix(p, "/.vscode/tasks.json") {
+		return 0.6
+	}
+	return 1
 }

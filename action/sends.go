@@ -187,7 +187,10 @@ func (a *Analysis) secretsOut(input any) {
 			return
 		}
 		for _, sp := range detect.Spans(text) {
-			if sp.Class == detect.ClassSecret {
+			// Detectors that read a credential from its form (a flag's
+			// value, key=value) are too loose for a command line's own
+			// options: socat -u FILE:x is no user:password.
+			if sp.Class == detect.ClassSecret && (sp.Detector != "password_flag" || fetchers[who]) && sp.Detector != "secret_assignment" && sp.Detector != "sql_password" {
 				a.addFinding(FindExfiltration, sp.Detector, who+" sends a literal secret ("+sp.Detector+") off the machine", 0.8)
 				return
 			}
@@ -198,6 +201,10 @@ func (a *Analysis) secretsOut(input any) {
 			walkStrings(input, "", func(field, s string) {
 				if f := strings.ToLower(field); f != "prompt" && f != "description" {
 					check(a.ToolNative, s)
+				} else {
+					for _, u := range urlPattern.FindAllString(s, 8) {
+						check(a.ToolNative, u) // Gemini CLI's web_fetch names its URLs in its prompt
+					}
 				}
 			})
 		}

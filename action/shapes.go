@@ -46,6 +46,7 @@ func (a *Analysis) argumentCommands(cwd string) {
 			continue
 		}
 		dir := cmp.Or(c.Dir, cwd)
+		a.optionCommands(c, dir)
 		via := append(clone(c.Via), c.Binary+" argument")
 		for _, e := range c.Env {
 			if _, v, ok := strings.Cut(e, "="); ok && strings.ContainsAny(v, " \t") {
@@ -157,10 +158,10 @@ var ipLiteral = regexp.MustCompile(`\b(?:\d{1,3}\.){3}\d{1,3}\b`)
 // shellMarker is a shell handed to someone: a shell program named as a
 // word, an interactive shell, a shell whose streams are a descriptor
 // held in a variable, a process started from what was read.
-var shellMarker = regexp.MustCompile(`(?:^|[\s'"(\[=,])(?:/bin/|/usr/bin/)?(?:ba|z|da|k|c|tc)?sh(?:\s+-i)?(?:["'\s)\],]|$)|\bcmd\.exe\b|\bexec\s+\$|ProcessBuilder\s*\(|pty\.spawn|\bspawn\s*\(\s*["'](?:/bin/)?(?:ba|z)?sh|\bio\.popen|\bos\.execute|\bsystem\s*\(|\bexec\s*\(|\brun\s*\(\s*` + "`" + `|\|&\s*getline|[0-2]?>&\s*\$`)
+var shellMarker = regexp.MustCompile(`proc_open\s*\(\s*["'](?:/bin/)?(?:ba|z)?sh|(?:^|[\s'"(\[=,])(?:/bin/|/usr/bin/)?(?:ba|z|da|k|c|tc)?sh(?:\s+-i)?(?:["'\s)\],]|$)|\bcmd\.exe\b|\bexec\s+\$|ProcessBuilder\s*\(|pty\.spawn|\bspawn\s*\(\s*["'](?:/bin/)?(?:ba|z)?sh|\bio\.popen|\bos\.execute|\bsystem\s*\(|\bexec\s*\(|\brun\s*\(\s*` + "`" + `|\|&\s*getline|[0-2]?>&\s*\$`)
 
 // netMarker is code or text that opens a connection or listens.
-var netMarker = regexp.MustCompile(`/inet/tcp/|/dev/tcp/|/dev/udp/|\bsocket\b|Socket\b|\bconnect\s*\(|\bztcp\b|createServer|\.listen\s*\(|\bbind\s*\(|\baccept\s*\(|TCPServer|TCPSocket|\bSockets\b`)
+var netMarker = regexp.MustCompile(`/inet/tcp/|/dev/tcp/|/dev/udp/|\bsocket\b|Socket\b|fsockopen|\bconnect\s*\(|\bztcp\b|createServer|\.listen\s*\(|\bbind\s*\(|\baccept\s*\(|TCPServer|TCPSocket|\bSockets\b`)
 
 // remoteShellShapes finds a network endpoint and a shell in one command
 // (its arguments, its inline code) or in one line of text handed to an
@@ -267,7 +268,7 @@ func hasEndpoint(words []string) bool {
 			return true
 		case strings.HasPrefix(w, "--listen=") || strings.HasPrefix(w, "--port="):
 			return true
-		case len(w) > 2 && (w[0] == '-' && w[1] != '-') && strings.ContainsRune(w[1:], 'p') && i+1 < len(words) && isDigits(words[i+1]):
+		case len(w) > 2 && len(w) <= 5 && (w[0] == '-' && w[1] != '-') && strings.ContainsRune(w[1:], 'p') && i+1 < len(words) && isDigits(words[i+1]) && len(words[i+1]) >= 2:
 			return true // -svp 12345
 		}
 	}
@@ -306,7 +307,7 @@ func (a *Analysis) endpointSends() {
 			}
 		}
 		if fileServers.MatchString(line) && !slices.ContainsFunc(c.Argv, func(w string) bool {
-			return Loopback(w) || strings.HasPrefix(w, "127.") || strings.Contains(w, "localhost") || strings.HasPrefix(w, "--bind=127.")
+			return strings.HasPrefix(w, "127.") || w == "::1" || strings.Contains(w, "localhost") || strings.HasPrefix(w, "--bind=127.")
 		}) {
 			add(c.Binary + " serves files to the network")
 		}
@@ -322,6 +323,22 @@ func (a *Analysis) endpointSends() {
 		}
 		if a.unknownProgram(c) && slices.ContainsFunc(c.Argv[1:], func(w string) bool { return w == "--listen" || strings.HasPrefix(w, "--listen=") }) {
 			add(c.Binary + " listens for connections, and the analysis does not know what it serves")
+		}
+		if (c.Binary == "jupyter" || c.Binary == "jupyter-notebook" || c.Binary == "jupyter-lab") && slices.ContainsFunc(c.Argv, func(w string) bool {
+			return strings.Contains(w, "0.0.0.0") || strings.Contains(w, "*")
+		}) {
+			add(c.Binary + " serves a notebook (code execution) to the network")
+		}
+		if c.Binary == "socat" && slices.ContainsFunc(c.Argv[1:], func(w string) bool { return strings.Contains(strings.ToUpper(w), "-LISTEN:") }) {
+			add("socat listens for connections and relays them")
+		}
+		if c.Binary == "ssh" && slices.ContainsFunc(c.Argv[1:], func(w string) bool {
+			return w == "-R" || strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--") && strings.ContainsRune(w, 'R') && len(w) <= 6
+		}) {
+			add("ssh -R opens a port of another machine into this one")
+		}
+		if (c.Binary == "xterm" || c.Binary == "xdotool") && slices.ContainsFunc(c.Argv[1:], func(w string) bool { return w == "-display" }) {
+			a.addFinding(FindRemoteShell, strings.Join(c.Argv, " "), c.Binary+" opens a terminal on another machine's display", 0.8)
 		}
 		if tunnel(c) {
 			add(c.Binary + " opens a tunnel from the internet to this machine")
@@ -349,8 +366,16 @@ func tunnel(c Command) bool {
 // sharedLibrary matches a shared library's file name.
 var sharedLibrary = regexp.MustCompile(`\.so(?:\.[0-9a-z.]+)?$|\.dylib$`)
 
+// loaderVars make every program started with them load code first.
+var loaderVars = map[string]bool{"LD_PRELOAD": true, "LD_AUDIT": true, "LD_LIBRARY_PATH": true, "DYLD_INSERT_LIBRARIES": true,
+	"DYLD_LIBRARY_PATH": true, "BASH_ENV": true, "ENV": true, "PYTHONSTARTUP": true}
+
+// codeOption matches an interpreter option that loads a file first
+// (node --require FILE, ruby -rFILE, perl -MFILE).
+var codeOption = regexp.MustCompile(`(?:^|\s)(?:--require|-r|--import|--loader|--experimental-loader|-M)[\s=]?\S`)
+
 // libraryCode is code that loads a library.
-var libraryCode = regexp.MustCompile(`\bdlopen\b|LoadLibrary|\bcdll\b|ctypes\.CDLL|Fiddle|\bload_module\b|\benable\s+-f\b|^\s*load\s+\S+\.so|DynaLoader|ffi\.load|System\.load`)
+var libraryCode = regexp.MustCompile(`\bdlopen\b|LoadLibrary|\bcdll\b|ctypes\.CDLL|Fiddle|\bload_module\b|\benable\s+-f\b|^\s*load\s+\S+\.so|DynaLoader|ffi\.load|System\.load|package\.loadlib`)
 
 // libraryHandlers build, inspect, copy or remove libraries without
 // loading them.
@@ -364,10 +389,17 @@ var libraryHandlers = map[string]bool{"cp": true, "mv": true, "rm": true, "ls": 
 func (a *Analysis) libraryLoads() {
 	for i := 0; i < len(a.Commands) && i < 256; i++ {
 		c := a.Commands[i]
-		for _, e := range c.Env {
-			if n, v, _ := strings.Cut(e, "="); (n == "LD_PRELOAD" || n == "LD_AUDIT" || n == "DYLD_INSERT_LIBRARIES") && v != "" {
-				a.addFinding(FindLibraryLoad, v, c.Binary+" runs with "+n+"="+v, 0.6)
+		env := c.Env
+		if c.Binary == "export" || c.Binary == "declare" || c.Binary == "typeset" {
+			env = append(slices.Clone(env), c.Argv[1:]...) // export LD_AUDIT=…; ls
+		}
+		for _, e := range env {
+			if n, v, _ := strings.Cut(e, "="); loaderVars[n] && v != "" || (n == "NODE_OPTIONS" || n == "RUBYOPT" || n == "PERL5OPT") && codeOption.MatchString(v) {
+				a.addFinding(FindLibraryLoad, v, c.Binary+" runs with "+n+"="+v+", which loads code into it", 0.6)
 			}
+		}
+		if c.Binary == "insmod" || c.Binary == "modprobe" && !slices.Contains(c.Argv, "-r") || c.Binary == "kextload" || c.Binary == "kmutil" && slices.Contains(c.Argv, "load") {
+			a.addFinding(FindLibraryLoad, strings.Join(c.Argv, " "), c.Binary+" loads code into the kernel", 0.8)
 		}
 		if c.Binary == "ldconfig" && slices.ContainsFunc(c.Argv[1:], func(w string) bool { return w != "-p" && w != "--print-cache" }) {
 			a.addFinding(FindLibraryLoad, strings.Join(c.Argv, " "), "ldconfig changes where every program finds its libraries", 0.6)
@@ -467,4 +499,160 @@ func (a *Analysis) opaque(c Command, cwd string, add func(string, string, string
 			}
 		}
 	}
+}
+
+// Programs that run a command line their options carry.
+
+// optionCommands reads the command lines programs take in their options:
+// ssh -o ProxyCommand=… (and LocalCommand), rsync -e/--rsh, zip -TT/
+// --unzip-command, vim's -c/+ ':!CMD', sed's e command, the arguments an
+// interpreter's inline code hands to system() ($ARGV, sys.argv,
+// process.argv), and the command a container runs (docker run IMAGE CMD).
+func (a *Analysis) optionCommands(c Command, dir string) {
+	via := append(clone(c.Via), c.Binary+" option")
+	run := func(line string) {
+		if line = strings.TrimSpace(line); line != "" && len(a.Commands) < 256 {
+			a.addShell(line, dir, 2)
+		}
+	}
+	args := c.Argv[1:]
+	value := func(i int, flag string) (string, bool) {
+		w := args[i]
+		if w == flag && i+1 < len(args) {
+			return args[i+1], true
+		}
+		if v, ok := strings.CutPrefix(w, flag+"="); ok {
+			return v, true
+		}
+		return "", false
+	}
+	for i, w := range args {
+		switch c.Binary {
+		case "ssh", "scp", "sftp", "autossh":
+			v := ""
+			if w == "-o" && i+1 < len(args) {
+				v = args[i+1]
+			} else if strings.HasPrefix(w, "-o") {
+				v = w[2:]
+			}
+			if k, cmd, ok := strings.Cut(v, "="); ok && (strings.EqualFold(k, "ProxyCommand") || strings.EqualFold(k, "LocalCommand")) {
+				run(cmd)
+			}
+		case "rsync":
+			for _, f := range []string{"-e", "--rsh"} {
+				if v, ok := value(i, f); ok {
+					run(v)
+				}
+			}
+		case "zip":
+			for _, f := range []string{"-TT", "--unzip-command"} {
+				if v, ok := value(i, f); ok {
+					run(v)
+				}
+			}
+		case "vim", "vi", "nvim", "ex", "view":
+			v := ""
+			if (w == "-c" || w == "--cmd") && i+1 < len(args) {
+				v = args[i+1]
+			} else if strings.HasPrefix(w, "+") {
+				v = w[1:]
+			}
+			if cmd, ok := strings.CutPrefix(strings.TrimLeft(v, ": "), "!"); ok {
+				run(cmd)
+			}
+		case "sed":
+			for _, m := range sedExec.FindAllStringSubmatch(w, 4) {
+				run(m[1])
+			}
+		}
+	}
+	if c.Binary == "git" {
+		if sub, rest := gitSub(c.Argv); sub == "bisect" && len(rest) > 1 && rest[0] == "run" {
+			a.addSub(rest[1:], via, dir) // git bisect run CMD…
+		}
+	}
+	if (c.Binary == "sed" || c.Binary == "perl") && InPlace(c) {
+		// sed -i '1i TEXT' FILE: what it inserts into an instruction file
+		// is a memory write like any other.
+		for _, f := range operands(c.Argv)[min(1, len(operands(c.Argv))):] {
+			if InstructionFile(resolve(f, dir)) != "" {
+				for _, m := range sedText.FindAllStringSubmatch(strings.Join(c.Argv[1:], "\n"), 4) {
+					a.MemoryWrites = append(a.MemoryWrites, m[1])
+				}
+			}
+		}
+	}
+	if code, lang := inlineCode(c); code != "" && lang != "awk" && argvCode.MatchString(code) && codeRunners.MatchString(code) {
+		// perl -e 'system("sh", "-c", $ARGV[0])' 'CMD': the arguments after
+		// the code are what it runs.
+		ops := operands(c.Argv)
+		for _, op := range ops {
+			if op != code && strings.ContainsAny(op, " \t") {
+				run(op)
+			}
+		}
+	}
+	if (c.Binary == "docker" || c.Binary == "podman" || c.Binary == "nerdctl") && len(args) > 0 && (args[0] == "run" || args[0] == "exec") {
+		// What it runs there touches the container's files, not this
+		// machine's; but a shell it hands to the network (with the host's
+		// network, or published) is a remote shell all the same.
+		if cmd := containerCommand(args); len(cmd) > 0 && len(a.Commands) < 256 {
+			in := Analysis{Cwd: dir}
+			parseShell(strings.Join(quoteAll(cmd), " "), via, 2, &in.Commands)
+			in.remoteShells()
+			in.remoteShellShapes(nil)
+			for _, f := range in.Findings {
+				a.addFinding(f.Class, f.Subject, c.Binary+" "+args[0]+": "+f.Detail, f.Confidence)
+			}
+		}
+	}
+}
+
+// sedText matches sed's i, a and c commands with the text they put in.
+var sedText = regexp.MustCompile(`(?m)^(?:\d+|\$|/[^/]*/)?\s*[iac]\\?\s*(.+)$`)
+
+// sedExec matches sed's e command (GNU sed runs its argument as a
+// command): 1e CMD, $e CMD, /re/e CMD.
+var sedExec = regexp.MustCompile(`(?:^|[;\n{}])\s*(?:\d+|\$|/[^/]*/)?\s*e\s+([^;\n}]+)`)
+
+// argvCode is inline code that reads the arguments it was given.
+var argvCode = regexp.MustCompile(`\$ARGV|@ARGV|sys\.argv|process\.argv|ARGV\[|\$argv|\$\*|"\$@"|\$1\b`)
+
+// containerOptionValues are docker/podman run and exec options that take
+// a value.
+var containerOptionValues = map[string]bool{"-e": true, "--env": true, "-v": true, "--volume": true, "-p": true, "--publish": true,
+	"--name": true, "-w": true, "--workdir": true, "-u": true, "--user": true, "--network": true, "--net": true, "--entrypoint": true,
+	"-l": true, "--label": true, "--mount": true, "--env-file": true, "--platform": true, "-h": true, "--hostname": true, "--cap-add": true,
+	"--device": true, "--pid": true, "--ipc": true, "--add-host": true, "--restart": true, "-m": true, "--memory": true, "--cpus": true}
+
+// containerCommand is the command a docker run or exec runs: the words
+// after the image (run) or the container (exec).
+func containerCommand(args []string) []string {
+	seen := 0
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if strings.HasPrefix(a, "-") {
+			if containerOptionValues[a] && !strings.Contains(a, "=") {
+				i++
+			}
+			continue
+		}
+		seen++
+		if seen == 1 {
+			if i+1 < len(args) {
+				return args[i+1:]
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// quoteAll quotes words so that a shell reads them back as they are.
+func quoteAll(words []string) []string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+	}
+	return out
 }

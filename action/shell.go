@@ -111,6 +111,15 @@ var wrappers = map[string]map[string]bool{
 	// Multi-call binaries: the first argument names the applet.
 	"busybox": {},
 	"toybox":  {},
+	// Programs that run the rest of their arguments in another session,
+	// through a proxy or unbuffered.
+	"setsid":      {},
+	"unbuffer":    {},
+	"torsocks":    {},
+	"proxychains": {"-f": true}, "proxychains4": {"-f": true},
+	"caffeinate": {"-t": true, "-w": true},
+	"runuser":    {"-u": true, "-g": true, "-G": true},
+	"chronic":    {},
 }
 
 // shellBuiltins run inside the shell; they are not binaries to allow.
@@ -122,6 +131,9 @@ var shellBuiltins = map[string]bool{
 
 // IsShellBuiltin reports whether name is a shell builtin.
 func IsShellBuiltin(name string) bool { return shellBuiltins[name] }
+
+// cRunners are programs whose -c option's value is a command line.
+var cRunners = map[string]bool{"su": true, "runuser": true, "script": true, "npx": true}
 
 // shells are interpreters whose -c argument is itself a command line.
 var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "fish": true, "ash": true}
@@ -183,6 +195,12 @@ func emit(toks []token, stage int, piped bool, via []string, depth int, out *[]C
 			}
 			i++
 			if flags[a] && i < len(argv) {
+				switch {
+				case bin == "xargs" && a == "-a":
+					inputs = append(inputs, argv[i]) // xargs -a FILE reads FILE
+				case (bin == "time" || bin == "strace") && a == "-o":
+					redirects = append(redirects, argv[i]) // writes its report to FILE
+				}
 				i++
 			}
 		}
@@ -217,6 +235,20 @@ func emit(toks []token, stage int, piped bool, via []string, depth int, out *[]C
 		}
 	case bin == "eval":
 		parseShell(strings.Join(argv[1:], " "), append(clone(via), "eval"), depth+1, out)
+	case cRunners[bin]:
+		// su -c CMD, runuser -c, script -qc CMD FILE, npx -c CMD: the
+		// value of their -c is a command line.
+		for i := 1; i+1 < len(argv); i++ {
+			a := argv[i]
+			if a == "-c" || a == "--command" || bin != "npx" && strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.HasSuffix(a, "c") {
+				parseShell(argv[i+1], append(clone(via), bin+" -c"), depth+1, out)
+				break
+			}
+			if v, ok := strings.CutPrefix(a, "--command="); ok {
+				parseShell(v, append(clone(via), bin+" -c"), depth+1, out)
+				break
+			}
+		}
 	}
 }
 

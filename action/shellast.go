@@ -37,8 +37,9 @@ type shellWalker struct {
 	vars    map[string]string
 	aliases map[string][]string
 	// stdin are the words the previous stage of a pipeline echoes, which
-	// xargs turns into arguments.
-	stdin []string
+	// xargs turns into arguments; stdinText is that text whole.
+	stdin     []string
+	stdinText string
 }
 
 func (w *shellWalker) stmts(sts []*syntax.Stmt) {
@@ -66,11 +67,13 @@ func (w *shellWalker) pipeline(st *syntax.Stmt) {
 		before := len(*w.out)
 		w.stmt(p, i, i > 0)
 		w.stdin = nil
+		w.stdinText = ""
 		if added := (*w.out)[before:]; len(added) > 0 && (added[0].Binary == "echo" || added[0].Binary == "printf") {
-			w.stdin = strings.Fields(printed(added[0].Argv))
+			w.stdinText = printed(added[0].Argv)
+			w.stdin = strings.Fields(w.stdinText)
 		}
 	}
-	w.stdin = nil
+	w.stdin, w.stdinText = nil, ""
 }
 
 func (w *shellWalker) stmt(st *syntax.Stmt, stage int, piped bool) {
@@ -92,6 +95,14 @@ func (w *shellWalker) stmt(st *syntax.Stmt, stage int, piped bool) {
 				inputs = append(inputs, t)
 			}
 		}
+	}
+	if _, call := st.Cmd.(*syntax.CallExpr); !call && st.Cmd != nil && len(inputs) > 0 {
+		// while read l; do …; done < FILE: the loop reads FILE.
+		toks := []token{{text: ":"}}
+		for _, r := range inputs {
+			toks = append(toks, token{redirect: "<", text: r})
+		}
+		emit(toks, stage, piped, w.via, w.depth, w.out)
 	}
 	switch c := st.Cmd.(type) {
 	case nil:
@@ -203,7 +214,31 @@ func (w *shellWalker) stmt(st *syntax.Stmt, stage int, piped bool) {
 		}
 	case *syntax.CoprocClause:
 		w.pipeline(c.Stmt)
-	default: // declarations, tests, arithmetic: only their substitutions run
+	case *syntax.DeclClause:
+		// export NAME=value, declare -x NAME=value: the assignments are
+		// the environment of what runs next (LD_AUDIT, PATH, ...): kept as
+		// the declaration's arguments, and as the line's variables.
+		syntax.Walk(c, w.substNode)
+		argv := []string{c.Variant.Value}
+		for _, a := range c.Args {
+			if a.Name != nil {
+				argv = append(argv, a.Name.Value+"="+wordText(a.Value))
+				if a.Value != nil {
+					if w.vars == nil {
+						w.vars = map[string]string{}
+					}
+					w.vars[a.Name.Value] = wordText(a.Value)
+				}
+			} else if a.Value != nil {
+				argv = append(argv, wordText(a.Value))
+			}
+		}
+		toks := make([]token, 0, len(argv))
+		for _, s := range argv {
+			toks = append(toks, token{text: s})
+		}
+		emit(toks, stage, piped, w.via, w.depth, w.out)
+	default: // tests, arithmetic: only their substitutions run
 		syntax.Walk(c, w.substNode)
 	}
 }
@@ -221,7 +256,7 @@ func (w *shellWalker) expand(word string) []string {
 		if v, ok := w.vars[sub[1]]; ok {
 			return v
 		}
-		if environmentVars[sub[1]] || strings.HasPrefix(sub[1], "XDG_") {
+		if environmentVars[sub[1]] || strings.HasPrefix(sub[1], "XDG_") || strings.Contains(m, "?") {
 			return "$" + sub[1] // the caller's own environment: kept as written
 		}
 		return sub[2]
@@ -248,7 +283,7 @@ func (w *shellWalker) expand(word string) []string {
 
 // lineDefault matches ${NAME:-word}, ${NAME-word}, ${NAME:=word} and
 // ${NAME=word} with a literal word.
-var lineDefault = regexp.MustCompile(`\$\{(\w+):?[-=]([^{}$]*)\}`)
+var lineDefault = regexp.MustCompile(`\$\{(\w+):?[-=?]([^{}$]*)\}`)
 
 // environmentVars are variables a command line gets from its caller: a
 // default given for them is not what they hold.
@@ -296,13 +331,21 @@ func (w *shellWalker) stdinOf(st *syntax.Stmt, before int) {
 		}
 	}
 	if !slices.Contains(c.Via, "xargs") {
+		if c.Heredoc == "" && w.stdinText != "" && !shells[c.Binary] {
+			c.Heredoc = w.stdinText // echo 'DROP TABLE users;' | psql: what it reads
+		}
 		return
 	}
-	words := w.stdin
+	words, text := w.stdin, w.stdinText
 	if c.Heredoc != "" {
-		words = strings.Fields(c.Heredoc)
+		words, text = strings.Fields(c.Heredoc), c.Heredoc
 	}
 	c.Argv = append(slices.Clip(c.Argv), words...)
+	// xargs sh -c: what it reads becomes the command string (whole, as
+	// xargs -0 passes it; read whole either way, the worse reading).
+	if shells[c.Binary] && len(c.Argv) >= 2 && c.Argv[len(c.Argv)-len(words)-1] == "-c" && text != "" && w.depth < maxShellDepth {
+		parseShell(text, append(clone(c.Via), c.Binary+" -c"), w.depth+1, w.out)
+	}
 }
 
 // heredocs reads a here-document fed to a shell as the commands it is.

@@ -430,11 +430,8 @@ func (p *Policy) addFacts(am map[string]any, a *action.Analysis, event map[strin
 	am["rule_conflicts"] = p.conflicts(a, subjects, m)
 	refs := []string{}
 	for _, v := range p.manifest.Secrets.EnvVars {
-		for _, s := range subjects {
-			if strings.Contains(s, "$"+v) || strings.Contains(s, "${"+v) {
-				refs = append(refs, v)
-				break
-			}
+		if p.leaksVar(a, v, subjects) {
+			refs = append(refs, v)
 		}
 	}
 	am["secret_env_refs"] = refs
@@ -657,4 +654,39 @@ func DefaultManifest() *manifest.Manifest {
 		panic("policy: built-in manifest: " + err.Error()) // a test keeps it valid
 	}
 	return m
+}
+
+// leaksVar reports whether a call refers to the secret variable v in a way
+// that can put its value where it does not belong: printed (echo, printf,
+// env), written into a file, piped into another program, sent to a
+// destination the manifest does not list, or named by code or a command
+// the analysis cannot place. A variable handed to the program that uses it
+// (psql "$DATABASE_URL", a token in a header to its own listed API) is its
+// use, not its leak.
+func (p *Policy) leaksVar(a *action.Analysis, v string, subjects []string) bool {
+	refers := func(s string) bool { return strings.Contains(s, "$"+v) || strings.Contains(s, "${"+v) }
+	if !slices.ContainsFunc(subjects, refers) {
+		return false
+	}
+	if len(a.Commands) == 0 {
+		return true
+	}
+	found := false
+	for _, c := range a.Commands {
+		if !slices.ContainsFunc(c.Argv, refers) && !slices.ContainsFunc(c.Env, refers) {
+			continue
+		}
+		found = true
+		switch {
+		case slices.ContainsFunc(c.Via, func(w string) bool { return w == "$()" || w == "<()" || strings.HasSuffix(w, " code") }) || len(c.Redirects) > 0:
+			return true // in code, a substitution, or written to a file
+		case c.Binary == "echo" || c.Binary == "printf" || c.Binary == "env" || c.Binary == "printenv" || c.Binary == "export" || c.Binary == "set":
+			return true
+		case slices.ContainsFunc(a.Commands, func(o action.Command) bool { return o.Piped && o.Stage > c.Stage }):
+			return true // handed down a pipe
+		case len(a.Hosts) > 0 && p.unlistedHost(a) != "":
+			return true
+		}
+	}
+	return !found // named where no command of the call shows it (a heredoc, decoded text)
 }

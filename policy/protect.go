@@ -30,6 +30,7 @@ var hostConfigGlobs = []string{"**/agentledger-hook",
 	"**/.claude/settings.json", "**/.claude/settings.local.json", "**/.claude/hooks",
 	"**/.cursor/hooks.json", "**/.github/hooks", "**/.gemini/settings.json",
 	"**/.codex/config.toml", "**/.codex/hooks.json", "**/.github/copilot/settings.json", "**/.github/copilot/settings.local.json",
+	"**/.copilot/hooks", "**/.copilot/config.json", "**/.gemini/hooks", "**/.cursor/hooks",
 	"/etc/claude-code", "/Library/Application Support/ClaudeCode", "/etc/cursor/hooks.json",
 	"/Library/Application Support/Cursor/hooks.json", "/etc/gemini-cli", "/etc/github-copilot", "/etc/codex",
 }
@@ -165,6 +166,10 @@ func (g *guard) shellHits(c action.Command, cwd string, symlinks map[string]stri
 			continue
 		}
 		arg = lookedUp.ReplaceAllString(arg, "/PATH/${1}${2}") // "$(command -v agentledger-hook)" is that program, wherever PATH finds it
+		if prog, ok := strings.CutPrefix(arg, "/PATH/"); ok && ownPrograms[prog] && !readOnly {
+			add("%s would change %s, agentledger's own program, wherever PATH finds it", c.Binary, prog)
+			continue
+		}
 		if k, v, ok := strings.Cut(arg, "="); ok && strings.HasPrefix(k, "-") {
 			arg = v // --file=PATH
 		} else if len(arg) > 2 && arg[0] == '-' && arg[1] != '-' && strings.ContainsAny(arg[2:3], "/~.$") {
@@ -175,7 +180,7 @@ func (g *guard) shellHits(c action.Command, cwd string, symlinks map[string]stri
 		check(arg, false)
 	}
 	for _, r := range c.Redirects {
-		check(r, true)
+		check(lookedUp.ReplaceAllString(r, "/PATH/${1}${2}"), true)
 	}
 }
 
@@ -183,8 +188,18 @@ func (g *guard) shellHits(c action.Command, cwd string, symlinks map[string]stri
 // -v X), $(which X), $(type -p X), `which X`.
 var lookedUp = regexp.MustCompile("\\$\\((?:command\\s+-v|which|type\\s+-p|whereis)\\s+([\\w.-]+)\\)|`(?:command\\s+-v|which|type\\s+-p)\\s+([\\w.-]+)`")
 
+// agentHosts are the agent hosts' programs.
+var agentHosts = map[string]bool{"claude": true, "codex": true, "gemini": true, "copilot": true, "cursor-agent": true, "export": true}
+
 // namesEngine matches a word that names agentledger's engine process.
 var namesEngine = regexp.MustCompile(`(?:^|[\s/"'(])engine(?:$|[\s"')])|agentledger`)
+
+// ownPrograms are agentledger's programs, found on PATH.
+var ownPrograms = map[string]bool{"engine": true, "ledger": true, "replay": true, "agentledger-hook": true}
+
+// hostsUnguarded are the ways to start an agent host without its
+// permission checks or its hooks.
+var hostsUnguarded = regexp.MustCompile(`--dangerously-skip-permissions|--dangerously-bypass-approvals-and-sandbox|--yolo\b|--allow-all-tools|--approval-mode[= ]yolo|--settings\s*['"]?\{[^}]*"hooks"|AGENTLEDGER_DISABLE=|--no-hooks\b|disableAllHooks`)
 
 // selfCommands are agentledger's own commands that lift or weaken its
 // protection, by program and subcommand.
@@ -208,6 +223,10 @@ func selfCommand(c action.Command) string {
 			}
 			break
 		}
+	}
+	if line := strings.Join(c.Argv, " ") + " " + strings.Join(c.Env, " "); agentHosts[c.Binary] && hostsUnguarded.MatchString(line) ||
+		c.Binary == "export" && strings.Contains(line, "AGENTLEDGER_DISABLE=") {
+		return c.Binary + " starts an agent without its permission checks or hooks"
 	}
 	switch c.Binary {
 	case "kill", "pkill", "killall", "pgrep":

@@ -81,7 +81,7 @@ signals contains sig(1, "MEMORY_POISONING", "deny", "DENY", "persistence", "crit
 	input.event.hook_point == "PreToolUse"
 	"memory_writes" in input.gates
 	some text in input.action.memory_writes
-	some p in poisoning_patterns
+	some p in array.concat(poisoning_patterns, instruction_patterns)
 	regex.match(p, text)
 }
 

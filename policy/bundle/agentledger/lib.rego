@@ -71,6 +71,21 @@ forbidden_sql_patterns := [
 	{"id": "delete-all", "re": `(?i)\bdelete\s+from\s+[\w."]+\s*;?\s*$`, "reason": "deletes every row (no WHERE)"},
 ]
 
+# Instructions aimed at the agent that a file a host loads as instructions
+# must not carry: to approve or hide, to send credentials, to get around
+# the guard, to force history or copy keys.
+instruction_patterns := [
+	`(?i)\b(approve|accept|allow|run)\b.{0,30}\b(every|all|any)\b.{0,30}\b(tool|command|call|request|permission|action)s?\b`,
+	`(?i)\b(without|never|don't|do not|no need to)\b.{0,20}\b(ask|asking|prompt|prompting|confirm|confirming|confirmation|approval)\b.{0,30}\b(user|human|anyone|me|them)\b`,
+	`(?i)\bnever (mention|tell|reveal|disclose|report)\b`,
+	`(?i)\b(post|send|upload|paste|email|forward|exfiltrate|copy|commit|push)\b.{0,60}\b(credentials?|secrets?|tokens?|api[ _-]?keys?|passwords?|private keys?|\.env\b|id_rsa|id_ed25519|\.ssh|\.aws|\.netrc)`,
+	`(?i)\b(credentials?|secrets?|tokens?|api[ _-]?keys?|passwords?)\b.{0,60}\b(post|send|upload|paste|email|forward)\b.{0,40}(https?://|@)`,
+	`(?i)\b(ignore|bypass|disable|skip|evade|get around|work around|turn off|circumvent)\b.{0,40}\b(agentledger|hooks?|guard|denials?|policy|policies|permissions?|sandbox|safety|approvals?)\b`,
+	"(?i)\\bgit push\\b[^\\n]{0,40}(\\s-f\\b|--force(\\s|$|[`'\"]))|--no-verify\\b",
+	`(?i)(~|\$HOME|/home/[^/\s]+|/Users/[^/\s]+)/\.(ssh|aws|gnupg|netrc|git-credentials)`,
+	`(?i)\b(base64|rev|xxd)\b.{0,40}\b(bash|sh) -c\b|\bbash -c\b.{0,40}\bbase64\b`,
+]
+
 injection_patterns := [
 	`(?i)ignore (all |any )?(previous|prior|above) (instructions|prompts)`,
 	`(?i)disregard (the |your )?(system prompt|instructions)`,
