@@ -575,7 +575,8 @@ func destructive(c Command, cwd string, add func(string, string, string, float64
 		}
 		if ops := operands(c.Argv); len(ops) > 1 {
 			for _, t := range ops[1:] {
-				if what := dangerousTarget(t, cwd); what != "" && what != "the working directory" && what != "the workspace root" {
+				if what := dangerousTarget(t, cwd); what != "" && what != "the working directory" && what != "the workspace root" &&
+					!(c.Binary == "chmod" && strings.Trim(t, "/") == "") { // chmod -R … / is forbidden outright (the policy's own pattern)
 					add(FindDestructive, t, c.Binary+" -R changes who owns or may use "+t+" ("+what+")", 0.8)
 				}
 			}

@@ -262,6 +262,11 @@ test_taint_asks_before_mcp_calls_unless_pinned_read_only if {
 	writes := object.union(e, {"tool_pin": {"status": "pinned", "pinned": "ab"}})
 	policy.decision.decision == "ask" with input as engine_input(writes, a, s, manifest)
 
+	# Through the gateway, a pinned tool its server does not declare
+	# read-only is asked whatever its name.
+	pinned_comment := object.union(e, {"tool_name_native": "mcp__github__add_issue_comment", "tool_pin": {"status": "pinned", "pinned": "ab"}})
+	policy.decision.decision == "ask" with input as engine_input(pinned_comment, object.union(mcp_action, {"tool_native": "mcp__github__add_issue_comment"}), s, manifest)
+
 	# Reads, comments and the rest of a declared server's work go on.
 	policy.decision.decision == "allow" with input as engine_input(object.union(e, {"tool_name_native": "mcp__github__get_issue"}), mcp_action, s, manifest)
 	comment := object.union(mcp_action, {"tool_native": "mcp__github__add_issue_comment"})

@@ -287,6 +287,15 @@ tainted_risks contains sprintf("runs what it passes to %s", [input.action.tool_n
 	mcp_running_name
 }
 
+# Through the MCP gateway a tool's server declares what it does, and the
+# gateway pins that: after taint, a pinned tool its server does not declare
+# read-only is asked (it may write or send what the session read).
+tainted_risks contains sprintf("passes what it is given to %s, which its server does not declare read-only", [input.action.tool_native]) if {
+	input.action.tool == "mcp_call"
+	input.event.tool_pin.status == "pinned"
+	not read_only_tool
+}
+
 mcp_running_name if regex.match(`__(?:[a-z0-9]+_)*(?:execute|exec|eval|shell|run_command|run_script|run_code|run_shell|command|terminal)(?:_|$)`, lower(input.action.tool_native))
 
 tainted_risks contains "runs code it decodes" if {
