@@ -263,7 +263,7 @@ func (a *Analysis) gitCaveats(c Command, dir string, add func(string), addFindin
 			return
 		}
 		add("git " + sub + " takes untracked files away (the project's own hook configuration may be among them)")
-		if what := dangerousTarget(dir, ""); sub == "clean" && what != "" && what != "the working directory" {
+		if what := dangerousTarget(dir, ""); sub == "clean" && dir != "" && what != "" && what != "the working directory" {
 			addFinding(FindDestructive, "git clean", "git clean in "+dir+" deletes every untracked file of "+what, 1)
 		}
 	}

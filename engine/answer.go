@@ -176,17 +176,7 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 		if m.Event == nil {
 			return HookResponse{Verdict: aarts.Verdict{Decision: aarts.Allow}, ReasonCode: "NOT_JUDGED", HostOutput: host.Render(native, req.Body, adapter.Answer{Decision: aarts.Allow})}
 		}
-		payload = m.Event
-		switch {
-		case req.Unattended && host.Defers != nil && host.Defers(native, body):
-			// No one attends the run, and the host can defer the call for
-			// its caller to resume: an ask is deferred.
-			payload = withMember(payload, "host_defers", true)
-		case req.Unattended || host.Asks != nil && !host.Asks(native, req.HostAsks):
-			// The host has no one to prompt here: an ask is answered, and
-			// recorded, as deny.
-			payload = withMember(payload, "host_asks", false)
-		}
+		payload = hostMembers(host, native, body, m.Event, req.Unattended, req.HostAsks)
 		if req.Observe {
 			payload = observe(ctx, payload)
 		}
@@ -239,6 +229,21 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 	}
 	e.noteAnswer(req.Tenant, req.Host, ev, r)
 	return r
+}
+
+// hostMembers adds to event, which host mapped from its input body (its
+// event named native), what the engine knows of the host's run: where no
+// one attends it and the host can defer the call for its caller to resume,
+// an ask is deferred (host_defers); where the host has no one to prompt,
+// an ask is answered, and recorded, as deny (host_asks false).
+func hostMembers(host *adapter.Host, native string, body, event []byte, unattended, hostAsks bool) []byte {
+	switch {
+	case unattended && host.Defers != nil && host.Defers(native, body):
+		return withMember(event, "host_defers", true)
+	case unattended || host.Asks != nil && !host.Asks(native, hostAsks):
+		return withMember(event, "host_asks", false)
+	}
+	return event
 }
 
 // adapterMembers are event members only a host adapter sets: what the host

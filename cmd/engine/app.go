@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"time"
@@ -123,38 +122,6 @@ func (a *app) recordingEngine(c *cli.Context) (*engine.Engine, *store.Store, err
 	return e, st, nil
 }
 
-func (a *app) eval(c *cli.Context) error {
-	if c.NArg() > 1 {
-		return cmdline.Usage(fmt.Errorf("eval takes one input, got %d", c.NArg()))
-	}
-	p, err := loadPolicy(c)
-	if err != nil {
-		return err
-	}
-	lim, err := cmdline.Limits(c)
-	if err != nil {
-		return err
-	}
-	in := a.stdin
-	if name := c.Args().First(); name != "" && name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return cmdline.Usage(err)
-		}
-		defer f.Close()
-		in = f
-	}
-	d := decide.NewDecider(p)
-	d.Limits = lim
-	if err := engine.Eval(c.Context, d, c.String("tenant"), in, a.stdout); err != nil {
-		if decide.IsInputError(err) {
-			return cmdline.Usage(err)
-		}
-		return err
-	}
-	return nil
-}
-
 // serveCommand is `serve`.
 func serveCommand(a *app) *cli.Command {
 	return cmdline.WithGlobals(&cli.Command{
@@ -255,19 +222,4 @@ func hooksCommand(a *app) *cli.Command {
 					"the engine cannot accept is denied and recorded. Exit 0 with Codex's JSON on stdout."),
 		},
 	}
-}
-
-// evalCommand is `eval`.
-func evalCommand(a *app) *cli.Command {
-	return cmdline.WithGlobals(&cli.Command{
-		Name:      "eval",
-		Usage:     "fold and evaluate NDJSON hook events without recording anything",
-		ArgsUsage: "[FILE|-]",
-		Description: "Reads AARTS hook events (one JSON object per line, any number of sessions),\n" +
-			"folds each into its session's snapshot and evaluates it, in order. Prints one line per\n" +
-			"event: session_id, index, hook_point, decision, aarm_decision, reason_code,\n" +
-			"matched_rule_id, reasons, snapshot_hash.",
-		Flags:  policyFlags(),
-		Action: a.eval,
-	})
 }
