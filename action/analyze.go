@@ -100,7 +100,7 @@ func AnalyzeTool(native string, input any, cwd string) Analysis {
 	var shellLines, written []string
 	walkStrings(input, "", func(field, s string) {
 		f := strings.ToLower(field)
-		if (base == aarts.ToolFileWrite || base == aarts.ToolFileEdit) && contentFields[f] {
+		if (base == aarts.ToolFileWrite || base == aarts.ToolFileEdit || a.MCPServer != "" && mcpWrites(native)) && contentFields[f] {
 			written = append(written, s)
 		}
 		switch {
@@ -556,6 +556,17 @@ func WrittenArgs(c Command) []string {
 		for _, a := range c.Argv[1:] {
 			if v, ok := strings.CutPrefix(a, "of="); ok {
 				return []string{v}
+			}
+		}
+		return nil
+	case "ssh-keygen":
+		// ssh-keygen -t … -f FILE makes a new key pair at FILE (reading an
+		// existing key is -y, -l, -e, -p).
+		if !slices.ContainsFunc(c.Argv, func(a string) bool { return a == "-y" || a == "-l" || a == "-e" || a == "-p" || a == "-c" || a == "-D" }) {
+			for i, a := range c.Argv {
+				if a == "-f" && i+1 < len(c.Argv) {
+					return []string{c.Argv[i+1], c.Argv[i+1] + ".pub"}
+				}
 			}
 		}
 		return nil

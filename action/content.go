@@ -69,6 +69,11 @@ func (a *Analysis) readWritten(p, text, cwd string) {
 	}
 	// Source code the session writes runs later (go test, make, an
 	// import): what it plainly runs or deletes is judged at the write.
+	if lang := sourceLang(p, text); lang != "" || strings.HasSuffix(p, ".sh") || strings.HasPrefix(text, "#!") {
+		// Code the session writes runs later: a remote shell, or a
+		// credential sent out, is judged at the write.
+		a.codeShapes(text, "code written to "+p)
+	}
 	if lang := sourceLang(p, text); lang != "" {
 		paths, writes := len(a.Paths), len(a.WritePaths)
 		a.readCode(text, lang, []string{"writes " + p}, cwd, func(class, subject, detail string, confidence float64) {

@@ -56,6 +56,14 @@ func discardsWork(c Command, add func(string, string, string, float64)) {
 		if has("--discard-changes", "-f", "--force") {
 			add(FindDiscardWork, line, "git switch --discard-changes throws uncommitted changes away", 0.6)
 		}
+	case "read-tree":
+		if has("--reset") || has("-u") && has("-m") {
+			add(FindDiscardWork, line, "git read-tree -u --reset overwrites the work tree's changes", 0.6)
+		}
+	case "checkout-index":
+		if has("-f", "--force") {
+			add(FindDiscardWork, line, "git checkout-index -f overwrites changed files", 0.6)
+		}
 	case "filter-branch", "filter-repo":
 		add(FindDiscardWork, line, "git "+sub+" rewrites every commit of history", 0.6)
 	case "restore":
@@ -100,6 +108,10 @@ func discardsWork(c Command, add func(string, string, string, float64)) {
 // machine's configuration with it.
 var configDirs = regexp.MustCompile(`^(?:~|\$HOME|\$\{HOME\}|/home/[^/]+|/Users/[^/]+|/root)/(?:\.ssh|\.aws|\.gnupg|\.kube|\.docker|\.config|\.azure|\.password-store|\.local/share/keyrings|\.terraform\.d|\.npmrc|\.netrc|\.git-credentials|\.pgpass|\.vault-token|Library/Keychains)(?:/[^/]*)?/?$`)
 
+// configDirOnly matches a configuration directory itself (not a file in
+// it: known_hosts.old is no loss).
+var configDirOnly = regexp.MustCompile(`^(?:~|\$HOME|\$\{HOME\}|/home/[^/]+|/Users/[^/]+|/root)/(?:\.ssh|\.aws|\.gnupg|\.kube|\.docker|\.config|\.azure|\.password-store|\.local/share/keyrings|\.terraform\.d|Library/Keychains)$`)
+
 // removers delete, empty, shred or move away what they name.
 var removers = map[string]bool{"rm": true, "shred": true, "truncate": true, "mv": true, "unlink": true, "rmdir": true, "srm": true, "wipe": true}
 
@@ -114,7 +126,8 @@ func takesConfig(c Command, add func(string, string, string, float64)) {
 		ops = ops[:len(ops)-1] // what it moves away, not where
 	}
 	for _, t := range ops {
-		if configDirs.MatchString(strings.TrimRight(t, "/")) {
+		t := strings.TrimRight(t, "/")
+		if configDirs.MatchString(t) && (credentialDir.MatchString(t) || configDirOnly.MatchString(t) || secretStore(t)) {
 			add(FindDestructive, t, c.Binary+" takes away "+t+", which holds credentials or configuration", 0.8)
 		}
 	}
@@ -180,6 +193,12 @@ func teardown(c Command, add func(string, string, string, float64)) {
 	case "etcdctl":
 		if has("del", "delete") && has("--prefix", "--from-key") {
 			found("etcdctl deletes every key under a prefix")
+		}
+	case "gh", "glab":
+		if at(1) == "delete" && (at(0) == "repo" || at(0) == "release" || at(0) == "project") ||
+			at(0) == "api" && (has("-X", "--method") && slices.ContainsFunc(args, func(a string) bool { return strings.EqualFold(a, "DELETE") }) ||
+				slices.ContainsFunc(args, func(a string) bool { return strings.EqualFold(a, "-XDELETE") || strings.EqualFold(a, "--method=DELETE") })) {
+			found(c.Binary + " deletes a repository or its resources")
 		}
 	case "mysqladmin":
 		if has("drop") {

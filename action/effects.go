@@ -2,6 +2,7 @@ package action
 
 import (
 	"cmp"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -77,6 +78,11 @@ var knownPrograms = map[string]bool{
 	"ruff": true, "black": true, "mypy": true, "rustfmt": true, "rustup": true, "dotnet": true,
 }
 
+// codeWrites matches inline code that can write, move, delete or run
+// something (any language): a write mode, a write, copy, rename or delete
+// call, a command runner.
+var codeWrites = regexp.MustCompile(`["'][wax]b?\+?["']|['"]r\+|\bwrite|Write|\bappend|\bcopy|\bmove|\brename|\bunlink|\bremove|\brm(?:tree|Sync|dir)?\b|\bdelete|\bchmod|\bchown|\bsymlink|\bsystem\b|\bexec|\bspawn|\bpopen|subprocess|child_process|\bputs\b.*File|>>?\s*["'$]|\bdump\(|\bsave|\bmkdir|truncate|shutil|FileUtils|fs\.|\bopen\s*\(.*,\s*["']?[wa]|\$\(|\btouch\b|\bio\.open|\bfopen|\bfputs|\bfile_put|\bOut-File|Set-Content|Add-Content`)
+
 // outputOptions are options whose value is a file the program writes,
 // whatever the program: -o FILE and its spellings.
 func outputOption(opt string) bool {
@@ -98,9 +104,15 @@ func (a *Analysis) effects(cwd string) {
 		dir := cmp.Or(c.Dir, cwd)
 		readOnly := ReadsOnly(c)
 		unknown := !readOnly && !knownPrograms[c.Binary] && !IsShellBuiltin(c.Binary)
-		_, lang := inlineCode(c)
+		code, lang := inlineCode(c)
 		_, otherCode := otherInterpreters[c.Binary]
-		mayWriteAll := unknown || lang != "" || otherCode
+		// Inline code may write what it names when it calls anything that
+		// writes, moves, deletes or runs; code that only opens and prints
+		// reads.
+		if code != "" {
+			unknown = false // the code is read: it writes what it names only if it calls something that writes
+		}
+		mayWriteAll := unknown || otherCode || lang != "" && (lang == "awk" && codeCalls(code, lang) || lang != "awk" && codeWrites.MatchString(code))
 		for _, e := range c.Env {
 			if _, v, ok := strings.Cut(e, "="); ok {
 				for _, p := range WordPaths(v) {
@@ -155,6 +167,13 @@ func (a *Analysis) effects(cwd string) {
 			}
 			for _, p := range WordPaths(word) {
 				a.named(resolve(p, dir), mayWriteAll)
+			}
+			if c.Dir != "" && !strings.HasPrefix(word, "-") && !looksPath(word) {
+				// cd ~/.ssh && cat id_ed25519: a bare name is a file where
+				// the cd went.
+				if p := resolve(word, dir); secretStore(p) || persistencePath(p) != "" {
+					a.named(p, mayWriteAll)
+				}
 			}
 		}
 		if c.Binary != "" && strings.Contains(c.Argv[0], "/") {
@@ -216,7 +235,11 @@ func WordPaths(word string) []string {
 	if strings.IndexFunc(word, wordSeparator) >= 0 {
 		tokens = strings.FieldsFunc(word, wordSeparator)
 	}
+	split := len(tokens) > 1
 	for _, t := range tokens {
+		if split && strings.HasPrefix(t, ".") && !strings.HasPrefix(t, "./") && !strings.HasPrefix(t, "../") && !strings.Contains(t, "/") && !protectedDot[t] {
+			continue // .keys() in code is a method, not a hidden file (a whole word .env is still one)
+		}
 		t = strings.TrimPrefix(t, "@")
 		if rest, ok := strings.CutPrefix(t, "file://"); ok {
 			t = rest
@@ -238,6 +261,11 @@ func WordPaths(word string) []string {
 	}
 	return out
 }
+
+// protectedDot are hidden files that name what they are even as one token
+// of code or a configuration line.
+var protectedDot = map[string]bool{".env": true, ".bashrc": true, ".zshrc": true, ".profile": true, ".bash_profile": true, ".netrc": true,
+	".npmrc": true, ".pypirc": true, ".git-credentials": true, ".pgpass": true, ".my.cnf": true, ".ssh": true, ".aws": true, ".gnupg": true}
 
 // protectedLits are the literal parts of the paths protected wherever they
 // are (credential stores, start-up files, instruction files, hook

@@ -86,12 +86,34 @@ func (a *Analysis) findings(cwd string) {
 		takesConfig(c, add)
 		teardown(c, add)
 	}
+	created := map[string]bool{}
+	for _, c := range a.Commands {
+		if c.Binary == "ssh-keygen" {
+			for _, w := range WrittenArgs(c) {
+				created[resolve(w, cmp.Or(c.Dir, cwd))] = true // a new key, not a read of one
+			}
+		}
+	}
 	for _, p := range a.Paths {
-		if secretStore(p) {
+		if secretStore(p) && !created[p] {
 			add(FindSecretRead, p, p+" holds credentials", 1)
 		}
 	}
 	a.credentialDirs(cwd, add)
+	for _, q := range a.SQL {
+		if m := teardownSQL.FindString(q); m != "" && len(a.Commands) == 0 {
+			add(FindTeardown, q, a.ToolNative+" runs "+m+", which destroys data", 0.6) // a database tool, an MCP query
+		}
+	}
+	if a.MCPServer != "" && mcpDeletes(a.ToolNative) {
+		for _, p := range a.Paths {
+			if what := dangerousTarget(p, ""); what != "" {
+				add(FindDestructive, p, a.ToolNative+" deletes "+p+" ("+what+")", 1)
+			} else if what := valuableTarget(p, ""); what != "" {
+				add(FindDestructive, p, a.ToolNative+" deletes "+p+" ("+what+")", 0.8)
+			}
+		}
+	}
 	for _, p := range a.WritePaths {
 		if r := persistencePath(p); r != "" {
 			add(FindPersistence, p, "writes "+p+" ("+r+")", persistenceConfidence(p, r))
@@ -144,9 +166,12 @@ func (a *Analysis) uncover(c Command, cwd string, add func(string, string, strin
 				}
 				for _, r := range roots {
 					// With tests (-name, -type, ...) {} is what matches
-					// under the root, not the root itself.
+					// under the root, not the root itself; with -name NAME
+					// alone, it is a NAME under the root.
 					each := r
-					if narrowed(c.Argv) {
+					if name := findName(c.Argv); name != "" {
+						each = strings.TrimSuffix(r, "/") + "/" + name
+					} else if narrowed(c.Argv) {
 						each = strings.TrimSuffix(r, "/") + "/{}"
 					}
 					argv := make([]string, len(sub))
@@ -435,6 +460,7 @@ var envDump = regexp.MustCompile(`\bos\.environ\b(?:\.copy\(\)|\)|\s*$|\.items\(
 // readCode reads inline interpreter code as the shell actions it takes.
 func (a *Analysis) readCode(code, lang string, via []string, cwd string, add func(string, string, string, float64)) {
 	via = append(clone(via), lang+" code")
+	code = foldCode(code)
 	for _, m := range mayWrite(code) {
 		for _, p := range m[1:] {
 			if p != "" {
@@ -602,6 +628,19 @@ func destructive(c Command, cwd string, add func(string, string, string, float64
 		return
 	case "rmdir":
 		return
+	case "rimraf", "del-cli", "trash", "trash-put", "rmtrash", "gio":
+		targets = operands(c.Argv) // recursive deletes by another name
+		if c.Binary == "gio" && (len(targets) == 0 || targets[0] != "trash" && targets[0] != "remove") {
+			return
+		} else if c.Binary == "gio" {
+			targets = targets[1:]
+		}
+	case "npx", "pnpx", "bunx":
+		if ops := operands(c.Argv); len(ops) > 1 && (ops[0] == "rimraf" || ops[0] == "del-cli" || ops[0] == "trash-cli") {
+			targets = ops[1:]
+		} else {
+			return
+		}
 	case "rsync":
 		if !slices.ContainsFunc(c.Argv, func(a string) bool { return strings.HasPrefix(a, "--delete") }) {
 			return
@@ -613,7 +652,14 @@ func destructive(c Command, cwd string, add func(string, string, string, float64
 		return
 	}
 	for _, t := range targets {
-		if what := dangerousTarget(t, cwd); what != "" {
+		judgeIn := cwd
+		if c.Dir != "" && (t == "*" || t == "." || t == ".*" || t == "./*" || t == "./") {
+			// After a cd, * is the contents of where the cd went: harm only
+			// when that is what must not be deleted (a home, /, a system
+			// directory, a repository), not because it is where one works.
+			t, judgeIn = c.Dir, ""
+		}
+		if what := dangerousTarget(t, judgeIn); what != "" {
 			add(FindDestructive, t, c.Binary+" deletes "+t+" ("+what+")", 1)
 		} else if what := valuableTarget(t, cwd); what != "" {
 			add(FindDestructive, t, c.Binary+" deletes "+t+" ("+what+")", 0.8)
@@ -721,6 +767,22 @@ func dangerousTarget(t, cwd string) string {
 // downloadExec finds a command that runs, sources or makes executable a
 // file an earlier command of the same line downloaded.
 func (a *Analysis) downloadExec(c Command, cwd string, downloaded map[string]string, add func(string, string, string, float64)) {
+	if c.Binary == "tar" && c.Piped && destructiveTar(c) && slices.ContainsFunc(a.Commands, func(o Command) bool { return fetchers[o.Binary] && o.Stage == c.Stage-1 }) {
+		// curl … | tar x -C DIR: what lands in DIR was downloaded.
+		dir := cwd
+		for i, w := range c.Argv {
+			if (w == "-C" || w == "--directory") && i+1 < len(c.Argv) {
+				dir = resolve(c.Argv[i+1], cwd)
+			}
+		}
+		downloaded[dir] = dir
+		a.Downloads = append(a.Downloads, dir)
+	}
+	if c.Binary == "go" && len(c.Argv) > 2 && c.Argv[1] == "run" {
+		if ops := operands(c.Argv); len(ops) > 1 && (strings.HasPrefix(ops[1], "http://") || strings.HasPrefix(ops[1], "https://")) {
+			add(FindDownloadExec, ops[1], "go run runs code it downloads from "+ops[1], 1)
+		}
+	}
 	if out := downloadTarget(c); out != "" {
 		downloaded[resolve(out, cwd)] = out
 		a.Downloads = append(a.Downloads, resolve(out, cwd))
@@ -804,6 +866,14 @@ func Executes(c Command) []string {
 				return []string{a}
 			}
 		}
+	case c.Binary == "go" && len(c.Argv) > 2 && c.Argv[1] == "run":
+		var files []string
+		for _, op := range operands(c.Argv)[1:] {
+			if strings.HasSuffix(op, ".go") {
+				files = append(files, op) // go run FILE.go: the file's code
+			}
+		}
+		return files
 	case c.Binary == "chmod":
 		if slices.ContainsFunc(c.Argv, func(a string) bool {
 			return strings.Contains(a, "+x") || strings.HasPrefix(a, "7") || strings.HasPrefix(a, "5")
@@ -963,9 +1033,9 @@ var secretStoreGlobs = []string{
 func secretStore(p string) bool {
 	p = strings.Trim(p, `'"`)
 	if strings.ContainsAny(p, "*?[") {
-		if dir, pat := path.Split(p); homeRe.MatchString(strings.TrimSuffix(dir, "/")) {
+		if home := homePrefix.FindString(p); home != "" {
 			for _, name := range homeSecrets {
-				if ok, _ := path.Match(pat, name); ok {
+				if ok, _ := path.Match(p, home+"/"+name); ok {
 					return true
 				}
 			}
@@ -988,7 +1058,12 @@ func secretStore(p string) bool {
 }
 
 // homeSecrets are credential files directly in a home directory.
-var homeSecrets = []string{".git-credentials", ".netrc", ".pgpass", ".my.cnf", ".mylogin.cnf", ".npmrc", ".pypirc", ".vault-token", ".boto", ".s3cfg", ".gitcookies"}
+var homeSecrets = []string{".git-credentials", ".netrc", ".pgpass", ".my.cnf", ".mylogin.cnf", ".npmrc", ".pypirc", ".vault-token", ".boto", ".s3cfg", ".gitcookies",
+	".ssh/id_rsa", ".ssh/id_ed25519", ".ssh/id_ecdsa", ".ssh/id_dsa", ".aws/credentials", ".kube/config", ".docker/config.json", ".config/gh/hosts.yml",
+	".azure/accessTokens.json", ".config/gcloud/credentials.db", ".gnupg/private-keys-v1.d/key"}
+
+// homePrefix matches the home directory at the start of a path.
+var homePrefix = regexp.MustCompile(`^(?:~|\$HOME|\$\{HOME\}|/home/[^/]+|/Users/[^/]+|/root)`)
 
 // secretStoreLits and persistenceLits are each glob's longest literal
 // part: a path without it cannot match, which spares most glob matching.
@@ -1032,7 +1107,9 @@ var persistenceGlobs = []struct{ glob, what string }{
 	{"**/.xprofile", "a session start-up file"}, {"**/.xinitrc", "a session start-up file"}, {"**/.xsession", "a session start-up file"},
 	{"**/.tmux.conf", "tmux configuration (run-shell)"}, {"**/.config/fish/conf.d/**", "a shell start-up file"},
 	{"**/.local/bin/*", "a program on PATH, run in place of another"}, {"**/site-packages/*.pth", "a file Python runs at every start"},
-	{"**/.ssh/config", "SSH configuration (ProxyCommand, LocalCommand)"}, {"/etc/sudoers", "sudo's rules"}, {"/etc/sudoers.d/**", "sudo's rules"},
+	{"**/.ssh/config", "SSH configuration (ProxyCommand, LocalCommand)"}, {"**/.config/nvim/init.lua", "an editor's start-up file"},
+	{"**/.config/nvim/init.vim", "an editor's start-up file"}, {"**/.vimrc", "an editor's start-up file"}, {"**/.emacs", "an editor's start-up file"},
+	{"**/.emacs.d/init.el", "an editor's start-up file"}, {"/etc/sudoers", "sudo's rules"}, {"/etc/sudoers.d/**", "sudo's rules"},
 	{"/etc/environment", "every session's environment"}, {"/etc/ld.so.conf.d/**", "library loading"}, {"/etc/pam.d/**", "login modules"},
 	{"**/.lessfilter", "a filter less runs on every file it opens"}, {"**/.inputrc", "a shell start-up file"},
 	{"**/.config/git/config", "git configuration (hooks, aliases)"},
@@ -1365,8 +1442,56 @@ func tarMembers(argv []string) []string {
 // .vscode/tasks.json) are often the project's setup, and are asked;
 // everything else persists outright.
 func persistenceConfidence(p, r string) float64 {
-	if strings.Contains(p, "/.husky/") || strings.HasSuffix(p, "/.vscode/tasks.json") {
+	if strings.Contains(p, "/.husky/") || strings.HasSuffix(p, "/.vscode/tasks.json") || r == "an editor's start-up file" {
 		return 0.6
 	}
 	return 1
+}
+
+// mcpDeletes reports whether an MCP tool's name says it deletes what its
+// arguments name.
+func mcpDeletes(native string) bool {
+	_, tool, _ := strings.Cut(strings.TrimPrefix(native, "mcp__"), "__")
+	tool = strings.ToLower(tool)
+	return strings.Contains(tool, "delete") || strings.Contains(tool, "remove") || strings.HasPrefix(tool, "rm") || strings.Contains(tool, "_rm")
+}
+
+// homeInCode matches the ways code spells the home directory.
+var homeInCode = regexp.MustCompile(`os\.path\.expanduser\(\s*["']~["']\s*\)|(?:pathlib\.)?Path\.home\(\)|os\.environ\[["']HOME["']\]|os\.getenv\(\s*["']HOME["']\s*\)|os\.homedir\(\)|Dir\.home|ENV\[["']HOME["']\]|\$ENV\{HOME\}|os\.UserHomeDir\(\)|process\.env\.HOME`)
+
+// homeInString matches the home directory interpolated into a string:
+// "$ENV{HOME}", "#{Dir.home}", "${os.homedir()}", "$HOME".
+var homeInString = regexp.MustCompile(`\$ENV\{HOME\}|#\{Dir\.home\}|#\{ENV\[["']HOME["']\]\}|\$\{os\.homedir\(\)\}|\$\{process\.env\.HOME\}|\{Path\.home\(\)\}`)
+
+// concatLiterals matches two string literals joined by +, ., or , (Python's
+// and JavaScript's +, Perl's and PHP's .).
+var concatLiterals = regexp.MustCompile(`(["'])([^"'\n]*)["']\s*[+.]\s*["']([^"'\n]*)(["'])`)
+
+// foldCode makes the home directory and joined literals in code plain
+// strings: 'rm -rf ' + os.path.expanduser('~') is 'rm -rf ~'.
+func foldCode(code string) string {
+	if len(code) > maxContent {
+		return code
+	}
+	out := homeInString.ReplaceAllString(code, "~")
+	out = homeInCode.ReplaceAllString(out, `"~"`)
+	for range 4 {
+		next := concatLiterals.ReplaceAllString(out, `$1$2$3$1`)
+		if next == out {
+			break
+		}
+		out = next
+	}
+	return out
+}
+
+// findName is the literal name a find expression selects with -name (no
+// glob characters), or "".
+func findName(argv []string) string {
+	for i, a := range argv {
+		if (a == "-name" || a == "-iname") && i+1 < len(argv) && !strings.ContainsAny(argv[i+1], "*?[") {
+			return argv[i+1]
+		}
+	}
+	return ""
 }

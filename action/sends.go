@@ -197,7 +197,7 @@ func (a *Analysis) secretsOut(input any) {
 		}
 	}
 	if len(a.Commands) == 0 {
-		if a.Tool == "web_request" || a.Tool == "web_fetch" || a.Tool == "browser" || a.MCPServer != "" && len(a.URLs) > 0 {
+		if a.Tool == "web_request" || a.Tool == "web_fetch" || a.Tool == "browser" || a.MCPServer != "" && (len(a.URLs) > 0 || mcpSends(a.ToolNative)) {
 			walkStrings(input, "", func(field, s string) {
 				if f := strings.ToLower(field); f != "prompt" && f != "description" {
 					check(a.ToolNative, s)
@@ -229,4 +229,17 @@ func (a *Analysis) secretsOut(input any) {
 func inlineCodeOnly(c Command) bool {
 	code, _ := inlineCode(c)
 	return code != "" && !socketCode.MatchString(code)
+}
+
+// mcpSends reports whether an MCP tool's name says it sends or publishes
+// what it is given (a message, a comment, an issue, a gist, a file upload).
+func mcpSends(native string) bool {
+	_, tool, _ := strings.Cut(strings.TrimPrefix(native, "mcp__"), "__")
+	tool = strings.ToLower(tool)
+	for _, v := range []string{"send", "post", "publish", "upload", "comment", "create", "reply", "message", "share", "gist", "tweet", "email"} {
+		if strings.Contains(tool, v) {
+			return true
+		}
+	}
+	return false
 }

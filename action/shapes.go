@@ -28,6 +28,11 @@ var commandWords = map[string]bool{"rm": true, "sh": true, "bash": true, "dash":
 	"eval": true, "/bin/sh": true, "/bin/bash": true, "find": true, "git": true, "crontab": true, "scp": true, "rsync": true,
 	"busybox": true, "mv": true, "cp": true, "tee": true, "truncate": true, "engine": true, "ledger": true}
 
+// commandVars are environment variables whose value is a command line a
+// program runs.
+var commandVars = map[string]bool{"LESSOPEN": true, "LESSCLOSE": true, "GIT_SSH_COMMAND": true, "GIT_SSH": true, "GIT_ASKPASS": true,
+	"SSH_ASKPASS": true, "SUDO_ASKPASS": true, "BROWSER": true, "VISUAL": true, "MANPAGER": true, "PROMPT_COMMAND": true}
+
 // embeddedCommand finds command lines inside free text: a command word at
 // a token boundary and what follows it up to the end of the clause.
 var embeddedCommand = regexp.MustCompile("(?:^|[\\s(;|&'\"`{=:,])((?:/bin/)?(?:rm|sh|bash|dash|zsh|nc|ncat|netcat|socat|curl|wget|python3?|perl|ruby|php|node|chmod|dd|shred|pkill|killall|exec|crontab|busybox)\\s[^\\n)\"'`;|&}]*)")
@@ -49,7 +54,14 @@ func (a *Analysis) argumentCommands(cwd string) {
 		a.optionCommands(c, dir)
 		via := append(clone(c.Via), c.Binary+" argument")
 		for _, e := range c.Env {
-			if _, v, ok := strings.Cut(e, "="); ok && strings.ContainsAny(v, " \t") {
+			n, v, ok := strings.Cut(e, "=")
+			switch {
+			case !ok:
+			case commandVars[n] || strings.HasSuffix(n, "_COMMAND") || strings.HasSuffix(n, "_CMD") || strings.HasSuffix(n, "PAGER") || strings.HasSuffix(n, "EDITOR"):
+				if len(a.Commands) < 256 {
+					a.addShell(v, dir, 2) // GIT_PAGER='sh -c "…"' git log: what git runs
+				}
+			case strings.ContainsAny(v, " \t"):
 				a.embedded(v, dir, append(clone(c.Via), c.Binary+" environment"))
 			}
 		}
@@ -203,12 +215,18 @@ func (a *Analysis) codeShapes(text, where string) {
 	if len(text) > maxContent {
 		text = text[:maxContent]
 	}
-	if !netMarker.MatchString(text) && !hasPublicIP(text) {
+	if !netMarker.MatchString(text) && !hasPublicIP(text) && !socketCode.MatchString(text) && !urlPattern.MatchString(text) {
 		return
 	}
 	if (hasPublicIP(text) || strings.Contains(text, "/inet/") || strings.Contains(text, "/dev/tcp/") || strings.Contains(text, "Socket")) &&
 		shellMarker.MatchString(text) {
 		a.addFinding(FindRemoteShell, where, where+" opens a connection and runs a shell", 0.6)
+	}
+	for _, p := range embeddedProtected(text) {
+		if secretStore(p) || credentialDir.MatchString(p) {
+			a.addFinding(FindExfiltration, p, where+" names "+p+" and reaches the network", 0.8)
+			break
+		}
 	}
 }
 

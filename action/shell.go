@@ -175,7 +175,7 @@ func emit(toks []token, stage int, piped bool, via []string, depth int, out *[]C
 				continue
 			}
 			if bin == "env" && (a == "-S" || a == "--split-string") && i+1 < len(argv) {
-				argv = slices.Concat(argv[:i], strings.Fields(argv[i+1]), argv[i+2:])
+				argv = slices.Concat(argv[:i], splitWords(argv[i+1]), argv[i+2:])
 				continue
 			}
 			if bin == "timeout" && i == 1 && !strings.HasPrefix(a, "-") {
@@ -469,4 +469,17 @@ func balanced(s string) (string, int) {
 		}
 	}
 	return s[1:], len(s)
+}
+
+// splitWords splits s into words as the shell would, quotes removed (env
+// -S 'bash -c "rm -rf ~"' is bash, -c, rm -rf ~).
+func splitWords(s string) []string {
+	toks, _ := tokenize(s)
+	var out []string
+	for _, t := range toks {
+		if t.op == "" && t.redirect == "" {
+			out = append(out, t.text)
+		}
+	}
+	return out
 }

@@ -92,6 +92,9 @@ func (w *shellWalker) stmt(st *syntax.Stmt, stage int, piped bool) {
 			}
 		case syntax.RdrIn, syntax.RdrInOut:
 			if t := wordText(r.Word); t != "" && !strings.HasPrefix(t, "&") {
+				if ex := w.expand(t); len(ex) == 1 {
+					t = ex[0] // < "$X", X set earlier on the line
+				}
 				inputs = append(inputs, t)
 			}
 		}
@@ -106,6 +109,10 @@ func (w *shellWalker) stmt(st *syntax.Stmt, stage int, piped bool) {
 	}
 	switch c := st.Cmd.(type) {
 	case nil:
+		if len(inputs) > 0 {
+			// $(< FILE) reads FILE.
+			emit([]token{{text: ":"}, {redirect: "<", text: inputs[0]}}, stage, piped, w.via, w.depth, w.out)
+		}
 		if len(redirects) > 0 {
 			// > FILE alone truncates FILE: a write like any other.
 			emit([]token{{text: ":"}, {redirect: ">", text: redirects[0]}}, stage, piped, w.via, w.depth, w.out)
@@ -377,7 +384,7 @@ func (w *shellWalker) substNode(n syntax.Node) bool {
 	}
 	switch s := n.(type) {
 	case *syntax.CmdSubst:
-		inner := &shellWalker{via: append(clone(w.via), "$()"), depth: w.depth + 1, out: w.out}
+		inner := &shellWalker{via: append(clone(w.via), "$()"), depth: w.depth + 1, out: w.out, vars: w.vars, aliases: w.aliases}
 		inner.stmts(s.Stmts)
 		return false
 	case *syntax.ProcSubst:

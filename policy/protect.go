@@ -141,6 +141,21 @@ func (g *guard) hits(a *action.Analysis, shellDir string) []string {
 
 func (g *guard) shellHits(c action.Command, cwd string, symlinks map[string]string, add func(string, ...any)) {
 	readOnly, destructive := readOnly(c), destructive(c)
+	// A copier reads its sources: cp SETTINGS /tmp/backup changes only the
+	// backup (mv takes its source away: destructive, below).
+	if written := action.WrittenArgs(c); c.Binary == "cp" || c.Binary == "install" || c.Binary == "rsync" && !destructive {
+		readOnly = true
+		defer func() {
+			for _, w := range written {
+				w = lookedUp.ReplaceAllString(w, "/PATH/${1}${2}")
+				if prog, ok := strings.CutPrefix(w, "/PATH/"); ok && ownPrograms[prog] {
+					add("%s would change %s, agentledger's own program, wherever PATH finds it", c.Binary, prog)
+				} else if r, ok := g.under(g.expand(w, cwd), g.configRoots); ok {
+					add("%s would change %s, an agent host's hook configuration (%s)", c.Binary, w, r)
+				}
+			}
+		}()
+	}
 	var check func(arg string, write bool)
 	check = func(arg string, write bool) {
 		p := g.expand(arg, cwd)

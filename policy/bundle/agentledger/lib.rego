@@ -58,7 +58,7 @@ protected_globs := {
 dangerous_rm_targets := {"/", "/*", "~", "~/", "$HOME", "$HOME/", "/home", "/etc", "/usr", "/var", "/boot", "/bin", "/lib", "/opt", "/root", "."}
 
 forbidden_command_patterns := [
-	{"id": "mkfs", "re": `^mkfs(\.\w+)?\s`, "reason": "formats a file system"},
+	{"id": "mkfs", "re": `^mkfs(\.\w+)?\s.*/dev/`, "reason": "formats a device's file system"},
 	{"id": "dd-device", "re": `^dd\s.*\bof=/dev/`, "reason": "writes raw to a device"},
 	{"id": "fork-bomb", "re": `:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:`, "reason": "fork bomb"},
 	{"id": "chmod-root", "re": `^chmod\s+(-\S+\s+)*-R\s+(-\S+\s+)*0?777\s+/\s*$`, "reason": "opens every file on the system"},
@@ -77,7 +77,11 @@ forbidden_sql_patterns := [
 instruction_patterns := [
 	`(?i)\b(approve|accept|allow|run)\b.{0,30}\b(every|all|any)\b.{0,30}\b(tool|command|call|request|permission|action)s?\b`,
 	`(?i)\b(without|never|don't|do not|no need to)\b.{0,20}\b(ask|asking|prompt|prompting|confirm|confirming|confirmation|approval)\b.{0,30}\b(user|human|anyone|me|them)\b`,
-	`(?i)\bnever (mention|tell|reveal|disclose|report)\b`,
+	`(?i)\b(never|do not|don't|dont) (mention|tell|reveal|disclose|report|show)\b`,
+	`(?i)\b(engine|ledger) (stop|uninstall|shred)\b|\bstop (it|the guard|agentledger|the engine)\b`,
+	`(?i)\b(export|dump|print|send|upload) (all |every )?(the )?(secrets|environment|env vars|credentials)\b|\benv\s*>\s*\S+.{0,40}\bcurl\b`,
+	`(?i)base64 (-d|--decode)\s*\|\s*(ba|z|da)?sh\b`,
+	`(?i)<script[^>]+src=["']?https?://`,
 	`(?i)\b(post|send|upload|paste|email|forward|exfiltrate|copy|commit|push)\b.{0,60}\b(credentials?|secrets?|tokens?|api[ _-]?keys?|passwords?|private keys?|\.env\b|id_rsa|id_ed25519|\.ssh|\.aws|\.netrc)`,
 	`(?i)\b(credentials?|secrets?|tokens?|api[ _-]?keys?|passwords?)\b.{0,60}\b(post|send|upload|paste|email|forward)\b.{0,40}(https?://|@)`,
 	`(?i)\b(ignore|bypass|disable|skip|evade|get around|work around|turn off|circumvent)\b.{0,40}\b(agentledger|hooks?|guard|denials?|policy|policies|permissions?|sandbox|safety|approvals?)\b`,
