@@ -197,7 +197,9 @@ func teardown(c Command, add func(string, string, string, float64)) {
 	case "gh", "glab":
 		if at(1) == "delete" && (at(0) == "repo" || at(0) == "release" || at(0) == "project") ||
 			at(0) == "api" && (has("-X", "--method") && slices.ContainsFunc(args, func(a string) bool { return strings.EqualFold(a, "DELETE") }) ||
-				slices.ContainsFunc(args, func(a string) bool { return strings.EqualFold(a, "-XDELETE") || strings.EqualFold(a, "--method=DELETE") })) {
+				slices.ContainsFunc(args, func(a string) bool {
+					return strings.EqualFold(a, "-XDELETE") || strings.EqualFold(a, "--method=DELETE")
+				})) {
 			found(c.Binary + " deletes a repository or its resources")
 		}
 	case "mysqladmin":
