@@ -251,8 +251,10 @@ func teardown(c Command, add func(string, string, string, float64)) {
 	if c.Binary == "docker" && at(0) == "compose" && has("down") && has("-v", "--volumes") {
 		found("docker compose down -v deletes the project's volumes")
 	}
-	if framework := frameworkTeardown.FindString(line); framework != "" {
-		found(framework + " drops or empties the application's database")
+	if mayFramework(line) {
+		if m := frameworkTeardown.FindString(line); m != "" {
+			found(m + " drops or empties the application's database")
+		}
 	}
 	if dbClients[c.Binary] || c.Binary == "redis-cli" || c.Binary == "mongosh" || c.Binary == "mongo" {
 		text := strings.Join(args, " ") + "\n" + c.Heredoc
@@ -260,4 +262,15 @@ func teardown(c Command, add func(string, string, string, float64)) {
 			found(c.Binary + " runs " + m + ", which destroys data")
 		}
 	}
+}
+
+// mayFramework reports whether a line names a framework frameworkTeardown
+// knows.
+func mayFramework(line string) bool {
+	for _, w := range []string{"manage.py", "rails", "rake", "prisma", "artisan", "flask", "sequelize", "knex"} {
+		if strings.Contains(line, w) {
+			return true
+		}
+	}
+	return false
 }

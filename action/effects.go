@@ -81,7 +81,7 @@ var knownPrograms = map[string]bool{
 // codeWrites matches inline code that can write, move, delete or run
 // something (any language): a write mode, a write, copy, rename or delete
 // call, a command runner.
-var codeWrites = regexp.MustCompile(`["'][wax]b?\+?["']|['"]r\+|\bwrite|Write|\bappend|\bcopy|\bmove|\brename|\bunlink|\bremove|\brm(?:tree|Sync|dir)?\b|\bdelete|\bchmod|\bchown|\bsymlink|\bsystem\b|\bexec|\bspawn|\bpopen|subprocess|child_process|\bputs\b.*File|>>?\s*["'$]|\bdump\(|\bsave|\bmkdir|truncate|shutil|FileUtils|fs\.|\bopen\s*\(.*,\s*["']?[wa]|\$\(|\btouch\b|\bio\.open|\bfopen|\bfputs|\bfile_put|\bOut-File|Set-Content|Add-Content`)
+var codeWrites = regexp.MustCompile(`["'][wax]b?\+?["']|['"]r\+|\bwrite|Write|\bappend|\bcopy|\bmove|\brename|\bunlink|\bremove|\brm(?:tree|Sync|dir)?\b|\bdelete|\bchmod|\bchown|\bsymlink|\bsystem\b|\bexec|\bspawn|\bpopen|subprocess|child_process|\bputs\b[^\n]{0,40}File|>>?\s*["'$]|\bdump\(|\bsave|\bmkdir|truncate|shutil|FileUtils|fs\.|\bopen\s*\([^)\n]{0,120},\s*["']?[wa]|\$\(|\btouch\b|\bio\.open|\bfopen|\bfputs|\bfile_put|\bOut-File|Set-Content|Add-Content`)
 
 // outputOptions are options whose value is a file the program writes,
 // whatever the program: -o FILE and its spellings.
@@ -280,8 +280,8 @@ var protectedLits = []string{"/.ssh/", "/.aws/", "/.bashrc", "/.bash_profile", "
 // not itself a path: the path starts at the first ~, $HOME or / before
 // the protected part.
 func embeddedProtected(t string) []string {
-	if !strings.Contains(t, "/") {
-		return nil
+	if !strings.Contains(t, "/.") && !strings.Contains(t, "/etc/") && !strings.Contains(t, ".md") && !strings.Contains(t, "agentledger") {
+		return nil // every protected part has one of these
 	}
 	var out []string
 	for _, lit := range protectedLits {

@@ -516,10 +516,10 @@ func (a *Analysis) readCode(code, lang string, via []string, cwd string, add fun
 	if loc := opaqueCode.FindStringIndex(code); loc != nil {
 		add(FindOpaqueCode, strings.TrimSpace(code[loc[0]:loc[1]]), "inline "+lang+" code builds or decodes what it runs", 0.5)
 	}
-	if fetchEval.MatchString(code) {
+	if (strings.Contains(code, "eval") || strings.Contains(code, "exec") || strings.Contains(code, "Function")) && fetchEval.MatchString(code) {
 		add(FindDownloadExec, lang+" code", "inline "+lang+" code runs what it downloads", 1)
 	}
-	if credentialCode.MatchString(code) {
+	if (strings.Contains(code, "keyring") || strings.Contains(code, "cookie") || strings.Contains(code, "keytar") || strings.Contains(code, "Sec")) && credentialCode.MatchString(code) {
 		add(FindSecretRead, lang+" code", "inline "+lang+" code reads a keyring or a browser's cookies", 0.8)
 	}
 	if envDump.MatchString(code) && (len(urlPattern.FindAllString(code, 1)) > 0 || strings.Contains(code, "socket")) {
@@ -1473,8 +1473,15 @@ func foldCode(code string) string {
 	if len(code) > maxContent {
 		return code
 	}
-	out := homeInString.ReplaceAllString(code, "~")
-	out = homeInCode.ReplaceAllString(out, `"~"`)
+	out := code
+	if strings.Contains(code, "HOME") || strings.Contains(code, "home") || strings.Contains(code, "expanduser") {
+		out = homeInString.ReplaceAllString(out, "~")
+		out = homeInCode.ReplaceAllString(out, `"~"`)
+	}
+	if !strings.Contains(out, "' +") && !strings.Contains(out, "\" +") && !strings.Contains(out, "'+") && !strings.Contains(out, "\"+") &&
+		!strings.Contains(out, "' .") && !strings.Contains(out, "\" .") {
+		return out
+	}
 	for range 4 {
 		next := concatLiterals.ReplaceAllString(out, `$1$2$3$1`)
 		if next == out {

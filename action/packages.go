@@ -1,6 +1,11 @@
 package action
 
-import "strings"
+import (
+	"slices"
+	"strings"
+
+	"github.com/agentledger/agentledger/aarts"
+)
 
 // installers maps a package manager's binary to the subcommands that
 // install packages, and the manager name recorded.
@@ -203,4 +208,22 @@ func splitPackage(manager, spec string) Package {
 		}
 	}
 	return p
+}
+
+// InstallsPackages reports whether a shell tool call installs packages
+// (AARTS §7 package_install), reading only its command lines' commands —
+// what an adapter needs to name the call's tool, without the whole
+// analysis the engine makes of it (AnalyzeTool, whose Tool says the same
+// for every call but those whose installs hide in code or decoded text).
+func InstallsPackages(native string, input any, cwd string) bool {
+	if aarts.Canonical(native) != aarts.ToolShell {
+		return false
+	}
+	found := false
+	walkStrings(input, "", func(field, s string) {
+		if f := strings.ToLower(field); !found && (f == "command" || f == "cmd" || f == "script" || f == "commands") {
+			found = slices.ContainsFunc(ParseShell(s), func(c Command) bool { return len(packagesOf(c)) > 0 })
+		}
+	})
+	return found
 }

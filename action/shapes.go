@@ -190,9 +190,9 @@ func (a *Analysis) remoteShellShapes(lines []string) {
 		} else if c.Heredoc != "" {
 			text += "\n" + c.Heredoc
 		}
-		endpoint := hasEndpoint(c.Argv[1:]) || netMarker.MatchString(text) ||
+		endpoint := hasEndpoint(c.Argv[1:]) || mayNet(text) && netMarker.MatchString(text) ||
 			a.unknownProgram(c) && slices.ContainsFunc(operands(c.Argv), func(w string) bool { return isDigits(w) && len(w) >= 2 && len(w) <= 5 })
-		if endpoint && shellMarker.MatchString(text) {
+		if endpoint && mayShell(text) && shellMarker.MatchString(text) {
 			a.addFinding(FindRemoteShell, strings.Join(c.Argv, " "), c.Binary+" ties a shell to a network endpoint", 0.8)
 		}
 	}
@@ -215,7 +215,7 @@ func (a *Analysis) codeShapes(text, where string) {
 	if len(text) > maxContent {
 		text = text[:maxContent]
 	}
-	if !netMarker.MatchString(text) && !hasPublicIP(text) && !socketCode.MatchString(text) && !urlPattern.MatchString(text) {
+	if !strings.Contains(text, "://") && !(mayNet(text) && netMarker.MatchString(text)) && !hasPublicIP(text) && !(mayConnect(text) && socketCode.MatchString(text)) {
 		return
 	}
 	if (hasPublicIP(text) || strings.Contains(text, "/inet/") || strings.Contains(text, "/dev/tcp/") || strings.Contains(text, "Socket")) &&
@@ -230,6 +230,27 @@ func (a *Analysis) codeShapes(text, where string) {
 	}
 }
 
+// mayNet and mayShell report whether text holds a word netMarker or
+// shellMarker needs, before either expression is tried (most commands
+// hold none).
+func mayNet(text string) bool {
+	for _, w := range []string{"/inet/", "/dev/tcp", "/dev/udp", "socket", "Socket", "connect", "ztcp", "createServer", "listen", "bind", "accept", "TCP", "fsockopen"} {
+		if strings.Contains(text, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func mayShell(text string) bool {
+	for _, w := range []string{"sh", "cmd.exe", "exec", "ProcessBuilder", "spawn", "popen", "execute", "system", "run", "getline", ">&", "proc_open"} {
+		if strings.Contains(text, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // remoteRunners run commands on another machine by design.
 var remoteRunners = map[string]bool{"ssh": true, "mosh": true, "docker": true, "podman": true, "kubectl": true, "gcloud": true,
 	"aws": true, "az": true, "vagrant": true, "ansible": true}
@@ -238,6 +259,9 @@ var remoteRunners = map[string]bool{"ssh": true, "mosh": true, "docker": true, "
 // machine's, not unspecified, not in a private range (a developer's own
 // network: a database, a build box).
 func hasPublicIP(text string) bool {
+	if strings.Count(text, ".") < 3 || strings.IndexAny(text, "0123456789") < 0 {
+		return false
+	}
 	for _, ip := range ipLiteral.FindAllString(text, 8) {
 		if publicIP(ip) && !versionLike(text, ip) {
 			return true
@@ -298,6 +322,16 @@ func hasEndpoint(words []string) bool {
 // fileServers serve a directory to whoever connects.
 var fileServers = regexp.MustCompile(`(?:^|\s)(?:-m\s+(?:http\.server|SimpleHTTPServer)|-run\s+-e\s+httpd|-S\s+\S+:\d+|httpd\s|proxy\s.*--www=)|(?:http\.server|SimpleHTTPServer|socketserver|SocketServer)[\s\S]*serve_forever`)
 
+// mayServe reports whether text holds a word fileServers needs.
+func mayServe(text string) bool {
+	for _, w := range []string{"http.server", "SimpleHTTPServer", "httpd", "-S ", "--www=", "serve_forever"} {
+		if strings.Contains(text, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // oddSchemes are URL schemes that carry data in the request itself.
 var oddSchemes = []string{"gopher://", "dict://", "telnet://", "ldap://", "tftp://", "smb://", "ftp://"}
 
@@ -324,7 +358,7 @@ func (a *Analysis) endpointSends() {
 				}
 			}
 		}
-		if fileServers.MatchString(line) && !slices.ContainsFunc(c.Argv, func(w string) bool {
+		if mayServe(line) && fileServers.MatchString(line) && !slices.ContainsFunc(c.Argv, func(w string) bool {
 			return strings.HasPrefix(w, "127.") || w == "::1" || strings.Contains(w, "localhost") || strings.HasPrefix(w, "--bind=127.")
 		}) {
 			add(c.Binary + " serves files to the network")
@@ -336,7 +370,7 @@ func (a *Analysis) endpointSends() {
 				}
 			}
 		}
-		if code, _ := inlineCode(c); code != "" && fileServers.MatchString(code) {
+		if code, _ := inlineCode(c); code != "" && mayServe(code) && fileServers.MatchString(code) {
 			add(c.Binary + " serves files to the network")
 		}
 		if a.unknownProgram(c) && slices.ContainsFunc(c.Argv[1:], func(w string) bool { return w == "--listen" || strings.HasPrefix(w, "--listen=") }) {
@@ -395,6 +429,16 @@ var codeOption = regexp.MustCompile(`(?:^|\s)(?:--require|-r|--import|--loader|-
 // libraryCode is code that loads a library.
 var libraryCode = regexp.MustCompile(`\bdlopen\b|LoadLibrary|\bcdll\b|ctypes\.CDLL|Fiddle|\bload_module\b|\benable\s+-f\b|^\s*load\s+\S+\.so|DynaLoader|ffi\.load|System\.load|package\.loadlib`)
 
+// mayLoad reports whether text holds a word libraryCode needs.
+func mayLoad(text string) bool {
+	for _, w := range []string{"dlopen", "LoadLibrary", "cdll", "CDLL", "Fiddle", "load_module", "enable", "load ", "DynaLoader", "ffi", "System.load", "loadlib"} {
+		if strings.Contains(text, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // libraryHandlers build, inspect, copy or remove libraries without
 // loading them.
 var libraryHandlers = map[string]bool{"cp": true, "mv": true, "rm": true, "ls": true, "ln": true, "install": true, "chmod": true,
@@ -426,7 +470,7 @@ func (a *Analysis) libraryLoads() {
 		if code == "" {
 			code = c.Heredoc
 		}
-		if libraryCode.MatchString(strings.Join(c.Argv[1:], " ") + "\n" + code) {
+		if text := strings.Join(c.Argv[1:], " ") + "\n" + code; mayLoad(text) && libraryCode.MatchString(text) {
 			a.addFinding(FindLibraryLoad, strings.Join(c.Argv, " "), c.Binary+" loads a library", 0.6)
 			continue
 		}
@@ -437,7 +481,7 @@ func (a *Analysis) libraryLoads() {
 			if _, v, ok := strings.Cut(w, "="); ok {
 				w = v
 			}
-			if sharedLibrary.MatchString(w) && !outputOption(w) {
+			if (strings.Contains(w, ".so") || strings.Contains(w, ".dylib")) && sharedLibrary.MatchString(w) && !outputOption(w) {
 				a.addFinding(FindLibraryLoad, w, c.Binary+" is handed "+w+", a shared library it may load", 0.6)
 				break
 			}

@@ -84,8 +84,8 @@ func setTool(e map[string]any, hook, turn, native string, input any) {
 	if tool == aarts.ToolShell {
 		// AARTS §7: package_install is derived from the shell command.
 		cwd, _ := e["cwd"].(string)
-		if a := action.AnalyzeTool(native, input, cwd); a.Tool == aarts.ToolPackageInstall {
-			tool = a.Tool
+		if action.InstallsPackages(native, input, cwd) {
+			tool = aarts.ToolPackageInstall
 		}
 	}
 	e["tool_name"] = tool

@@ -143,8 +143,9 @@ func (g *guard) shellHits(c action.Command, cwd string, symlinks map[string]stri
 	readOnly, destructive := readOnly(c), destructive(c)
 	// A copier reads its sources: cp SETTINGS /tmp/backup changes only the
 	// backup (mv takes its source away: destructive, below).
-	if written := action.WrittenArgs(c); c.Binary == "cp" || c.Binary == "install" || c.Binary == "rsync" && !destructive {
+	if c.Binary == "cp" || c.Binary == "install" || c.Binary == "rsync" && !destructive {
 		readOnly = true
+		written := action.WrittenArgs(c)
 		defer func() {
 			for _, w := range written {
 				w = lookedUp.ReplaceAllString(w, "/PATH/${1}${2}")
@@ -180,7 +181,9 @@ func (g *guard) shellHits(c action.Command, cwd string, symlinks map[string]stri
 		if i == 0 {
 			continue
 		}
-		arg = lookedUp.ReplaceAllString(arg, "/PATH/${1}${2}") // "$(command -v agentledger-hook)" is that program, wherever PATH finds it
+		if strings.ContainsAny(arg, "$`") {
+			arg = lookedUp.ReplaceAllString(arg, "/PATH/${1}${2}") // "$(command -v agentledger-hook)" is that program, wherever PATH finds it
+		}
 		if prog, ok := strings.CutPrefix(arg, "/PATH/"); ok && ownPrograms[prog] && !readOnly {
 			add("%s would change %s, agentledger's own program, wherever PATH finds it", c.Binary, prog)
 			continue
@@ -195,7 +198,10 @@ func (g *guard) shellHits(c action.Command, cwd string, symlinks map[string]stri
 		check(arg, false)
 	}
 	for _, r := range c.Redirects {
-		check(lookedUp.ReplaceAllString(r, "/PATH/${1}${2}"), true)
+		if strings.ContainsAny(r, "$`") {
+			r = lookedUp.ReplaceAllString(r, "/PATH/${1}${2}")
+		}
+		check(r, true)
 	}
 }
 
