@@ -1,5 +1,7 @@
 package action
+
 import "testing"
+
 // TestInstallsPackagesAgreesWithAnalysis: the adapter's quick reading of
 // package installs names the same tool as the whole analysis on the
 // ordinary and attack tables.
