@@ -866,14 +866,6 @@ func Executes(c Command) []string {
 				return []string{a}
 			}
 		}
-	case c.Binary == "go" && len(c.Argv) > 2 && c.Argv[1] == "run":
-		var files []string
-		for _, op := range operands(c.Argv)[1:] {
-			if strings.HasSuffix(op, ".go") {
-				files = append(files, op) // go run FILE.go: the file's code
-			}
-		}
-		return files
 	case c.Binary == "chmod":
 		if slices.ContainsFunc(c.Argv, func(a string) bool {
 			return strings.Contains(a, "+x") || strings.HasPrefix(a, "7") || strings.HasPrefix(a, "5")

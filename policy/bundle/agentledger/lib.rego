@@ -58,7 +58,7 @@ protected_globs := {
 dangerous_rm_targets := {"/", "/*", "~", "~/", "$HOME", "$HOME/", "/home", "/etc", "/usr", "/var", "/boot", "/bin", "/lib", "/opt", "/root", "."}
 
 forbidden_command_patterns := [
-	{"id": "mkfs", "re": `^mkfs(\.\w+)?\s.*/dev/`, "reason": "formats a device's file system"},
+	{"id": "mkfs", "re": `^mkfs(\.\w+)?\s.*/dev/`, "reason": "formats a file system"},
 	{"id": "dd-device", "re": `^dd\s.*\bof=/dev/`, "reason": "writes raw to a device"},
 	{"id": "fork-bomb", "re": `:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:`, "reason": "fork bomb"},
 	{"id": "chmod-root", "re": `^chmod\s+(-\S+\s+)*-R\s+(-\S+\s+)*0?777\s+/\s*$`, "reason": "opens every file on the system"},

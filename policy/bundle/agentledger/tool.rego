@@ -288,13 +288,18 @@ tainted_risks contains sprintf("runs what it passes to %s", [input.action.tool_n
 }
 
 # Through the MCP gateway a tool's server declares what it does, and the
-# gateway pins that: after taint, a pinned tool its server does not declare
-# read-only is asked (it may write or send what the session read).
+# gateway pins that: after taint, a pinned tool named for sending or
+# publishing (create_issue, post_message, ...) that its server does not
+# declare read-only is asked (it may carry what the session read to
+# others); its tests and builds (run_tests) go on.
 tainted_risks contains sprintf("passes what it is given to %s, which its server does not declare read-only", [input.action.tool_native]) if {
 	input.action.tool == "mcp_call"
 	input.event.tool_pin.status == "pinned"
 	not read_only_tool
+	mcp_sending_name
 }
+
+mcp_sending_name if regex.match(`__(?:[a-z0-9]+_)*(?:create|update|delete|remove|push|send|post|write|comment|reply|merge|publish|upload|share|invite|add|set|put|patch|close|approve|transfer)(?:_|$)`, lower(input.action.tool_native))
 
 mcp_running_name if regex.match(`__(?:[a-z0-9]+_)*(?:execute|exec|eval|shell|run_command|run_script|run_code|run_shell|command|terminal)(?:_|$)`, lower(input.action.tool_native))
 
