@@ -138,7 +138,13 @@ func TestEveryRecordingValidates(t *testing.T) {
 				t.Errorf("%s: %s seq %d (%s) is in no event", path, e.Key(), e.Seq(), e.EventType())
 			}
 		}
-		if len(classes) < 2 && len(envs) > 10 {
+		// A session with a verdict other than allow has a finding besides
+		// its activity (one whose every call was allowed has none).
+		judged := false
+		for _, e := range envs {
+			judged = judged || e.EventType() == ledger.EventVerdict && !strings.Contains(string(e.Payload()), `"decision":"allow"`)
+		}
+		if len(classes) < 2 && judged {
 			t.Errorf("%s: one class only: %v", path, classes)
 		}
 	}
