@@ -199,3 +199,27 @@ func TestOpaqueWhereItMatters(t *testing.T) {
 		}
 	}
 }
+
+// TestContainerMounts: a container's command is judged by what it does to
+// this machine's files through the directories mounted into it; what it
+// does to the container's own files is not the call's.
+func TestContainerMounts(t *testing.T) {
+	tests := []struct {
+		cmd   string
+		class string // "": no finding
+	}{
+		{`docker run --rm -v /home/dev:/h alpine rm -rf /h`, FindDestructive},
+		{`docker run --rm -v /:/host alpine chroot /host sh -c 'rm -rf /home/dev/shop/.git'`, FindDestructive},
+		{`docker run --rm -v $HOME/.aws:/a alpine cat /a/credentials`, FindSecretRead},
+		{`docker run --rm alpine rm -rf /`, ""},
+		{`docker run --rm -v "$PWD":/src -w /src golang:1.26 go build ./...`, ""},
+		{`docker run --rm -v /home/dev/shop:/app node:22 rm -rf /app/node_modules`, ""},
+	}
+	for _, tt := range tests {
+		a := AnalyzeTool("Bash", map[string]any{"command": tt.cmd}, "/home/dev/shop")
+		got := signalsOf(a)
+		if tt.class == "" && len(got) > 0 || tt.class != "" && !slices.Contains(got, tt.class) {
+			t.Errorf("%q: signals %v (findings %+v), want %q", tt.cmd, got, a.Findings, tt.class)
+		}
+	}
+}

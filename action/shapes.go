@@ -2,6 +2,7 @@ package action
 
 import (
 	"cmp"
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -666,6 +667,7 @@ func (a *Analysis) optionCommands(c Command, dir string) {
 			for _, f := range in.Findings {
 				a.addFinding(f.Class, f.Subject, c.Binary+" "+args[0]+": "+f.Detail, f.Confidence)
 			}
+			a.mounted(c, args, cmd, dir)
 		}
 	}
 }
@@ -717,4 +719,88 @@ func quoteAll(words []string) []string {
 		out[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 	}
 	return out
+}
+
+// mounted judges what a container's command does to this machine's files
+// through the directories mounted into it (docker run -v /home/dev:/h …
+// rm -rf /h): the command is read with each mounted path written as the
+// host path it is, and what it finds about those host paths — a delete, a
+// secret read, a remote shell, a send — is the call's. What it does to the
+// container's own files is not.
+func (a *Analysis) mounted(c Command, args, cmd []string, dir string) {
+	type mount struct{ src, dst string }
+	var mounts []mount
+	for i := 1; i < len(args); i++ {
+		v := ""
+		switch w := args[i]; {
+		case (w == "-v" || w == "--volume") && i+1 < len(args):
+			v = args[i+1]
+		case strings.HasPrefix(w, "--volume="):
+			v = strings.TrimPrefix(w, "--volume=")
+		case (w == "--mount") && i+1 < len(args) || strings.HasPrefix(w, "--mount="):
+			spec := strings.TrimPrefix(w, "--mount=")
+			if w == "--mount" {
+				spec = args[i+1]
+			}
+			var src, dst string
+			for _, kv := range strings.Split(spec, ",") {
+				k, val, _ := strings.Cut(kv, "=")
+				switch k {
+				case "source", "src":
+					src = val
+				case "target", "destination", "dst":
+					dst = val
+				}
+			}
+			if src != "" && dst != "" {
+				v = src + ":" + dst
+			}
+		}
+		if src, dst, ok := strings.Cut(v, ":"); ok && pathStart(src) && strings.HasPrefix(dst, "/") {
+			dst, _, _ = strings.Cut(dst, ":") // :ro, :rw
+			mounts = append(mounts, mount{resolve(src, dir), path.Clean(dst)})
+		}
+	}
+	if len(mounts) == 0 {
+		return
+	}
+	translated, hit := make([]string, len(cmd)), false
+	for i, w := range cmd {
+		translated[i] = w
+		for _, m := range mounts {
+			for _, at := range []int{strings.Index(w, m.dst)} {
+				if at < 0 {
+					continue
+				}
+				rest := w[at+len(m.dst):]
+				if rest != "" && rest[0] != '/' && rest[0] != ' ' && rest[0] != '\'' && rest[0] != '"' {
+					continue // /hostname is not under /h
+				}
+				src := m.src
+				if m.src == "/" && rest != "" {
+					src = ""
+				}
+				translated[i] = w[:at] + src + rest
+				hit = true
+			}
+		}
+	}
+	line := strings.Join(quoteAll(translated), " ")
+	if !hit || strings.Contains(line, "docker") || strings.Contains(line, "podman") {
+		return
+	}
+	in := AnalyzeTool("Bash", map[string]any{"command": line}, dir)
+	onHost := func(s string) bool {
+		return slices.ContainsFunc(mounts, func(m mount) bool { return strings.Contains(s, m.src) })
+	}
+	for _, f := range in.Findings {
+		if onHost(f.Subject) || onHost(f.Detail) {
+			a.addFinding(f.Class, f.Subject, c.Binary+" "+args[0]+", through a mounted directory: "+f.Detail, f.Confidence)
+		}
+	}
+	for _, p := range in.Paths {
+		if onHost(p) {
+			a.Paths = append(a.Paths, p) // read through the mount
+		}
+	}
 }
