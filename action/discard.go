@@ -105,12 +105,9 @@ func discardsWork(c Command, add func(string, string, string, float64)) {
 }
 
 // configDirs are per-user directories whose loss takes credentials or a
-// machine's configuration with it.
-var configDirs = regexp.MustCompile(`^(?:~|\$HOME|\$\{HOME\}|/home/[^/]+|/Users/[^/]+|/root)/(?:\.ssh|\.aws|\.gnupg|\.kube|\.docker|\.config|\.azure|\.password-store|\.local/share/keyrings|\.terraform\.d|\.npmrc|\.netrc|\.git-credentials|\.pgpass|\.vault-token|Library/Keychains)(?:/[^/]*)?/?$`)
-
-// configDirOnly matches a configuration directory itself (not a file in
-// it: known_hosts.old is no loss).
-var configDirOnly = regexp.MustCompile(`^(?:~|\$HOME|\$\{HOME\}|/home/[^/]+|/Users/[^/]+|/root)/(?:\.ssh|\.aws|\.gnupg|\.kube|\.docker|\.config|\.azure|\.password-store|\.local/share/keyrings|\.terraform\.d|Library/Keychains)$`)
+// machine's configuration with it (the directory itself: a file in one,
+// known_hosts.old, is no loss unless it holds credentials).
+var configDirs = regexp.MustCompile(`^(?:~|\$HOME|\$\{HOME\}|/home/[^/]+|/Users/[^/]+|/root)/(?:\.ssh|\.aws|\.gnupg|\.kube|\.docker|\.config|\.azure|\.password-store|\.local/share/keyrings|\.terraform\.d|Library/Keychains)$`)
 
 // removers delete, empty, shred or move away what they name.
 var removers = map[string]bool{"rm": true, "shred": true, "truncate": true, "mv": true, "unlink": true, "rmdir": true, "srm": true, "wipe": true}
@@ -127,7 +124,7 @@ func takesConfig(c Command, add func(string, string, string, float64)) {
 	}
 	for _, t := range ops {
 		t := strings.TrimRight(t, "/")
-		if configDirs.MatchString(t) && (credentialDir.MatchString(t) || configDirOnly.MatchString(t) || secretStore(t)) {
+		if configDirs.MatchString(t) || homePrefix.MatchString(t) && secretStore(t) {
 			add(FindDestructive, t, c.Binary+" takes away "+t+", which holds credentials or configuration", 0.8)
 		}
 	}
@@ -251,7 +248,7 @@ func teardown(c Command, add func(string, string, string, float64)) {
 	if c.Binary == "docker" && at(0) == "compose" && has("down") && has("-v", "--volumes") {
 		found("docker compose down -v deletes the project's volumes")
 	}
-	if mayFramework(line) {
+	if holdsAny(line, frameworkWords...) {
 		if m := frameworkTeardown.FindString(line); m != "" {
 			found(m + " drops or empties the application's database")
 		}
@@ -264,13 +261,5 @@ func teardown(c Command, add func(string, string, string, float64)) {
 	}
 }
 
-// mayFramework reports whether a line names a framework frameworkTeardown
-// knows.
-func mayFramework(line string) bool {
-	for _, w := range []string{"manage.py", "rails", "rake", "prisma", "artisan", "flask", "sequelize", "knex"} {
-		if strings.Contains(line, w) {
-			return true
-		}
-	}
-	return false
-}
+// frameworkWords are the frameworks frameworkTeardown knows.
+var frameworkWords = []string{"manage.py", "rails", "rake", "prisma", "artisan", "flask", "sequelize", "knex"}

@@ -280,7 +280,7 @@ var protectedLits = []string{"/.ssh/", "/.aws/", "/.bashrc", "/.bash_profile", "
 // not itself a path: the path starts at the first ~, $HOME or / before
 // the protected part.
 func embeddedProtected(t string) []string {
-	if !strings.Contains(t, "/.") && !strings.Contains(t, "/etc/") && !strings.Contains(t, ".md") && !strings.Contains(t, "agentledger") {
+	if !holdsAny(t, "/.", "/etc/", ".md", "agentledger") {
 		return nil // every protected part has one of these
 	}
 	var out []string

@@ -434,10 +434,8 @@ var opaqueCode = regexp.MustCompile(`\b(?:eval|exec|compile|__import__|importlib
 // mayWrite returns the matches of codeFileWrites in code, looking only
 // when a word of one of them is there.
 func mayWrite(code string) [][]string {
-	for _, w := range []string{"open(", "rite", "print", "File", "Set-Content", "put_contents"} {
-		if strings.Contains(code, w) {
-			return codeFileWrites.FindAllStringSubmatch(code, 16)
-		}
+	if holdsAny(code, "open(", "rite", "print", "File", "Set-Content", "put_contents") {
+		return codeFileWrites.FindAllStringSubmatch(code, 16)
 	}
 	return nil
 }
@@ -516,10 +514,10 @@ func (a *Analysis) readCode(code, lang string, via []string, cwd string, add fun
 	if loc := opaqueCode.FindStringIndex(code); loc != nil {
 		add(FindOpaqueCode, strings.TrimSpace(code[loc[0]:loc[1]]), "inline "+lang+" code builds or decodes what it runs", 0.5)
 	}
-	if (strings.Contains(code, "eval") || strings.Contains(code, "exec") || strings.Contains(code, "Function")) && fetchEval.MatchString(code) {
+	if holdsAny(code, "eval", "exec", "Function") && fetchEval.MatchString(code) {
 		add(FindDownloadExec, lang+" code", "inline "+lang+" code runs what it downloads", 1)
 	}
-	if (strings.Contains(code, "keyring") || strings.Contains(code, "cookie") || strings.Contains(code, "keytar") || strings.Contains(code, "Sec")) && credentialCode.MatchString(code) {
+	if holdsAny(code, "keyring", "cookie", "keytar", "Sec") && credentialCode.MatchString(code) {
 		add(FindSecretRead, lang+" code", "inline "+lang+" code reads a keyring or a browser's cookies", 0.8)
 	}
 	if envDump.MatchString(code) && (len(urlPattern.FindAllString(code, 1)) > 0 || strings.Contains(code, "socket")) {
@@ -1466,12 +1464,11 @@ func foldCode(code string) string {
 		return code
 	}
 	out := code
-	if strings.Contains(code, "HOME") || strings.Contains(code, "home") || strings.Contains(code, "expanduser") {
+	if holdsAny(code, "HOME", "home", "expanduser") {
 		out = homeInString.ReplaceAllString(out, "~")
 		out = homeInCode.ReplaceAllString(out, `"~"`)
 	}
-	if !strings.Contains(out, "' +") && !strings.Contains(out, "\" +") && !strings.Contains(out, "'+") && !strings.Contains(out, "\"+") &&
-		!strings.Contains(out, "' .") && !strings.Contains(out, "\" .") {
+	if !holdsAny(out, "' +", "\" +", "'+", "\"+", "' .", "\" .") {
 		return out
 	}
 	for range 4 {

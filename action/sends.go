@@ -103,7 +103,7 @@ func (a *Analysis) sends() {
 				add(c.Binary + " writes to a network socket (" + r + ")")
 			}
 		}
-		if code, lang := inlineCode(c); code != "" && mayConnect(code) && socketCode.MatchString(code) {
+		if code, lang := inlineCode(c); code != "" && holdsAny(code, connectWords...) && socketCode.MatchString(code) {
 			add(c.Binary + " runs " + lang + " code that opens a network connection")
 		}
 	}
@@ -130,16 +130,8 @@ func remoteHost(p string) string {
 	return strings.ToLower(strings.Trim(h, "[]"))
 }
 
-// mayConnect reports whether code holds a word of socketCode, before the
-// expression is tried.
-func mayConnect(code string) bool {
-	for _, w := range []string{"socket", "connect", "url", "http", "fetch", "XMLHttp", "WebSocket", "Net::", "Socket", "LWP", "HTTP::", "curl", "Invoke-", "System.Net"} {
-		if strings.Contains(code, w) {
-			return true
-		}
-	}
-	return false
-}
+// connectWords are words socketCode needs.
+var connectWords = []string{"socket", "connect", "url", "http", "fetch", "XMLHttp", "WebSocket", "Net::", "Socket", "LWP", "HTTP::", "curl", "Invoke-", "System.Net"}
 
 // hostPart is the host (and port) of what follows a URL's scheme.
 func hostPart(s string) string {

@@ -5,6 +5,7 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -191,9 +192,9 @@ func (a *Analysis) remoteShellShapes(lines []string) {
 		} else if c.Heredoc != "" {
 			text += "\n" + c.Heredoc
 		}
-		endpoint := hasEndpoint(c.Argv[1:]) || mayNet(text) && netMarker.MatchString(text) ||
+		endpoint := hasEndpoint(c.Argv[1:]) || holdsAny(text, netWords...) && netMarker.MatchString(text) ||
 			a.unknownProgram(c) && slices.ContainsFunc(operands(c.Argv), func(w string) bool { return isDigits(w) && len(w) >= 2 && len(w) <= 5 })
-		if endpoint && mayShell(text) && shellMarker.MatchString(text) {
+		if endpoint && holdsAny(text, shellWords...) && shellMarker.MatchString(text) {
 			a.addFinding(FindRemoteShell, strings.Join(c.Argv, " "), c.Binary+" ties a shell to a network endpoint", 0.8)
 		}
 	}
@@ -216,7 +217,7 @@ func (a *Analysis) codeShapes(text, where string) {
 	if len(text) > maxContent {
 		text = text[:maxContent]
 	}
-	if !strings.Contains(text, "://") && !(mayNet(text) && netMarker.MatchString(text)) && !hasPublicIP(text) && !(mayConnect(text) && socketCode.MatchString(text)) {
+	if !strings.Contains(text, "://") && !(holdsAny(text, netWords...) && netMarker.MatchString(text)) && !hasPublicIP(text) && !(holdsAny(text, connectWords...) && socketCode.MatchString(text)) {
 		return
 	}
 	if (hasPublicIP(text) || strings.Contains(text, "/inet/") || strings.Contains(text, "/dev/tcp/") || strings.Contains(text, "Socket")) &&
@@ -231,26 +232,11 @@ func (a *Analysis) codeShapes(text, where string) {
 	}
 }
 
-// mayNet and mayShell report whether text holds a word netMarker or
-// shellMarker needs, before either expression is tried (most commands
-// hold none).
-func mayNet(text string) bool {
-	for _, w := range []string{"/inet/", "/dev/tcp", "/dev/udp", "socket", "Socket", "connect", "ztcp", "createServer", "listen", "bind", "accept", "TCP", "fsockopen"} {
-		if strings.Contains(text, w) {
-			return true
-		}
-	}
-	return false
-}
+// netWords are words netMarker needs, one of which text must hold before the expression is tried (most commands hold none).
+var netWords = []string{"/inet/", "/dev/tcp", "/dev/udp", "socket", "Socket", "connect", "ztcp", "createServer", "listen", "bind", "accept", "TCP", "fsockopen"}
 
-func mayShell(text string) bool {
-	for _, w := range []string{"sh", "cmd.exe", "exec", "ProcessBuilder", "spawn", "popen", "execute", "system", "run", "getline", ">&", "proc_open"} {
-		if strings.Contains(text, w) {
-			return true
-		}
-	}
-	return false
-}
+// shellWords are words shellMarker needs.
+var shellWords = []string{"sh", "cmd.exe", "exec", "ProcessBuilder", "spawn", "popen", "execute", "system", "run", "getline", ">&", "proc_open"}
 
 // remoteRunners run commands on another machine by design.
 var remoteRunners = map[string]bool{"ssh": true, "mosh": true, "docker": true, "podman": true, "kubectl": true, "gcloud": true,
@@ -278,18 +264,11 @@ func publicIP(ip string) bool {
 		return false
 	}
 	for n := 16; n <= 31; n++ {
-		if strings.HasPrefix(ip, "172."+itoa(n)+".") {
+		if strings.HasPrefix(ip, "172."+strconv.Itoa(n)+".") {
 			return false
 		}
 	}
 	return true
-}
-
-func itoa(n int) string {
-	if n < 10 {
-		return string(rune('0' + n))
-	}
-	return itoa(n/10) + string(rune('0'+n%10))
 }
 
 // versionLike reports whether ip in text is part of a version (v1.2.3.4,
@@ -323,15 +302,8 @@ func hasEndpoint(words []string) bool {
 // fileServers serve a directory to whoever connects.
 var fileServers = regexp.MustCompile(`(?:^|\s)(?:-m\s+(?:http\.server|SimpleHTTPServer)|-run\s+-e\s+httpd|-S\s+\S+:\d+|httpd\s|proxy\s.*--www=)|(?:http\.server|SimpleHTTPServer|socketserver|SocketServer)[\s\S]*serve_forever`)
 
-// mayServe reports whether text holds a word fileServers needs.
-func mayServe(text string) bool {
-	for _, w := range []string{"http.server", "SimpleHTTPServer", "httpd", "-S ", "--www=", "serve_forever"} {
-		if strings.Contains(text, w) {
-			return true
-		}
-	}
-	return false
-}
+// serveWords are words fileServers needs.
+var serveWords = []string{"http.server", "SimpleHTTPServer", "httpd", "-S ", "--www=", "serve_forever"}
 
 // oddSchemes are URL schemes that carry data in the request itself.
 var oddSchemes = []string{"gopher://", "dict://", "telnet://", "ldap://", "tftp://", "smb://", "ftp://"}
@@ -359,7 +331,7 @@ func (a *Analysis) endpointSends() {
 				}
 			}
 		}
-		if mayServe(line) && fileServers.MatchString(line) && !slices.ContainsFunc(c.Argv, func(w string) bool {
+		if holdsAny(line, serveWords...) && fileServers.MatchString(line) && !slices.ContainsFunc(c.Argv, func(w string) bool {
 			return strings.HasPrefix(w, "127.") || w == "::1" || strings.Contains(w, "localhost") || strings.HasPrefix(w, "--bind=127.")
 		}) {
 			add(c.Binary + " serves files to the network")
@@ -371,7 +343,7 @@ func (a *Analysis) endpointSends() {
 				}
 			}
 		}
-		if code, _ := inlineCode(c); code != "" && mayServe(code) && fileServers.MatchString(code) {
+		if code, _ := inlineCode(c); code != "" && holdsAny(code, serveWords...) && fileServers.MatchString(code) {
 			add(c.Binary + " serves files to the network")
 		}
 		if a.unknownProgram(c) && slices.ContainsFunc(c.Argv[1:], func(w string) bool { return w == "--listen" || strings.HasPrefix(w, "--listen=") }) {
@@ -430,15 +402,8 @@ var codeOption = regexp.MustCompile(`(?:^|\s)(?:--require|-r|--import|--loader|-
 // libraryCode is code that loads a library.
 var libraryCode = regexp.MustCompile(`\bdlopen\b|LoadLibrary|\bcdll\b|ctypes\.CDLL|Fiddle|\bload_module\b|\benable\s+-f\b|^\s*load\s+\S+\.so|DynaLoader|ffi\.load|System\.load|package\.loadlib`)
 
-// mayLoad reports whether text holds a word libraryCode needs.
-func mayLoad(text string) bool {
-	for _, w := range []string{"dlopen", "LoadLibrary", "cdll", "CDLL", "Fiddle", "load_module", "enable", "load ", "DynaLoader", "ffi", "System.load", "loadlib"} {
-		if strings.Contains(text, w) {
-			return true
-		}
-	}
-	return false
-}
+// loadWords are words libraryCode needs.
+var loadWords = []string{"dlopen", "LoadLibrary", "cdll", "CDLL", "Fiddle", "load_module", "enable", "load ", "DynaLoader", "ffi", "System.load", "loadlib"}
 
 // libraryHandlers build, inspect, copy or remove libraries without
 // loading them.
@@ -471,7 +436,7 @@ func (a *Analysis) libraryLoads() {
 		if code == "" {
 			code = c.Heredoc
 		}
-		if text := strings.Join(c.Argv[1:], " ") + "\n" + code; mayLoad(text) && libraryCode.MatchString(text) {
+		if text := strings.Join(c.Argv[1:], " ") + "\n" + code; holdsAny(text, loadWords...) && libraryCode.MatchString(text) {
 			a.addFinding(FindLibraryLoad, strings.Join(c.Argv, " "), c.Binary+" loads a library", 0.6)
 			continue
 		}
@@ -768,21 +733,20 @@ func (a *Analysis) mounted(c Command, args, cmd []string, dir string) {
 	for i, w := range cmd {
 		translated[i] = w
 		for _, m := range mounts {
-			for _, at := range []int{strings.Index(w, m.dst)} {
-				if at < 0 {
-					continue
-				}
-				rest := w[at+len(m.dst):]
-				if rest != "" && rest[0] != '/' && rest[0] != ' ' && rest[0] != '\'' && rest[0] != '"' {
-					continue // /hostname is not under /h
-				}
-				src := m.src
-				if m.src == "/" && rest != "" {
-					src = ""
-				}
-				translated[i] = w[:at] + src + rest
-				hit = true
+			at := strings.Index(w, m.dst)
+			if at < 0 {
+				continue
 			}
+			rest := w[at+len(m.dst):]
+			if rest != "" && rest[0] != '/' && rest[0] != ' ' && rest[0] != '\'' && rest[0] != '"' {
+				continue // /hostname is not under /h
+			}
+			src := m.src
+			if m.src == "/" && rest != "" {
+				src = ""
+			}
+			translated[i] = w[:at] + src + rest
+			hit = true
 		}
 	}
 	line := strings.Join(quoteAll(translated), " ")
@@ -803,4 +767,16 @@ func (a *Analysis) mounted(c Command, args, cmd []string, dir string) {
 			a.Paths = append(a.Paths, p) // read through the mount
 		}
 	}
+}
+
+// holdsAny reports whether text holds one of words: the cheap test each of
+// the analysis's larger expressions is behind (most commands hold none of
+// their words).
+func holdsAny(text string, words ...string) bool {
+	for _, w := range words {
+		if strings.Contains(text, w) {
+			return true
+		}
+	}
+	return false
 }

@@ -133,7 +133,7 @@ var shellBuiltins = map[string]bool{
 func IsShellBuiltin(name string) bool { return shellBuiltins[name] }
 
 // cRunners are programs whose -c option's value is a command line.
-var cRunners = map[string]bool{"su": true, "runuser": true, "script": true, "npx": true}
+var cRunners = map[string]bool{"su": true, "script": true, "npx": true}
 
 // shells are interpreters whose -c argument is itself a command line.
 var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "fish": true, "ash": true}
@@ -236,7 +236,7 @@ func emit(toks []token, stage int, piped bool, via []string, depth int, out *[]C
 	case bin == "eval":
 		parseShell(strings.Join(argv[1:], " "), append(clone(via), "eval"), depth+1, out)
 	case cRunners[bin]:
-		// su -c CMD, runuser -c, script -qc CMD FILE, npx -c CMD: the
+		// su -c CMD, script -qc CMD FILE, npx -c CMD: the
 		// value of their -c is a command line.
 		for i := 1; i+1 < len(argv); i++ {
 			a := argv[i]

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/agentledger/agentledger/decide"
-	"github.com/agentledger/agentledger/policy"
 )
 
 // corpusThresholds turns on the thresholds for the project's own
@@ -56,17 +55,11 @@ func TestOwnCorpus(t *testing.T) {
 	// Ten scorings of the corpus allocate a lot and keep little: fewer
 	// collections make the test a third faster (more so under -race).
 	defer debug.SetGCPercent(debug.SetGCPercent(800))
-	builtin, err := policy.Load(context.Background(), "", policy.DefaultManifest())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range []struct {
-		name string
-		d    *decide.Decider
-	}{{"built-in", decide.NewDecider(builtin)}, {"coding-agent.json", decider(t, "coding-agent.json")}} {
-		t.Run(m.name, func(t *testing.T) {
+	for _, name := range []string{"built-in", "coding-agent.json"} {
+		d := namedDecider(t, name)
+		t.Run(name, func(t *testing.T) {
 			for _, host := range scoreHosts {
-				t.Run(host, func(t *testing.T) { scoreOwnCorpus(t, m.d, cases, host) })
+				t.Run(host, func(t *testing.T) { scoreOwnCorpus(t, d, cases, host) })
 			}
 		})
 	}

@@ -180,6 +180,20 @@ func nativeCalls(t *testing.T, r ordinaryRow, s string) []nativeCall {
 	return calls
 }
 
+// namedDecider is a decider with the built-in manifest ("built-in") or the
+// fixture manifest of that file name.
+func namedDecider(t testing.TB, name string) *decide.Decider {
+	t.Helper()
+	if name != "built-in" {
+		return decider(t, name)
+	}
+	p, err := policy.Load(context.Background(), "", policy.DefaultManifest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return decide.NewDecider(p)
+}
+
 // ordinaryManifests are the manifests ordinary work must get through.
 var ordinaryManifests = []string{"built-in", "coding-agent.json", "coding-agent-loose.json"}
 
@@ -197,16 +211,7 @@ func TestOrdinaryWorkIsNeverDenied(t *testing.T) {
 	for _, name := range ordinaryManifests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			var d *decide.Decider
-			if name == "built-in" {
-				p, err := policy.Load(context.Background(), "", policy.DefaultManifest())
-				if err != nil {
-					t.Fatal(err)
-				}
-				d = decide.NewDecider(p)
-			} else {
-				d = decider(t, name)
-			}
+			d := namedDecider(t, name)
 			st := openStore(t, t.TempDir())
 			t.Cleanup(func() { st.Close() })
 			e := newEngine(t, d, st)

@@ -15,8 +15,6 @@ import (
 	"testing"
 
 	"github.com/agentledger/agentledger/aarts"
-	"github.com/agentledger/agentledger/decide"
-	"github.com/agentledger/agentledger/policy"
 )
 
 // A workday session is one file of testdata/workday/: a coding agent's
@@ -263,16 +261,7 @@ func TestWorkdaySessions(t *testing.T) {
 	for _, name := range workdayManifests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			var d *decide.Decider
-			if name == "built-in" {
-				p, err := policy.Load(context.Background(), "", policy.DefaultManifest())
-				if err != nil {
-					t.Fatal(err)
-				}
-				d = decide.NewDecider(p)
-			} else {
-				d = decider(t, name)
-			}
+			d := namedDecider(t, name)
 			st := openStore(t, t.TempDir())
 			t.Cleanup(func() { st.Close() })
 			e := newEngine(t, d, st)

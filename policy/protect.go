@@ -210,7 +210,7 @@ func (g *guard) shellHits(c action.Command, cwd string, symlinks map[string]stri
 var lookedUp = regexp.MustCompile("\\$\\((?:command\\s+-v|which|type\\s+-p|whereis)\\s+([\\w.-]+)\\)|`(?:command\\s+-v|which|type\\s+-p)\\s+([\\w.-]+)`")
 
 // agentHosts are the agent hosts' programs.
-var agentHosts = map[string]bool{"claude": true, "codex": true, "gemini": true, "copilot": true, "cursor-agent": true, "export": true}
+var agentHosts = map[string]bool{"claude": true, "codex": true, "gemini": true, "copilot": true, "cursor-agent": true}
 
 // namesEngine matches a word that names agentledger's engine process.
 var namesEngine = regexp.MustCompile(`(?:^|[\s/"'(])engine(?:$|[\s"')])|agentledger`)
@@ -245,9 +245,11 @@ func selfCommand(c action.Command) string {
 			break
 		}
 	}
-	if line := strings.Join(c.Argv, " ") + " " + strings.Join(c.Env, " "); agentHosts[c.Binary] && hostsUnguarded.MatchString(line) ||
-		c.Binary == "export" && strings.Contains(line, "AGENTLEDGER_DISABLE=") {
-		return c.Binary + " starts an agent without its permission checks or hooks"
+	if agentHosts[c.Binary] || c.Binary == "export" {
+		line := strings.Join(c.Argv, " ") + " " + strings.Join(c.Env, " ")
+		if agentHosts[c.Binary] && hostsUnguarded.MatchString(line) || strings.Contains(line, "AGENTLEDGER_DISABLE=") {
+			return c.Binary + " starts an agent without its permission checks or hooks"
+		}
 	}
 	switch c.Binary {
 	case "kill", "pkill", "killall", "pgrep":
