@@ -51,6 +51,34 @@ func Strictness(decision string) int {
 // that the host's own permission flow decides.
 const HostAnswerNone = "none"
 
+// Who can close an ask (VerdictRecord.AskOwner).
+const (
+	// AskOwnerHost: the host prompted its user, and reports the answer.
+	AskOwnerHost = "host"
+	// AskOwnerApprover: no one in the host was asked; an approver's
+	// resolution (or the ask's timeout) closes it.
+	AskOwnerApprover = "approver"
+)
+
+// How a tool result fails to answer a call it was let run
+// (VerdictRecord.Unbound).
+const (
+	// ResultUnknownCall: the session has no call the result names.
+	ResultUnknownCall = "unknown_call"
+	// ResultDeniedCall: the call was answered deny (or deferred): the host
+	// ran something it was told not to, or reports what did not happen.
+	ResultDeniedCall = "denied_call"
+	// ResultAskedCall: the call still waits for an approver.
+	ResultAskedCall = "asked_call"
+	// ResultInputDiffers: the result carries another input than the call
+	// it names was judged (and let run) with.
+	ResultInputDiffers = "input_differs"
+)
+
+// ReasonResultWithoutAllow is the reason code of a tool result that
+// answers no call the host was let run (VerdictRecord.Unbound).
+const ReasonResultWithoutAllow = "RESULT_WITHOUT_ALLOW"
+
 // HostAnswerDefer is the host answer that defers an ask: the host stops
 // the call and ends the run so that its caller can resume it once someone
 // has decided (Claude Code's "defer" in print mode; AARM DEFER).
@@ -97,6 +125,19 @@ type VerdictRecord struct {
 	// tool input (of the whole event when it has none). A resolution of
 	// this verdict's ask must name the same action.
 	ActionSHA256 string `json:"action_sha256,omitempty"`
+	// AskOwner, on an enforced ask (STEP_UP, DEFER), says who can close
+	// it: AskOwnerHost when the host prompts its user (the host reports
+	// the answer: its PostAskResolution, or its report of the asked call),
+	// AskOwnerApprover for every other ask (an approver's Resolution, or
+	// its timeout). AskedBy is the identity that asked (AskerOf): only
+	// its host closes a host's ask, and an approval releases the call
+	// only to it.
+	AskOwner string `json:"ask_owner,omitempty"`
+	AskedBy  string `json:"asked_by,omitempty"`
+	// Unbound, in the verdict of a tool result (PostToolUse) that answers
+	// no call the host was let run, says how (ResultUnknownCall, ...):
+	// the verdict is RESULT_WITHOUT_ALLOW, never a plain allow.
+	Unbound string `json:"unbound,omitempty"`
 	// TurnID, for an ask the host resolves itself (HostAnswer "ask"), is
 	// the asked call's turn (Claude Code's tool_use_id): the host's later
 	// report of that call tells how the ask was resolved.

@@ -196,6 +196,9 @@ func (in *CursorInput) AARTS(now time.Time) (map[string]any, error) {
 	case "afterFileEdit":
 		setTool(e, "PostToolUse", turn, "edit_file", map[string]any{"file_path": in.FilePath, "edits": in.Edits})
 		e["tool_result"] = ""
+		// agentledger extension: Cursor fires no hook before an edit, so
+		// this result has no judged call to be the outcome of.
+		e["result_only"] = true
 	case "beforeSubmitPrompt":
 		e["hook_point"] = "PreUserInput"
 		e["turn_id"] = turn

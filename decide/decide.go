@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -249,7 +250,7 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 		return nil, &aarts.ValidationError{HookPoint: ev.HookPoint, Field: "session_id", Msg: fmt.Sprintf("%q does not belong to session %q", ev.SessionID, session)}
 	}
 	if ev.HookPoint == "PostAskResolution" {
-		if err := reducer.MatchAskResolution(s.Snapshot, ev); err != nil {
+		if err := reducer.MatchAskResolution(s.Snapshot, ev, AskerIn(s.Auth, s.Snapshot)); err != nil {
 			return nil, &aarts.ValidationError{HookPoint: ev.HookPoint, Field: "turn_id", Msg: err.Error()}
 		}
 	}
@@ -274,6 +275,7 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 		}
 	}
 	auth := inheritedAuth(s.Auth, snap.Inherited)
+	asker := AskerOf(auth)
 	dec, err := d.Policy.Evaluate(ctx, policy.Input{Event: ev.Raw, Action: action.Of(ev), Snapshot: snap.Map(), Identity: auth.Map()}, at)
 	if err != nil {
 		return nil, err
@@ -283,9 +285,14 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 	var released uint64
 	// An approval releases the same call in the same place, asked again as
 	// a call: never a host's request for more (Codex's PermissionRequest).
-	if rel, ok := snap.ReleaseFor(digest, ev.NativeTool(), ev.Cwd, env.TsUnixMs()); ok && dec.Decision == aarts.Ask && !monitor &&
+	if rel, ok := snap.ReleaseFor(digest, ev.NativeTool(), ev.Cwd, asker, env.TsUnixMs()); ok && dec.Decision == aarts.Ask && !monitor &&
 		ev.HookPoint == "PreToolUse" && ev.Field("permission_request") == nil {
 		dec, released = releasedDecision(dec, rel), rel.Seq
+	}
+	// A tool result must be the outcome of a call the host was let run.
+	call, bound, unbound := s.Snapshot.BindResult(ev)
+	if unbound != "" {
+		dec = unboundDecision(dec, unbound)
 	}
 	step := &Step{Index: s.Events, Event: ev, Envelope: env, SnapshotHash: snap.Hash(), Decision: dec}
 	step.Record = aarts.VerdictRecord{
@@ -294,18 +301,27 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 		PolicyDigest: dec.PolicyDigest, SnapshotHash: step.SnapshotHash, HostAnswer: HostAnswer(ev, dec),
 		ActionSHA256: digest, Inherited: inherited, ReleasedBy: released,
 	}
-	if call, ok := s.Snapshot.CallOf(ev.TurnID); ok && ev.HookPoint == "PostToolUse" {
+	if bound {
 		// The outcome of a judged call: bound to the verdict that let it
 		// run (AARM R5.5).
 		step.Record.Completes, step.Record.OutcomeSHA256 = &call, OutcomeDigest(env)
 	}
+	step.Record.Unbound = unbound
 	if step.Record.HostAnswer == aarts.Ask || dec.Decision == aarts.Ask {
 		step.Record.TurnID = ev.TurnID // what a PostAskResolution must name
+	}
+	if dec.Decision == aarts.Ask || dec.AARMDecision == aarts.AARMStepUp || dec.AARMDecision == aarts.AARMDefer {
+		// Who can close the ask: the host's own prompt, or an approver.
+		step.Record.AskOwner, step.Record.AskedBy = aarts.AskOwnerApprover, asker
+		if step.Record.HostAnswer == aarts.Ask {
+			step.Record.AskOwner = aarts.AskOwnerHost
+		}
 	}
 	if monitor {
 		// Judged and recorded, not enforced: the host decides alone.
 		enforced := false
 		step.Record.Enforced, step.Record.HostAnswer, step.Record.TurnID = &enforced, aarts.HostAnswerNone, ""
+		step.Record.AskOwner, step.Record.AskedBy = "", ""
 	}
 	if d.Signer != nil {
 		if step.Record.Receipt, err = d.receipt(ev, env, step, auth, at); err != nil {
@@ -346,6 +362,47 @@ func releasedDecision(dec *policy.Decision, rel reducer.Release) *policy.Decisio
 	return &d
 }
 
+// AskerOf names the identity auth in an ask (VerdictRecord.AskedBy): how
+// it was authenticated, and the principal and agent it acts for.
+func AskerOf(auth receipt.Authenticated) string {
+	var parts []string
+	for _, p := range [][2]string{{"", auth.By}, {"principal=", auth.Principal}, {"agent=", auth.Agent}} {
+		if p[1] != "" {
+			parts = append(parts, p[0]+p[1])
+		}
+	}
+	return strings.Join(parts, ";")
+}
+
+// AskerIn is AskerOf the identity auth sending the next event of a session
+// whose snapshot is snap (a sub-agent's session asks as the identity its
+// parent acted for, when auth names no principal).
+func AskerIn(auth receipt.Authenticated, snap reducer.Snapshot) string {
+	return AskerOf(inheritedAuth(auth, snap.Inherited))
+}
+
+// unboundDecision is dec for a tool result that answers no call the host
+// was let run (how: unbound, see reducer.BindResult): never a plain
+// allow. A policy's deny stands (with what it withholds); anything else
+// becomes a deny RESULT_WITHOUT_ALLOW, which withholds the result from
+// the model where the host can, and is raised as a finding.
+func unboundDecision(dec *policy.Decision, unbound string) *policy.Decision {
+	why := map[string]string{
+		aarts.ResultUnknownCall:  "no call of the session was judged with this turn and input: a result for a call agentledger never allowed",
+		aarts.ResultDeniedCall:   "the call was answered deny: the host ran what it was told not to run, or reports what did not happen",
+		aarts.ResultAskedCall:    "the call still waits for an approver: the host ran it without an approval",
+		aarts.ResultInputDiffers: "the result carries another input than the call it names was judged with",
+	}[unbound]
+	d := *dec
+	d.Reasons = append(slices.Clone(dec.Reasons), "result without an allow ("+unbound+"): "+why)
+	if dec.Decision == aarts.Deny {
+		return &d
+	}
+	d.Decision, d.AARMDecision, d.ReasonCode, d.MatchedRuleID = aarts.Deny, aarts.AARMDeny, aarts.ReasonResultWithoutAllow, aarts.ReasonResultWithoutAllow
+	d.Category, d.Severity, d.Source, d.Explicit, d.Directives = "result_binding", "high", "engine", false, nil
+	return &d
+}
+
 // guardedHosts are the hosts with a permission flow of their own, which an
 // adapter must never switch off: their users are prompted for what the host
 // itself finds worth asking about.
@@ -362,10 +419,19 @@ var guardedHosts = map[string]bool{"claude-code": true, "cursor": true, "copilot
 // in its own prompt. Other events get "": the decision is the answer.
 func HostAnswer(ev *aarts.Event, dec *policy.Decision) string {
 	if !guardedHosts[ev.String("adapter")] {
+		if dec.Decision == aarts.Ask && ev.Field("host_prompts") == true {
+			return aarts.Ask // an AARTS host its deployment says prompts its user
+		}
 		return ""
 	}
 	if dec.Decision == aarts.Ask && ev.Field("host_defers") == true {
-		return aarts.HostAnswerDefer // no one attends: the call waits for the run's caller
+		// No one attends the run. A deferral waits for the run's caller,
+		// who resumes it; a step-up waits for an approver, whose approval
+		// lets the call run once when the agent sends it again.
+		if dec.AARMDecision == aarts.AARMDefer {
+			return aarts.HostAnswerDefer
+		}
+		return aarts.Deny
 	}
 	if dec.Decision == aarts.Ask && ev.Field("host_asks") == false {
 		return aarts.Deny // no one to prompt: the host is answered deny

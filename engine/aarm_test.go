@@ -22,15 +22,16 @@ import (
 	"github.com/agentledger/agentledger/reducer"
 )
 
-// aarmServer is an engine over HTTP with host, approver and auditor
-// tokens for tenant acme and a host token for beta, signing its records.
+// aarmServer is an engine over HTTP with host and approver tokens for
+// tenant acme (and a host token whose host prompts its user,
+// prompter-acme) and a host token for beta, signing its records.
 func aarmServer(t *testing.T, opts ...Option) (*httptest.Server, func(token string, body string) HookResponse) {
 	t.Helper()
 	st := openStore(t, t.TempDir())
 	t.Cleanup(func() { st.Close() })
 	d, _ := signingDecider(t, "coding-agent.json")
 	srv := httptest.NewServer(Handler(ServerConfig{Engine: newEngine(t, d, st, opts...), Store: st,
-		Tokens: tokensFor(t, "host-acme", "acme", "host-beta", "beta", "approver-acme", "acme/approver")}))
+		Tokens: tokensFor(t, "host-acme", "acme", "host-beta", "beta", "approver-acme", "acme/approver", "prompter-acme", "acme/host+prompts")}))
 	t.Cleanup(srv.Close)
 	post := func(token, body string) HookResponse {
 		t.Helper()
@@ -55,24 +56,26 @@ func tool(native, canonical, input string) string {
 }
 
 // TestHTTPAskApproveRunRounds: five rounds of ask → the host's
-// PostAskResolution approved → the call runs, over HTTP, in one session:
-// never DEFERRALS_EXCEEDED, and no timeout is ever recorded.
+// PostAskResolution approved → the call runs, over HTTP, in one session,
+// for a host whose token says it prompts its user: its asks are its own
+// prompt's (no approval waits for an approver), never DEFERRALS_EXCEEDED,
+// and no timeout is ever recorded.
 func TestHTTPAskApproveRunRounds(t *testing.T) {
 	srv, post := aarmServer(t, WithPendingTimeout(20*time.Millisecond))
 	for i := range 5 {
 		call := tool("Delete", "file_delete", fmt.Sprintf(`{"file_path":"/workspace/shop/old-%d.txt"}`, i))
-		r := post("host-acme", hook("PreToolUse", "rounds", 3*i, call))
-		if r.Decision != aarts.Ask || r.ReasonCode == "DEFERRALS_EXCEEDED" {
-			t.Fatalf("round %d: %s %s %v, want an ask", i, r.Decision, r.ReasonCode, r.Reasons)
+		r := post("prompter-acme", hook("PreToolUse", "rounds", 3*i, call))
+		if r.Decision != aarts.Ask || r.ReasonCode == "DEFERRALS_EXCEEDED" || r.AskOwner != aarts.AskOwnerHost || r.PendingID != "" {
+			t.Fatalf("round %d: %s %s %v owner %q pending %q, want an ask of the host's own prompt", i, r.Decision, r.ReasonCode, r.Reasons, r.AskOwner, r.PendingID)
 		}
 		// The resolution names the asked call's turn (AARTS Turn extension).
-		res := post("host-acme", strings.Replace(hook("PostAskResolution", "rounds", 3*i+1, fmt.Sprintf(
+		res := post("prompter-acme", strings.Replace(hook("PostAskResolution", "rounds", 3*i+1, fmt.Sprintf(
 			`,"original_hook_point":"PreToolUse","original_verdict":{"decision":"ask","category":%q,"severity":%q,"source":%q,"matched_rule_id":%q},"resolution":"approved"`,
 			r.Category, r.Severity, r.Source, r.MatchedRuleID)), fmt.Sprintf(`"turn_id":"t%d"`, 3*i+1), fmt.Sprintf(`"turn_id":"t%d"`, 3*i), 1))
 		if res.ReasonCode == ReasonInputRejected || res.ReasonCode == ReasonEngineFailure {
 			t.Fatalf("round %d resolution: %+v", i, res)
 		}
-		if ran := post("host-acme", hook("PostToolUse", "rounds", 3*i+2, call+`,"tool_result":"ok"`)); ran.Decision != aarts.Allow {
+		if ran := post("prompter-acme", strings.Replace(hook("PostToolUse", "rounds", 3*i+2, call+`,"tool_result":"ok"`), fmt.Sprintf(`"turn_id":"t%d"`, 3*i+2), fmt.Sprintf(`"turn_id":"t%d"`, 3*i), 1)); ran.Decision != aarts.Allow {
 			t.Fatalf("round %d result: %+v", i, ran)
 		}
 		time.Sleep(30 * time.Millisecond) // past the pending timeout

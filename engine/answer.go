@@ -22,6 +22,7 @@ import (
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/policy"
 	"github.com/agentledger/agentledger/receipt"
 )
 
@@ -62,6 +63,12 @@ type Request struct {
 	// HostAsks is the hook's word that the host prompts its user for an
 	// ask (Copilot's interactive CLI); see Host.Asks.
 	HostAsks bool
+	// Prompts says the authenticated sender of AARTS events is a host its
+	// deployment says prompts its user for an ask (a host token with
+	// "prompts": true): its asks are closed by its own PostAskResolution,
+	// not by an approver. Without it, an AARTS sender's ask waits for an
+	// approver — the sender may be the agent itself.
+	Prompts bool
 	// Monitor is the hook's word that its host runs agentledger in monitor
 	// mode (engine hook --monitor): the call is judged and recorded, not
 	// enforced (see WithMonitor).
@@ -166,6 +173,9 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 		if err := adapterOnly(body, req.Gateway); err != nil {
 			return e.reject(ctx, req, host, err)
 		}
+		if req.Prompts {
+			payload = withMember(payload, "host_prompts", true)
+		}
 	}
 	if host != nil {
 		m, err := host.Map(body, e.now(), req.AutoApprove)
@@ -212,11 +222,7 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 	case decide.IsInputError(err):
 		return e.reject(ctx, req, host, err)
 	default:
-		r = e.fail(req.Tenant, ev, payload, err, failOpen || monitor)
-		if monitor {
-			// No decision on the AARTS API either (the failure is recorded).
-			r.Decision, r.AARMDecision, r.HostAnswer = aarts.Allow, aarts.AARMAllow, aarts.HostAnswerNone
-		}
+		r = e.fail(req.Tenant, ev, payload, err, failOpen, monitor)
 	}
 	if host != nil {
 		a := answerOf(r)
@@ -224,6 +230,11 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 			// No one in the host to ask: an approver may release the call,
 			// which the agent may then send again.
 			a.Reasons = append(slices.Clone(a.Reasons), "held for an approver as pending "+r.PendingID+"; once approved, the same call sent again runs once")
+		}
+		if r.AARMDecision == aarts.AARMDefer && r.HostAnswer == aarts.Ask {
+			// The host's prompt is its one form of both: say a deferral
+			// was meant.
+			a.Reasons = append([]string{"deferred: this call waits for more context or a person's review"}, a.Reasons...)
 		}
 		r.HostOutput = host.Render(native, req.Body, a)
 	}
@@ -246,10 +257,14 @@ func hostMembers(host *adapter.Host, native string, body, event []byte, unattend
 	return event
 }
 
-// adapterMembers are event members only a host adapter sets: what the host
-// did or can do (it refused the call, it defers asks). A sender of AARTS
-// events — which may be the agent itself — cannot claim them.
-var adapterMembers = []string{"host_refused", "host_defers"}
+// adapterMembers are event members only a host adapter (or the engine,
+// from what authenticated the sender) sets: which host adapter mapped the
+// event, and what the host did or can do (it refused the call, it defers
+// or asks, it prompts its user, it skips its own prompt, it reports a
+// result with no call before it). A sender of AARTS events — which may be
+// the agent itself — cannot claim them: an event that claimed a host's
+// prompt could close its own ask.
+var adapterMembers = []string{"adapter", "host_refused", "host_defers", "host_asks", "host_prompts", "auto_approve", "result_only"}
 
 // GatewayMembers are the members of the MCP gateway's events that its tool
 // pinning rests on (what a server declared and how its tools stand); no
@@ -364,27 +379,33 @@ func withMember(event []byte, key string, value any) []byte {
 func sessionIDValid(tenant, session string) error { return ledger.ValidKey(tenant, session) }
 
 // fail applies the failure policy to an event that could not be decided
-// and recorded: the answer is deny, or allow under fail-open, and the
-// failure is recorded durably before the answer is returned.
-func (e *Engine) fail(tenant string, ev *aarts.Event, payload []byte, cause error, failOpen bool) HookResponse {
+// and recorded (failureAnswer; in monitor mode no decision), and records
+// the failure durably before the answer is returned.
+func (e *Engine) fail(tenant string, ev *aarts.Event, payload []byte, cause error, failOpen, monitor bool) HookResponse {
 	r := failureAnswer(failOpen, "the engine could not decide and record this event: "+cause.Error())
-	answer := r.Decision
-	if !blocking(ev.HookPoint) {
+	switch {
+	case monitor:
+		r = MonitorFailureResponse(cause)
+	case !blocking(ev.HookPoint):
 		r.Decision, r.AARMDecision, r.HostAnswer = aarts.Allow, aarts.AARMAllow, "" // a notification: the host does not wait
-		answer = aarts.Allow
+	case r.Decision == aarts.Ask:
+		// The ask reaches the host in its own form, as a policy's would.
+		r.HostAnswer = decide.HostAnswer(ev, &policy.Decision{Decision: aarts.Ask, AARMDecision: aarts.AARMStepUp})
 	}
-	if r.HostAnswer == aarts.HostAnswerNone {
-		answer = aarts.HostAnswerNone
+	answer := r.Decision
+	if r.HostAnswer != "" {
+		answer = r.HostAnswer
 	}
 	e.noteFailure(ledger.SessionKey{Tenant: tenant, Session: ev.SessionID}, payload, answer, cause)
 	return r
 }
 
-// failureAnswer is the failure policy's answer: deny; or, under fail-open,
-// no decision — on the AARTS API an ask (which a caller that cannot ask
-// treats as deny, AARTS §6.6) with host answer "none", which host adapters
-// render as no decision, so the host's own permission flow decides. It is
-// never an allow.
+// failureAnswer is the failure policy's answer, the same on every
+// transport and at every host: deny; or, under fail-open, an ask (STEP_UP)
+// — the AARTS API answers ask, and each host's hook gives the host's own
+// form of an ask (its prompt where it prompts its user; where no one can
+// be prompted, a deny). Never an allow: an engine that fails (or is made
+// to fail) never lets through what it did not judge.
 func failureAnswer(failOpen bool, reason string) HookResponse {
 	r := HookResponse{
 		Verdict: aarts.Verdict{Decision: aarts.Deny, Category: "engine_failure", Severity: "critical", Source: "failure_policy",
@@ -392,16 +413,25 @@ func failureAnswer(failOpen bool, reason string) HookResponse {
 		AARMDecision: aarts.AARMDeny, ReasonCode: ReasonEngineFailure,
 	}
 	if failOpen {
-		r.Decision, r.AARMDecision, r.HostAnswer = aarts.Ask, aarts.AARMStepUp, aarts.HostAnswerNone
+		r.Decision, r.AARMDecision = aarts.Ask, aarts.AARMStepUp
 	}
 	return r
 }
 
 // FailureResponse is the answer of the failure policy when no engine
-// could be reached at all (an adapter whose engine is down): deny, or no
-// decision when failOpen (failureAnswer).
+// could be reached at all (an adapter whose engine is down): deny, or an
+// ask when failOpen (failureAnswer).
 func FailureResponse(failOpen bool, cause error) HookResponse {
 	return failureAnswer(failOpen, "the security engine could not be reached: "+cause.Error())
+}
+
+// MonitorFailureResponse is the answer to a call no engine could decide in
+// monitor mode, which never decides: allow with host answer "none", so
+// the host decides as it would alone (the failure is recorded).
+func MonitorFailureResponse(cause error) HookResponse {
+	r := failureAnswer(false, "the engine could not decide this event (monitor mode: the host decides): "+cause.Error())
+	r.Decision, r.AARMDecision, r.HostAnswer = aarts.Allow, aarts.AARMAllow, aarts.HostAnswerNone
+	return r
 }
 
 // blocking reports whether the host waits for the verdict of a hook point
@@ -411,9 +441,11 @@ func blocking(hookPoint string) bool {
 	return hookPoint != "SessionEnd" && hookPoint != "PostAskResolution" && hookPoint != aarts.HookHostLifecycle
 }
 
-// reject records input the engine cannot accept and answers it: deny at a
-// blocking hook point, allow at a notification (the host does not wait;
-// the record is what matters). --fail-open never changes this answer.
+// reject records input the engine cannot accept and answers it as
+// rejected: deny, with the seq of its Rejected record (once recorded). A
+// host adapter's notification event, which the host does not wait on, is
+// answered with the host's no-op (the record is what matters).
+// --fail-open never changes this answer.
 func (e *Engine) reject(ctx context.Context, req Request, host *adapter.Host, defect error) HookResponse {
 	probe := hookwire.Probe(req.Body)
 	rej := newRejection(req.Body, req.SHA256, req.Size, req.Truncated, defect.Error())
@@ -428,7 +460,9 @@ func (e *Engine) reject(ctx context.Context, req Request, host *adapter.Host, de
 	switch {
 	case e.monitor || req.Monitor:
 		rej.Answered = aarts.HostAnswerNone // monitor mode: the host decides alone
-	case isBlocking:
+	case isBlocking || host == nil:
+		// An AARTS sender is told its event was rejected whatever the
+		// hook point: an answer of allow would read as accepted.
 		rej.Answered = aarts.Deny
 	}
 	key := ledger.SessionKey{Tenant: req.Tenant, Session: probe.SessionID}
@@ -436,11 +470,14 @@ func (e *Engine) reject(ctx context.Context, req Request, host *adapter.Host, de
 		rej.SessionID = RejectedSessionNote(probe.SessionID)
 		key.Session = RejectedSession
 	}
-	e.recordRejection(ctx, key, &rej)
+	seq, recorded := e.recordRejection(ctx, key, &rej)
 	r := HookResponse{
 		Verdict: aarts.Verdict{Decision: rej.Answered, Category: "input_validation", Severity: "critical", Source: "input_validation",
 			Reasons: []string{"agentledger rejected this input: " + rej.Defect}},
 		AARMDecision: aarmOf(rej.Answered), ReasonCode: ReasonInputRejected,
+	}
+	if recorded {
+		r.Seq, r.Rejected = seq, true
 	}
 	if rej.Answered == aarts.HostAnswerNone {
 		r.Decision, r.AARMDecision, r.HostAnswer = aarts.Allow, aarts.AARMAllow, aarts.HostAnswerNone
@@ -523,20 +560,23 @@ const excerptWindow = 64 << 10
 
 // recordRejection records a rejection in its session: spooled durably
 // first, then appended at once (a rejection is rare, and its record is the
-// point). If the store cannot take it now, the spool keeps it until the
-// session's next event or the engine's next start.
-func (e *Engine) recordRejection(ctx context.Context, k ledger.SessionKey, rej *Rejection) {
+// point), and says at which seq. If the store cannot take it now, the
+// spool keeps it until the session's next event or the engine's next
+// start (recorded false).
+func (e *Engine) recordRejection(ctx context.Context, k ledger.SessionKey, rej *Rejection) (seq uint64, recorded bool) {
 	rej.ID = newPendingID()
 	raw, err := json.Marshal(rej)
 	if err != nil {
-		return
+		return 0, false
 	}
 	e.queue(k, spooled{ID: rej.ID, Tenant: k.Tenant, Session: k.Session, EventType: ledger.EventRejected, AtMs: e.now().UnixMilli(), Payload: raw})
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
-	if err := e.Flush(ctx, k); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	seq, recorded, err = e.flushFinding(ctx, k, rej.ID)
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		e.warn(fmt.Errorf("record rejection in %s (kept in the spool): %w", k, err))
 	}
+	return seq, recorded
 }
 
 func aarmOf(decision string) string {
@@ -560,13 +600,8 @@ func HostOutput(host string, input []byte, r HookResponse) []byte {
 	return append(bytes.Clone(out), '\n')
 }
 
-// answerOf is r as a host renderer reads it: a failure answered with no
-// decision (fail-open) is an allow that rests on nothing explicit, which
-// every renderer answers with no decision.
+// answerOf is r as a host renderer reads it.
 func answerOf(r HookResponse) adapter.Answer {
-	if r.ReasonCode == ReasonEngineFailure && r.HostAnswer == aarts.HostAnswerNone {
-		r.Decision = aarts.Allow
-	}
 	if r.Monitored != nil {
 		// Monitor mode: no permission decision, no rewrite, nothing
 		// withheld — the host decides as it would alone.

@@ -43,6 +43,11 @@ type Principal struct {
 	Tenant   string
 	Role     string
 	Identity receipt.Authenticated
+	// Prompts, for a host token, is the deployment's word that the host
+	// prompts its user for an ask and reports the answer
+	// (PostAskResolution): its asks are its own prompt's to close. Every
+	// other sender's ask waits for an approver.
+	Prompts bool
 }
 
 // may reports whether p acts in one of roles. The local caller acts as a
@@ -58,11 +63,13 @@ func (p *Principal) may(roles ...string) bool {
 // of tokens, never tokens:
 //
 //	{"tokens":[{"sha256":"<64 hex>","tenant":"acme","role":"host","name":"ci-agent",
-//	            "principal":"alice@acme.example","agent":"claude-code","service":"","scope":"repo:web"}]}
+//	            "principal":"alice@acme.example","agent":"claude-code","service":"","scope":"repo:web",
+//	            "prompts":false}]}
 //
 // role is host (the default), approver or auditor; name (default: the
 // digest's first 12 hex digits) names the token in receipts
-// ("token:<name>").
+// ("token:<name>"); prompts (host tokens only) says the host prompts its
+// user for an ask and reports the answer with PostAskResolution.
 type Tokens struct {
 	byDigest map[[32]byte]*Principal
 }
@@ -76,6 +83,7 @@ type tokenEntry struct {
 	Agent     string `json:"agent,omitempty"`
 	Service   string `json:"service,omitempty"`
 	Scope     string `json:"scope,omitempty"`
+	Prompts   bool   `json:"prompts,omitempty"`
 }
 
 type tokensFile struct {
@@ -105,11 +113,14 @@ func LoadTokens(path string) (*Tokens, error) {
 		if !slices.Contains(Roles, role) {
 			return nil, fmt.Errorf("%s: tokens[%d].role %q: want one of %s", path, i, e.Role, strings.Join(Roles, ", "))
 		}
+		if e.Prompts && role != RoleHost {
+			return nil, fmt.Errorf("%s: tokens[%d].prompts: only a host token's asks can be its own prompt's", path, i)
+		}
 		if _, dup := t.byDigest[[32]byte(b)]; dup {
 			return nil, fmt.Errorf("%s: tokens[%d]: the same token is listed twice", path, i)
 		}
 		name := cmp.Or(e.Name, e.SHA256[:12])
-		t.byDigest[[32]byte(b)] = &Principal{Tenant: e.Tenant, Role: role, Identity: receipt.Authenticated{
+		t.byDigest[[32]byte(b)] = &Principal{Tenant: e.Tenant, Role: role, Prompts: e.Prompts, Identity: receipt.Authenticated{
 			Principal: e.Principal, Agent: e.Agent, Service: e.Service, Scope: e.Scope, By: "token:" + name}}
 	}
 	return t, nil

@@ -50,6 +50,9 @@ type Engine struct {
 	warn     func(error)
 
 	recent recent // the last answers, for Status
+	// findings are the last results that answer no call the host was let
+	// run, for Status and the inbox.
+	findings recent
 
 	mu       sync.Mutex
 	sessions map[ledger.SessionKey]*entry
@@ -221,10 +224,10 @@ func (e *Engine) decideEvent(ctx context.Context, tenant string, auth receipt.Au
 	}
 	var step *decide.Step
 	err := e.inSession(ctx, key, func(en *entry) error {
-		if err := e.flushFailures(ctx, key, en); err != nil {
+		if err := e.flushFailures(ctx, key, en, nil); err != nil {
 			return fmt.Errorf("record earlier failures of %s: %w", key, err)
 		}
-		if err := e.closeHostAsk(ctx, key, en, ev); err != nil {
+		if err := e.closeHostAsk(ctx, key, en, ev, decide.AskerIn(auth, en.state.Snapshot)); err != nil {
 			return fmt.Errorf("record the host's resolution in %s: %w", key, err)
 		}
 		next := *en.state
@@ -245,7 +248,7 @@ func (e *Engine) decideEvent(ctx context.Context, tenant string, auth receipt.Au
 		next.StreamSeq = seq
 		*en.state = next
 		en.inherited.Store(next.Snapshot.Inherited != nil && !next.Snapshot.NeedsInheritance())
-		if st.Record.Verdict.Decision == aarts.Ask && st.Record.IsEnforced() && (st.Record.HostAnswer == "" || st.Record.HostAnswer == aarts.Deny || st.Record.HostAnswer == aarts.HostAnswerDefer) {
+		if st.Record.AskOwner == aarts.AskOwnerApprover {
 			// Nothing prompts for it in the host: an approver may release it.
 			st.PendingID = e.openPending(key, e.approvalOf(st), e.pending.timeout)
 		}
@@ -261,54 +264,47 @@ func (e *Engine) decideEvent(ctx context.Context, tenant string, auth receipt.Au
 	return step, nil
 }
 
-// closeHostAsk records how the host resolved an ask it prompted for itself,
-// when ev is the host's report of the asked call: a PostToolUse of the
-// asked turn means the user approved it (the call ran), one the host
-// refused (host_refused) that they did not; the end of the agent's turn
+// closeHostAsk records how the host resolved an ask it prompted for itself
+// (an ask of the host's own prompt, asked by asker, the identity that
+// sends ev), when ev is the host's report of the asked call: a
+// PostToolUse that is the outcome of the asked call (same turn and input)
+// means the user approved it (it ran), one the host refused
+// (host_refused) that they did not; the end of the agent's turn
 // (PreOutputDeliver) means every call still asked about was refused. The
-// Resolution is recorded before ev, with source "host".
-func (e *Engine) closeHostAsk(ctx context.Context, k ledger.SessionKey, en *entry, ev *aarts.Event) error {
-	if ev.HookPoint == "PreOutputDeliver" {
-		// The agent's turn ended: a call the host asked its user about
-		// that has not run by now was refused in the host's prompt (the
-		// host reports no refusal of its own).
-		for _, a := range slices.Clone(en.state.Snapshot.HostAsks) {
-			if err := e.recordHostResolution(ctx, k, en, a.TurnID, "denied"); err != nil {
-				return err
-			}
-		}
+// Resolution is recorded before ev, with source "host". An ask that waits
+// for an approver is never closed by a host event: a result for its call
+// is a finding (RESULT_WITHOUT_ALLOW), and the approver still decides.
+func (e *Engine) closeHostAsk(ctx context.Context, k ledger.SessionKey, en *entry, ev *aarts.Event, asker string) error {
+	ended := ev.HookPoint == "PreOutputDeliver"
+	if !ended && (ev.HookPoint != "PostToolUse" || ev.TurnID == "") {
 		return nil
 	}
-	if ev.HookPoint != "PostToolUse" || ev.TurnID == "" {
-		return nil
-	}
-	if ev.Field("host_refused") == true {
-		return e.recordHostResolution(ctx, k, en, ev.TurnID, "denied") // the host refused it: it never ran
-	}
-	return e.recordHostResolution(ctx, k, en, ev.TurnID, "approved")
-}
-
-// recordHostResolution records how the host resolved its ask about the
-// call of turn, if one is open. The caller holds the session lock and a
-// loaded state.
-func (e *Engine) recordHostResolution(ctx context.Context, k ledger.SessionKey, en *entry, turn, resolution string) error {
-	snap := en.state.Snapshot
-	for i, a := range slices.Concat(snap.HostAsks, snap.Pending) {
-		hostAsk := i < len(snap.HostAsks)
-		if a.TurnID != turn || !hostAsk && !a.NoPrompt {
+	refused := ev.Field("host_refused") == true
+	call, ran, _ := en.state.Snapshot.BindResult(ev)
+	for _, a := range slices.Clone(en.state.Snapshot.HostAsks) {
+		var resolution string
+		switch {
+		case a.AskedBy != asker:
+			continue // another identity's ask: only its own host closes it
+		case ended:
+			// The agent's turn ended: a call the host asked its user about
+			// that has not run by now was refused in the host's prompt (the
+			// host reports no refusal of its own).
+			resolution = "denied"
+		case refused && a.TurnID == ev.TurnID:
+			resolution = "denied" // the host refused it: it never ran
+		case ran && call.EventSeq == a.ForSeq:
+			resolution = "approved" // the asked call ran: the user approved it
+		default:
 			continue
-		}
-		if !hostAsk {
-			// A call the host was told to stop, reported run: it holds no
-			// approval any more.
-			e.dropPending(k, a.ForSeq)
 		}
 		rec, err := json.Marshal(aarts.ResolutionRecord{ForSeq: a.ForSeq, Resolution: resolution, By: "host", Scope: "session", Source: "host", ActionSHA256: a.Action})
 		if err != nil {
 			return err
 		}
-		_, err = e.appendOne(ctx, k, en, ledger.EventResolution, rec, e.stamp(en.state).UnixMilli())
-		return err
+		if _, err := e.appendOne(ctx, k, en, ledger.EventResolution, rec, e.stamp(en.state).UnixMilli()); err != nil {
+			return err
+		}
 	}
 	return nil
 }

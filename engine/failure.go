@@ -98,7 +98,20 @@ func (e *Engine) queueOnce(k ledger.SessionKey, r spooled) {
 
 // Flush appends the records a session owes the ledger.
 func (e *Engine) Flush(ctx context.Context, k ledger.SessionKey) error {
-	return e.inSession(ctx, k, func(en *entry) error { return e.flushFailures(ctx, k, en) })
+	return e.inSession(ctx, k, func(en *entry) error { return e.flushFailures(ctx, k, en, nil) })
+}
+
+// flushFinding is Flush that also says at which seq the record with id
+// is in the session (found false: not recorded yet, it stays queued).
+func (e *Engine) flushFinding(ctx context.Context, k ledger.SessionKey, id string) (seq uint64, found bool, err error) {
+	err = e.inSession(ctx, k, func(en *entry) error {
+		return e.flushFailures(ctx, k, en, func(got string, at uint64) {
+			if got == id {
+				seq, found = at, true
+			}
+		})
+	})
+	return seq, found, err
 }
 
 // inSession runs fn on a session's loaded state, holding its lock; when fn
@@ -206,7 +219,7 @@ func spoolValid(r spooled) error {
 		if err := ledger.DecodeExact(r.Payload, &f); err != nil {
 			return fmt.Errorf("spool %s: not an EngineFailure: %w", r.ID, err)
 		}
-		if f.ID != r.ID || !slices.Contains([]string{aarts.Deny, aarts.Allow, aarts.HostAnswerNone, "unknown"}, f.Answered) {
+		if f.ID != r.ID || !slices.Contains([]string{aarts.Deny, aarts.Allow, aarts.Ask, aarts.HostAnswerNone, "unknown"}, f.Answered) {
 			return fmt.Errorf("spool %s: not an EngineFailure agentledger writes", r.ID)
 		}
 	case ledger.EventRejected:
@@ -242,7 +255,7 @@ func (e *Engine) setAside(b hookwire.BadSpool) (spooled, error) {
 
 // flushFailures records the queued records of a session. The caller holds
 // the session lock and a loaded state.
-func (e *Engine) flushFailures(ctx context.Context, k ledger.SessionKey, en *entry) error {
+func (e *Engine) flushFailures(ctx context.Context, k ledger.SessionKey, en *entry, recorded func(id string, seq uint64)) error {
 	en.failMu.Lock()
 	pending := en.failures
 	en.failures = nil
@@ -252,11 +265,15 @@ func (e *Engine) flushFailures(ctx context.Context, k ledger.SessionKey, en *ent
 			e.unspool(f.ID)
 			continue
 		}
-		if _, err := e.appendOne(ctx, k, en, f.EventType, f.Payload, f.AtMs); err != nil {
+		env, err := e.appendOne(ctx, k, en, f.EventType, f.Payload, f.AtMs)
+		if err != nil {
 			en.failMu.Lock()
 			en.failures = append(pending[i:], en.failures...)
 			en.failMu.Unlock()
 			return err
+		}
+		if recorded != nil {
+			recorded(f.ID, env.Seq())
 		}
 		en.state.MarkRecorded(f.ID)
 		e.unspool(f.ID)

@@ -122,25 +122,86 @@ func TestRebuildRecordsALostVerdict(t *testing.T) {
 	}
 }
 
-// TestFailOpenNeverAllows: the failure policy never answers allow on any
-// API. Fail-closed it denies; under fail-open the AARTS API gets an ask
-// (which a caller that cannot ask treats as a deny) with host answer
-// "none", and a host adapter renders it as no decision.
-func TestFailOpenNeverAllows(t *testing.T) {
-	pre := `{"session_id":"s","transcript_path":"/t","cwd":"/w","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"t1"}`
-	for _, tt := range []struct {
-		failOpen              bool
-		decision, host, rendr string
-	}{
-		{false, aarts.Deny, "", `"permissionDecision":"deny"`},
-		{true, aarts.Ask, aarts.HostAnswerNone, `{}`},
-	} {
-		r := FailureResponse(tt.failOpen, errors.New("connection refused"))
-		if r.Decision != tt.decision || r.HostAnswer != tt.host || r.ReasonCode != ReasonEngineFailure {
-			t.Errorf("fail-open %v: %s/%q/%s, want %s/%q", tt.failOpen, r.Decision, r.HostAnswer, r.ReasonCode, tt.decision, tt.host)
+// TestOneFailOpenContract: the failure policy answers the same on every
+// transport and at every host, and never allow. Fail-closed it denies;
+// under fail-open it asks (STEP_UP): the AARTS API answers ask, and each
+// host's hook gives that host's own form of an ask — Claude Code's and
+// Cursor's prompt; a deny where no one can be prompted (Codex, Gemini
+// CLI's BeforeTool, Copilot's non-interactive preToolUse, an unattended
+// Claude Code run) — whether the engine failed (an outage of its store)
+// or could not be reached at all (the hook's own answer).
+func TestOneFailOpenContract(t *testing.T) {
+	calls := map[string]string{
+		"claude-code": `{"session_id":"s","transcript_path":"/t","cwd":"/w","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"t1"}`,
+		"codex":       `{"session_id":"s","turn_id":"u","transcript_path":null,"cwd":"/w","hook_event_name":"PreToolUse","model":"m","permission_mode":"default","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"c1"}`,
+		"cursor":      `{"conversation_id":"s","generation_id":"g","hook_event_name":"beforeShellExecution","command":"ls","cwd":"/w","workspace_roots":["/w"]}`,
+		"gemini":      `{"session_id":"s","transcript_path":"/t","cwd":"/w","hook_event_name":"BeforeTool","timestamp":"2026-11-20T10:00:00Z","tool_name":"run_shell_command","tool_input":{"command":"ls"}}`,
+		"copilot":     `{"sessionId":"s","timestamp":1763632800000,"cwd":"/w","toolName":"bash","toolArgs":"{\"command\":\"ls\"}"}`,
+	}
+	// What each host is answered under fail-open: its form of an ask.
+	forms := map[string]string{"claude-code": aarts.Ask, "cursor": aarts.Ask, "codex": aarts.Deny, "gemini": aarts.Deny, "copilot": aarts.Deny}
+	rendered := func(host string, out []byte) string {
+		for _, d := range []string{aarts.Ask, aarts.Deny, aarts.Allow} {
+			for _, f := range []string{`"permissionDecision":"` + d + `"`, `"permission":"` + d + `"`, `"decision":"` + d + `"`} {
+				if strings.Contains(string(out), f) {
+					return d
+				}
+			}
 		}
-		if out := string(HostOutput("claude-code", []byte(pre), r)); !strings.Contains(out, tt.rendr) {
-			t.Errorf("fail-open %v: Claude Code gets %s, want %s", tt.failOpen, out, tt.rendr)
+		if host == "codex" && strings.Contains(string(out), `"decision":"block"`) || strings.Contains(string(out), `"continue":false`) {
+			return aarts.Deny
 		}
+		return "none"
+	}
+
+	// No engine could be reached: the hook's own answer.
+	for _, failOpen := range []bool{false, true} {
+		r := FailureResponse(failOpen, errors.New("connection refused"))
+		want := map[bool]string{false: aarts.Deny, true: aarts.Ask}[failOpen]
+		if r.Decision != want || r.ReasonCode != ReasonEngineFailure {
+			t.Errorf("fail-open %v, no engine: %s %s, want %s", failOpen, r.Decision, r.ReasonCode, want)
+		}
+		for host, in := range calls {
+			form := aarts.Deny
+			if failOpen {
+				form = forms[host]
+			}
+			if got := rendered(host, HostOutput(host, []byte(in), r)); got != form {
+				t.Errorf("fail-open %v, no engine: %s gets %s (%s), want %s", failOpen, host, got, HostOutput(host, []byte(in), r), form)
+			}
+		}
+	}
+
+	// The engine fails: its store is down.
+	ctx := context.Background()
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := l.Addr().String()
+	l.Close()
+	srv, err := store.Open(ctx, store.Config{DataDir: t.TempDir(), Listen: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := store.Open(ctx, store.Config{URL: srv.ClientURL(), Timeout: 300 * time.Millisecond, RetryFor: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	h := httptest.NewServer(Handler(ServerConfig{Engine: newEngine(t, decider(t, "coding-agent.json"), client, WithFailOpen(true)), Store: client,
+		Tokens: tokensFor(t, "host-acme", "acme"), Timeout: 5 * time.Second}))
+	defer h.Close()
+	srv.Close()
+	code, body := call(t, h, "POST", "/v1/hooks", "host-acme", hookEvent("f", 2))
+	var api HookResponse
+	if code != 200 || json.Unmarshal(body, &api) != nil || api.Decision != aarts.Ask || api.AARMDecision != aarts.AARMStepUp || api.ReasonCode != ReasonEngineFailure {
+		t.Fatalf("AARTS API, engine failure under fail-open: %d %s, want ask STEP_UP", code, body)
+	}
+	for host, in := range calls {
+		r := hostHook(t, h, host, in, false)
+		if r.Decision != aarts.Ask || r.ReasonCode != ReasonEngineFailure || rendered(host, r.HostOutput) != forms[host] {
+			t.Errorf("%s, engine failure under fail-open: %s %s, host gets %s, want %s", host, r.Decision, r.ReasonCode, r.HostOutput, forms[host])
+		}
+	}
+	if r := hostHook(t, h, "claude-code", calls["claude-code"], true); rendered("claude-code", r.HostOutput) != aarts.Deny {
+		t.Errorf("unattended Claude Code, engine failure under fail-open: host gets %s, want a deny (no one to prompt)", r.HostOutput)
 	}
 }

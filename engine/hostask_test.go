@@ -280,9 +280,11 @@ func TestLongClaudeCodeSession(t *testing.T) {
 }
 
 // TestPostAskResolutionClosesThePendingAsk: an AARTS host that resolves
-// asks itself and reports them with PostAskResolution never runs into
+// asks itself (its deployment says it prompts: Request.Prompts, from its
+// token) and reports them with PostAskResolution never runs into
 // DEFERRALS_EXCEEDED, and nothing it approved is later recorded as a
-// timeout.
+// timeout. Without that word, the same resolution is rejected: the ask
+// waits for an approver.
 func TestPostAskResolutionClosesThePendingAsk(t *testing.T) {
 	e, st := defaultEngine(t, WithPendingTimeout(30*time.Millisecond))
 	ctx := context.Background()
@@ -291,16 +293,17 @@ func TestPostAskResolutionClosesThePendingAsk(t *testing.T) {
 	}
 	for i := range 5 {
 		tool := fmt.Sprintf(`,"tool_name":"shell","tool_name_native":"exec","artifacts":[],"tool_input":{"command":"git push origin f%d"}`, i)
-		r := e.Answer(ctx, Request{Body: ev("PreToolUse", i, tool)})
-		if r.Decision != aarts.Ask {
-			t.Fatalf("round %d: %s %s %v, want ask", i, r.Decision, r.ReasonCode, r.Reasons)
+		r := e.Answer(ctx, Request{Body: ev("PreToolUse", i, tool), Prompts: true})
+		if r.Decision != aarts.Ask || r.AskOwner != aarts.AskOwnerHost {
+			t.Fatalf("round %d: %s %s %v owner %q, want an ask of the host's prompt", i, r.Decision, r.ReasonCode, r.Reasons, r.AskOwner)
 		}
-		res := e.Answer(ctx, Request{Body: ev("PostAskResolution", i, fmt.Sprintf(`,"original_hook_point":"PreToolUse","original_verdict":{"decision":"ask","category":%q,"severity":%q,"source":%q,"matched_rule_id":%q},"resolution":"approved"`,
-			r.Category, r.Severity, r.Source, r.MatchedRuleID))})
+		resolution := ev("PostAskResolution", i, fmt.Sprintf(`,"original_hook_point":"PreToolUse","original_verdict":{"decision":"ask","category":%q,"severity":%q,"source":%q,"matched_rule_id":%q},"resolution":"approved"`,
+			r.Category, r.Severity, r.Source, r.MatchedRuleID))
+		res := e.Answer(ctx, Request{Body: resolution, Prompts: true})
 		if res.ReasonCode == ReasonInputRejected || res.ReasonCode == ReasonEngineFailure {
 			t.Fatalf("round %d resolution: %+v", i, res)
 		}
-		if post := e.Answer(ctx, Request{Body: ev("PostToolUse", i, tool+`,"tool_result":"ok"`)}); post.Decision != aarts.Allow {
+		if post := e.Answer(ctx, Request{Body: ev("PostToolUse", i, tool+`,"tool_result":"ok"`), Prompts: true}); post.Decision != aarts.Allow {
 			t.Fatalf("round %d result: %+v", i, post)
 		}
 		time.Sleep(40 * time.Millisecond) // past the pending timeout
@@ -310,5 +313,26 @@ func TestPostAskResolutionClosesThePendingAsk(t *testing.T) {
 		if env.EventType() == ledger.EventResolution && strings.Contains(string(env.Payload()), `"timeout"`) {
 			t.Fatalf("seq %d: a timeout recorded for an ask the host resolved: %s", env.Seq(), env.Payload())
 		}
+	}
+
+	// The same host without its deployment's word: the ask is the
+	// approver's, and the host's resolution of it is rejected — answered
+	// as rejected, with the seq of its Rejected record.
+	e2, st2 := defaultEngine(t)
+	other := func(hook string, extra string) []byte {
+		return []byte(strings.Replace(string(ev(hook, 0, extra)), `"session_id":"asks"`, `"session_id":"asks-api"`, 1))
+	}
+	r := e2.Answer(ctx, Request{Body: other("PreToolUse", `,"tool_name":"shell","tool_name_native":"exec","artifacts":[],"tool_input":{"command":"git push origin f0"}`)})
+	if r.Decision != aarts.Ask || r.AskOwner != aarts.AskOwnerApprover || r.PendingID == "" {
+		t.Fatalf("an AARTS sender's ask: %s owner %q pending %q, want an approver's ask", r.Decision, r.AskOwner, r.PendingID)
+	}
+	res := e2.Answer(ctx, Request{Body: other("PostAskResolution", `,"original_hook_point":"PreToolUse","original_verdict":{"decision":"ask","category":"tool_execution","severity":"warning","source":"pattern_match"},"resolution":"allow_always"`)})
+	recs := readSession(t, st2, ledger.SessionKey{Tenant: ledger.DefaultTenant, Session: "asks-api"})
+	if res.ReasonCode != ReasonInputRejected || res.Decision != aarts.Deny || !res.Rejected || res.Seq == 0 ||
+		int(res.Seq) >= len(recs) || recs[res.Seq].EventType() != ledger.EventRejected {
+		t.Fatalf("an AARTS sender's resolution of an approver's ask: %s %s rejected %v seq %d, want deny INPUT_REJECTED at the seq of its Rejected record", res.Decision, res.ReasonCode, res.Rejected, res.Seq)
+	}
+	if st, err := e2.WaitPending(ctx, ledger.DefaultTenant, r.PendingID, 0); err != nil || st.Status != "open" {
+		t.Fatalf("the approver's ask after the host's resolution: %+v %v, want still open", st, err)
 	}
 }

@@ -177,15 +177,25 @@ type HookResponse struct {
 	AARMDecision string         `json:"aarm_decision"`
 	ReasonCode   string         `json:"reason_code"`
 	Constraints  map[string]any `json:"constraints,omitempty"`
-	Seq          uint64         `json:"seq"`
-	EventHash    string         `json:"event_hash"`
-	VerdictHash  string         `json:"verdict_hash"`
+	// Seq is the seq of the recorded event; of its Rejected record when
+	// the event was rejected (Rejected true).
+	Seq         uint64 `json:"seq"`
+	Rejected    bool   `json:"rejected,omitempty"`
+	EventHash   string `json:"event_hash"`
+	VerdictHash string `json:"verdict_hash"`
 	// PendingID resolves an ask through POST /v1/resolutions; unresolved,
 	// it times out to a recorded deny.
 	PendingID string `json:"pending_id,omitempty"`
 	// HostAnswer is what a host with its own permission flow is answered
 	// (see aarts.VerdictRecord.HostAnswer).
 	HostAnswer string `json:"host_answer,omitempty"`
+	// AskOwner, for an ask, says who closes it: the host's own prompt or
+	// an approver (aarts.VerdictRecord.AskOwner).
+	AskOwner string `json:"ask_owner,omitempty"`
+	// Unbound, for a tool result that answers no call the host was let
+	// run, says how (aarts.VerdictRecord.Unbound): the answer is
+	// RESULT_WITHOUT_ALLOW.
+	Unbound string `json:"unbound,omitempty"`
 	// Withheld, for a denied tool result (PostToolUse), is what the model
 	// may see instead: the result's shape, none of what was denied (see
 	// withheld).
@@ -216,7 +226,7 @@ const ReasonMonitored = "MONITORED"
 func ResponseOf(st *decide.Step) HookResponse {
 	r := HookResponse{Verdict: st.Record.Verdict, AARMDecision: st.Record.AARMDecision, ReasonCode: st.Record.ReasonCode,
 		Constraints: st.Record.Constraints, Seq: st.Envelope.Seq(), EventHash: st.Envelope.Hash(), VerdictHash: st.Verdict.Hash(),
-		PendingID: st.PendingID, HostAnswer: st.Record.HostAnswer, Withheld: withheld(st)}
+		PendingID: st.PendingID, HostAnswer: st.Record.HostAnswer, Withheld: withheld(st), Unbound: st.Record.Unbound, AskOwner: st.Record.AskOwner}
 	if !st.Record.IsEnforced() {
 		v := st.Record.Verdict
 		r.Monitored = &Monitored{Decision: v.Decision, AARMDecision: st.Record.AARMDecision, ReasonCode: st.Record.ReasonCode,
@@ -273,7 +283,7 @@ func (s *server) answer(w http.ResponseWriter, r *http.Request) (HookResponse, b
 		}
 		return HookResponse{}, false
 	}
-	req := Request{Tenant: tenantOf(r), Auth: principalOf(r).Identity, Host: r.PathValue("host"), AutoApprove: r.Header.Get(HeaderAutoApprove) == "1",
+	req := Request{Tenant: tenantOf(r), Auth: principalOf(r).Identity, Prompts: principalOf(r).Prompts, Host: r.PathValue("host"), AutoApprove: r.Header.Get(HeaderAutoApprove) == "1",
 		HostAsks: r.Header.Get(hookwire.HeaderHostAsks) == "1", Unattended: r.Header.Get(hookwire.HeaderUnattended) == "1", Observe: s.cfg.Observe,
 		Monitor: r.Header.Get(hookwire.HeaderMonitor) == "1"}
 	if h := r.Header.Get(hookwire.HeaderConfig); h != "" && s.cfg.Configure != nil {

@@ -28,7 +28,8 @@ func tokensFor(t *testing.T, pairs ...string) *Tokens {
 	for i := 0; i < len(pairs); i += 2 {
 		sum := sha256.Sum256([]byte(pairs[i]))
 		tenant, role, _ := strings.Cut(pairs[i+1], "/")
-		e := tokenEntry{SHA256: hex.EncodeToString(sum[:]), Tenant: tenant, Role: role, Name: pairs[i]}
+		role, prompts := strings.CutSuffix(role, "+prompts") // a host that prompts its user
+		e := tokenEntry{SHA256: hex.EncodeToString(sum[:]), Tenant: tenant, Role: role, Name: pairs[i], Prompts: prompts}
 		if role != "" {
 			e.Principal = role + "@" + tenant + ".example"
 		}

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/detect"
 	"github.com/agentledger/agentledger/incident"
 	"github.com/agentledger/agentledger/ledger"
@@ -300,8 +301,30 @@ func (in *inbox) list(w http.ResponseWriter, r *http.Request) {
 		ask.Artifacts = redactAll(a.Artifacts)
 		asks = append(asks, ask)
 	}
+	var findings []inboxFinding
+	for _, f := range in.s.cfg.Engine.Findings(c.p.Tenant) {
+		findings = append(findings, inboxFinding{RecentAnswer: f, SessionPath: url.PathEscape(f.Session), When: f.At.UTC().Format("15:04:05"),
+			Why: unboundWhy[f.Unbound]})
+	}
 	in.render(w, http.StatusOK, "agentledger approvals", inboxPage, map[string]any{"Who": approverName(c.p), "Tenant": c.p.Tenant,
-		"Asks": asks, "CSRF": in.csrf(c.bound), "Base": c.base, "Form": c.base != "/inbox", "Flash": flash(r)})
+		"Asks": asks, "Findings": findings, "CSRF": in.csrf(c.bound), "Base": c.base, "Form": c.base != "/inbox", "Flash": flash(r)})
+}
+
+// inboxFinding is a result that answers no call the host was let run, as
+// the inbox shows it.
+type inboxFinding struct {
+	RecentAnswer
+	SessionPath string
+	When        string
+	Why         string
+}
+
+// unboundWhy says to an approver what each kind of unbound result means.
+var unboundWhy = map[string]string{
+	aarts.ResultDeniedCall:   "the host ran a call agentledger denied (or reports one that did not happen)",
+	aarts.ResultAskedCall:    "the host ran a call that still waits for an approver",
+	aarts.ResultUnknownCall:  "a result for a call agentledger never judged",
+	aarts.ResultInputDiffers: "a result whose input differs from the call it names",
 }
 
 func redactAll(ss []string) []string {
@@ -417,4 +440,8 @@ var inboxPage = template.Must(template.New("inbox").Funcs(page.Funcs).Parse(`
 <form class="inline" method="post" action="{{$.Base}}/resolve"><input type="hidden" name="csrf" value="{{$.CSRF}}"><input type="hidden" name="pending_id" value="{{.PendingID}}"><input type="hidden" name="action_sha256" value="{{.ActionSHA256}}"><input type="hidden" name="resolution" value="denied"><button class="deny" type="submit">Deny</button></form>
 </div>
 </section>{{else}}<p id="empty">Nothing waits for an approver.</p>{{end}}
+{{if .Findings}}<h2>Results without an allow</h2>
+<table id="findings"><tr><th>when (UTC)</th><th>session</th><th>what</th></tr>
+{{range .Findings}}<tr class="finding"><td>{{.When}}</td><td><a href="{{$.Base}}/sessions/{{.SessionPath}}#seq-{{.Seq}}">{{.Session}}</a>, seq {{.Seq}}</td><td>{{.Why}} ({{.Unbound}}{{if .Tool}}, {{.Tool}}{{end}})</td></tr>
+{{end}}</table>{{end}}
 `))

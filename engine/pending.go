@@ -167,19 +167,6 @@ func (e *Engine) openPending(k ledger.SessionKey, info PendingApproval, wait tim
 	return p.id
 }
 
-// dropPending lets go of the open approval of the event at forSeq of k
-// (closed by other means than an approver), waking whoever waits on it.
-func (e *Engine) dropPending(k ledger.SessionKey, forSeq uint64) {
-	e.pending.mu.Lock()
-	defer e.pending.mu.Unlock()
-	for id, p := range e.pending.byID {
-		if p.key == k && p.forSeq == forSeq {
-			p.timer.Stop()
-			delete(e.pending.byID, id)
-		}
-	}
-}
-
 // Pending lists tenant's open approvals, oldest first.
 func (e *Engine) Pending(tenant string) []PendingApproval {
 	e.pending.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -134,48 +135,81 @@ func mustStatus(t *testing.T, poll func(token, id, wait string) (int, PendingSta
 	return st
 }
 
-// TestClaudeCodeUnattendedAskDefers (AARM R4.1): in a run no one attends
-// (Claude Code's print mode, CLAUDE_CODE_SESSION_ATTENDED=0), an ask
-// reaches Claude Code as its own deferral: the call stops, the run ends
-// for its caller to resume, and the record says deferred. Once an approver
-// approves, the resumed run's same call is allowed. In acceptEdits, where
-// Claude Code may run an ignored deferral itself, an unattended ask is a
-// deny; an attended one is Claude Code's prompt.
-func TestClaudeCodeUnattendedAskDefers(t *testing.T) {
+// TestClaudeCodeHostFormsByAARMDecision (AARM R4.1): an ask reaches
+// Claude Code in the form its AARM decision calls for, whatever the
+// attendance. In a run no one attends, a STEP_UP is a deny held for an
+// approver (whose approval lets the same call, sent again, run once) and a
+// DEFER is Claude Code's deferral, which the run's caller resumes; where
+// Claude Code may run an ignored deferral itself (acceptEdits) a deferral
+// is a deny too. In an attended run both are Claude Code's prompt, its one
+// form of either, and a deferral's prompt says it is one.
+func TestClaudeCodeHostFormsByAARMDecision(t *testing.T) {
 	srv, _ := aarmServer(t)
-	send := func(mode string, unattended bool, id string) HookResponse {
+	send := func(session, mode string, unattended bool, id, tool, input string) HookResponse {
 		t.Helper()
-		body := `{"session_id":"unattended-` + mode + `","transcript_path":"/t","cwd":"/workspace/shop","permission_mode":"` + mode +
-			`","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf build"},"tool_use_id":"` + id + `"}`
+		body := `{"session_id":"` + session + `","transcript_path":"/t","cwd":"/workspace/shop","permission_mode":"` + mode +
+			`","hook_event_name":"PreToolUse","tool_name":"` + tool + `","tool_input":` + input + `,"tool_use_id":"` + id + `"}`
 		return hostHook(t, srv, "claude-code", body, unattended)
 	}
-	r := send("default", true, "toolu_d1")
-	if r.Decision != aarts.Ask || r.HostAnswer != aarts.HostAnswerDefer || r.PendingID == "" || !strings.Contains(string(r.HostOutput), `"permissionDecision":"defer"`) {
-		t.Fatalf("unattended ask: %s host %s pending %q answer %s", r.Decision, r.HostAnswer, r.PendingID, r.HostOutput)
+	bash := func(command string) string { return `{"command":` + strconv.Quote(command) + `}` }
+	workflow := "/workspace/shop/.github/workflows/ci.yml"
+	for _, mode := range []string{"default", "acceptEdits", "plan"} {
+		for _, unattended := range []bool{true, false} {
+			session := fmt.Sprintf("forms-%s-%v", mode, unattended)
+			stepUp := send(session, mode, unattended, "toolu_1", "Write", `{"file_path":"`+workflow+`","content":"on: push"}`)
+			if stepUp.AARMDecision != aarts.AARMStepUp {
+				t.Fatalf("%s: writing a workflow: %s %s, want STEP_UP", session, stepUp.AARMDecision, stepUp.ReasonCode)
+			}
+			// An unknown program that may write a start-up file: a heuristic
+			// deny under the preset's threshold, deferred for a person.
+			deferred := send(session, mode, unattended, "toolu_2", "Bash", bash("mytool ~/.bashrc"))
+			if deferred.AARMDecision != aarts.AARMDefer {
+				t.Fatalf("%s: an unknown program on ~/.bashrc: %s %s, want DEFER", session, deferred.AARMDecision, deferred.ReasonCode)
+			}
+			wantUp, wantDefer := aarts.Ask, aarts.Ask
+			if unattended {
+				wantUp, wantDefer = aarts.Deny, aarts.HostAnswerDefer
+				if mode == "acceptEdits" {
+					wantDefer = aarts.Deny
+				}
+			}
+			for _, c := range []struct {
+				name string
+				r    HookResponse
+				want string
+			}{{"step-up", stepUp, wantUp}, {"deferral", deferred, wantDefer}} {
+				if c.r.HostAnswer != c.want || !strings.Contains(string(c.r.HostOutput), `"permissionDecision":"`+c.want+`"`) {
+					t.Errorf("%s %s: host answer %s, output %s, want %s", session, c.name, c.r.HostAnswer, c.r.HostOutput, c.want)
+				}
+				if owner := map[bool]string{true: aarts.AskOwnerHost, false: aarts.AskOwnerApprover}[c.want == aarts.Ask]; c.r.AskOwner != owner || (c.r.PendingID != "") != (owner == aarts.AskOwnerApprover) {
+					t.Errorf("%s %s: owner %q pending %q, want %s", session, c.name, c.r.AskOwner, c.r.PendingID, owner)
+				}
+			}
+			if wantDefer == aarts.Ask && !strings.Contains(string(deferred.HostOutput), "deferred:") {
+				t.Errorf("%s: the prompt for a deferral does not say so: %s", session, deferred.HostOutput)
+			}
+		}
 	}
-	code, out := call(t, srv, "GET", "/v1/pending/"+r.PendingID+"?wait=0s", "approver-acme", nil)
+	// The held step-up: an approver approves, the agent sends the call
+	// again, and it runs once, explicitly allowed.
+	held := send("forms-release", "default", true, "toolu_9", "Bash", bash("rm -rf build"))
+	if held.HostAnswer != aarts.Deny || held.PendingID == "" || !strings.Contains(string(held.HostOutput), "held for an approver") {
+		t.Fatalf("unattended step-up: host %s pending %q output %s", held.HostAnswer, held.PendingID, held.HostOutput)
+	}
+	code, out := call(t, srv, "GET", "/v1/pending/"+held.PendingID+"?wait=0s", "approver-acme", nil)
 	var st PendingStatus
 	if code != 200 || json.Unmarshal(out, &st) != nil {
 		t.Fatalf("pending: %d %s", code, out)
 	}
-	body, _ := json.Marshal(ResolutionRequest{PendingID: r.PendingID, Resolution: "approved", ActionSHA256: st.ActionSHA256})
+	body, _ := json.Marshal(ResolutionRequest{PendingID: held.PendingID, Resolution: "approved", ActionSHA256: st.ActionSHA256})
 	if code, out := call(t, srv, "POST", "/v1/resolutions", "approver-acme", body); code != 200 {
 		t.Fatalf("approve: %d %s", code, out)
 	}
-	// The caller resumes the run: Claude Code sends the deferred call again.
-	if r := send("default", true, "toolu_d1"); r.Decision != aarts.Allow || r.HostAnswer != aarts.Allow || !strings.Contains(string(r.HostOutput), `"permissionDecision":"allow"`) {
-		t.Errorf("resumed call: %s %s host %s answer %s", r.Decision, r.ReasonCode, r.HostAnswer, r.HostOutput)
+	if r := send("forms-release", "default", true, "toolu_10", "Bash", bash("rm -rf build")); r.Decision != aarts.Allow || r.HostAnswer != aarts.Allow || !strings.Contains(string(r.HostOutput), `"permissionDecision":"allow"`) {
+		t.Errorf("the approved call sent again: %s %s host %s answer %s", r.Decision, r.ReasonCode, r.HostAnswer, r.HostOutput)
 	}
-	if r := send("acceptEdits", true, "toolu_d2"); r.HostAnswer != aarts.Deny || !strings.Contains(string(r.HostOutput), `"permissionDecision":"deny"`) {
-		t.Errorf("unattended ask in acceptEdits: host %s answer %s, want deny", r.HostAnswer, r.HostOutput)
-	}
-	if r := send("plan", false, "toolu_d3"); r.HostAnswer != aarts.Ask || !strings.Contains(string(r.HostOutput), `"permissionDecision":"ask"`) {
-		t.Errorf("attended ask: host %s answer %s, want Claude Code's prompt", r.HostAnswer, r.HostOutput)
-	}
-	code, out = call(t, srv, "GET", "/v1/sessions/unattended-default/snapshot", "host-acme", nil)
-	var snap reducer.Snapshot
-	if code != 200 || json.Unmarshal(out, &snap) != nil || len(snap.Pending) != 0 || len(snap.Released) != 0 {
-		t.Errorf("after the approved call ran: %d pending %+v released %+v", code, snap.Pending, snap.Released)
+	if r := send("forms-release", "default", true, "toolu_11", "Bash", bash("rm -rf build")); r.Decision == aarts.Allow {
+		t.Errorf("the approved call ran twice: %s %s", r.Decision, r.ReasonCode)
 	}
 }
 
@@ -212,39 +246,57 @@ func TestDependentCallWaitsWithTheDeferredOne(t *testing.T) {
 }
 
 // TestNoPromptAskIsTheApproversAlone: an ask no one in the host was asked
-// about waits for an approver; a host event claiming to resolve it
-// (PostAskResolution, which the agent could send itself) is rejected. A
-// deferred call the host ran anyway (Claude Code ignores a deferral among
-// several calls) is on record as run, and holds no approval any more.
+// about waits for an approver. A host event claiming to resolve it
+// (PostAskResolution, which the agent could send itself) is rejected, and
+// a host can never turn it (or a deny) into an approval: a result
+// reported for the call — Codex's PostToolUse of a call it was answered
+// deny for, a Claude Code deferral run anyway — is recorded as a finding
+// (RESULT_WITHOUT_ALLOW, saying which), raised to the approvers, and the
+// approver's ask stays open for the approver to decide.
 func TestNoPromptAskIsTheApproversAlone(t *testing.T) {
 	srv, post := aarmServer(t)
-	asked := hostHook(t, srv, "codex", `{"session_id":"noprompt","turn_id":"t","transcript_path":null,"cwd":"/workspace/shop","hook_event_name":"PreToolUse","model":"m","permission_mode":"default","tool_name":"Bash","tool_input":{"command":"rm -rf build"},"tool_use_id":"c1"}`, false)
-	if asked.PendingID == "" || asked.HostAnswer != aarts.Deny {
+	codex := func(event, command, extra string) HookResponse {
+		return hostHook(t, srv, "codex", `{"session_id":"noprompt","turn_id":"t","transcript_path":null,"cwd":"/workspace/shop","hook_event_name":"`+event+
+			`","model":"m","permission_mode":"default","tool_name":"Bash","tool_input":{"command":"`+command+`"},"tool_use_id":"c1"`+extra+`}`, false)
+	}
+	asked := codex("PreToolUse", "npm publish", "")
+	if asked.PendingID == "" || asked.HostAnswer != aarts.Deny || asked.AskOwner != aarts.AskOwnerApprover {
 		t.Fatalf("codex ask: %+v", asked)
 	}
 	forged := post("host-acme", strings.Replace(hook("PostAskResolution", "noprompt", 1, `,"original_hook_point":"PreToolUse","original_verdict":{"decision":"ask","category":"tool_execution","severity":"warning","source":"pattern_match"},"resolution":"approved"`), `"turn_id":"t1"`, `"turn_id":"c1"`, 1))
-	if forged.ReasonCode != ReasonInputRejected {
-		t.Errorf("a host's PostAskResolution of an approver's ask: %s %s", forged.Decision, forged.ReasonCode)
+	if forged.ReasonCode != ReasonInputRejected || !forged.Rejected || forged.Seq == 0 {
+		t.Errorf("a host's PostAskResolution of an approver's ask: %s %s rejected %v seq %d", forged.Decision, forged.ReasonCode, forged.Rejected, forged.Seq)
+	}
+	ran := codex("PostToolUse", "npm publish", `,"tool_response":"published"`)
+	if ran.Decision != aarts.Deny || ran.ReasonCode != aarts.ReasonResultWithoutAllow || ran.Unbound != aarts.ResultAskedCall {
+		t.Errorf("codex reports the held call ran: %s %s %q, want RESULT_WITHOUT_ALLOW asked_call", ran.Decision, ran.ReasonCode, ran.Unbound)
 	}
 	if code, _ := call(t, srv, "GET", "/v1/pending/"+asked.PendingID+"?wait=0s", "approver-acme", nil); code != 200 {
-		t.Errorf("the approval is gone after the forged resolution: %d", code)
+		t.Errorf("the approver's ask is gone after the host reported the call: %d", code)
+	}
+	code, out := call(t, srv, "GET", "/v1/sessions/noprompt/snapshot", "host-acme", nil)
+	var snap reducer.Snapshot
+	if code != 200 || json.Unmarshal(out, &snap) != nil || len(snap.Pending) != 1 || len(snap.Released) != 0 {
+		t.Errorf("after the host's report: pending %+v released %+v, want the approver's ask open and nothing released", snap.Pending, snap.Released)
 	}
 
 	cc := func(event, extra string) HookResponse {
-		return hostHook(t, srv, "claude-code", `{"session_id":"ran-anyway","transcript_path":"/t","cwd":"/workspace/shop","permission_mode":"default","hook_event_name":"`+event+`","tool_name":"Bash","tool_input":{"command":"rm -rf dist"},"tool_use_id":"toolu_x"`+extra+`}`, true)
+		return hostHook(t, srv, "claude-code", `{"session_id":"ran-anyway","transcript_path":"/t","cwd":"/workspace/shop","permission_mode":"default","hook_event_name":"`+event+`","tool_name":"Bash","tool_input":{"command":"mytool ~/.bashrc"},"tool_use_id":"toolu_x"`+extra+`}`, true)
 	}
 	deferred := cc("PreToolUse", "")
 	if deferred.HostAnswer != aarts.HostAnswerDefer || deferred.PendingID == "" {
-		t.Fatalf("unattended ask: %+v", deferred)
+		t.Fatalf("unattended deferral: %+v", deferred)
 	}
-	cc("PostToolUse", `,"tool_response":{"stdout":""}`)
-	if code, _ := call(t, srv, "GET", "/v1/pending/"+deferred.PendingID+"?wait=0s", "approver-acme", nil); code != 404 {
-		t.Errorf("the approval of a call that ran is still open: %d", code)
+	if r := cc("PostToolUse", `,"tool_response":{"stdout":""}`); r.ReasonCode != aarts.ReasonResultWithoutAllow || r.Unbound != aarts.ResultAskedCall {
+		t.Errorf("a deferred call reported run: %s %s %q, want RESULT_WITHOUT_ALLOW asked_call", r.Decision, r.ReasonCode, r.Unbound)
 	}
-	code, out := call(t, srv, "GET", "/v1/sessions/ran-anyway/snapshot", "host-acme", nil)
-	var snap reducer.Snapshot
-	if code != 200 || json.Unmarshal(out, &snap) != nil || len(snap.Pending) != 0 || len(snap.Released) != 0 {
-		t.Errorf("after the deferred call ran: pending %+v released %+v", snap.Pending, snap.Released)
+	if code, _ := call(t, srv, "GET", "/v1/pending/"+deferred.PendingID+"?wait=0s", "approver-acme", nil); code != 200 {
+		t.Errorf("the approver's ask of the deferred call is gone: %d", code)
+	}
+	// Raised to the approvers' inbox.
+	code, out = call(t, srv, "GET", "/inbox", "approver-acme", nil)
+	if code != 200 || strings.Count(string(out), `class="finding"`) < 2 || !strings.Contains(string(out), "asked_call") {
+		t.Errorf("inbox: %d, want both findings listed:\n%s", code, out)
 	}
 }
 

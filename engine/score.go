@@ -104,6 +104,9 @@ type CaseAnswer struct {
 	Answer     string
 	ReasonCode string
 	Reasons    []string
+	// refused: the step was a call the host is told not to run (denied,
+	// or held for an approver): a real host reports no result of it.
+	refused bool
 }
 
 // ScoreCorpus judges every case with d as one session of its own
@@ -202,8 +205,13 @@ func answerCase(ctx context.Context, st *starts, c *CorpusCase, n int, cfg Score
 		return CaseAnswer{}, fmt.Errorf("case %s: session start: %w", c.ID, err)
 	}
 	best := CaseAnswer{Answer: AnswerMissing}
+	refused := false
 	for i, in := range inputs[1:] {
+		if refused && c.Steps[i].Event == "PostToolUse" && callOf(c, i+1) == i {
+			continue // the host did not run the call, so it reports no result of it
+		}
 		got, err := answerInput(ctx, st.d, &s, st.host, in)
+		refused = got.refused
 		if err != nil {
 			return best, fmt.Errorf("case %s step %d: %w", c.ID, i+1, err)
 		}
@@ -245,7 +253,10 @@ func answerInput(ctx context.Context, d *decide.Decider, s *decide.Session, host
 	if a == aarts.Allow && step.Decision.MatchedRuleID == "" {
 		a = AnswerNone
 	}
-	return CaseAnswer{Answer: a, ReasonCode: step.Decision.ReasonCode, Reasons: step.Decision.Reasons}, nil
+	rec := step.Record
+	refused := rec.HookPoint == "PreToolUse" && (rec.Verdict.Decision == aarts.Deny || rec.HostAnswer == aarts.Deny ||
+		rec.HostAnswer == aarts.HostAnswerDefer || rec.AskOwner == aarts.AskOwnerApprover)
+	return CaseAnswer{Answer: a, ReasonCode: step.Decision.ReasonCode, Reasons: step.Decision.Reasons, refused: refused}, nil
 }
 
 // Tally scores cases by their answers (in the same order).

@@ -24,6 +24,9 @@ type Status struct {
 	Configs  int            `json:"configurations"`
 	Recent   []RecentAnswer `json:"recent"`
 	Pending  []PendingBrief `json:"pending"`
+	// Findings are the engine's last results that answer no call the
+	// host was let run (RESULT_WITHOUT_ALLOW), newest first.
+	Findings []RecentAnswer `json:"findings,omitempty"`
 }
 
 // RecentAnswer is one decision an engine answered, newest first.
@@ -36,6 +39,10 @@ type RecentAnswer struct {
 	Tool       string    `json:"tool,omitempty"`
 	Decision   string    `json:"decision"`
 	ReasonCode string    `json:"reason_code"`
+	// Seq is the answered event's; Unbound, for a tool result that answers
+	// no call the host was let run, says how (aarts.ResultDeniedCall, ...).
+	Seq     uint64 `json:"seq,omitempty"`
+	Unbound string `json:"unbound,omitempty"`
 }
 
 // PendingBrief is an open approval as a status shows it.
@@ -76,16 +83,25 @@ func (r *recent) list() []RecentAnswer {
 
 // noteAnswer keeps an answer for the engine's status.
 func (e *Engine) noteAnswer(tenant, host string, ev *aarts.Event, r HookResponse) {
-	a := RecentAnswer{At: e.now(), Tenant: tenant, Host: host, Decision: r.Decision, ReasonCode: r.ReasonCode}
+	a := RecentAnswer{At: e.now(), Tenant: tenant, Host: host, Decision: r.Decision, ReasonCode: r.ReasonCode, Seq: r.Seq, Unbound: r.Unbound}
 	if ev != nil {
 		a.Session, a.HookPoint, a.Tool = ev.SessionID, ev.HookPoint, cmp.Or(ev.ToolNameNative, ev.ToolName)
 	}
 	e.recent.add(a)
+	if r.Unbound != "" {
+		e.findings.add(a) // raised to the approvers' inbox
+	}
+}
+
+// Findings lists tenant's last results that answer no call the host was
+// let run (RESULT_WITHOUT_ALLOW), newest first.
+func (e *Engine) Findings(tenant string) []RecentAnswer {
+	return slices.DeleteFunc(e.findings.list(), func(a RecentAnswer) bool { return a.Tenant != tenant })
 }
 
 // Status reports the engine's sessions, last answers and open approvals.
 func (e *Engine) Status() Status {
-	st := Status{Sessions: e.Sessions(), Recent: e.recent.list(), Pending: []PendingBrief{}}
+	st := Status{Sessions: e.Sessions(), Recent: e.recent.list(), Pending: []PendingBrief{}, Findings: e.findings.list()}
 	e.pending.mu.Lock()
 	for _, p := range e.pending.byID {
 		st.Pending = append(st.Pending, PendingBrief{Tenant: p.key.Tenant, Session: p.key.Session, ForSeq: p.forSeq,

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -147,6 +148,7 @@ func (s Snapshot) clone() Snapshot {
 	n.HostAsks = slices.Clone(s.HostAsks)
 	n.Released = slices.Clone(s.Released)
 	n.Calls = slices.Clone(s.Calls)
+	n.Refused = slices.Clone(s.Refused)
 	n.PermittedTools = slices.Clone(s.PermittedTools)
 	n.Grants = slices.Clone(s.Grants)
 	n.AllowedArtifacts = slices.Clone(s.AllowedArtifacts)
@@ -207,14 +209,14 @@ func (r *Reducer) foldHook(n *Snapshot, e *ledger.Envelope, ev *aarts.Event) err
 			n.Grants = append(n.Grants, Grant{SubAgentID: id, Seq: seq})
 		}
 	case "PreToolUse":
-		n.lastTurn, n.lastTool, n.lastCwd = ev.TurnID, ev.NativeTool(), ev.Cwd
+		n.lastTurn, n.lastTool, n.lastCwd, n.lastKeys = ev.TurnID, ev.NativeTool(), ev.Cwd, InputKeys(ev.NativeTool(), ev.ToolInput)
 		n.StepsConsumed++
 		n.ToolCallsConsumed++
 		if ev.IsSubAgent && ev.ParentSessionID != "" {
 			n.ParentSessionID = ev.ParentSessionID
 		}
 		a := action.Of(ev)
-		n.recordCall(seq, ev, a != nil && (len(a.WritePaths) > 0 || len(a.MayWrite) > 0))
+		n.recordCall(seq, ev.NativeTool(), inputFingerprint(ev), a != nil && (len(a.WritePaths) > 0 || len(a.MayWrite) > 0))
 		if content, ok := ev.Field("read_content").(string); ok {
 			// What a host is about to hand the agent (Cursor's
 			// beforeReadFile): classified before the agent sees it.
@@ -236,7 +238,11 @@ func (r *Reducer) foldHook(n *Snapshot, e *ledger.Envelope, ev *aarts.Event) err
 			}
 		}
 	case "PostToolUse":
-		n.Calls = slices.DeleteFunc(n.Calls, func(c CallRef) bool { return c.Turn == ev.TurnID })
+		// The result closes the call it is the outcome of (a result that
+		// answers none is judged as such: BindResult).
+		if call, bound, _ := n.BindResult(ev); bound {
+			n.Calls = slices.DeleteFunc(n.Calls, func(c CallRef) bool { return c.EventSeq == call.EventSeq })
+		}
 		result := ev.Field("tool_result")
 		text := textOf(result)
 		n.OutputBytes += int64(len(text))
@@ -427,7 +433,7 @@ func (n *Snapshot) foldVerdict(v *aarts.VerdictRecord) error {
 	if v.Verdict.Decision == aarts.Ask || v.AARMDecision == aarts.AARMStepUp || v.AARMDecision == aarts.AARMDefer {
 		p := Pending{ForSeq: v.ForSeq, HookPoint: v.HookPoint, AARMDecision: v.AARMDecision,
 			ReasonCode: v.ReasonCode, Artifacts: v.Verdict.Artifacts, Action: v.ActionSHA256, TurnID: v.TurnID,
-			NoPrompt: v.HostAnswer == aarts.Deny || v.HostAnswer == aarts.HostAnswerDefer}
+			NoPrompt: v.HostAnswer == aarts.Deny || v.HostAnswer == aarts.HostAnswerDefer, AskedBy: v.AskedBy}
 		if v.HookPoint == "PreToolUse" {
 			p.Outputs, p.Tool, p.Cwd = n.lastOutputs, n.lastTool, n.lastCwd
 		}
@@ -462,23 +468,32 @@ func outputsOf(a *action.Analysis) []string {
 }
 
 // trackCall notes a PreToolUse the verdict v (recorded as e) lets the host
-// run, or leaves to its user, so that the call's result can name it.
+// run, or leaves to its user, so that the call's result can name it; or,
+// when v tells the host not to run it, that it was refused.
 func (n *Snapshot) trackCall(v *aarts.VerdictRecord, e *ledger.Envelope) {
 	if v.HookPoint != "PreToolUse" {
 		return
 	}
-	if v.IsEnforced() && (v.Verdict.Decision == aarts.Deny || v.HostAnswer == aarts.Deny || v.HostAnswer == aarts.HostAnswerDefer) {
-		return // it does not run now (a monitored call may)
+	c := CallRef{Turn: n.lastTurn, EventSeq: v.ForSeq, VerdictSeq: e.Seq(), Input: n.lastKeys, verdictHash: e.Hash()}
+	if in, ok := v.Verdict.Directives["tool_input"].(map[string]any); ok {
+		c.Rewritten = InputKeys(n.lastTool, in)
 	}
-	turn := n.lastTurn
-	if turn == "" {
-		return
+	list := &n.Calls
+	if v.IsEnforced() && (v.Verdict.Decision == aarts.Deny || v.HostAnswer == aarts.Deny || v.HostAnswer == aarts.HostAnswerDefer || v.AskOwner == aarts.AskOwnerApprover) {
+		// It does not run now: told not to, or waiting for an approver,
+		// whose approval lets it run when sent again (a monitored call
+		// may run).
+		list = &n.Refused
 	}
-	n.Calls = slices.DeleteFunc(n.Calls, func(c CallRef) bool { return c.Turn == turn })
-	if len(n.Calls) >= maxCalls {
-		n.Calls = slices.Delete(n.Calls, 0, len(n.Calls)-maxCalls+1)
+	// The same call asked again (a host's permission request after its
+	// PreToolUse, a call sent again once approved) is one call.
+	same := func(o CallRef) bool { return o.Turn == c.Turn && maps.Equal(o.Input, c.Input) }
+	n.Calls = slices.DeleteFunc(n.Calls, same)
+	n.Refused = slices.DeleteFunc(n.Refused, same)
+	if len(*list) >= maxCalls {
+		*list = slices.Delete(*list, 0, len(*list)-maxCalls+1)
 	}
-	n.Calls = append(n.Calls, CallRef{Turn: turn, EventSeq: v.ForSeq, VerdictSeq: e.Seq(), verdictHash: e.Hash()})
+	*list = append(*list, c)
 }
 
 func (n *Snapshot) foldResolution(e *ledger.Envelope) error {
@@ -489,18 +504,14 @@ func (n *Snapshot) foldResolution(e *ledger.Envelope) error {
 	if !aarts.IsResolution(r.Resolution) {
 		return fmt.Errorf("resolution %q: want one of %s", r.Resolution, strings.Join(aarts.Resolutions, ", "))
 	}
+	// An approver's resolution closes an approver's ask; the host's
+	// (inferred from what it reported) only an ask its host prompted for:
+	// a host never turns a deny into an approval.
 	open := &n.Pending
 	if r.Source == "host" {
 		open = &n.HostAsks
-		if !slices.ContainsFunc(n.HostAsks, func(p Pending) bool { return p.ForSeq == r.ForSeq }) {
-			// A call the host was answered deny or defer for, and ran
-			// anyway (Claude Code ignores a deferral among several calls).
-			open = &n.Pending
-		}
 	}
-	i := slices.IndexFunc(*open, func(p Pending) bool {
-		return p.ForSeq == r.ForSeq && (r.Source != "host" || open == &n.HostAsks || p.NoPrompt)
-	})
+	i := slices.IndexFunc(*open, func(p Pending) bool { return p.ForSeq == r.ForSeq })
 	var p Pending
 	if i >= 0 {
 		p = (*open)[i]
@@ -516,7 +527,7 @@ func (n *Snapshot) foldResolution(e *ledger.Envelope) error {
 		if len(n.Released) >= maxReleased {
 			n.Released = slices.Delete(n.Released, 0, len(n.Released)-maxReleased+1)
 		}
-		n.Released = append(n.Released, Release{Action: p.Action, Tool: p.Tool, Cwd: p.Cwd, Seq: e.Seq(), AtMs: e.TsUnixMs(), ForSeq: p.ForSeq})
+		n.Released = append(n.Released, Release{Action: p.Action, Tool: p.Tool, Cwd: p.Cwd, Seq: e.Seq(), AtMs: e.TsUnixMs(), ForSeq: p.ForSeq, AskedBy: p.AskedBy})
 	}
 	return nil
 }
@@ -545,33 +556,50 @@ func (n *Snapshot) foldAskResolution(ev *aarts.Event) {
 // recorded in the session and that is still open.
 var ErrNoOpenAsk = errors.New("no open ask of the engine matches this resolution")
 
-// MatchAskResolution checks that a PostAskResolution answers an ask the
-// engine recorded in s and that is still open: same hook point and turn,
-// and, when the event names it (action_sha256), the same action.
-func MatchAskResolution(s Snapshot, ev *aarts.Event) error {
-	if open, _ := s.matchAsk(ev); open == nil {
-		return fmt.Errorf("%w (original_hook_point %q, turn_id %q)", ErrNoOpenAsk, ev.String("original_hook_point"), ev.TurnID)
+// ErrApproversAsk is the fault of a host's resolution of an ask that
+// waits for an approver: no host event closes it.
+var ErrApproversAsk = errors.New("the ask waits for an approver: only an approver's resolution closes it")
+
+// ErrOtherAsker is the fault of a host's resolution sent by another
+// identity than the one whose ask it closes.
+var ErrOtherAsker = errors.New("the ask was asked by another identity: only its own host closes it")
+
+// MatchAskResolution checks that a PostAskResolution, sent by the
+// identity asker, answers an ask of the host's own prompt that the engine
+// recorded in s and that is still open: same hook point and turn, asked
+// by asker, and, when the event names it (action_sha256), the same
+// action. An ask that waits for an approver is ErrApproversAsk.
+func MatchAskResolution(s Snapshot, ev *aarts.Event, asker string) error {
+	where := fmt.Sprintf("(original_hook_point %q, turn_id %q)", ev.String("original_hook_point"), ev.TurnID)
+	_, i := s.matchAsk(ev)
+	switch {
+	case i >= 0 && s.HostAsks[i].AskedBy != asker:
+		return fmt.Errorf("%w %s", ErrOtherAsker, where)
+	case i >= 0:
+		return nil
+	case slices.ContainsFunc(s.Pending, func(p Pending) bool { return askAnswers(p, ev) }):
+		return fmt.Errorf("%w %s", ErrApproversAsk, where)
 	}
-	return nil
+	return fmt.Errorf("%w %s", ErrNoOpenAsk, where)
 }
 
-// matchAsk finds the open ask ev answers: the list it is in and its
-// index, or nil.
+// matchAsk finds the open ask of the host's own prompt that ev answers:
+// the list it is in and its index, or nil. An ask that waits for an
+// approver is never a host event's to close.
 func (n *Snapshot) matchAsk(ev *aarts.Event) (*[]Pending, int) {
-	hook, digest := ev.String("original_hook_point"), ev.String("action_sha256")
-	if ev.TurnID == "" {
-		return nil, -1
-	}
-	for _, open := range []*[]Pending{&n.Pending, &n.HostAsks} {
-		for i := len(*open) - 1; i >= 0; i-- {
-			// An ask no one in the host was asked about waits for an
-			// approver: a host's PostAskResolution cannot close it.
-			if p := (*open)[i]; p.HookPoint == hook && p.TurnID == ev.TurnID && (digest == "" || digest == p.Action) && !p.NoPrompt {
-				return open, i
-			}
+	for i := len(n.HostAsks) - 1; i >= 0; i-- {
+		if askAnswers(n.HostAsks[i], ev) {
+			return &n.HostAsks, i
 		}
 	}
 	return nil, -1
+}
+
+// askAnswers reports whether the PostAskResolution ev names the ask p:
+// same hook point and turn, and, when ev names it, the same action.
+func askAnswers(p Pending, ev *aarts.Event) bool {
+	digest := ev.String("action_sha256")
+	return ev.TurnID != "" && p.HookPoint == ev.String("original_hook_point") && p.TurnID == ev.TurnID && (digest == "" || digest == p.Action)
 }
 
 // resolve applies a resolution: a denial or a timeout counts as a denied

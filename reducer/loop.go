@@ -34,13 +34,22 @@ func (n *Snapshot) clearLoop() {
 	n.NoProgressTrace = nil
 }
 
-func (n *Snapshot) recordCall(seq uint64, ev *aarts.Event, writes bool) {
-	input, _ := json.Marshal(ev.ToolInput)
-	if c, err := ledger.Canonicalize(input, ledger.Limits{MaxBytes: 16 << 20, MaxDepth: 1000}); err == nil {
-		input = c
+// inputFingerprint is the fingerprint of a tool event's native tool and
+// canonical input: what the loop detector compares, and what a call's
+// result must carry (BindResult).
+func inputFingerprint(ev *aarts.Event) string { return fingerprintOf(ev.NativeTool(), ev.ToolInput) }
+
+// fingerprintOf is the fingerprint of a call of tool with input.
+func fingerprintOf(tool string, input any) string {
+	raw, _ := json.Marshal(input)
+	if c, err := ledger.Canonicalize(raw, ledger.Limits{MaxBytes: 16 << 20, MaxDepth: 1000}); err == nil {
+		raw = c
 	}
-	tool := ev.NativeTool()
-	n.Recent = append(n.Recent, Call{Seq: seq, Tool: tool, Fingerprint: fingerprint(tool, string(input)), Writes: writes})
+	return fingerprint(tool, string(raw))
+}
+
+func (n *Snapshot) recordCall(seq uint64, tool, fp string, writes bool) {
+	n.Recent = append(n.Recent, Call{Seq: seq, Tool: tool, Fingerprint: fp, Writes: writes})
 	if len(n.Recent) > Window {
 		n.Recent = n.Recent[len(n.Recent)-Window:]
 	}

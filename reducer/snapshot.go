@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/ledger"
@@ -72,12 +73,17 @@ type Snapshot struct {
 	// is allowed once (AARM R4.3).
 	Released []Release `json:"released,omitempty"`
 	// Calls are the calls the host may be running: each PreToolUse that
-	// was not denied or deferred, by turn, until its result (PostToolUse)
-	// names it (AARM R5.5). At most maxCalls are kept.
+	// was not denied or deferred, by turn and input, until its result
+	// (PostToolUse) names it (AARM R5.5). At most maxCalls are kept.
 	Calls []CallRef `json:"calls,omitempty"`
+	// Refused are the calls the host was told not to run (answered deny,
+	// or held for an approver), so that a result reported for one is
+	// known for what it is (BindResult). At most maxCalls are kept.
+	Refused []CallRef `json:"refused,omitempty"`
 	// lastTurn and lastOutputs are the turn and outputs of the PreToolUse
-	// folded last, for its verdict.
+	// folded last, for its verdict; lastKeys its input's (InputKeys).
 	lastTurn, lastTool, lastCwd string
+	lastKeys                    map[string]string
 	lastOutputs                 []string
 
 	ParentSessionID string `json:"parent_session_id"`
@@ -147,29 +153,127 @@ type Pending struct {
 	// later call that uses one depends on it and waits with it (AARM
 	// R4.11).
 	Outputs []string `json:"outputs,omitempty"`
+	// AskedBy is the identity that asked (VerdictRecord.AskedBy): a
+	// host's ask is closed only by that identity's report, an approval
+	// releases the call only to it.
+	AskedBy string `json:"asked_by,omitempty"`
 }
 
 // CallRef is a call of the session, by its turn: its PreToolUse event
 // and the verdict that let it run. The verdict's hash is kept beside the
 // snapshot, not in it: a replay's verdicts are other envelopes.
 type CallRef struct {
-	Turn        string `json:"turn"`
-	EventSeq    uint64 `json:"event_seq"`
-	VerdictSeq  uint64 `json:"verdict_seq"`
+	Turn       string `json:"turn"`
+	EventSeq   uint64 `json:"event_seq"`
+	VerdictSeq uint64 `json:"verdict_seq"`
+	// Input fingerprints each member of the call's input (its canonical
+	// value); Rewritten those of the input a MODIFY verdict replaced it
+	// with: the members a result carries must be those of one of them
+	// (InputKeys).
+	Input       map[string]string `json:"input,omitempty"`
+	Rewritten   map[string]string `json:"rewritten,omitempty"`
 	verdictHash string
 }
 
 // maxCalls bounds Calls.
 const maxCalls = 64
 
-// CallOf is the call of turn the host may be running, if any.
-func (s Snapshot) CallOf(turn string) (aarts.CallRef, bool) {
-	for _, c := range s.Calls {
-		if turn != "" && c.Turn == turn {
-			return aarts.CallRef{EventSeq: c.EventSeq, VerdictSeq: c.VerdictSeq, VerdictHash: c.verdictHash}, true
+// BindResult is the call a tool result ev (a PostToolUse) is the outcome
+// of, or, when it answers no call the host was let run, how it fails to
+// (aarts.ResultUnknownCall, ResultDeniedCall, ResultAskedCall,
+// ResultInputDiffers). A result names its call by turn and carries its
+// input: a call of that turn with that input binds it (hosts that name no
+// call share one turn among several calls); a call of that turn the host
+// was told not to run, or that waits for an approver, is a finding, as is
+// a call of that turn with another input. A result whose turn names no
+// call is bound by its input alone (a host whose turns are not its
+// calls'). A host's report that it refused the call (host_refused), and a
+// failure reported for a call the host was told not to run, answer
+// nothing and are no finding; nor is a result the host reports with no
+// call before it to judge (result_only: Cursor's afterFileEdit).
+func (s Snapshot) BindResult(ev *aarts.Event) (call aarts.CallRef, bound bool, unbound string) {
+	if ev.HookPoint != "PostToolUse" || ev.Field("host_refused") == true {
+		return aarts.CallRef{}, false, ""
+	}
+	keys := InputKeys(ev.NativeTool(), ev.ToolInput)
+	sameInput := func(c CallRef) bool {
+		return ev.ToolInput == nil || c.Input == nil || agree(c.Input, keys) || c.Rewritten != nil && agree(c.Rewritten, keys)
+	}
+	ofTurn := func(c CallRef) bool { return ev.TurnID != "" && c.Turn == ev.TurnID }
+	byInput := func(c CallRef) bool { return ev.ToolInput != nil && c.Input != nil && sameInput(c) }
+	found := func(list []CallRef, match func(CallRef) bool) (CallRef, bool) {
+		for i := len(list) - 1; i >= 0; i-- {
+			if match(list[i]) {
+				return list[i], true
+			}
+		}
+		return CallRef{}, false
+	}
+	ref := func(c CallRef) aarts.CallRef {
+		return aarts.CallRef{EventSeq: c.EventSeq, VerdictSeq: c.VerdictSeq, VerdictHash: c.verdictHash}
+	}
+	refused := func() (aarts.CallRef, bool, string) {
+		if ev.Field("tool_failed") == true {
+			return aarts.CallRef{}, false, "" // it did not run, as it was told
+		}
+		return aarts.CallRef{}, false, aarts.ResultDeniedCall
+	}
+	if c, ok := found(s.Calls, func(c CallRef) bool { return ofTurn(c) && sameInput(c) }); ok {
+		return ref(c), true, ""
+	}
+	if ev.Field("result_only") == true {
+		return aarts.CallRef{}, false, ""
+	}
+	if c, ok := found(s.Refused, func(c CallRef) bool { return ofTurn(c) && sameInput(c) }); ok {
+		if slices.ContainsFunc(s.Pending, func(p Pending) bool { return p.ForSeq == c.EventSeq }) && ev.Field("tool_failed") != true {
+			return aarts.CallRef{}, false, aarts.ResultAskedCall
+		}
+		return refused()
+	}
+	if _, ok := found(s.Calls, ofTurn); ok {
+		return aarts.CallRef{}, false, aarts.ResultInputDiffers
+	}
+	if c, ok := found(s.Calls, byInput); ok {
+		return ref(c), true, ""
+	}
+	if c, ok := found(s.Refused, byInput); ok {
+		if slices.ContainsFunc(s.Pending, func(p Pending) bool { return p.ForSeq == c.EventSeq }) && ev.Field("tool_failed") != true {
+			return aarts.CallRef{}, false, aarts.ResultAskedCall
+		}
+		return refused()
+	}
+	return aarts.CallRef{}, false, aarts.ResultUnknownCall
+}
+
+// InputKeys fingerprints each member of a call's input to tool (an input
+// that is not an object is one member, ""), for BindResult.
+func InputKeys(tool string, input any) map[string]string {
+	obj, ok := input.(map[string]any)
+	if !ok {
+		return map[string]string{"": fingerprintOf(tool, input)}
+	}
+	out := make(map[string]string, len(obj))
+	for k, v := range obj {
+		out[k] = fingerprintOf(tool, v)
+	}
+	return out
+}
+
+// agree reports whether a result's input members (got) are those of a
+// call (want): every member both carry is the same, and they share one
+// at least, or both are empty. A host may leave out of its report a
+// member that only describes the call (Claude Code's description).
+func agree(want, got map[string]string) bool {
+	shared := 0
+	for k, v := range got {
+		if w, ok := want[k]; ok {
+			if w != v {
+				return false
+			}
+			shared++
 		}
 	}
-	return aarts.CallRef{}, false
+	return shared > 0 || len(want) == 0 && len(got) == 0
 }
 
 // Release is an approved ask whose call may now run once.
@@ -184,6 +288,8 @@ type Release struct {
 	AtMs int64  `json:"at_ms"`
 	// ForSeq is the asked event's.
 	ForSeq uint64 `json:"for_seq"`
+	// AskedBy is the identity that asked: only it may run the call.
+	AskedBy string `json:"asked_by,omitempty"`
 }
 
 // ReleaseTTLMs is how long after its approval an approved call may be
@@ -194,11 +300,12 @@ const ReleaseTTLMs = 10 * 60 * 1000
 const maxReleased = 16
 
 // ReleaseFor is the approval that lets the action with digest action, of
-// the native tool in the working directory cwd, run at atMs (recorded
-// time), if one does.
-func (s Snapshot) ReleaseFor(action, tool, cwd string, atMs int64) (Release, bool) {
+// the native tool in the working directory cwd, sent by the identity
+// asker, run at atMs (recorded time), if one does: an approval releases
+// the call only to the identity that asked.
+func (s Snapshot) ReleaseFor(action, tool, cwd, asker string, atMs int64) (Release, bool) {
 	for _, r := range s.Released {
-		if action != "" && r.Action == action && r.Tool == tool && r.Cwd == cwd && atMs >= r.AtMs && atMs-r.AtMs <= ReleaseTTLMs {
+		if action != "" && r.Action == action && r.Tool == tool && r.Cwd == cwd && r.AskedBy == asker && atMs >= r.AtMs && atMs-r.AtMs <= ReleaseTTLMs {
 			return r, true
 		}
 	}

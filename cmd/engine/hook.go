@@ -66,7 +66,10 @@ func (a *app) hook(c *cli.Context, host string) error {
 	}
 	if err != nil {
 		fmt.Fprintf(a.stderr, "agentledger: no engine could decide this %s event: %v\n", host, err)
-		resp = engine.FailureResponse(c.Bool("fail-open") || c.Bool("monitor"), err)
+		resp = engine.FailureResponse(c.Bool("fail-open"), err)
+		if c.Bool("monitor") {
+			resp = engine.MonitorFailureResponse(err)
+		}
 		a.spoolUnanswered(c, in, resp, err)
 	}
 	_, err = a.stdout.Write(engine.HostOutput(host, in.Body, resp))
