@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,7 +15,9 @@ import (
 
 // Report is a conformance run over some packs.
 type Report struct {
-	Suite   string        `json:"suite"`
+	Suite string `json:"suite"`
+	// Version is the pack format's version; each host's pack is named
+	// by its digest (HostReport.Pack).
 	Version string        `json:"version"`
 	Adapter string        `json:"adapter"`
 	Hosts   []*HostReport `json:"hosts"`
@@ -24,15 +28,28 @@ type Report struct {
 // HostReport is one host's result: its cases and the AARTS level (0 to 3)
 // the adapter reaches, with what the next level still needs.
 type HostReport struct {
-	Host       string   `json:"host"`
-	Level      int      `json:"level"`
+	Host string `json:"host"`
+	// Pack is the pack the host's cases come from, named by its digest.
+	Pack  ID  `json:"pack"`
+	Level int `json:"level"`
+	// CasesLevel is the highest level (0 to 3) every case of which, and
+	// of each level below, passes: a level needs its cases to pass.
+	CasesLevel int      `json:"cases_pass_to_level"`
 	NextLevel  []string `json:"next_level_needs,omitempty"`
+	// HookPoints are the hook points counted toward a level: mapped by a
+	// passing case of a host event where a deny stops something (or a
+	// notification hook point, AARTS §6.3).
 	HookPoints []string `json:"hook_points"`
+	// Unenforced are the hook points mapped only from host events where a
+	// deny does nothing: not counted.
+	Unenforced []string `json:"hook_points_unenforced,omitempty"`
 	Tools      []string `json:"tools"`
 	Enforces   []string `json:"enforces"`
-	// AsksAs is how the host carries out an ask: "prompt" (it asks its
-	// user) or "deny" (it cannot prompt; an ask is answered deny).
-	AsksAs string `json:"asks_as"`
+	// AsksAs are the forms the adapter carries an ask out in at
+	// PreToolUse, each shown by cases of its own: "prompt" (the host asks
+	// its user), "held for an approver" (a deny that names the pending
+	// ask), "defer" (the call waits for the run's caller).
+	AsksAs []string `json:"asks_as"`
 	// NotApplicable are the tool kinds the host has no tool of.
 	NotApplicable []string     `json:"not_applicable,omitempty"`
 	Provenance    bool         `json:"provenance"`
@@ -42,9 +59,12 @@ type HostReport struct {
 }
 
 // CaseResult is one case: passed, or what failed (the mapping, or the
-// answer to a verdict).
+// answer to a verdict). Level is the level the case belongs to: that of
+// the hook point it expects, or of the one the adapter mapped it to when
+// that is lower; 1 for input to refuse or with no hook point.
 type CaseResult struct {
 	Name     string   `json:"name"`
+	Level    int      `json:"level"`
 	Pass     bool     `json:"pass"`
 	Failures []string `json:"failures,omitempty"`
 }
@@ -66,37 +86,10 @@ func (r *Report) Failing() []string {
 func Run(ctx context.Context, packs []*Pack, a Adapter, name string) (*Report, error) {
 	rep := &Report{Suite: "aarts-adapter-conformance", Version: PackVersion, Adapter: name}
 	for _, p := range packs {
-		h := &HostReport{Host: p.Host}
-		var events []*aarts.Event // mapped by passing cases
-		h.AsksAs = "deny"
-		if p.HostAsks {
-			h.AsksAs = "prompt"
+		h, err := runPack(ctx, p, a)
+		if err != nil {
+			return nil, err
 		}
-		enforced := map[string]bool{"allow": true, "deny": true, "ask": true}
-		answered := map[string]bool{}
-		for i := range p.Cases {
-			c := &p.Cases[i]
-			ev, failures, err := runCase(ctx, p, c, a, answered, enforced)
-			if err != nil {
-				return nil, err
-			}
-			res := CaseResult{Name: c.Name, Pass: len(failures) == 0, Failures: failures}
-			if res.Pass {
-				h.Passed++
-				if ev != nil {
-					events = append(events, ev)
-				}
-			} else {
-				h.Failed++
-			}
-			h.Cases = append(h.Cases, res)
-		}
-		for _, v := range []string{"allow", "deny", "ask"} {
-			if enforced[v] && answered[v] {
-				h.Enforces = append(h.Enforces, v)
-			}
-		}
-		h.level(events, p.Tools)
 		rep.Hosts = append(rep.Hosts, h)
 		rep.Passed += h.Passed
 		rep.Failed += h.Failed
@@ -104,11 +97,39 @@ func Run(ctx context.Context, packs []*Pack, a Adapter, name string) (*Report, e
 	return rep, nil
 }
 
-// runCase runs one case with every verdict it has an answer for. It
-// returns the event the input mapped to (nil when none), and the failures.
-// A verdict whose answer fails is no longer enforced; one that passes is
-// answered.
-func runCase(ctx context.Context, p *Pack, c *Case, a Adapter, answered, enforced map[string]bool) (*aarts.Event, []string, error) {
+// outcome is what one case showed.
+type outcome struct {
+	ev      *aarts.Event    // the event mapped, when it could be read
+	counts  bool            // a deny at the case's host event stops something
+	answers map[string]bool // per verdict with a pattern: whether the answer matched
+}
+
+// runPack runs the cases of p against a.
+func runPack(ctx context.Context, p *Pack, a Adapter) (*HostReport, error) {
+	h := &HostReport{Host: p.Host, Pack: p.ID()}
+	outs := make([]outcome, len(p.Cases))
+	for i := range p.Cases {
+		c := &p.Cases[i]
+		res, out, err := runCase(ctx, p, c, a)
+		if err != nil {
+			return nil, err
+		}
+		outs[i] = out
+		if res.Pass {
+			h.Passed++
+		} else {
+			h.Failed++
+		}
+		h.Cases = append(h.Cases, res)
+	}
+	h.level(p, outs)
+	return h, nil
+}
+
+// runCase runs one case with every verdict it has an answer for (deny
+// when it has none) and checks the event the first mapped and each
+// answer.
+func runCase(ctx context.Context, p *Pack, c *Case, a Adapter) (CaseResult, outcome, error) {
 	verdicts := []string{"deny"}
 	if len(c.Answers) > 0 {
 		verdicts = verdicts[:0]
@@ -118,58 +139,88 @@ func runCase(ctx context.Context, p *Pack, c *Case, a Adapter, answered, enforce
 			}
 		}
 	}
-	var failures []string
-	var ev *aarts.Event
+	res := CaseResult{Name: c.Name, Level: caseLevel(c.Expect)}
+	out := outcome{answers: map[string]bool{}}
+	hook := c.Expect.HookPoint
+	out.counts = enforced(p.Host, nativeEvent(p.Host, c.Input)) || slices.Contains(notificationHooks, hook)
 	for i, v := range verdicts {
-		res, err := a.Run(ctx, Request{Conformance: PackVersion, Host: p.Host, Input: c.Input, Verdict: verdict(v, c, p.HostAsks)})
+		req := Request{Conformance: PackVersion, Host: p.Host, Input: c.Input, Verdict: verdict(p.Host, v, c)}
+		got, err := a.Run(ctx, req)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, nil, ctx.Err()
+				return res, out, ctx.Err()
 			}
-			failures = append(failures, fmt.Sprintf("%s: %v", v, err))
+			res.Failures = append(res.Failures, fmt.Sprintf("%s: %v", v, err))
 			continue
 		}
+		// The event is checked with every verdict: an adapter maps an
+		// input whatever the engine will answer.
+		ev, mappedTo, fails := checkEvent(c.Expect, got)
 		if i == 0 {
-			var fails []string
-			ev, fails = checkEvent(c.Expect, res)
-			failures = append(failures, fails...)
+			out.ev = ev
+		}
+		for _, f := range fails {
+			if i > 0 && !slices.Contains(res.Failures, f) {
+				f = "with the " + v + " verdict: " + f
+			}
+			if !slices.Contains(res.Failures, f) {
+				res.Failures = append(res.Failures, f)
+			}
+		}
+		if mappedTo != hook && (mappedTo != "" || c.Expect.Rejected || c.Expect.NotJudged) {
+			// A case mapped to another hook point fails that one's level
+			// too: it makes an event of that hook point up.
+			res.Level = min(res.Level, hookLevel(mappedTo))
 		}
 		want, ok := c.Answers[v]
 		if !ok {
 			continue
 		}
-		if why := matchAnswer(want, res.Answer); why != "" {
-			failures = append(failures, fmt.Sprintf("answer to %s: %s", v, why))
-			enforced[strings.TrimSuffix(v, "_default")] = false
-		} else if ev != nil && ev.HookPoint == "PreToolUse" {
-			answered[v] = true
+		why := matchAnswer(want, got.Answer)
+		if id := req.Verdict.PendingID; why == "" && !bytes.Contains(got.Answer, []byte(id)) {
+			why = "does not name the pending ask " + id + " (a plain deny: nothing tells the agent that the call waits for an approver)"
+		}
+		out.answers[v] = why == ""
+		if why != "" {
+			res.Failures = append(res.Failures, fmt.Sprintf("answer to %s: %s", v, why))
 		}
 	}
-	return ev, failures, nil
+	res.Pass = len(res.Failures) == 0
+	return res, out, nil
 }
 
-// checkEvent checks what an adapter made of a case's input.
-func checkEvent(want Expect, res Result) (*aarts.Event, []string) {
+// checkEvent checks what an adapter made of a case's input: the event it
+// mapped (nil when none could be read), the hook point it names ("" when
+// none), and what is wrong.
+func checkEvent(want Expect, res Result) (*aarts.Event, string, []string) {
 	raw := strings.TrimSpace(string(res.Event))
+	mappedTo := ""
+	if raw != "" && raw != "null" {
+		var probe struct {
+			HookPoint string `json:"hook_point"`
+		}
+		_ = json.Unmarshal(res.Event, &probe)
+		mappedTo = cmp.Or(probe.HookPoint, "?")
+	}
 	switch {
 	case want.Rejected:
 		if res.Rejected == "" {
-			return nil, []string{"the input was accepted (mapped to " + orNone(raw) + "), want it refused"}
+			return nil, mappedTo, []string{"the input was accepted (mapped to " + orNone(raw) + "), want it refused"}
 		}
-		return nil, nil
+		return nil, "", nil
 	case res.Rejected != "":
-		return nil, []string{"the input was refused: " + res.Rejected}
+		return nil, "", []string{"the input was refused: " + res.Rejected}
 	case want.NotJudged:
-		if raw != "" && raw != "null" {
-			return nil, []string{"mapped to an AARTS event, want none: " + raw}
+		if mappedTo != "" {
+			return nil, mappedTo, []string{"mapped to an AARTS event, want none: " + raw}
 		}
-		return nil, nil
-	case raw == "" || raw == "null":
-		return nil, []string{"mapped to no AARTS event, want " + want.HookPoint}
+		return nil, "", nil
+	case mappedTo == "":
+		return nil, "", []string{"mapped to no AARTS event, want " + want.HookPoint}
 	}
 	ev, err := aarts.ParseEvent(res.Event)
 	if err != nil {
-		return nil, []string{"not a valid AARTS event: " + err.Error()}
+		return nil, mappedTo, []string{"not a valid AARTS event: " + err.Error()}
 	}
 	var fails []string
 	check := func(field, got, want string) {
@@ -188,13 +239,36 @@ func checkEvent(want Expect, res Result) (*aarts.Event, []string) {
 			fails = append(fails, fmt.Sprintf("no artifact %s %q from %s (have %v)", a.Type, a.Value, a.SourceField, arts))
 		}
 	}
+	if len(want.ToolInput) > 0 {
+		got, _ := json.Marshal(ev.Field("tool_input"))
+		if !sameJSON(want.ToolInput, got) {
+			fails = append(fails, fmt.Sprintf("tool_input %s, want %s (compared whole)", got, compact(want.ToolInput)))
+		}
+	}
 	if len(want.Fields) > 0 {
 		pattern, _ := json.Marshal(want.Fields)
 		if why := Match(pattern, res.Event); why != "" {
 			fails = append(fails, "event: "+why)
 		}
 	}
-	return ev, fails
+	return ev, ev.HookPoint, fails
+}
+
+// sameJSON reports whether a and b are the same JSON value.
+func sameJSON(a, b []byte) bool {
+	var va, vb any
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	return show(va) == show(vb)
+}
+
+func compact(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	return show(v)
 }
 
 func orNone(s string) string {
@@ -213,7 +287,7 @@ func matchAnswer(pattern, answer json.RawMessage) string {
 }
 
 // Match checks a JSON value against a pattern and says where it differs
-// ("" when it matches). In an object pattern each member must match the
+// ("" when it matches; every member that differs). In an object pattern each member must match the
 // value's member of the same name, null means the member must be absent
 // and "*" that it must be present; the value may have other members.
 // Arrays match element by element; anything else must be equal.
@@ -240,26 +314,27 @@ func match(p, v any, at string) string {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
+		var whys []string
 		for _, k := range keys {
 			got, present := vo[k]
 			switch {
 			case pt[k] == nil:
 				if present {
-					return fmt.Sprintf("%s.%s: %s, want it absent", at, k, show(got))
+					whys = append(whys, fmt.Sprintf("%s.%s: %s, want it absent", at, k, show(got)))
 				}
 			case pt[k] == "*":
 				if !present || got == nil {
-					return fmt.Sprintf("%s.%s: absent, want it present", at, k)
+					whys = append(whys, fmt.Sprintf("%s.%s: absent, want it present", at, k))
 				}
 			case !present:
-				return fmt.Sprintf("%s.%s: absent, want %s", at, k, show(pt[k]))
+				whys = append(whys, fmt.Sprintf("%s.%s: absent, want %s", at, k, show(pt[k])))
 			default:
 				if why := match(pt[k], got, at+"."+k); why != "" {
-					return why
+					whys = append(whys, why)
 				}
 			}
 		}
-		return ""
+		return strings.Join(whys, "; ")
 	case []any:
 		va, ok := v.([]any)
 		if !ok || len(va) != len(pt) {
@@ -281,96 +356,4 @@ func match(p, v any, at string) string {
 func show(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-// levels are AARTS §11's conformance levels: the hook points each adds,
-// the tools each requires.
-// level is what one AARTS level adds: hook points and tool kinds.
-type level struct {
-	hooks, tools []string
-}
-
-var levels = []level{
-	{[]string{"SessionStart", "PreToolUse"},
-		[]string{aarts.ToolShell, aarts.ToolFileWrite, aarts.ToolFileEdit, aarts.ToolWebRequest, aarts.ToolMCPCall, aarts.ToolPackageInstall}},
-	{[]string{"PrePluginLoad", "PreSkillLoad", "PostInputProcessing", "PreLLMRequest", "PostToolUse", "PostAskResolution"},
-		[]string{aarts.ToolShell, aarts.ToolFileWrite, aarts.ToolFileEdit, aarts.ToolFileRead, aarts.ToolFileDelete, aarts.ToolWebRequest,
-			aarts.ToolMCPCall, aarts.ToolCodeExec, aarts.ToolPackageInstall, aarts.ToolBrowser, aarts.ToolDatabase, aarts.ToolDelegate, aarts.ToolOther}},
-	{[]string{"PreUserInput", "PostLLMResponse", "PreToolInputModification", "PreSubAgentSpawn", "PostSubAgentResult", "PreMCPConnect",
-		"PreMemoryWrite", "PreMemoryRead", "PreCompact", "PostCompact", "PreOutputDeliver", "SessionEnd"}, nil},
-}
-
-// provenanceFields are the members of AARTS §6.2.5's Provenance extension,
-// which sit at the top of the event.
-var provenanceFields = []string{"source_prompt_modified", "active_skill", "is_sub_agent", "parent_session_id", "input_modifier_chain"}
-
-// hasProvenance reports whether ev carries any Provenance member with a
-// value (an empty object under some other name does not count).
-func hasProvenance(ev *aarts.Event) bool {
-	return slices.ContainsFunc(provenanceFields, func(f string) bool { return ev.Field(f) != nil })
-}
-
-// level works out the level from the events of the passing cases.
-func (h *HostReport) level(events []*aarts.Event, hostTools []string) {
-	hooks, tools := map[string]bool{}, map[string]bool{}
-	pre, withProvenance := 0, 0
-	for _, ev := range events {
-		hooks[ev.HookPoint] = true
-		if ev.HookPoint == "PreToolUse" {
-			tools[ev.ToolName] = true
-			pre++
-			if hasProvenance(ev) {
-				withProvenance++
-			}
-		}
-	}
-	applies := func(tool string) bool { return len(hostTools) == 0 || slices.Contains(hostTools, tool) }
-	for _, t := range aarts.CanonicalTools {
-		if !applies(t) && slices.ContainsFunc(levels, func(l level) bool { return slices.Contains(l.tools, t) }) && !slices.Contains(h.NotApplicable, t) {
-			h.NotApplicable = append(h.NotApplicable, t)
-		}
-	}
-	h.Provenance = pre > 0 && withProvenance == pre
-	h.HookPoints, h.Tools = sortedKeys(hooks), sortedKeys(tools)
-	var needHooks []string
-	for n, l := range levels {
-		var need []string
-		needHooks = append(needHooks, l.hooks...)
-		for _, hp := range needHooks {
-			if !hooks[hp] {
-				need = append(need, "hook point "+hp)
-			}
-		}
-		for _, t := range l.tools {
-			if applies(t) && !tools[t] {
-				need = append(need, "tool "+t)
-			}
-		}
-		enforce := []string{"allow", "deny"}
-		if n >= 1 {
-			enforce = append(enforce, "ask")
-			if !h.Provenance {
-				need = append(need, "provenance on every PreToolUse")
-			}
-		}
-		for _, v := range enforce {
-			if !slices.Contains(h.Enforces, v) {
-				need = append(need, "enforcement of "+v)
-			}
-		}
-		if len(need) > 0 {
-			h.NextLevel = need
-			return
-		}
-		h.Level = n + 1
-	}
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

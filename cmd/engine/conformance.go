@@ -24,7 +24,9 @@ func conformanceCommand(a *app) *cli.Command {
 			"must map to, the host answer each verdict must give) against the built-in adapters, or with\n" +
 			"--adapter against any adapter command: it is given one JSON request per case and verdict on\n" +
 			"stdin, {\"aarts_conformance\",\"host\",\"input\",\"verdict\"}, and prints {\"event\",\"rejected\",\"answer\"}\n" +
-			"(README: The adapter conformance suite). Exit 0 when every case passes, 1 when one fails.",
+			"(docs/conformance.md: The adapter conformance suite). A level needs every case of it and below to\n" +
+			"pass; each pack is named by its SHA-256; a pack below its host's documented coverage is refused.\n" +
+			"Exit 0 when every case passes, 1 when one fails, 2 on bad usage or a refused pack.",
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "host", Usage: "run the pack of `HOST` only (repeatable; default: every pack)"},
 			&cli.StringFlag{Name: "adapter", Usage: "test the adapter `COMMAND` (run with sh -c) instead of the built-in ones"},
