@@ -303,7 +303,8 @@ func TestPackRefused(t *testing.T) {
 		want       []string
 	}{
 		{"the tiny pack of testdata", "", nil, []string{"tool kind file_write in its tools", "a case of the host's event beforeMCPExecution",
-			"a PreToolUse case of tool mcp_call", "an answer to ask at PreToolUse", "a case of input the adapter must refuse", `case "shell": expect.tool_input`}},
+			"a PreToolUse case of tool mcp_call", "an answer to ask at PreToolUse", "a case of input the adapter must refuse", `case "shell": expect.tool_input`,
+			`case "shell": is_sub_agent asserted absent`}},
 		{"a host the suite does not document", "gemini", func(p map[string]any) { p["host"] = "vscode" }, []string{"a host this suite documents"}},
 		{"no sub-agent call", "claude-code", func(p map[string]any) {
 			p["cases"] = slices.DeleteFunc(p["cases"].([]any), func(c any) bool { return c.(map[string]any)["name"] == "sub-agent call" })
@@ -322,6 +323,22 @@ func TestPackRefused(t *testing.T) {
 				}
 			})
 		}, []string{"is_sub_agent asserted absent"}},
+		{"a hook point credited through another event", "claude-code", func(p map[string]any) {
+			eachCase(p, func(c map[string]any) {
+				if c["name"] == "prompt" {
+					c["expect"] = map[string]any{"hook_point": "SessionStart"}
+				}
+			})
+		}, []string{`case "prompt": to expect hook point PreUserInput, as the host's adapter maps its input (it expects hook point SessionStart)`}},
+		{"answers that do not tell a deny from no decision", "codex", func(p map[string]any) {
+			eachCase(p, func(c map[string]any) {
+				if a, ok := c["answers"].(map[string]any); ok {
+					for v := range a {
+						a[v] = map[string]any{}
+					}
+				}
+			})
+		}, []string{"a deny answered with no decision"}},
 		{"a few members of the event asserted", "gemini", func(p map[string]any) {
 			eachCase(p, func(c map[string]any) {
 				if f, ok := c["expect"].(map[string]any)["fields"].(map[string]any); ok {

@@ -161,9 +161,9 @@ func Coverage(p *Pack) error {
 		}
 		v, asserted := e.Fields["is_sub_agent"]
 		switch {
-		case !asserted || h.subAgents && v == nil:
+		case h.subAgents && v == nil:
 			missing = append(missing, fmt.Sprintf("case %q: is_sub_agent asserted (true or false: the host names a sub-agent's calls)", c.Name))
-		case !h.subAgents && v != nil:
+		case !h.subAgents && (!asserted || v != nil):
 			missing = append(missing, fmt.Sprintf("case %q: is_sub_agent asserted absent (null: the host's input names no sub-agent)", c.Name))
 		}
 		subAgent[v] = true

@@ -61,6 +61,12 @@ var mutants = []mutant{
 		}
 		return Builtin{}.Run(ctx, req)
 	}},
+	{"a deny answered with no decision", func(ctx context.Context, req Request) (Result, error) {
+		if req.Verdict.Decision == aarts.Deny {
+			req.Verdict = Verdict{Decision: aarts.Allow, HostAnswer: aarts.HostAnswerNone, ReasonCode: req.Verdict.ReasonCode}
+		}
+		return Builtin{}.Run(ctx, req)
+	}},
 }
 
 // requiredMembers are the event members some hook point requires (AARTS
@@ -91,19 +97,32 @@ func mapped(edit func(ev map[string]any)) AdapterFunc {
 // mutant (the check is a function of the pack's bytes).
 var strong sync.Map
 
-// Strength checks that p catches every mutant: with each, a case of level
-// 1 that the built-in adapter passes fails. A pack that asserts too little
-// (no tool_input, a few members of the event, no ask of its own) is
-// refused, whatever it covers.
+// Strength checks that p reads its host as the suite does — each case
+// expects the hook point (or none) the host's built-in adapter maps its
+// input to, so that no pack credits a hook point through another event —
+// and catches every mutant: with each, a case of level 1 that the
+// built-in adapter passes fails. A pack that asserts too little (no
+// tool_input, a few members of the event, answers that do not tell a deny
+// from no decision) is refused, whatever it covers.
 func Strength(ctx context.Context, p *Pack) error {
 	if _, ok := strong.Load(p.digest); ok && p.digest != "" {
 		return nil
+	}
+	var missing []string
+	for i := range p.Cases {
+		c := &p.Cases[i]
+		res, err := Builtin{}.Run(ctx, Request{Conformance: PackVersion, Host: p.Host, Input: c.Input, Verdict: verdict(p.Host, "deny", c)})
+		if err != nil {
+			return err
+		}
+		if want, got := expectedHook(c.Expect), mappedHook(res); want != got {
+			missing = append(missing, fmt.Sprintf("case %q: to expect %s, as the host's adapter maps its input (it expects %s)", c.Name, got, want))
+		}
 	}
 	base, err := runPack(ctx, p, Builtin{})
 	if err != nil {
 		return err
 	}
-	var missing []string
 	for _, m := range mutants {
 		h, err := runPack(ctx, p, m.run)
 		if err != nil {
@@ -122,4 +141,29 @@ func Strength(ctx context.Context, p *Pack) error {
 	}
 	strong.Store(p.digest, true)
 	return nil
+}
+
+// expectedHook names what a case expects its input to become.
+func expectedHook(e Expect) string {
+	switch {
+	case e.Rejected:
+		return "a refusal"
+	case e.NotJudged:
+		return "no hook point"
+	}
+	return "hook point " + e.HookPoint
+}
+
+// mappedHook names what an adapter made of an input, as expectedHook.
+func mappedHook(res Result) string {
+	if res.Rejected != "" {
+		return "a refusal"
+	}
+	var ev struct {
+		HookPoint string `json:"hook_point"`
+	}
+	if json.Unmarshal(res.Event, &ev) != nil || ev.HookPoint == "" {
+		return "no hook point"
+	}
+	return "hook point " + ev.HookPoint
 }
