@@ -203,6 +203,19 @@ type recorded struct {
 	verdict map[string]any
 }
 
+// noUnboundResults fails t if a result the host reported is recorded as
+// answering no call it was let run (RESULT_WITHOUT_ALLOW): a real host
+// reports only what it ran.
+func (r *hostRun) noUnboundResults(t *testing.T) {
+	t.Helper()
+	for _, e := range r.records {
+		var v map[string]any
+		if e.EventType() == ledger.EventVerdict && json.Unmarshal(e.Payload(), &v) == nil && v["reason_code"] == "RESULT_WITHOUT_ALLOW" {
+			t.Errorf("seq %d: a result of the real host flagged: %v", e.Seq(), v)
+		}
+	}
+}
+
 func (r *hostRun) byTurn(eventType string) map[string]recorded {
 	out := map[string]recorded{}
 	var last map[string]any
@@ -226,8 +239,10 @@ func (r *hostRun) byTurn(eventType string) map[string]recorded {
 // hooks installed by engine install, a scripted model): a denied call does
 // not run; an ordinary one follows the host's mode (bypassPermissions runs
 // it); a command that fails is on record through PostToolUseFailure; in
-// the default mode an ask ends the run as Claude Code's deferral and is on
-// record as deferred. Every call the model made is on the record.
+// the default mode a STEP_UP is a deny held for an approver and a DEFER
+// ends the run as Claude Code's deferral, each on record as such (AARM
+// R4.1). Every call the model made is on the record, and no result the
+// host reported is flagged as answering no allowed call.
 func TestClaudeCodeEndToEnd(t *testing.T) {
 	t.Run("bypassPermissions", func(t *testing.T) {
 		r := runClaude(t, []turn{
@@ -264,6 +279,7 @@ func TestClaudeCodeEndToEnd(t *testing.T) {
 		if _, ran := post["toolu_01_0"]; !ran {
 			t.Error("the ordinary command's result is not on the record")
 		}
+		r.noUnboundResults(t)
 	})
 	t.Run("monitor mode", func(t *testing.T) {
 		// engine install --monitor: judged and recorded, never decided —
@@ -283,22 +299,29 @@ func TestClaudeCodeEndToEnd(t *testing.T) {
 			t.Error("the monitored call's result is not on the record")
 		}
 	})
-	t.Run("default mode defers an ask", func(t *testing.T) {
+	t.Run("default mode holds a step-up and defers a deferral", func(t *testing.T) {
 		r := runClaude(t, []turn{
-			{Calls: []call{{"Bash", map[string]any{"command": "git push origin main", "description": "push"}}}},
-			{Text: "Pushed."},
+			{Calls: []call{{"Bash", map[string]any{"command": "git push origin main; touch pushed-marker", "description": "push"}}}},
+			{Calls: []call{{"Bash", map[string]any{"command": "mytool ~/.bashrc; touch deferred-marker", "description": "set up the shell"}}}},
+			{Text: "Done."},
 		}, "default")
 		t.Logf("claude -p ended %v; record has %d envelopes", r.result["stop_reason"], len(r.records))
 		if r.result["stop_reason"] != "tool_deferred" || r.result["deferred_tool_use"] == nil {
 			t.Errorf("claude -p ended %v, deferred %v; want tool_deferred", r.result["stop_reason"], r.result["deferred_tool_use"])
 		}
-		v := r.byTurn("PreToolUse")["toolu_00_0"].verdict
-		if v == nil || v["host_answer"] != "defer" || v["verdict"].(map[string]any)["decision"] != "ask" {
-			t.Errorf("git push: verdict %v, want an ask recorded as deferred", v)
+		pre := r.byTurn("PreToolUse")
+		if v := pre["toolu_00_0"].verdict; v == nil || v["host_answer"] != "deny" || v["aarm_decision"] != "STEP_UP" || v["ask_owner"] != "approver" {
+			t.Errorf("git push: verdict %v, want a STEP_UP held for an approver (host answer deny)", v)
 		}
-		if len(r.byTurn("PostToolUse")) != 0 {
-			t.Error("the deferred call ran")
+		if v := pre["toolu_01_0"].verdict; v == nil || v["host_answer"] != "defer" || v["aarm_decision"] != "DEFER" {
+			t.Errorf("mytool ~/.bashrc: verdict %v, want a DEFER recorded as deferred", v)
 		}
+		for _, marker := range []string{"pushed-marker", "deferred-marker"} {
+			if _, err := os.Stat(filepath.Join(r.work, marker)); err == nil {
+				t.Errorf("%s: the call ran", marker)
+			}
+		}
+		r.noUnboundResults(t)
 	})
 }
 

@@ -118,4 +118,8 @@ func TestCodexEndToEnd(t *testing.T) {
 	if res, ok := post["toolu_03_0"]; !ok || !strings.Contains(fmt.Sprint(res.event["tool_result"]), "nonexistent") {
 		t.Errorf("the failing ls: PostToolUse %v", res.event)
 	}
+	if owner := pre["toolu_02_0"].verdict["ask_owner"]; owner != "approver" {
+		t.Errorf("git push: ask owner %v, want approver (Codex cannot ask)", owner)
+	}
+	r.noUnboundResults(t)
 }

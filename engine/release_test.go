@@ -3,7 +3,6 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/decide"
-	"github.com/agentledger/agentledger/hookwire"
 	"github.com/agentledger/agentledger/reducer"
 )
 
@@ -108,21 +106,7 @@ func TestApprovalReleasesTheActionOnce(t *testing.T) {
 // host token host-acme, saying no one attends the run when unattended.
 func hostHook(t *testing.T, srv *httptest.Server, host, body string, unattended bool) HookResponse {
 	t.Helper()
-	req, _ := http.NewRequest("POST", srv.URL+"/v1/hooks/"+host, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer host-acme")
-	if unattended {
-		req.Header.Set(hookwire.HeaderUnattended, "1")
-	}
-	resp, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var r HookResponse
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("%s hook: %d %v", host, resp.StatusCode, err)
-	}
-	return r
+	return hostHookAs(t, srv, "host-acme", host, body, unattended, false)
 }
 
 // mustStatus is an approval's status, now.

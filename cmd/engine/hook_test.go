@@ -162,8 +162,8 @@ func TestHookClaudeCodeNoEngine(t *testing.T) {
 		t.Errorf("default: exit %d, stdout %q, stderr %q; want a deny", code, out, errs)
 	}
 	code, out, _ = run(t, in, "hook", "claude-code", "--engine", "http://127.0.0.1:1", "--fail-open", "--timeout", "2s")
-	if code != 0 || strings.TrimSpace(out) != "{}" {
-		t.Errorf("--fail-open: exit %d, stdout %q; want {} (Claude Code's own permissions decide)", code, out)
+	if code != 0 || !strings.Contains(out, `"permissionDecision":"ask"`) {
+		t.Errorf("--fail-open: exit %d, stdout %q; want Claude Code's prompt (the ask the API answers)", code, out)
 	}
 	// Input that is not even JSON is denied too, as a block every
 	// blocking Claude Code event honours.
@@ -280,8 +280,8 @@ func TestUnansweredCallsAreRecorded(t *testing.T) {
 	if !strings.Contains(out, `"permissionDecision":"deny"`) {
 		t.Fatalf("with the data directory held: %s, want the failure policy's deny", out)
 	}
-	if out := runHook(t, bin, data, in, "--timeout", "3s", "--fail-open"); strings.TrimSpace(out) != "{}" {
-		t.Fatalf("--fail-open with the data directory held: %s, want no decision", out)
+	if out := runHook(t, bin, data, in, "--timeout", "3s", "--fail-open"); !strings.Contains(out, `"permissionDecision":"ask"`) {
+		t.Fatalf("--fail-open with the data directory held: %s, want Claude Code's prompt (fail-open asks)", out)
 	}
 	holder.Close()
 	// The next hook starts an engine, which records what was spooled.
@@ -305,7 +305,7 @@ func TestUnansweredCallsAreRecorded(t *testing.T) {
 		answered = append(answered, f.Answered)
 	}
 	slices.Sort(answered)
-	if !slices.Equal(answered, []string{"deny", "none"}) {
-		t.Fatalf("EngineFailure records answered %v, want one deny and one none", answered)
+	if !slices.Equal(answered, []string{"ask", "deny"}) {
+		t.Fatalf("EngineFailure records answered %v, want one deny and one ask", answered)
 	}
 }
