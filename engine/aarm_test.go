@@ -17,6 +17,7 @@ import (
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/manifest"
 	"github.com/agentledger/agentledger/policy"
 	"github.com/agentledger/agentledger/reducer"
@@ -27,12 +28,7 @@ import (
 // prompter-acme) and a host token for beta, signing its records.
 func aarmServer(t *testing.T, opts ...Option) (*httptest.Server, func(token string, body string) HookResponse) {
 	t.Helper()
-	st := openStore(t, t.TempDir())
-	t.Cleanup(func() { st.Close() })
-	d, _ := signingDecider(t, "coding-agent.json")
-	srv := httptest.NewServer(Handler(ServerConfig{Engine: newEngine(t, d, st, opts...), Store: st,
-		Tokens: tokensFor(t, "host-acme", "acme", "host-beta", "beta", "approver-acme", "acme/approver", "prompter-acme", "acme/host+prompts")}))
-	t.Cleanup(srv.Close)
+	srv, _ := aarmServerStore(t, opts...)
 	post := func(token, body string) HookResponse {
 		t.Helper()
 		code, out := call(t, srv, "POST", "/v1/hooks", token, []byte(body))
@@ -43,6 +39,18 @@ func aarmServer(t *testing.T, opts ...Option) (*httptest.Server, func(token stri
 		return r
 	}
 	return srv, post
+}
+
+// aarmServerStore is aarmServer's server and the store it records in.
+func aarmServerStore(t *testing.T, opts ...Option) (*httptest.Server, *store.Store) {
+	t.Helper()
+	st := openStore(t, t.TempDir())
+	t.Cleanup(func() { st.Close() })
+	d, _ := signingDecider(t, "coding-agent.json")
+	srv := httptest.NewServer(Handler(ServerConfig{Engine: newEngine(t, d, st, opts...), Store: st,
+		Tokens: tokensFor(t, "host-acme", "acme", "host-beta", "beta", "approver-acme", "acme/approver", "prompter-acme", "acme/host+prompts")}))
+	t.Cleanup(srv.Close)
+	return srv, st
 }
 
 // hook is an AARTS event of session at second sec with extra members.

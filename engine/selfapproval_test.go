@@ -14,6 +14,7 @@ import (
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/hookwire"
 	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/ocsf"
 	"github.com/agentledger/agentledger/receipt"
 	"github.com/agentledger/agentledger/reducer"
 )
@@ -309,7 +310,7 @@ func hostHookAs(t *testing.T, srv *httptest.Server, token, host, body string, un
 // differs (a host that names its calls), and for a call that still waits
 // for an approver. A failure reported for a denied call is no finding.
 func TestResultsBindOrFlag(t *testing.T) {
-	srv, _ := aarmServer(t)
+	srv, st := aarmServerStore(t)
 	for _, host := range []string{"claude-code", "codex", "cursor", "copilot", "gemini", ""} {
 		session := "bind-" + cmp.Or(host, "aarts")
 		send := func(id, command, result string) HookResponse {
@@ -342,6 +343,28 @@ func TestResultsBindOrFlag(t *testing.T) {
 		}
 		if r := send("c3", "git push --force origin main", "pushed"); r.ReasonCode != aarts.ReasonResultWithoutAllow || r.Unbound != want {
 			t.Errorf("%s: a result naming go vet's call with another input: %s %s %q, want RESULT_WITHOUT_ALLOW %s", host, r.Decision, r.ReasonCode, r.Unbound, want)
+		}
+	}
+	// Each finding reaches OCSF as an alerting Detection Finding that says
+	// which.
+	for _, session := range []string{"bind-claude-code", "bind-aarts"} {
+		c := ocsf.NewConverter("agentledger")
+		var alerts []string
+		for _, env := range readSession(t, st, ledger.SessionKey{Tenant: "acme", Session: session}) {
+			evs, err := c.Add(env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ev := range evs {
+				un, _ := ev["unmapped"].(ocsf.Event)["agentledger"].(ocsf.Event)
+				if ev["class_uid"] == 2004 && ev["is_alert"] == true && un["reason_code"] == aarts.ReasonResultWithoutAllow {
+					alerts = append(alerts, fmt.Sprint(un["unbound"]))
+				}
+			}
+		}
+		slices.Sort(alerts)
+		if want := []string{aarts.ResultDeniedCall, aarts.ResultInputDiffers, aarts.ResultUnknownCall}; !slices.Equal(alerts, want) {
+			t.Errorf("%s: OCSF alerts for results without an allow %v, want %v", session, alerts, want)
 		}
 	}
 	// A failure reported for the denied call says it did not run (Claude

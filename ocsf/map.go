@@ -236,6 +236,9 @@ func verdictInto(ev Event, v *aarts.VerdictRecord) {
 	}
 	un := ev["unmapped"].(Event)["agentledger"].(Event)
 	un["decision"], un["reason_code"], un["aarm_decision"], un["enforced"] = d, v.ReasonCode, v.AARMDecision, enforced
+	if v.Unbound != "" {
+		un["unbound"] = v.Unbound // a result that answers no call the host was let run
+	}
 }
 
 // finding is the Detection Finding of a deny or an ask.
