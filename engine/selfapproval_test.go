@@ -244,7 +244,7 @@ func TestAgentCannotApproveThroughAnyChannel(t *testing.T) {
 // the same call in the same place; the one that asked runs it once.
 func TestApprovalReleasesOnlyToWhoAsked(t *testing.T) {
 	srv, _ := aarmServer(t)
-	for _, host := range []string{"codex", "claude-code", ""} {
+	for _, host := range []string{"codex", "claude-code", "copilot", "gemini", ""} {
 		session := "release-" + cmp.Or(host, "aarts")
 		unattended := host == "claude-code"
 		asked := hostHookAs(t, srv, "host-acme", host, hostShellCall(host, session, "c1", "rm -rf build", ""), unattended, false)
