@@ -50,7 +50,7 @@ type Mapped struct {
 
 // Hosts are the host adapters, by name.
 var Hosts = map[string]*Host{
-	"claude-code": {Name: "claude-code", Map: mapClaudeCode, Render: renderClaudeCode, Blocking: claudeCodeBlocking, Defers: claudeCodeDefers},
+	"claude-code": {Name: "claude-code", Map: mapClaudeCode, Render: renderClaudeCode, Blocking: claudeCodeBlocking, Asks: claudeCodeAsks, Defers: claudeCodeDefers},
 	"cursor":      {Name: "cursor", Map: mapCursor, Render: renderCursor, Blocking: cursorBlocking, Asks: cursorAsks},
 	"copilot":     {Name: "copilot", Map: mapCopilot, Render: renderCopilot, Blocking: copilotBlocking, Asks: copilotAsks},
 	"gemini":      {Name: "gemini", Map: mapGemini, Render: renderGemini, Blocking: geminiBlocking, Asks: geminiAsks},

@@ -137,6 +137,11 @@ func claudeCodeBlocking(event string) bool {
 // given only in modes where that flow stops what it has not been told to
 // allow (default, plan, dontAsk); in the others an unattended ask is a
 // deny.
+// claudeCodeAsks: Claude Code prompts its user for an ask at PreToolUse; an
+// ask at any other event (its PermissionRequest included) is rendered as a
+// block, a deny.
+func claudeCodeAsks(event string, _ bool) bool { return event == "PreToolUse" }
+
 func claudeCodeDefers(event string, input []byte) bool {
 	if event != "PreToolUse" {
 		return false

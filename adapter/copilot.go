@@ -260,10 +260,10 @@ func copilotEvent(name string) string {
 // copilotAsks: GitHub documents that Copilot processes only deny, and the
 // cloud coding agent has no one to prompt; the interactive CLI prompts for
 // an ask when its hook says so (--host-asks).
-// Only preToolUse is asked about (the others have no prompt at all).
+// Only preToolUse is asked about (the others have no prompt at all: an
+// ask there is a deny).
 func copilotAsks(event string, hostAsks bool) bool {
-	e := copilotEvent(event)
-	return hostAsks || e != "preToolUse" && e != ""
+	return hostAsks && copilotEvent(event) == "preToolUse"
 }
 
 func renderCopilot(event string, _ []byte, r Answer) json.RawMessage {

@@ -272,10 +272,11 @@ func resultOf(raw json.RawMessage) any {
 // flow still applies), deny and ask as they are. beforeReadFile cannot
 // ask: an ask is a deny there (AARTS §6.5). A rewrite (MODIFY) is only
 // possible at preToolUse (updated_input); elsewhere it is a deny.
-// cursorAsks: Cursor cannot ask before a file read or a sub-agent's start
+// cursorAsks: Cursor prompts for a shell command, an MCP call or a tool
+// call; it cannot ask before a file read, a sub-agent's start or a prompt
 // (an ask there is a deny), nor at an event whose name could not be read.
 func cursorAsks(event string, _ bool) bool {
-	return event != "beforeReadFile" && event != "subagentStart" && event != ""
+	return event == "beforeShellExecution" || event == "beforeMCPExecution" || event == "preToolUse"
 }
 
 func renderCursor(event string, _ []byte, r Answer) json.RawMessage {

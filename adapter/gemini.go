@@ -243,9 +243,10 @@ func clockTurn(now time.Time) string {
 // reason replaces a withheld tool result). The advisory events get no
 // decision. An event whose name could not be read gets a deny, which
 // every blocking event honours.
-// geminiAsks: BeforeTool runs after Gemini CLI's own confirmation, so it
-// cannot ask there (nor at an event whose name could not be read).
-func geminiAsks(event string, _ bool) bool { return event != "BeforeTool" && event != "" }
+// geminiAsks: Gemini CLI prompts from no hook — BeforeTool runs after its
+// own confirmation, and the other events take allow or deny — so an ask is
+// a deny everywhere.
+func geminiAsks(string, bool) bool { return false }
 
 func renderGemini(event string, input []byte, r Answer) json.RawMessage {
 	reason := Reason(r)

@@ -478,6 +478,13 @@ func (n *Snapshot) trackCall(v *aarts.VerdictRecord, e *ledger.Envelope) {
 	if in, ok := v.Verdict.Directives["tool_input"].(map[string]any); ok {
 		c.Rewritten = InputKeys(n.lastTool, in)
 	}
+	// The same call refused again is one refusal; once it may run (sent
+	// again after its approval) it is refused no more. Calls the host may
+	// run are each kept, the same call twice too: a host that names no
+	// call (Copilot, Gemini CLI) runs identical calls side by side, each
+	// with a result of its own.
+	same := func(o CallRef) bool { return o.Turn == c.Turn && maps.Equal(o.Input, c.Input) }
+	n.Refused = slices.DeleteFunc(n.Refused, same)
 	list := &n.Calls
 	if v.IsEnforced() && (v.Verdict.Decision == aarts.Deny || v.HostAnswer == aarts.Deny || v.HostAnswer == aarts.HostAnswerDefer || v.AskOwner == aarts.AskOwnerApprover) {
 		// It does not run now: told not to, or waiting for an approver,
@@ -485,11 +492,6 @@ func (n *Snapshot) trackCall(v *aarts.VerdictRecord, e *ledger.Envelope) {
 		// may run).
 		list = &n.Refused
 	}
-	// The same call asked again (a host's permission request after its
-	// PreToolUse, a call sent again once approved) is one call.
-	same := func(o CallRef) bool { return o.Turn == c.Turn && maps.Equal(o.Input, c.Input) }
-	n.Calls = slices.DeleteFunc(n.Calls, same)
-	n.Refused = slices.DeleteFunc(n.Refused, same)
 	if len(*list) >= maxCalls {
 		*list = slices.Delete(*list, 0, len(*list)-maxCalls+1)
 	}

@@ -201,10 +201,12 @@ func (s Snapshot) BindResult(ev *aarts.Event) (call aarts.CallRef, bound bool, u
 	}
 	ofTurn := func(c CallRef) bool { return ev.TurnID != "" && c.Turn == ev.TurnID }
 	byInput := func(c CallRef) bool { return ev.ToolInput != nil && c.Input != nil && sameInput(c) }
+	// The oldest call a result matches is the one it completes: identical
+	// calls run side by side report in the order they were made.
 	found := func(list []CallRef, match func(CallRef) bool) (CallRef, bool) {
-		for i := len(list) - 1; i >= 0; i-- {
-			if match(list[i]) {
-				return list[i], true
+		for _, c := range list {
+			if match(c) {
+				return c, true
 			}
 		}
 		return CallRef{}, false
