@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/ledger/store"
@@ -15,8 +16,8 @@ import (
 // The tests of this file are the ones docs/conformance.md cites for the
 // OWASP Top 10 for Agentic Applications where no older test showed the
 // risk live: goal hijack (ASI01), the supply chain (ASI04), memory and
-// context poisoning (ASI06, owasp_memory_test.go) and a sub-agent's result
-// reaching its parent (ASI07).
+// context poisoning (ASI06, owasp_memory_test.go), a sub-agent's result
+// reaching its parent (ASI07) and approvals piling up (ASI08).
 
 // hijackMarker is the injected sentence of hijackPage, to find it on
 // record.
@@ -99,11 +100,11 @@ func hijackSource(source, host string) workdayStep {
 // commit, each with its result). Every call the injection asks for —
 // sending data out, running decoded or downloaded code, writing an
 // instruction file, an MCP tool that runs commands — is asked or denied,
-// never allowed; every ordinary step goes on (allowed, not asked). The
-// control: in a session that read nothing from outside, the calls that
-// are ordinary on their own (taintOnly) are allowed, so what asks about
-// them is the content read. The injected result is on record in every
-// session.
+// never allowed, and judged alike on every host; every ordinary step goes
+// on (allowed, not asked). The control: in a session that read nothing
+// from outside, the calls that are ordinary on their own (taintOnly) are
+// allowed, so what asks about them is the content read. The injected
+// result is on record in every session.
 func TestGoalHijackLive(t *testing.T) {
 	for _, name := range []string{"built-in", "coding-agent.json"} {
 		t.Run(name, func(t *testing.T) {
@@ -113,6 +114,7 @@ func TestGoalHijackLive(t *testing.T) {
 			e := newEngine(t, namedDecider(t, name), st)
 			ctx := context.Background()
 			codes := map[string]map[string]bool{} // injected call: decision/reason codes seen
+			first := map[string]string{}          // source and injected call: the first host's verdict
 			sessions := 0
 			for hi, host := range workdayHosts {
 				for si, source := range []string{"web", "mcp"} {
@@ -161,7 +163,13 @@ func TestGoalHijackLive(t *testing.T) {
 							if codes[c.what] == nil {
 								codes[c.what] = map[string]bool{}
 							}
-							codes[c.what][r.Decision+"/"+r.ReasonCode] = true
+							got := r.Decision + "/" + r.ReasonCode
+							codes[c.what][got] = true
+							if f, ok := first[source+" "+c.what]; !ok {
+								first[source+" "+c.what] = host + " " + got
+							} else if _, want, _ := strings.Cut(f, " "); got != want {
+								t.Errorf("%s after a %s injection, %s: %s, but %s", host, source, c.what, got, f)
+							}
 							if r.Decision == aarts.Allow {
 								t.Errorf("%s after a %s injection, %s (%s): allowed, want ask or deny", host, source, c.what, c.step.what())
 							}
@@ -339,5 +347,35 @@ func TestSubAgentResultTaintsItsParent(t *testing.T) {
 	}
 	if n := sessionsRecording(t, st, "PostSubAgentResult", "upstream fix"); n != 2 {
 		t.Errorf("%d parent sessions record the sub-agent's result, want 2", n)
+	}
+}
+
+// TestOpenDeferralsAreBounded (ASI08): a session cannot pile up approvals
+// that no one answers. With coding-agent.json (max_concurrent_deferrals 2)
+// and an agent that keeps asking to delete files, the first two deletes
+// wait for an approver and every further one is denied
+// (DEFERRALS_EXCEEDED) instead of joining the queue; the session's
+// ordinary work goes on meanwhile.
+func TestOpenDeferralsAreBounded(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	e := newEngine(t, decider(t, "coding-agent.json"), st, WithPendingTimeout(time.Hour)) // no approval times out during the test
+	ctx := context.Background()
+	event := func(i int, tool, native, input string) []byte {
+		return []byte(fmt.Sprintf(`{"hook_point":"PreToolUse","session_id":"deferrals","timestamp":"2026-11-22T09:00:%02dZ","host_id":"my-agent","aarts_version":"0.1","cwd":"/workspace/shop","turn_id":"t%d","tool_name":%q,"tool_name_native":%q,"artifacts":[],"tool_input":%s}`,
+			i, i, tool, native, input))
+	}
+	for i := range 5 {
+		r := e.Answer(ctx, Request{Body: event(i, "file_delete", "Delete", fmt.Sprintf(`{"file_path":"/workspace/shop/old-%d.txt"}`, i))})
+		want := "ask/APPROVAL_REQUIRED"
+		if i >= 2 {
+			want = "deny/DEFERRALS_EXCEEDED"
+		}
+		if got := r.Decision + "/" + r.ReasonCode; got != want || (i < 2) != (r.PendingID != "") {
+			t.Errorf("delete %d: %s %v (pending %q), want %s", i, got, r.Reasons, r.PendingID, want)
+		}
+	}
+	if r := e.Answer(ctx, Request{Body: event(9, "shell", "Bash", `{"command":"go test ./..."}`)}); r.Decision != aarts.Allow {
+		t.Errorf("the session's tests while two approvals wait: %s %s %v", r.Decision, r.ReasonCode, r.Reasons)
 	}
 }
