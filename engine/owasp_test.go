@@ -247,7 +247,7 @@ func sessionsRecording(t *testing.T, st *store.Store, eventType, text string) in
 // coding-agent.json: a skill or plugin from a source the manifest does not
 // trust is denied and a trusted one loads (a project skill without the
 // hooks it declares); an MCP server the manifest does not declare is
-// denied at connect; a package installed from a git repository, a URL or
+// denied at connect, and a call to one of its tools asked; a package installed from a git repository, a URL or
 // another index is asked, a typosquat of a well-known package is denied,
 // and ordinary installs go on. (Tool pinning, the rug pull and poisoned
 // tool descriptions are the MCP gateway's: mcpproxy's TestRugPull,
@@ -279,6 +279,19 @@ func TestSupplyChainIsJudged(t *testing.T) {
 		r := e.Answer(ctx, Request{Body: []byte(c.event)})
 		if got := r.Decision + "/" + r.AARMDecision + "/" + r.ReasonCode; got != c.want {
 			t.Errorf("%s: got %s %v, want %s", c.name, got, r.Reasons, c.want)
+		}
+	}
+	// A tool call to a server the manifest does not declare is asked (it
+	// sends its arguments somewhere no one listed); a declared server's
+	// read goes on.
+	for i, c := range []struct{ tool, input, want string }{
+		{"mcp__helpful-tools__search", `{"q":"pricing rules"}`, "ask/EGRESS_SENDS"},
+		{"mcp__github__get_issue", `{"owner":"acme","repo":"shop","issue_number":41}`, "allow/ALLOW"},
+	} {
+		r := e.Answer(ctx, Request{Host: "claude-code", Body: ccHook(fmt.Sprintf("supply-mcp-%d", i), "PreToolUse",
+			`,"tool_name":"`+c.tool+`","tool_input":`+c.input+`,"tool_use_id":"toolu_m1"`)})
+		if got := r.Decision + "/" + r.ReasonCode; got != c.want {
+			t.Errorf("%s: got %s %v, want %s", c.tool, got, r.Reasons, c.want)
 		}
 	}
 	for i, c := range []struct {
