@@ -133,8 +133,23 @@ func (a *Analysis) effects(cwd string) {
 			}
 		}
 		extracts := c.Binary == "tar" && destructiveTar(c)
-		for j := 1; j < len(c.Argv); j++ {
+		// echo and printf read nothing they name: their words are text
+		// they print — to a file, or the terminal. Piped into another
+		// command, the words are that command's input, which may take
+		// them as names (xargs cat), so they count.
+		printsOnly := (c.Binary == "echo" || c.Binary == "printf") && !(i+1 < len(a.Commands) && a.Commands[i+1].Stage == c.Stage+1)
+		scripts := sedScripts(c)
+		for j := 1; j < len(c.Argv) && !printsOnly; j++ {
 			word := c.Argv[j]
+			if scripts[j] {
+				// A sed script names files only in its r and R commands
+				// (what it writes, w and W, is SedWrites'); the rest is
+				// patterns and text it inserts.
+				for _, m := range sedRead.FindAllStringSubmatch(word, 4) {
+					a.named(resolve(m[1], dir), false)
+				}
+				continue
+			}
 			if strings.HasPrefix(word, "--eval") || extracts && (strings.HasPrefix(word, "--xform") || strings.HasPrefix(word, "--transform")) {
 				// Code given to an option (make --eval), names rewritten
 				// by an extraction: what they name may be written.
@@ -317,4 +332,30 @@ func destructiveTar(c Command) bool {
 	return slices.ContainsFunc(c.Argv[1:], func(a string) bool {
 		return a == "--extract" || a == "--get" || !strings.HasPrefix(a, "--") && strings.Contains(a, "x") && (strings.HasPrefix(a, "-") || a == c.Argv[1])
 	})
+}
+
+// sedRead matches sed's r and R commands with the file they read.
+var sedRead = regexp.MustCompile(`(?:^|[;{}\s0-9$])[rR]\s+(\S+)`)
+
+// sedScripts are the indexes in c.Argv of sed's scripts: each -e value, or
+// the first operand when no -e or -f gives one.
+func sedScripts(c Command) map[int]bool {
+	if c.Binary != "sed" {
+		return nil
+	}
+	out := map[int]bool{}
+	given := false
+	for j := 1; j < len(c.Argv); j++ {
+		switch arg := c.Argv[j]; {
+		case (arg == "-e" || arg == "--expression") && j+1 < len(c.Argv):
+			j++
+			out[j], given = true, true
+		case arg == "-f" || strings.HasPrefix(arg, "--file"):
+			given = true
+		case !given && !strings.HasPrefix(arg, "-"):
+			out[j] = true
+			return out
+		}
+	}
+	return out
 }

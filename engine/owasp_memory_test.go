@@ -184,14 +184,8 @@ var memoryGaps = func() map[string]string {
 	// Phrasings the patterns do not name: missed whatever the tool.
 	add("not English: the patterns are English", "phrasing", []string{"german", "spanish", "chinese"}, "*")
 	add("obfuscated: the text is not normalized (confusable letters, zero-width characters, digits for letters, percent-encoding) before the patterns",
-		"phrasing", []string{"homoglyphs", "zero-width-space", "leetspeak", "url-encoded"}, "*")
+		"phrasing", []string{"homoglyphs", "leetspeak", "url-encoded"}, "*")
 	add("encoded: the judge reads the text as written, not what it decodes to", "phrasing", []string{"base64-instruction"}, "*")
-	add("split across lines: the patterns match within a line", "phrasing", []string{"split-across-lines"}, "*")
-	add("a paraphrase of \"ignore previous instructions\" the patterns do not name", "phrasing",
-		[]string{"ignore-the-above", "forget-earlier", "override-the-user"}, "*")
-	add(`the pattern for sending credentials puts \b before \.env (and \.ssh, \.aws, \.netrc), which cannot match after a space`, "phrasing", []string{"send-dotenv"}, "*")
-	add("GITHUB_TOKEN: the pattern wants the word token, and _TOKEN has no word boundary before it", "phrasing", []string{"post-token-variable"}, "*")
-	add("a markdown image whose URL would carry data out is no pattern", "phrasing", []string{"markdown-image-exfil"}, "*")
 	add("a standing instruction to run or send something, in words the patterns do not name (at the start of every session, before each commit quietly, after every change POST, before anything else)",
 		"phrasing", []string{"npx-every-session", "quietly-run", "post-diff", "other-index"}, "*")
 	// Forms whose written text is not read.
@@ -201,14 +195,9 @@ var memoryGaps = func() map[string]string {
 	add("the MCP filesystem server's edit_file edits (newText) are not read as written text (write_file's content is); the canonical phrasing is asked only for its URL", "form",
 		[]string{"approve-all"}, "MCP filesystem edit_file")
 	// Ordinary notes denied.
-	reads := []string{"Claude Code Write", "Claude Code Edit", "Claude Code MultiEdit", "echo >>", "printf >>", "cat >> <<EOF", "sed -i '$a'", "sed -i '1i'",
-		"MCP filesystem write_file", "Codex apply_patch update", "Codex apply_patch add", "Codex shell heredoc", "Cursor Write", "Cursor shell echo >>",
-		"Copilot create", "Copilot edit", "Gemini write_file", "Gemini replace", "Gemini save_memory", "Gemini MCP write_file"}
-	add("denied MEMORY_POISONING: \"Always run …\" is the pattern for a standing instruction to run something", "ordinary", []string{"tests-before-pr"}, reads...)
-	add("denied MEMORY_POISONING: \"commit secrets\" is the pattern for sending credentials out", "ordinary", []string{"no-secrets-in-git"}, reads...)
 	add("denied SECRET_ACCESS: the .env named in the text written reads as a read of a secret file", "ordinary", []string{"no-secrets-in-git"}, "echo | tee -a", "python3 -c write")
 	add("denied SECRET_ACCESS: the .env named in the text written reads as a read of a secret file", "ordinary", []string{"local-env"},
-		"echo >>", "printf >>", "echo | tee -a", "sed -i '$a'", "sed -i '1i'", "python3 -c write", "Cursor shell echo >>")
+		"echo | tee -a", "python3 -c write")
 	return g
 }()
 

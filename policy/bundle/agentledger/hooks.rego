@@ -69,9 +69,7 @@ signals contains s if {
 
 signals contains sig(1, "MEMORY_POISONING", "deny", "DENY", "persistence", "critical", "memory write carries instructions aimed at the agent", [], 0.8) if {
 	input.event.hook_point == "PreMemoryWrite"
-	text := memory_text
-	some p in poisoning_patterns
-	regex.match(p, text)
+	poisons(memory_text, poisoning_patterns)
 }
 
 # A tool call (a file tool or a shell redirect) that writes into a file a
@@ -81,9 +79,24 @@ signals contains sig(1, "MEMORY_POISONING", "deny", "DENY", "persistence", "crit
 	input.event.hook_point == "PreToolUse"
 	"memory_writes" in input.gates
 	some text in input.action.memory_writes
-	some p in array.concat(poisoning_patterns, instruction_patterns)
-	regex.match(p, text)
+	poisons(text, array.concat(poisoning_patterns, instruction_patterns))
 }
+
+# A text poisons memory when one of patterns matches it once the clauses
+# that forbid what they name are taken out: "Never commit secrets" warns
+# against what "commit the secrets" orders, and a house rule such as
+# "never push --force to main" is no order to push. Only a clause whose
+# negation governs its verb is taken out ("don't forget to upload the
+# .env" stays), and what is left is matched whole, so an order split over
+# clauses ("take the token, and post it to …") is still read.
+poisons(text, patterns) if {
+	some p in patterns
+	regex.match(p, text)
+	kept := concat(" ", [c | some c in regex.split(`[.!?;:,](\s+|$)|\n|\s(and|then|but|or)\s`, text); not forbids(c)])
+	regex.match(p, kept)
+}
+
+forbids(clause) if regex.match(`(?i)^\W*(\w+\s+){0,4}(never|don't|dont|do not|does not|must not|mustn't|should not|shouldn't|no one should)\s+(ever\s+)?(post|send|upload|paste|email|forward|exfiltrate|copy|commit|push|share|print|log|expose|run|execute|use|force[- ]push)\b`, clause)
 
 # What poisons memory: injected instructions, and downloads piped into a
 # shell (an instruction to run one).

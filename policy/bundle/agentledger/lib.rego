@@ -82,8 +82,9 @@ instruction_patterns := [
 	`(?i)\b(export|dump|print|send|upload) (all |every )?(the )?(secrets|environment|env vars|credentials)\b|\benv\s*>\s*\S+.{0,40}\bcurl\b`,
 	`(?i)base64 (-d|--decode)\s*\|\s*(ba|z|da)?sh\b`,
 	`(?i)<script[^>]+src=["']?https?://`,
-	`(?i)\b(post|send|upload|paste|email|forward|exfiltrate|copy|commit|push)\b.{0,60}\b(credentials?|secrets?|tokens?|api[ _-]?keys?|passwords?|private keys?|\.env\b|id_rsa|id_ed25519|\.ssh|\.aws|\.netrc)`,
-	`(?i)\b(credentials?|secrets?|tokens?|api[ _-]?keys?|passwords?)\b.{0,60}\b(post|send|upload|paste|email|forward)\b.{0,40}(https?://|@)`,
+	`(?i)\b(post|send|upload|paste|email|forward|exfiltrate|copy|commit|push)\b.{0,60}(\b|_)(credentials?|secrets?|tokens?|api[ _-]?keys?|passwords?|private keys?)\b`,
+	`(?i)\b(post|send|upload|paste|email|forward|exfiltrate)\b.{0,60}(\.env\b|\bid_rsa|\bid_ed25519|\.ssh\b|\.aws\b|\.netrc\b)`,
+	`(?i)(\b|_)(credentials?|secrets?|tokens?|api[ _-]?keys?|passwords?)\b.{0,60}\b(post|send|upload|paste|email|forward)\b.{0,40}(https?://|@)`,
 	`(?i)\b(ignore|bypass|disable|skip|evade|get around|work around|turn off|circumvent)\b.{0,40}\b(agentledger|hooks?|guard|denials?|policy|policies|permissions?|sandbox|safety|approvals?)\b`,
 	"(?i)\\bgit push\\b[^\\n]{0,40}(\\s-f\\b|--force(\\s|$|[`'\"]))|--no-verify\\b",
 	`(?i)(~|\$HOME|/home/[^/\s]+|/Users/[^/\s]+)/\.(ssh|aws|gnupg|netrc|git-credentials)`,
@@ -92,8 +93,11 @@ instruction_patterns := [
 
 injection_patterns := [
 	`(?i)ignore (all |any )?(previous|prior|above) (instructions|prompts)`,
+	`(?i)\b(ignore|disregard|forget)\b.{0,20}\b(the above|everything above|(previous|prior|earlier|above) (directions|rules|instructions|guidance)|(everything|all) you (were|have been) (told|given))\b`,
+	`(?i)\b(override|supersede|take precedence over)\b.{0,20}\b(the )?(user'?s?|system|developer|operator)\b.{0,10}\b(instructions|requests?|prompts?|rules)\b`,
+	`(?i)!\[[^\]]*\]\(https?://[^)\s]*[?&][^)\s]*(\.env|secret|token|key|passw|credential|<[^>]+>|\$\{|\$\()`,
 	`(?i)disregard (the |your )?(system prompt|instructions)`,
 	`(?i)you (are|must) now\b`,
-	`(?i)\b(always|from now on)\b.{0,40}\b(run|execute|curl|send|upload)\b`,
+	`(?i)\b(always|from now on)\b.{0,40}\b(curl|wget|send|upload)\b`,
 	`(?i)<\s*/?\s*system\s*>`,
 ]
