@@ -37,6 +37,12 @@ func TestEffectsWhateverTheProgram(t *testing.T) {
 		{"restore of the work tree", `git restore .`, `git restore --staged file.txt`, FindDiscardWork},
 		{"a credential directory taken away", `mv ~/.ssh /tmp/x`, `mv build/out.txt /tmp/x`, FindDestructive},
 		{"infrastructure destroyed", `terraform destroy -auto-approve`, `terraform plan`, FindTeardown},
+		// echo and printf read nothing they print (to a file, or a note
+		// in an instruction file), but piped on, their words are the next
+		// program's input; a sed script names files only in r and R.
+		{"a key name echoed into a reader", `echo /home/dev/.ssh/id_ed25519 | xargs cat`, `echo 'keys stay in /home/dev/.ssh/id_ed25519' >> notes/keys.md`, FindSecretRead},
+		{"a key read by a sed script", `sed -i 'r /home/dev/.aws/credentials' notes.txt`, `sed -i '1i copy .env.example to .env first' notes.txt`, FindSecretRead},
+		{"a key printed by printf's substitution", `printf '%s' "$(cat /home/dev/.ssh/id_rsa)" > /tmp/k`, `printf '%s\n' 'never commit .env' >> CLAUDE.md`, FindSecretRead},
 		{"a namespace deleted", `kubectl delete namespace prod`, `kubectl get pods -n prod`, FindTeardown},
 		{"a bucket emptied", `aws s3 rm s3://prod-data --recursive`, `aws s3 ls s3://prod-data`, FindTeardown},
 		{"a table dropped through a client", `psql -c 'DROP TABLE users'`, `psql -c 'SELECT * FROM users LIMIT 5'`, FindTeardown},
