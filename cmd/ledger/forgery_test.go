@@ -199,6 +199,92 @@ func TestForgeriesAreCaught(t *testing.T) {
 			t.Errorf("verify.py took a checkpoint signed with the record key: %v\n%s", err, out)
 		}
 	})
+	// A records key that signs a checkpoint in format 0 (no version line,
+	// the session heads its size, its root over NUL-separated text
+	// leaves), listing no session: it would hide whatever was deleted.
+	// No verifier opens it, in any format, whichever flag names the key.
+	t.Run("format 0 checkpoint signed with the record key", func(t *testing.T) {
+		recKey, err := receipt.LoadKey("../../fixtures/keys/fixture-ed25519.pem")
+		if err != nil {
+			t.Fatal(err)
+		}
+		bundle := filepath.Join(dir, "genuine0.ndjson")
+		os.WriteFile(bundle, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
+		empty := sha256.Sum256(nil) // the root of no heads
+		note, err := (&checkpoint.Checkpoint{Version: 0, Origin: "agentledger", Size: 0, Root: empty}).Sign(recKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ck, err := checkpoint.ParseNote(note); err != nil || ck.Version > 1 {
+			t.Fatalf("not a heads-only checkpoint: %+v %v", ck, err)
+		}
+		cp := filepath.Join(dir, "format0-by-record-key.note")
+		os.WriteFile(cp, note, 0o600)
+		for _, args := range [][]string{
+			{"verify", "--bundle", bundle, "--checkpoint", cp, "--pubkey", fixturePub, "--checkpoint-pubkey", cpPub},
+			{"verify", "--bundle", bundle, "--checkpoint", cp, "--pubkey", fixturePub, "--deep"},
+		} {
+			if code, out, errs := run(t, "", args...); code == 0 || !strings.Contains(errs, "records key") {
+				t.Errorf("ledger %v: exit %d, want the checkpoint refused as signed with a records key:\n%s%s", args, code, out, errs)
+			}
+		}
+		if out, err := python(t, "bundle", "--pubkey", fixturePub, "--checkpoint", cp, "--checkpoint-pubkey", cpPub, bundle); err == nil ||
+			!strings.Contains(out, "records key") {
+			t.Errorf("verify.py took a format 0 checkpoint signed with the record key: %v\n%s", err, out)
+		}
+	})
+	// A split view: a genuine checkpoint and a forked one of the same
+	// size, each signed with the checkpoint key; and a rollback: a later
+	// checkpoint that lists the session further back. Every --checkpoint
+	// is checked, and any two must agree.
+	t.Run("split view and rollback between checkpoints", func(t *testing.T) {
+		bundle := filepath.Join(dir, "genuine-split.ndjson")
+		os.WriteFile(bundle, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
+		var log checkpoint.Log
+		for _, l := range lines {
+			log.Add([]byte(l))
+		}
+		lastEnv, _ := ledger.Decode([]byte(lines[len(lines)-1]), ledger.Limits{})
+		atEnv, _ := ledger.Decode([]byte(lines[9]), ledger.Limits{})
+		head := func(e *ledger.Envelope) []checkpoint.Head {
+			return []checkpoint.Head{{Tenant: e.TenantID(), Session: e.SessionID(), Seq: e.Seq(), Hash: e.Hash()}}
+		}
+		write := func(name string, ck *checkpoint.Checkpoint) string {
+			note, err := ck.Sign(cpKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(dir, name)
+			os.WriteFile(p, note, 0o600)
+			return p
+		}
+		genuine, err := checkpoint.New("agentledger", &log, head(lastEnv))
+		if err != nil {
+			t.Fatal(err)
+		}
+		forked := *genuine
+		forked.Root[0] ^= 1
+		rolled := *genuine
+		rolled.Heads = head(atEnv)
+		rolled.Size++ // a later log that has the session back at seq 9
+		g, f, r := write("genuine.note", genuine), write("forked.note", &forked), write("rolled.note", &rolled)
+		for _, c := range []struct {
+			name, other string
+			kind        ledger.FaultKind
+		}{{"split view", f, checkpoint.SplitView}, {"rollback", r, checkpoint.RolledBack}} {
+			code, out, errs := run(t, "", "verify", "--bundle", bundle, "--pubkey", fixturePub, "--checkpoint-pubkey", cpPub, "--checkpoint", g, "--checkpoint", c.other)
+			if code != 1 || !strings.Contains(out, string(c.kind)) {
+				t.Errorf("%s: ledger verify exit %d, want %s:\n%s%s", c.name, code, c.kind, out, errs)
+			}
+			out, err := python(t, "bundle", "--pubkey", fixturePub, "--checkpoint-pubkey", cpPub, "--checkpoint", g, "--checkpoint", c.other, bundle)
+			if err == nil || !strings.Contains(out, string(c.kind)) {
+				t.Errorf("%s: verify.py %v, want %s:\n%s", c.name, err, c.kind, out)
+			}
+		}
+		if code, out, errs := run(t, "", "verify", "--bundle", bundle, "--pubkey", fixturePub, "--checkpoint-pubkey", cpPub, "--checkpoint", g, "--checkpoint", g); code != 0 {
+			t.Errorf("the genuine checkpoint twice: exit %d\n%s%s", code, out, errs)
+		}
+	})
 	// The genuine recording verifies with both keys given for their
 	// purposes.
 	if code, out, errs := run(t, "", "verify", "--bundle", "../../fixtures/sessions/coding-agent/destructive-commands.ndjson",

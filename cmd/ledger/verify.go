@@ -36,7 +36,7 @@ func (a *app) verify(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	keys, ck, err := verifyKeys(c)
+	keys, cks, err := verifyKeys(c)
 	if err != nil {
 		return err
 	}
@@ -46,14 +46,20 @@ func (a *app) verify(c *cli.Context) error {
 		// with a checkpoint key is bad_signature.
 		v.With(receipt.RecordCheck(keys.Records, mode, lim))
 	}
-	logFaults, err := a.feedVerifier(c, v, ck, keys)
+	logFaults, err := a.feedVerifier(c, v, cks, keys)
 	if err != nil {
 		return err
 	}
 	f := filterOf(c)
 	rep := v.Report().Only(f.Tenant, f.Session)
 	rep.Faults = append(rep.Faults, logFaults...)
-	if ck != nil {
+	// Every checkpoint given is checked, and every two must agree.
+	for i, ck := range cks {
+		for _, other := range cks[i+1:] {
+			rep.Faults = append(rep.Faults, checkpoint.Consistent(ck.Checkpoint, other.Checkpoint, ck.name, other.name)...)
+		}
+	}
+	for _, ck := range cks {
 		ck.Heads = slices.DeleteFunc(ck.Heads, func(h checkpoint.Head) bool { return !f.Match(ledger.SessionKey{Tenant: h.Tenant, Session: h.Session}) })
 		faults, err := ck.Check(c.Context, checkpoint.InVerifier(v))
 		if err != nil {
@@ -67,15 +73,21 @@ func (a *app) verify(c *cli.Context) error {
 	if !rep.OK() {
 		return cmdline.Fault(fmt.Errorf("%d integrity faults", len(rep.Faults)))
 	}
-	if ck != nil {
-		fmt.Fprintf(a.stderr, "checkpoint %s (%s, %d envelopes, %d sessions) holds\n", c.String("checkpoint"), ck.Origin, ck.Size, len(ck.Heads))
+	for _, ck := range cks {
+		fmt.Fprintf(a.stderr, "checkpoint %s (%s, %d envelopes, %d sessions) holds\n", ck.name, ck.Origin, ck.Size, len(ck.Heads))
 	}
 	return nil
 }
 
+// givenCheckpoint is a checkpoint --checkpoint named, by its file.
+type givenCheckpoint struct {
+	*checkpoint.Checkpoint
+	name string
+}
+
 // verifyKeys reads --pubkey and --checkpoint-pubkey, each key for its
-// purpose, and opens --checkpoint with the checkpoint keys alone.
-func verifyKeys(c *cli.Context) (receipt.Keys, *checkpoint.Checkpoint, error) {
+// purpose, and opens every --checkpoint with the checkpoint keys alone.
+func verifyKeys(c *cli.Context) (receipt.Keys, []givenCheckpoint, error) {
 	var keys receipt.Keys
 	for flag, purpose := range map[string]string{"pubkey": receipt.PurposeRecords, "checkpoint-pubkey": receipt.PurposeCheckpoints} {
 		for _, p := range c.StringSlice(flag) {
@@ -88,33 +100,33 @@ func verifyKeys(c *cli.Context) (receipt.Keys, *checkpoint.Checkpoint, error) {
 			}
 		}
 	}
-	cp := c.String("checkpoint")
-	if cp == "" {
-		return keys, nil, nil
+	var cks []givenCheckpoint
+	for _, cp := range c.StringSlice("checkpoint") {
+		if len(keys.Checkpoints) == 0 && len(keys.Records) == 0 {
+			return keys, nil, cmdline.Usage(errors.New("--checkpoint needs the checkpoint key that signed it (--checkpoint-pubkey, or a --pubkey file that says it signs checkpoints)"))
+		}
+		msg, err := os.ReadFile(cp)
+		if err != nil {
+			return keys, nil, cmdline.Usage(err)
+		}
+		ck, err := checkpoint.OpenByRole(msg, keys.Checkpoints, keys.Records)
+		if errors.Is(err, checkpoint.ErrSignature) {
+			return keys, nil, cmdline.Fault(fmt.Errorf("%s: %w (only checkpoint keys open a checkpoint, in every format)", cp, err))
+		}
+		if err != nil {
+			return keys, nil, cmdline.Usage(fmt.Errorf("%s: %w", cp, err))
+		}
+		if err := checkWitnesses(c, cp, msg); err != nil {
+			return keys, nil, err
+		}
+		cks = append(cks, givenCheckpoint{ck, cp})
 	}
-	if len(keys.Checkpoints) == 0 && len(keys.Records) == 0 {
-		return keys, nil, cmdline.Usage(errors.New("--checkpoint needs the checkpoint key that signed it (--checkpoint-pubkey, or a --pubkey file that says it signs checkpoints)"))
-	}
-	msg, err := os.ReadFile(cp)
-	if err != nil {
-		return keys, nil, cmdline.Usage(err)
-	}
-	ck, err := checkpoint.OpenByRole(msg, keys.Checkpoints, keys.Records)
-	if errors.Is(err, checkpoint.ErrSignature) {
-		return keys, nil, cmdline.Fault(fmt.Errorf("%s: %w (only checkpoint keys are tried, and record keys for a format 0 checkpoint)", cp, err))
-	}
-	if err != nil {
-		return keys, nil, cmdline.Usage(fmt.Errorf("%s: %w", cp, err))
-	}
-	if err := checkWitnesses(c, msg); err != nil {
-		return keys, nil, err
-	}
-	return keys, ck, nil
+	return keys, cks, nil
 }
 
-// checkWitnesses requires the checkpoint msg to carry a valid cosignature
-// of every witness named by --witness NAME=FILE.
-func checkWitnesses(c *cli.Context, msg []byte) error {
+// checkWitnesses requires the checkpoint msg (of the file cp) to carry a
+// valid cosignature of every witness named by --witness NAME=FILE.
+func checkWitnesses(c *cli.Context, cp string, msg []byte) error {
 	for _, w := range c.StringSlice("witness") {
 		name, file, ok := strings.Cut(w, "=")
 		if !ok {
@@ -129,7 +141,7 @@ func checkWitnesses(c *cli.Context, msg []byte) error {
 			return cmdline.Usage(fmt.Errorf("--witness %s: %w", file, err))
 		}
 		if err := checkpoint.CheckCosignature(msg, name, pub); err != nil {
-			return cmdline.Fault(fmt.Errorf("%s: %w", c.String("checkpoint"), err))
+			return cmdline.Fault(fmt.Errorf("%s: %w", cp, err))
 		}
 	}
 	return nil
@@ -140,7 +152,7 @@ func checkWitnesses(c *cli.Context, msg []byte) error {
 // also reads the stream's log and checks it against ck and against every
 // checkpoint the engine recorded in the ledger (a bundle holds no stream
 // order: its checkpoints are checked by their session heads alone).
-func (a *app) feedVerifier(c *cli.Context, v *ledger.Verifier, ck *checkpoint.Checkpoint, keys receipt.Keys) ([]*ledger.ChainError, error) {
+func (a *app) feedVerifier(c *cli.Context, v *ledger.Verifier, cks []givenCheckpoint, keys receipt.Keys) ([]*ledger.ChainError, error) {
 	if b := c.String("bundle"); b != "" {
 		in, closeIn, err := a.openInput(b)
 		if err != nil {
@@ -162,19 +174,19 @@ func (a *app) feedVerifier(c *cli.Context, v *ledger.Verifier, ck *checkpoint.Ch
 	if err := st.Feed(c.Context, filterOf(c), v, p.Update); err != nil || filterOf(c) != (store.Filter{}) {
 		return nil, err
 	}
-	return logFaults(c.Context, st, ck, keys)
+	return logFaults(c.Context, st, cks, keys)
 }
 
-// logFaults checks a store's log against ck (when given) and against the
-// checkpoints recorded in it (their signatures too, when checkpoint keys
-// are given).
-func logFaults(ctx context.Context, st *store.Store, ck *checkpoint.Checkpoint, keys receipt.Keys) ([]*ledger.ChainError, error) {
+// logFaults checks a store's log against every checkpoint given and
+// against the checkpoints recorded in it (their signatures too, when
+// checkpoint keys are given).
+func logFaults(ctx context.Context, st *store.Store, cks []givenCheckpoint, keys receipt.Keys) ([]*ledger.ChainError, error) {
 	var log store.LogState
 	if err := st.CatchUp(ctx, &log); err != nil {
 		return nil, err
 	}
 	var faults []*ledger.ChainError
-	if ck != nil {
+	for _, ck := range cks {
 		if f := ck.CheckLog(&log.Log); f != nil {
 			faults = append(faults, f)
 		}
@@ -188,17 +200,26 @@ func logFaults(ctx context.Context, st *store.Store, ck *checkpoint.Checkpoint, 
 			faults = append(faults, &ledger.ChainError{Kind: kind, Tenant: e.TenantID(), Session: e.SessionID(), Seq: e.Seq(), StreamSeq: m.StreamSeq, Detail: detail})
 		}
 		var rec struct {
-			Note string `json:"note"`
+			Note     string `json:"note"`
+			Size     *int64 `json:"size"`
+			Sessions *int   `json:"sessions"`
 		}
 		json.Unmarshal(e.Payload(), &rec)
 		cp, err := checkpoint.ParseNote([]byte(rec.Note))
 		if len(keys.Checkpoints) > 0 && err == nil {
 			cp, err = checkpoint.OpenWith([]byte(rec.Note), keys.Checkpoints)
 		}
-		if err != nil {
+		switch {
+		case err != nil:
 			fault(ledger.BadRecord, "the recorded checkpoint: "+err.Error())
-		} else if f := cp.CheckLog(&log.Log); f != nil {
-			fault(f.Kind, "the recorded checkpoint: "+f.Detail)
+		case rec.Size != nil && *rec.Size != cp.Size || rec.Sessions != nil && *rec.Sessions != len(cp.Heads):
+			// What the record says beside its note must be what the note
+			// says: a reader of the record alone is not misled.
+			fault(ledger.BadRecord, fmt.Sprintf("the Checkpoint record says size %d, %d sessions; its note says %d, %d", deref(rec.Size), deref(rec.Sessions), cp.Size, len(cp.Heads)))
+		default:
+			if f := cp.CheckLog(&log.Log); f != nil {
+				fault(f.Kind, "the recorded checkpoint: "+f.Detail)
+			}
 		}
 		return nil
 	})
@@ -232,9 +253,18 @@ func verifyCommand(a *app) *cli.Command {
 			&cli.BoolFlag{Name: "deep", Usage: "also re-canonicalize every envelope and require its stored bytes to be its RFC 8785 form"},
 			&cli.StringSliceFlag{Name: "pubkey", Usage: "also check every engine record's signature, receipt and resolution with the Ed25519 record keys in PEM `FILE` (repeatable); a key file that says it signs checkpoints (Agentledger-Purpose) is used for checkpoints only"},
 			&cli.StringSliceFlag{Name: "checkpoint-pubkey", Usage: "the Ed25519 checkpoint key in PEM `FILE` (repeatable): checkpoints only, never records"},
-			&cli.StringFlag{Name: "checkpoint", Usage: "also check the ledger against this signed checkpoint `FILE` (needs its checkpoint key): finds a cut or rewritten log and truncated and rewritten sessions"},
+			&cli.StringSliceFlag{Name: "checkpoint", Usage: "also check the ledger against this signed checkpoint `FILE` (needs its checkpoint key; repeatable: each is checked, and any two must agree): finds a cut or rewritten log, truncated and rewritten sessions, and two checkpoints that show a forked ledger"},
 			&cli.StringSliceFlag{Name: "witness", Usage: "require --checkpoint to carry a valid cosignature of the witness `NAME=FILE` (its public key, as ledger witness writes it; repeatable)"},
 		),
 		Action: a.verify,
 	})
+}
+
+// deref is *p, or the zero value when p is nil.
+func deref[T any](p *T) T {
+	var v T
+	if p != nil {
+		v = *p
+	}
+	return v
 }

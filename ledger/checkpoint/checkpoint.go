@@ -192,19 +192,26 @@ func OpenWith(msg []byte, ring map[string]ed25519.PublicKey) (*Checkpoint, error
 	return nil, err
 }
 
+// ErrRecordsKey is returned when a checkpoint is signed with a records
+// key: a key signs for its purpose only, whatever the checkpoint's format
+// (a records key that signed a format 0 checkpoint could otherwise hide a
+// session it deleted behind it).
+var ErrRecordsKey = fmt.Errorf("%w: it is signed with a records key, which signs records only", ErrSignature)
+
 // OpenByRole opens a signed checkpoint with a checkpoint key of
-// checkpoints; a format 0 checkpoint — written when checkpoints were signed
-// with the record key — with a record key of records as well, under that
-// format's rules. A record key never opens a checkpoint of a later format.
+// checkpoints, and never with a key of records, in any format: a
+// checkpoint one of records signed is ErrRecordsKey. (A recording of the
+// days one key signed both, format 0 and 1, is checked with that key given
+// as a checkpoint key: its operator's word, not the checkpoint's.)
 func OpenByRole(msg []byte, checkpoints, records map[string]ed25519.PublicKey) (*Checkpoint, error) {
 	c, err := OpenWith(msg, checkpoints)
 	if !errors.Is(err, ErrSignature) || len(records) == 0 {
 		return c, err
 	}
-	if body, perr := ParseNote(msg); perr != nil || body.Version != 0 {
-		return nil, err
+	if _, rerr := OpenWith(msg, records); rerr == nil {
+		return nil, ErrRecordsKey
 	}
-	return OpenWith(msg, records)
+	return nil, err
 }
 
 // Open verifies a signed checkpoint with pub and parses it. The root is
@@ -321,6 +328,54 @@ const (
 	// (the suffix was rewritten, or the chain forked).
 	Rewritten ledger.FaultKind = "rewritten"
 )
+
+// Fault kinds two checkpoints of one ledger find between them.
+const (
+	// SplitView: two checkpoints of one log's size with two roots, or one
+	// session's envelope at one seq with two hashes: the ledger was shown
+	// forked.
+	SplitView ledger.FaultKind = "split_view"
+	// RolledBack: a session the checkpoint of the smaller log lists stands
+	// further back in (or is missing from) the checkpoint of the larger.
+	RolledBack ledger.FaultKind = "rolled_back"
+)
+
+// Consistent returns the faults between two checkpoints of one ledger
+// (their names na and nb, for the faults' details): a log only grows, so
+// format 2 checkpoints of one size have one root, and every session the
+// checkpoint of the smaller log lists reaches at least as far in the
+// larger, with the same head where it stands at the same seq.
+func Consistent(a, b *Checkpoint, na, nb string) []*ledger.ChainError {
+	if a.Size > b.Size {
+		a, b, na, nb = b, a, nb, na
+	}
+	var faults []*ledger.ChainError
+	if a.Version >= Version2 && b.Version >= Version2 && a.Size == b.Size && a.Root != b.Root {
+		faults = append(faults, &ledger.ChainError{Kind: SplitView, Tenant: "agentledger", Session: "log", Seq: uint64(a.Size),
+			Want: base64.StdEncoding.EncodeToString(a.Root[:]), Got: base64.StdEncoding.EncodeToString(b.Root[:]),
+			Detail: fmt.Sprintf("checkpoints %s and %s: one log size, two roots", na, nb)})
+	}
+	later := map[ledger.SessionKey]Head{}
+	for _, h := range b.Heads {
+		later[h.key()] = h
+	}
+	for _, h := range a.Heads {
+		got, ok := later[h.key()]
+		switch {
+		case !ok || got.Seq < h.Seq:
+			where := "not at all"
+			if ok {
+				where = fmt.Sprintf("at seq %d", got.Seq)
+			}
+			faults = append(faults, &ledger.ChainError{Kind: RolledBack, Tenant: h.Tenant, Session: h.Session, Seq: h.Seq, Want: h.Hash,
+				Detail: fmt.Sprintf("checkpoint %s has the session at seq %d; %s, of a log at least as large, %s", na, h.Seq, nb, where)})
+		case got.Seq == h.Seq && got.Hash != h.Hash:
+			faults = append(faults, &ledger.ChainError{Kind: SplitView, Tenant: h.Tenant, Session: h.Session, Seq: h.Seq, Want: h.Hash, Got: got.Hash,
+				Detail: fmt.Sprintf("checkpoints %s and %s name two heads at one seq", na, nb)})
+		}
+	}
+	return faults
+}
 
 // HashAt returns the hash of a session's envelope at seq as the ledger
 // holds it now, and whether the session reaches seq at all.
