@@ -49,6 +49,7 @@ const (
 	ReceiptMismatch FaultKind = "receipt_mismatch" // a verdict or resolution that does not attest the action recorded where it points
 	UnjudgedEvent   FaultKind = "unjudged_events"  // a hook event no verdict judged: the engine appends each with its verdict, atomically
 	ForeignSealed   FaultKind = "foreign_sealed"   // a sealed value whose key belongs to another session (copied in, to be revealed there)
+	UnknownVersion  FaultKind = "unknown_version"  // a versioned structure (a sealed value, a proof, a checkpoint) of a version the verifier does not know: nothing unknown verifies
 )
 
 // ErrIntegrity is the parent of every integrity fault.
@@ -72,6 +73,7 @@ var (
 	ErrReceiptMismatch = fmt.Errorf("%w: %s", ErrIntegrity, ReceiptMismatch)
 	ErrUnjudgedEvent   = fmt.Errorf("%w: %s", ErrIntegrity, UnjudgedEvent)
 	ErrForeignSealed   = fmt.Errorf("%w: %s", ErrIntegrity, ForeignSealed)
+	ErrUnknownVersion  = fmt.Errorf("%w: %s", ErrIntegrity, UnknownVersion)
 )
 
 var kindErr = map[FaultKind]error{
@@ -79,7 +81,7 @@ var kindErr = map[FaultKind]error{
 	Duplicate: ErrDuplicate, BadGenesis: ErrBadGenesis, NotCanonical: ErrNotCanonical,
 	ForeignSession: ErrForeignSession, Malformed: ErrMalformed, BadReceipt: ErrBadReceipt,
 	UnsignedRecord: ErrUnsigned, BadSignature: ErrBadSignature, BadRecord: ErrBadRecord, ReceiptMismatch: ErrReceiptMismatch,
-	UnjudgedEvent: ErrUnjudgedEvent, ForeignSealed: ErrForeignSealed,
+	UnjudgedEvent: ErrUnjudgedEvent, ForeignSealed: ErrForeignSealed, UnknownVersion: ErrUnknownVersion,
 }
 
 // ChainError is one integrity fault with its evidence.

@@ -64,6 +64,10 @@ func (c *Checker) event(e *ledger.Envelope) *ledger.ChainError {
 	c.unjudged[k] = &ledger.ChainError{Kind: ledger.UnjudgedEvent, Tenant: k.Tenant, Session: k.Session, Seq: e.Seq(),
 		Detail: e.EventType() + ": no verdict judges this event"}
 	if seal.Has(e.Payload()) {
+		if bad := seal.Unreadable(e.Payload()); len(bad) > 0 {
+			return &ledger.ChainError{Kind: ledger.UnknownVersion, Tenant: k.Tenant, Session: k.Session, Seq: e.Seq(),
+				Detail: e.EventType() + ": " + bad[0]}
+		}
 		scopes := seal.ScopesOf(e.Payload(), k.Tenant, k.Session)
 		for _, r := range seal.Refs(e.Payload()) {
 			if !slices.Contains(scopes, r.ScopeID()) {

@@ -453,6 +453,48 @@ func ScopesOf(payload []byte, tenant, session string) []string {
 }
 
 // Refs are the sealed references in payload, in no particular order.
+// Unreadable describes every object of payload that claims to be a sealed
+// reference (its one member is Member) and is not one of a version this
+// package knows: an unknown "v", or members that are not a reference's.
+// Nothing unknown verifies: a reader names these, never passes them over.
+func Unreadable(payload []byte) []string {
+	if !Has(payload) {
+		return nil
+	}
+	var v any
+	d := json.NewDecoder(bytes.NewReader(payload))
+	d.UseNumber()
+	if d.Decode(&v) != nil {
+		return nil
+	}
+	var out []string
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if inner, ok := x[Member]; ok && len(x) == 1 {
+				if _, ok := refOf(x); !ok {
+					version := "none"
+					if m, ok := inner.(map[string]any); ok && m["v"] != nil {
+						version = fmt.Sprint(m["v"])
+					}
+					out = append(out, fmt.Sprintf("a sealed value of version %s (this verifier reads version %d)", version, Version))
+				}
+				return
+			}
+			for _, k := range slices.Sorted(maps.Keys(x)) {
+				walk(x[k])
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return out
+}
+
 func Refs(payload []byte) []Ref {
 	var out []Ref
 	_, _ = Transform(payload, func(r Ref) (any, error) {

@@ -100,6 +100,12 @@ func TestForgeriesAreCaught(t *testing.T) {
 	decoy := append([]string(nil), lines...)
 	decoy[8] = strings.Replace(decoy[8], `"command":"sudo rm -rf / --no-preserve-root"`, `"command":`+string(v["command"]), 1)
 
+	unknownSealed := append([]string(nil), decoy...)
+	if !strings.Contains(unknownSealed[8], `"v":1`) {
+		t.Fatalf("no sealed value in the decoy's call: %s", unknownSealed[8])
+	}
+	unknownSealed[8] = strings.Replace(unknownSealed[8], `"v":1`, `"v":2`, 1)
+
 	// 8.0 for 8 in a verdict, the hash taken over the bytes as stored (as
 	// the fast pass reads them) and the chain relinked after it: the
 	// signature, over the canonical form, still verifies.
@@ -132,6 +138,9 @@ func TestForgeriesAreCaught(t *testing.T) {
 			want{"cleanup-gone-wrong", len(lines), ledger.UnjudgedEvent}},
 		{"sealed value of another session", decoy, want{"cleanup-gone-wrong", 8, ledger.ForeignSealed}},
 		{"record stored as 14.0", notCanonical, want{"cleanup-gone-wrong", len(lines) - 1, ledger.NotCanonical}},
+		// A sealed value of a version no verifier knows: nothing unknown
+		// verifies (it is neither read as sealed nor passed over as data).
+		{"sealed value of an unknown version", unknownSealed, want{"cleanup-gone-wrong", 8, ledger.UnknownVersion}},
 	}
 	for i, f := range forgeries {
 		t.Run(f.name, func(t *testing.T) {

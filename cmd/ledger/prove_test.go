@@ -83,6 +83,19 @@ func TestProofsAndWitness(t *testing.T) {
 	if out, err := python(t, "inclusion", "--checkpoint-pubkey", cpKey, filepath.Join(dir, "bad.json")); err == nil {
 		t.Errorf("a changed audit path verifies:\n%s", out)
 	}
+	// A proof of a version no verifier knows, valid in every other way,
+	// does not verify.
+	for kind, name := range map[string]string{"inclusion": "inclusion", "consistency": "prefix"} {
+		raw, _ := os.ReadFile(proofs[name])
+		v2 := filepath.Join(dir, "v2-"+name+".json")
+		os.WriteFile(v2, bytes.Replace(raw, []byte(`"v": 1,`), []byte(`"v": 2,`), 1), 0o600)
+		if !bytes.Contains(raw, []byte(`"v": 1,`)) {
+			t.Fatalf("%s proof names no version: %s", kind, raw)
+		}
+		if out, err := python(t, kind, "--checkpoint-pubkey", cpKey, v2); err == nil || !strings.Contains(out, "unknown_version") {
+			t.Errorf("verify.py took a version 2 %s proof: %v\n%s", kind, err, out)
+		}
+	}
 
 	// The witness: cp1, then cp1b (taken right after: its own record is
 	// all it adds) and cp2, each with its consistency proof; a fork and a
