@@ -159,6 +159,10 @@ type Report struct {
 	// and what those rules guarantee: no fault, but less than the current
 	// format proves.
 	Legacy []Legacy `json:"legacy,omitempty"`
+	// Limits says what this verification could not establish (a bundle
+	// that carries no checkpoint: a cut of its tail cannot be seen). No
+	// fault, and no OK for it either.
+	Limits []string `json:"limits,omitempty"`
 }
 
 // Legacy says that records of one session were written in an older

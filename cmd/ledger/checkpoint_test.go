@@ -65,8 +65,29 @@ func TestCheckpointCatchesWhatChainsCannot(t *testing.T) {
 	} {
 		path := filepath.Join(dir, c.name+".ndjson")
 		os.WriteFile(path, []byte(strings.Join(c.lines, "\n")+"\n"), 0o644)
-		if code, out, _ := run(t, "", "verify", "--deep", "--bundle", path); code != 0 {
-			t.Fatalf("%s: the chains alone should verify: exit %d %s", c.name, code, out)
+		// Without the checkpoints it carries, the chains alone verify:
+		// only a limit says what that does not prove.
+		var bare []string
+		for _, l := range c.lines {
+			if !strings.Contains(l, `"event_type":"Checkpoint"`) {
+				bare = append(bare, l)
+			}
+		}
+		barePath := filepath.Join(dir, c.name+"-bare.ndjson")
+		os.WriteFile(barePath, []byte(strings.Join(bare, "\n")+"\n"), 0o644)
+		if code, out, _ := run(t, "", "verify", "--deep", "--bundle", barePath); code != 0 || !strings.Contains(out, "LIMIT the bundle carries no checkpoint") {
+			t.Fatalf("%s without its checkpoints: the chains alone should verify, with a limit: exit %d %s", c.name, code, out)
+		}
+		// The bundle is held to the checkpoint it carries, with no key
+		// given at all.
+		if code, out, _ := run(t, "", "verify", "--deep", "--bundle", path); code != 1 || !strings.Contains(out, c.kind) || !strings.Contains(out, "the checkpoint the bundle carries") {
+			t.Fatalf("%s: the checkpoint the bundle carries should catch it: exit %d %s", c.name, code, out)
+		}
+		if out, err := python(t, "bundle", path); err == nil || !strings.Contains(out, c.kind) || !strings.Contains(out, "the checkpoint the bundle carries") {
+			t.Fatalf("%s: verify.py should hold the bundle to the checkpoint it carries: %v\n%s", c.name, err, out)
+		}
+		if out, err := python(t, "bundle", barePath); err != nil || !strings.Contains(out, "LIMIT the bundle carries no checkpoint") {
+			t.Fatalf("%s without its checkpoints: verify.py %v\n%s", c.name, err, out)
 		}
 		code, out, _ := run(t, "", "verify", "--deep", "--bundle", path, "--checkpoint", cp, "--pubkey", pub)
 		if code != 1 || !strings.Contains(out, c.kind) || !strings.Contains(out, first.SessionID()) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -46,13 +45,14 @@ func (a *app) verify(c *cli.Context) error {
 		// with a checkpoint key is bad_signature.
 		v.With(receipt.RecordCheck(keys.Records, mode, lim))
 	}
-	logFaults, err := a.feedVerifier(c, v, cks, keys)
+	logFaults, limits, err := a.feedVerifier(c, v, cks, keys)
 	if err != nil {
 		return err
 	}
 	f := filterOf(c)
 	rep := v.Report().Only(f.Tenant, f.Session)
 	rep.Faults = append(rep.Faults, logFaults...)
+	rep.Limits = append(rep.Limits, limits...)
 	// Every checkpoint given is checked, and every two must agree.
 	for i, ck := range cks {
 		for _, other := range cks[i+1:] {
@@ -149,32 +149,40 @@ func checkWitnesses(c *cli.Context, cp string, msg []byte) error {
 
 // feedVerifier reads --bundle, or the sessions of the ledger the filter
 // selects, into v: one pass, whatever v checks. Verifying a whole store, it
-// also reads the stream's log and checks it against ck and against every
-// checkpoint the engine recorded in the ledger (a bundle holds no stream
-// order: its checkpoints are checked by their session heads alone).
-func (a *app) feedVerifier(c *cli.Context, v *ledger.Verifier, cks []givenCheckpoint, keys receipt.Keys) ([]*ledger.ChainError, error) {
+// also reads the stream's log and checks it against the checkpoints given
+// and every checkpoint the engine recorded in the ledger. A bundle is held
+// to the checkpoints it carries (a bundle holds no stream order: by their
+// session heads, and to each other); one that carries none says so, as a
+// limit of what it proves.
+func (a *app) feedVerifier(c *cli.Context, v *ledger.Verifier, cks []givenCheckpoint, keys receipt.Keys) (faults []*ledger.ChainError, limits []string, err error) {
 	if b := c.String("bundle"); b != "" {
 		in, closeIn, err := a.openInput(b)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		defer closeIn()
+		carried := checkpoint.NewCarried(keys.Checkpoints)
+		v.With(carried)
 		if err := v.ReadBundle(in); err != nil {
-			return nil, cmdline.Usage(err)
+			return nil, nil, cmdline.Usage(err)
 		}
-		return nil, nil
+		if carried.Count() == 0 {
+			limits = append(limits, "the bundle carries no checkpoint: a cut of its tail, or of a session in it, cannot be seen (give --checkpoint)")
+		}
+		return carried.Faults(v.HashAt, filterOf(c).Match), limits, nil
 	}
 	st, err := cmdline.OpenStore(c, cmdline.Read)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer st.Close()
 	p := cmdline.NewProgress(a.stderr, "verify")
 	defer p.Done()
 	if err := st.Feed(c.Context, filterOf(c), v, p.Update); err != nil || filterOf(c) != (store.Filter{}) {
-		return nil, err
+		return nil, nil, err
 	}
-	return logFaults(c.Context, st, cks, keys)
+	faults, err = logFaults(c.Context, st, cks, keys)
+	return faults, nil, err
 }
 
 // logFaults checks a store's log against every checkpoint given and
@@ -196,29 +204,15 @@ func logFaults(ctx context.Context, st *store.Store, cks []givenCheckpoint, keys
 		if err != nil || e.EventType() != ledger.EventCheckpoint {
 			return nil // chain verification names it
 		}
-		fault := func(kind ledger.FaultKind, detail string) {
-			faults = append(faults, &ledger.ChainError{Kind: kind, Tenant: e.TenantID(), Session: e.SessionID(), Seq: e.Seq(), StreamSeq: m.StreamSeq, Detail: detail})
-		}
-		var rec struct {
-			Note     string `json:"note"`
-			Size     *int64 `json:"size"`
-			Sessions *int   `json:"sessions"`
-		}
-		json.Unmarshal(e.Payload(), &rec)
-		cp, err := checkpoint.ParseNote([]byte(rec.Note))
-		if len(keys.Checkpoints) > 0 && err == nil {
-			cp, err = checkpoint.OpenWith([]byte(rec.Note), keys.Checkpoints)
-		}
+		cp, fault := checkpoint.Recorded(e, keys.Checkpoints)
 		switch {
-		case err != nil:
-			fault(ledger.BadRecord, "the recorded checkpoint: "+err.Error())
-		case rec.Size != nil && *rec.Size != cp.Size || rec.Sessions != nil && *rec.Sessions != len(cp.Heads):
-			// What the record says beside its note must be what the note
-			// says: a reader of the record alone is not misled.
-			fault(ledger.BadRecord, fmt.Sprintf("the Checkpoint record says size %d, %d sessions; its note says %d, %d", deref(rec.Size), deref(rec.Sessions), cp.Size, len(cp.Heads)))
+		case fault != nil:
+			fault.StreamSeq = m.StreamSeq
+			faults = append(faults, fault)
 		default:
 			if f := cp.CheckLog(&log.Log); f != nil {
-				fault(f.Kind, "the recorded checkpoint: "+f.Detail)
+				faults = append(faults, &ledger.ChainError{Kind: f.Kind, Tenant: e.TenantID(), Session: e.SessionID(), Seq: e.Seq(), StreamSeq: m.StreamSeq,
+					Detail: "the recorded checkpoint: " + f.Detail})
 			}
 		}
 		return nil
@@ -229,6 +223,9 @@ func logFaults(ctx context.Context, st *store.Store, cks []givenCheckpoint, keys
 func writeReport(w io.Writer, r *ledger.Report) error {
 	for _, f := range r.Faults {
 		fmt.Fprintf(w, "FAULT %s\n", f)
+	}
+	for _, l := range r.Limits {
+		fmt.Fprintf(w, "LIMIT %s\n", l)
 	}
 	for _, l := range r.Legacy {
 		fmt.Fprintf(w, "LEGACY %s/%s seq %d-%d: %d records in %s: %s\n", l.Tenant, l.Session, l.FirstSeq, l.LastSeq, l.Records, l.Format, l.Guarantees)
@@ -258,13 +255,4 @@ func verifyCommand(a *app) *cli.Command {
 		),
 		Action: a.verify,
 	})
-}
-
-// deref is *p, or the zero value when p is nil.
-func deref[T any](p *T) T {
-	var v T
-	if p != nil {
-		v = *p
-	}
-	return v
 }

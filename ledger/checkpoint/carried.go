@@ -1,0 +1,126 @@
+package checkpoint
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentledger/agentledger/ledger"
+)
+
+// Carried is a ledger.Check that collects the checkpoints a bundle carries
+// (its Checkpoint records, each a signed note): a bundle is evidence about
+// itself. After the pass, Faults holds the bundle to each of them — every
+// session a checkpoint lists must reach the head it names — and each to
+// the others and to its own record.
+type Carried struct {
+	keys  map[string]ed25519.PublicKey
+	found []carried
+	bad   []*ledger.ChainError
+}
+
+type carried struct {
+	at   *ledger.Envelope
+	ck   *Checkpoint
+	name string
+}
+
+// NewCarried returns a Carried that opens each carried note with a key of
+// keys (checkpoint keys only), or, with none, reads it unchecked (the
+// record's own signature, when record keys are given, vouches for it).
+func NewCarried(keys map[string]ed25519.PublicKey) *Carried {
+	return &Carried{keys: keys}
+}
+
+// Envelope implements ledger.Check.
+func (c *Carried) Envelope(raw []byte, decoded *ledger.Envelope, _ ledger.Position) []*ledger.ChainError {
+	if decoded == nil {
+		if !bytes.Contains(raw, []byte(`"`+ledger.EventCheckpoint+`"`)) {
+			return nil
+		}
+		e, err := ledger.Decode(raw, ledger.Limits{MaxBytes: len(raw) + 1, MaxDepth: 64})
+		if err != nil {
+			return nil // chain verification names it
+		}
+		decoded = e
+	}
+	if decoded.EventType() != ledger.EventCheckpoint {
+		return nil
+	}
+	ck, fault := Recorded(decoded, c.keys)
+	if fault != nil {
+		return []*ledger.ChainError{fault}
+	}
+	c.found = append(c.found, carried{at: decoded, ck: ck, name: fmt.Sprintf("%s seq %d", decoded.Key(), decoded.Seq())})
+	return nil
+}
+
+// Recorded reads the checkpoint a Checkpoint record e carries: its note,
+// opened with a key of keys (checkpoint keys only; with none, read
+// unchecked), which must agree with what the record says beside it (its
+// size and number of sessions). A record that does not read, or does not
+// agree, is a bad_record fault.
+func Recorded(e *ledger.Envelope, keys map[string]ed25519.PublicKey) (*Checkpoint, *ledger.ChainError) {
+	fault := func(detail string) *ledger.ChainError {
+		return &ledger.ChainError{Kind: ledger.BadRecord, Tenant: e.TenantID(), Session: e.SessionID(), Seq: e.Seq(), Detail: detail}
+	}
+	var rec struct {
+		Note     string `json:"note"`
+		Size     *int64 `json:"size"`
+		Sessions *int   `json:"sessions"`
+	}
+	if err := json.Unmarshal(e.Payload(), &rec); err != nil {
+		return nil, fault("the Checkpoint record does not read: " + err.Error())
+	}
+	ck, err := ParseNote([]byte(rec.Note))
+	if err == nil && len(keys) > 0 {
+		ck, err = OpenWith([]byte(rec.Note), keys)
+	}
+	switch {
+	case err != nil:
+		return nil, fault("the recorded checkpoint: " + err.Error())
+	case rec.Size != nil && *rec.Size != ck.Size || rec.Sessions != nil && *rec.Sessions != len(ck.Heads):
+		return nil, fault(fmt.Sprintf("the Checkpoint record says size %d, %d sessions; its note says %d, %d", deref(rec.Size), deref(rec.Sessions), ck.Size, len(ck.Heads)))
+	}
+	return ck, nil
+}
+
+// Count is the number of checkpoints the bundle carries.
+func (c *Carried) Count() int { return len(c.found) }
+
+// Faults holds what was read (through hashAt: the verifier's pass) to
+// every carried checkpoint, as far as match selects the sessions (nil:
+// all), and every two carried checkpoints to each other.
+func (c *Carried) Faults(hashAt func(k ledger.SessionKey, seq uint64) (string, bool), match func(ledger.SessionKey) bool) []*ledger.ChainError {
+	var out []*ledger.ChainError
+	for i, a := range c.found {
+		for _, b := range c.found[i+1:] {
+			out = append(out, Consistent(a.ck, b.ck, a.name, b.name)...)
+		}
+		for _, h := range a.ck.Heads {
+			if match != nil && !match(h.key()) {
+				continue
+			}
+			got, ok := hashAt(h.key(), h.Seq)
+			switch {
+			case !ok:
+				out = append(out, &ledger.ChainError{Kind: Truncated, Tenant: h.Tenant, Session: h.Session, Seq: h.Seq, Want: h.Hash,
+					Detail: fmt.Sprintf("the checkpoint the bundle carries at %s has the session up to seq %d; the bundle ends before it", a.name, h.Seq)})
+			case got != h.Hash:
+				out = append(out, &ledger.ChainError{Kind: Rewritten, Tenant: h.Tenant, Session: h.Session, Seq: h.Seq, Want: h.Hash, Got: got,
+					Detail: fmt.Sprintf("the checkpoint the bundle carries at %s has another hash at this seq", a.name)})
+			}
+		}
+	}
+	return out
+}
+
+// deref is *p, or the zero value when p is nil.
+func deref[T any](p *T) T {
+	var v T
+	if p != nil {
+		v = *p
+	}
+	return v
+}
