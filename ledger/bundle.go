@@ -106,13 +106,14 @@ func (b *BundleWriter) Flush() error {
 	return nil
 }
 
-// LoadBundle reads a whole bundle and verifies it in deep mode. When the
-// report has no fault it also returns the bundle's chains, one per session,
-// ordered by tenant and session, each in seq order. The caller refuses a
-// bundle whose report has faults.
+// LoadBundle reads a whole bundle, per session or in stream order (see
+// Collector.ReadStream), and verifies it in deep mode. When the report has
+// no fault it also returns the bundle's chains, one per session, ordered by
+// tenant and session, each in seq order. The caller refuses a bundle whose
+// report has faults.
 func LoadBundle(r io.Reader, lim Limits) ([][]*Envelope, *Report, error) {
 	c := NewCollector(lim)
-	if err := c.ReadBundle(r); err != nil {
+	if err := c.ReadStream(r); err != nil {
 		return nil, nil, err
 	}
 	sessions, rep := c.Chains()

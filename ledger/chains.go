@@ -46,6 +46,57 @@ func (c *Collector) ReadBundle(r io.Reader) error {
 	})
 }
 
+// ReadStream feeds every line of r to c grouped by session, whichever
+// order r holds them in: per session, as a bundle is written, or in the
+// order a stream holds them, the envelopes of many sessions interleaved.
+// Each session's lines keep their order in r and their line numbers, so
+// a gap, a fork, a reordered or a bad envelope is named where it is in r;
+// sessions interleaving is no fault. A line that names no readable session
+// is fed on its own, where it first stands among the sessions.
+func (c *Collector) ReadStream(r io.Reader) error {
+	type span struct{ from, to, line int }
+	var (
+		buf    []byte // every line, once, copied out of the reader
+		groups [][]span
+		at     = map[SessionKey]int{} // session → its index in groups
+	)
+	err := ReadLines(r, c.v.lim, func(line []byte, n int) error {
+		sp := span{from: len(buf), to: len(buf) + len(line), line: n}
+		buf = append(buf, line...)
+		k, ok := c.lineKey(line)
+		if i, seen := at[k]; ok && seen {
+			groups[i] = append(groups[i], sp)
+			return nil
+		}
+		if ok {
+			at[k] = len(groups)
+		}
+		groups = append(groups, []span{sp})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, g := range groups {
+		for _, sp := range g {
+			c.Add(buf[sp.from:sp.to:sp.to], Position{Line: sp.line})
+		}
+	}
+	return nil
+}
+
+// lineKey is the session a stored line names, when it can be read: from
+// its frame, else (a layout other than the canonical one) by decoding it.
+func (c *Collector) lineKey(line []byte) (SessionKey, bool) {
+	if k, _, _, ok := FrameOf(line); ok {
+		return k, true
+	}
+	if e, _, _ := decode(line, c.v.lim); e != nil {
+		return e.Key(), true
+	}
+	return SessionKey{}, false
+}
+
 // Chains returns the verification report and every session read, ordered
 // by tenant and session: a session with faults carries them instead of its
 // envelopes. Faults that name no session (a line that is not an envelope)

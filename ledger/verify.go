@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -95,12 +96,33 @@ type ChainError struct {
 	Want      string    `json:"want,omitempty"`
 	Got       string    `json:"got,omitempty"`
 	Detail    string    `json:"detail,omitempty"`
+	// NoSeq says that the fault's place has no seq that could be read (a
+	// line or message that is no envelope): Seq means nothing, and the
+	// JSON form has no seq.
+	NoSeq bool `json:"-"`
+}
+
+// MarshalJSON writes the fault, without seq when it has none.
+func (e *ChainError) MarshalJSON() ([]byte, error) {
+	type plain ChainError
+	if !e.NoSeq {
+		return json.Marshal((*plain)(e))
+	}
+	return json.Marshal(struct {
+		*plain
+		Seq *uint64 `json:"seq,omitempty"`
+	}{plain: (*plain)(e)})
 }
 
 func (e *ChainError) Error() string {
 	var b strings.Builder
-	if e.Session != "" {
+	switch {
+	case e.Session != "" && e.NoSeq:
+		fmt.Fprintf(&b, "%s/%s: ", e.Tenant, e.Session)
+	case e.Session != "":
 		fmt.Fprintf(&b, "%s/%s seq %d: ", e.Tenant, e.Session, e.Seq)
+	case e.Line > 0:
+		fmt.Fprintf(&b, "line %d: ", e.Line)
 	}
 	b.WriteString(string(e.Kind))
 	if e.Detail != "" {
@@ -110,7 +132,7 @@ func (e *ChainError) Error() string {
 	if e.Want != "" || e.Got != "" {
 		fmt.Fprintf(&b, " (want %s, got %s)", e.Want, e.Got)
 	}
-	if e.Line > 0 {
+	if e.Line > 0 && e.Session != "" {
 		fmt.Fprintf(&b, " [line %d]", e.Line)
 	}
 	if e.StreamSeq > 0 {
@@ -368,7 +390,7 @@ func (v *Verifier) add(raw []byte, at Position) *Envelope {
 		case errors.As(err, &ce) && e != nil:
 			hashOK = false
 		default:
-			v.fault(&ChainError{Kind: Malformed, Line: at.Line, StreamSeq: at.StreamSeq, Detail: err.Error()}, at.Expect)
+			v.fault(malformed(raw, err, at), at.Expect)
 			v.shift(windowEntry{})
 			return nil
 		}
@@ -425,6 +447,31 @@ func (v *Verifier) add(raw []byte, at Position) *Envelope {
 		return nil
 	}
 	return decoded
+}
+
+// malformed is the fault of stored bytes that are not an envelope: where
+// they are, and the session and seq they name when those can be read.
+func malformed(raw []byte, err error, at Position) *ChainError {
+	f := &ChainError{Kind: Malformed, Line: at.Line, StreamSeq: at.StreamSeq, NoSeq: true,
+		Detail: "rejected, not read as an envelope: " + err.Error()}
+	var place struct {
+		Tenant  *string `json:"tenant_id"`
+		Session *string `json:"session_id"`
+		Seq     *uint64 `json:"seq"`
+	}
+	if json.Unmarshal(raw, &place) != nil || place.Tenant == nil || place.Session == nil {
+		return f
+	}
+	k := SessionKey{Tenant: *place.Tenant, Session: *place.Session}
+	if at.Expect != nil && *at.Expect != k {
+		f.Detail += fmt.Sprintf(" (it names %s)", k)
+		return f
+	}
+	f.Tenant, f.Session = k.Tenant, k.Session
+	if place.Seq != nil {
+		f.Seq, f.NoSeq = *place.Seq, false
+	}
+	return f
 }
 
 // key returns the session key of scanned tenant and session text, reusing

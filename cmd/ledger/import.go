@@ -58,7 +58,7 @@ func (a *app) importBundle(c *cli.Context) error {
 func importCommand(a *app) *cli.Command {
 	return cmdline.WithGlobals(&cli.Command{
 		Name:      "import",
-		Usage:     "verify a bundle, then append it keeping every hash",
+		Usage:     "verify a bundle (per session or in stream order), then append it keeping every hash",
 		ArgsUsage: "FILE|-",
 		Action:    a.importBundle,
 	})

@@ -8,8 +8,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -66,6 +69,7 @@ func TestFormatVectors(t *testing.T) {
 			t.Errorf("no %s record in the vectors", typ)
 		}
 	}
+	checkAuditKids(t, raw)
 	args := []string{"verify", "--bundle", bundle, "--deep", "--pubkey", recKey, "--checkpoint", filepath.Join(formatsDir, "checkpoint-2.note"), "--checkpoint-pubkey", cpKey}
 	if code, out, errs := run(t, "", args...); code != 0 || strings.Contains(out, "LEGACY") {
 		t.Errorf("ledger %v: exit %d\n%s%s", args, code, out, errs)
@@ -113,6 +117,51 @@ func TestFormatVectors(t *testing.T) {
 	}
 	if _, err := seal.OpenIn(refs[0], keys, seal.ScopesOf(nil, sv.Tenant, "decoy")); err == nil {
 		t.Error("the sealed vector opens in another session")
+	}
+}
+
+// checkAuditKids requires every Reveal and Shred record of bundle to name
+// real key ids, as the product writes them: the scope's 32 hex digits, a
+// dash, 16 hex digits; each the key of a value sealed in the session the
+// record names.
+func checkAuditKids(t *testing.T, bundle []byte) {
+	t.Helper()
+	sealed := map[ledger.SessionKey]map[string]bool{}
+	var audits []*ledger.Envelope
+	for _, l := range strings.Split(strings.TrimSpace(string(bundle)), "\n") {
+		e, err := ledger.Decode([]byte(l), ledger.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if t := e.EventType(); t == ledger.EventReveal || t == ledger.EventShred {
+			audits = append(audits, e)
+			continue
+		}
+		for _, r := range seal.Refs(e.Payload()) {
+			if sealed[e.Key()] == nil {
+				sealed[e.Key()] = map[string]bool{}
+			}
+			sealed[e.Key()][r.Kid] = true
+		}
+	}
+	if len(audits) == 0 {
+		t.Fatal("no Reveal or Shred record")
+	}
+	kidForm := regexp.MustCompile(`^[0-9a-f]{32}-[0-9a-f]{16}$`)
+	for _, e := range audits {
+		var rec seal.AuditRecord
+		if err := json.Unmarshal(e.Payload(), &rec); err != nil {
+			t.Fatal(err)
+		}
+		k := ledger.SessionKey{Tenant: rec.Tenant, Session: rec.Session}
+		if len(rec.Kids) == 0 {
+			t.Errorf("%s seq %d (%s) names no key", e.Key(), e.Seq(), e.EventType())
+		}
+		for _, kid := range rec.Kids {
+			if !kidForm.MatchString(kid) || !sealed[k][kid] {
+				t.Errorf("%s seq %d (%s) names key id %q: want the key of a value sealed in %s %v", e.Key(), e.Seq(), e.EventType(), kid, k, sealed[k])
+			}
+		}
 	}
 }
 
@@ -183,21 +232,29 @@ func writeFormatVectors(t *testing.T) {
 	}
 	failure, _ := json.Marshal(engine.Failure{ID: "f-vectors", Event: json.RawMessage(ev(3, "PostToolUse", shell("ls")+`,"tool_result":"ok"`)),
 		Answered: "deny", Error: "the ledger could not be reached", AtMs: clock.UnixMilli()})
-	audit := func(typ string) []byte {
-		b, _ := seal.AuditRecord{By: "auditor@corp.example", AuthenticatedBy: "unix:uid=1000", Tenant: "default", Session: "vectors", Kids: []string{"0000"}}.JSON()
-		return b
-	}
-	for _, rec := range []ledger.Event{
-		{TenantID: "default", SessionID: "vectors", EventType: ledger.EventEngineFailure, Payload: failure},
-		{TenantID: "agentledger", SessionID: "audit", EventType: ledger.EventReveal, Payload: audit("Reveal")},
-		{TenantID: "agentledger", SessionID: "audit", EventType: ledger.EventShred, Payload: audit("Shred")},
-	} {
+	record := func(rec ledger.Event) {
 		clock = clock.Add(time.Second)
 		rec.TsUnixMs, rec.Signer = clock.UnixMilli(), signer
 		if _, err := st.Append(ctx, rec); err != nil {
 			t.Fatal(err)
 		}
 	}
+	// A Reveal and a Shred name the keys as ledger show --reveal and
+	// ledger shred do: the keys of the values sealed in the session, and
+	// the keys the shred destroyed. The data keys are kept for sealed.json.
+	dataKeys := sealedKeys(t, ctx, st, keys, ledger.SessionKey{Tenant: "default", Session: "vectors"})
+	audit := func(eventType string, kids []string) ledger.Event {
+		b, _ := seal.AuditRecord{By: "auditor@corp.example", AuthenticatedBy: "unix:uid=1000", Tenant: "default", Session: "vectors", Kids: kids}.JSON()
+		return ledger.Event{TenantID: "agentledger", SessionID: "audit", EventType: eventType, Payload: b}
+	}
+	record(ledger.Event{TenantID: "default", SessionID: "vectors", EventType: ledger.EventEngineFailure, Payload: failure})
+	record(audit(ledger.EventReveal, slices.Sorted(maps.Keys(dataKeys))))
+	destroyed, err := keys.Shred(seal.Scope{Tenant: "default", Session: "vectors"})
+	if err != nil || len(destroyed) == 0 {
+		t.Fatalf("shred: %v %v", destroyed, err)
+	}
+	slices.Sort(destroyed)
+	record(audit(ledger.EventShred, destroyed))
 	cpDir := filepath.Join(dir, "cp")
 	cps := engine.NewCheckpointer(st, fixtureCheckpointKey(), cpDir, signer)
 	first, err := cps.Write(ctx)
@@ -247,15 +304,38 @@ func writeFormatVectors(t *testing.T) {
 		}
 		json.Unmarshal(env.Payload(), &evm)
 		ref := seal.Refs(env.Payload())[0]
-		key, err := keys.Key(ref.Kid)
-		if err != nil {
-			t.Fatal(err)
+		key, ok := dataKeys[ref.Kid]
+		if !ok {
+			t.Fatalf("no data key %s", ref.Kid)
 		}
 		sv := SealedVector{Tenant: env.TenantID(), Session: env.SessionID(), ScopeID: ref.ScopeID(), DataKey: hex.EncodeToString(key),
 			Sealed: evm.ToolInput.Command, Plaintext: "git fetch https://x:" + tok + "@github.com/shop/web.git"}
 		out, _ := json.MarshalIndent(sv, "", "  ")
 		os.WriteFile(filepath.Join(formatsDir, "sealed.json"), append(out, '\n'), 0o644)
 	}
+}
+
+// sealedKeys returns the data keys of the values sealed in session k, by
+// key id.
+func sealedKeys(t *testing.T, ctx context.Context, st *store.Store, keys seal.KeyStore, k ledger.SessionKey) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	err := st.ReadSession(ctx, k, func(m store.Msg) error {
+		env, err := ledger.Decode(m.Data, ledger.Limits{})
+		if err != nil {
+			return err
+		}
+		for _, r := range seal.Refs(env.Payload()) {
+			if out[r.Kid], err = keys.Key(r.Kid); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil || len(out) == 0 {
+		t.Fatalf("sealed keys of %s: %v %v", k, out, err)
+	}
+	return out
 }
 
 // writeCheckpointPub writes the fixture checkpoint key's files.
