@@ -100,6 +100,20 @@ func TestForgeriesAreCaught(t *testing.T) {
 	decoy := append([]string(nil), lines...)
 	decoy[8] = strings.Replace(decoy[8], `"command":"sudo rm -rf / --no-preserve-root"`, `"command":`+string(v["command"]), 1)
 
+	first, _ := ledger.Decode([]byte(lines[0]), ledger.Limits{})
+	var fabricatedLegacy []string
+	var madeUp ledger.Head
+	for i, answered := range []string{"allow", "allow"} {
+		rej := fmt.Sprintf(`{"id":"made-up-%d","defect":"input could not be read","sha256":"%064d","length":1,"excerpt":"x","answered":%q}`, i, i, answered)
+		env, err := ledger.Seal(madeUp, ledger.Event{TenantID: "default", SessionID: "made-up", EventType: ledger.EventRejected,
+			TsUnixMs: first.TsUnixMs() - 1000 + int64(i), Payload: []byte(rej)}, ledger.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		madeUp = env.Head()
+		fabricatedLegacy = append(fabricatedLegacy, strings.TrimSpace(string(env.Bytes())))
+	}
+
 	unknownSealed := append([]string(nil), decoy...)
 	if !strings.Contains(unknownSealed[8], `"v":1`) {
 		t.Fatalf("no sealed value in the decoy's call: %s", unknownSealed[8])
@@ -141,6 +155,11 @@ func TestForgeriesAreCaught(t *testing.T) {
 		// A sealed value of a version no verifier knows: nothing unknown
 		// verifies (it is neither read as sealed nor passed over as data).
 		{"sealed value of an unknown version", unknownSealed, want{"cleanup-gone-wrong", 8, ledger.UnknownVersion}},
+		// With no key at all: a session of unsigned records dated before
+		// the recording's first signed one (format 1's legacy), which no
+		// checkpoint signed with a checkpoint key covers.
+		{"unsigned session dated before signed records", append(append([]string(nil), lines...), fabricatedLegacy...),
+			want{"made-up", 0, ledger.UnsignedRecord}},
 	}
 	for i, f := range forgeries {
 		t.Run(f.name, func(t *testing.T) {

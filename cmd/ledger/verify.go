@@ -45,14 +45,28 @@ func (a *app) verify(c *cli.Context) error {
 		// with a checkpoint key is bad_signature.
 		v.With(receipt.RecordCheck(keys.Records, mode, lim))
 	}
-	logFaults, limits, err := a.feedVerifier(c, v, cks, keys)
+	fed, err := a.feedVerifier(c, v, cks, keys)
 	if err != nil {
 		return err
 	}
 	f := filterOf(c)
 	rep := v.Report().Only(f.Tenant, f.Session)
-	rep.Faults = append(rep.Faults, logFaults...)
-	rep.Limits = append(rep.Limits, limits...)
+	rep.Faults = append(rep.Faults, fed.faults...)
+	rep.Limits = append(rep.Limits, fed.limits...)
+	// Records of the format before record signatures are vouched for by a
+	// checkpoint signed with a checkpoint key that covers them — never by
+	// the time they claim, which whoever wrote them chose.
+	vouching := fed.vouching
+	for _, ck := range cks {
+		vouching = append(vouching, ck.Checkpoint)
+	}
+	for _, l := range rep.Legacy {
+		if !checkpoint.Covers(vouching, ledger.SessionKey{Tenant: l.Tenant, Session: l.Session}, l.LastSeq) {
+			rep.Faults = append(rep.Faults, &ledger.ChainError{Kind: ledger.UnsignedRecord, Tenant: l.Tenant, Session: l.Session, Seq: l.FirstSeq,
+				Detail: fmt.Sprintf("%d records of %s (seq %d-%d) that no checkpoint signed with a checkpoint key covers: unsigned records are vouched for by a checkpoint, never by the time they claim",
+					l.Records, l.Format, l.FirstSeq, l.LastSeq)})
+		}
+	}
 	// Every checkpoint given is checked, and every two must agree.
 	for i, ck := range cks {
 		for _, other := range cks[i+1:] {
@@ -154,45 +168,57 @@ func checkWitnesses(c *cli.Context, cp string, msg []byte) error {
 // to the checkpoints it carries (a bundle holds no stream order: by their
 // session heads, and to each other); one that carries none says so, as a
 // limit of what it proves.
-func (a *app) feedVerifier(c *cli.Context, v *ledger.Verifier, cks []givenCheckpoint, keys receipt.Keys) (faults []*ledger.ChainError, limits []string, err error) {
+func (a *app) feedVerifier(c *cli.Context, v *ledger.Verifier, cks []givenCheckpoint, keys receipt.Keys) (fed, error) {
+	carried := checkpoint.NewCarried(keys.Checkpoints)
 	if b := c.String("bundle"); b != "" {
 		in, closeIn, err := a.openInput(b)
 		if err != nil {
-			return nil, nil, err
+			return fed{}, err
 		}
 		defer closeIn()
-		carried := checkpoint.NewCarried(keys.Checkpoints)
 		v.With(carried)
 		if err := v.ReadBundle(in); err != nil {
-			return nil, nil, cmdline.Usage(err)
+			return fed{}, cmdline.Usage(err)
 		}
+		out := fed{faults: carried.Faults(v.HashAt, filterOf(c).Match), vouching: carried.Vouching()}
 		if carried.Count() == 0 {
-			limits = append(limits, "the bundle carries no checkpoint: a cut of its tail, or of a session in it, cannot be seen (give --checkpoint)")
+			out.limits = append(out.limits, "the bundle carries no checkpoint: a cut of its tail, or of a session in it, cannot be seen (give --checkpoint)")
 		}
-		return carried.Faults(v.HashAt, filterOf(c).Match), limits, nil
+		return out, nil
 	}
 	st, err := cmdline.OpenStore(c, cmdline.Read)
 	if err != nil {
-		return nil, nil, err
+		return fed{}, err
 	}
 	defer st.Close()
 	p := cmdline.NewProgress(a.stderr, "verify")
 	defer p.Done()
 	if err := st.Feed(c.Context, filterOf(c), v, p.Update); err != nil || filterOf(c) != (store.Filter{}) {
-		return nil, nil, err
+		return fed{}, err
 	}
-	faults, err = logFaults(c.Context, st, cks, keys)
-	return faults, nil, err
+	faults, vouching, err := logFaults(c.Context, st, cks, keys)
+	return fed{faults: faults, vouching: vouching}, err
+}
+
+// fed is what feeding a verifier found beside its own report: faults of
+// checkpoints, limits of what was verified, and the checkpoints signed
+// with a checkpoint key that were read (which vouch for older records).
+type fed struct {
+	faults   []*ledger.ChainError
+	limits   []string
+	vouching []*checkpoint.Checkpoint
 }
 
 // logFaults checks a store's log against every checkpoint given and
 // against the checkpoints recorded in it (their signatures too, when
-// checkpoint keys are given).
-func logFaults(ctx context.Context, st *store.Store, cks []givenCheckpoint, keys receipt.Keys) ([]*ledger.ChainError, error) {
+// checkpoint keys are given), and returns the recorded ones a checkpoint
+// key opened.
+func logFaults(ctx context.Context, st *store.Store, cks []givenCheckpoint, keys receipt.Keys) ([]*ledger.ChainError, []*checkpoint.Checkpoint, error) {
 	var log store.LogState
 	if err := st.CatchUp(ctx, &log); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	var vouching []*checkpoint.Checkpoint
 	var faults []*ledger.ChainError
 	for _, ck := range cks {
 		if f := ck.CheckLog(&log.Log); f != nil {
@@ -210,6 +236,9 @@ func logFaults(ctx context.Context, st *store.Store, cks []givenCheckpoint, keys
 			fault.StreamSeq = m.StreamSeq
 			faults = append(faults, fault)
 		default:
+			if len(keys.Checkpoints) > 0 {
+				vouching = append(vouching, cp) // opened with a checkpoint key
+			}
 			if f := cp.CheckLog(&log.Log); f != nil {
 				faults = append(faults, &ledger.ChainError{Kind: f.Kind, Tenant: e.TenantID(), Session: e.SessionID(), Seq: e.Seq(), StreamSeq: m.StreamSeq,
 					Detail: "the recorded checkpoint: " + f.Detail})
@@ -217,7 +246,7 @@ func logFaults(ctx context.Context, st *store.Store, cks []givenCheckpoint, keys
 		}
 		return nil
 	})
-	return faults, err
+	return faults, vouching, err
 }
 
 func writeReport(w io.Writer, r *ledger.Report) error {

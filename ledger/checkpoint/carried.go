@@ -86,6 +86,34 @@ func Recorded(e *ledger.Envelope, keys map[string]ed25519.PublicKey) (*Checkpoin
 	return ck, nil
 }
 
+// Vouching are the carried checkpoints whose signature was checked with a
+// checkpoint key (none when no key was given): what can vouch for records
+// of an older format.
+func (c *Carried) Vouching() []*Checkpoint {
+	if len(c.keys) == 0 {
+		return nil
+	}
+	out := make([]*Checkpoint, len(c.found))
+	for i, f := range c.found {
+		out[i] = f.ck
+	}
+	return out
+}
+
+// Covers reports whether one of cks lists session k at seq or beyond:
+// signed with a checkpoint key, it vouches for the session's records up to
+// there.
+func Covers(cks []*Checkpoint, k ledger.SessionKey, seq uint64) bool {
+	for _, ck := range cks {
+		for _, h := range ck.Heads {
+			if h.key() == k && h.Seq >= seq {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Count is the number of checkpoints the bundle carries.
 func (c *Carried) Count() int { return len(c.found) }
 
