@@ -53,26 +53,13 @@ func (a *app) verify(c *cli.Context) error {
 	rep := v.Report().Only(f.Tenant, f.Session)
 	rep.Faults = append(rep.Faults, fed.faults...)
 	rep.Limits = append(rep.Limits, fed.limits...)
-	// Records of the format before record signatures are vouched for by a
-	// checkpoint signed with a checkpoint key that covers them — never by
-	// the time they claim, which whoever wrote them chose.
-	vouching := fed.vouching
-	for _, ck := range cks {
-		vouching = append(vouching, ck.Checkpoint)
-	}
-	for _, l := range rep.Legacy {
-		if !checkpoint.Covers(vouching, ledger.SessionKey{Tenant: l.Tenant, Session: l.Session}, l.LastSeq) {
-			rep.Faults = append(rep.Faults, &ledger.ChainError{Kind: ledger.UnsignedRecord, Tenant: l.Tenant, Session: l.Session, Seq: l.FirstSeq,
-				Detail: fmt.Sprintf("%d records of %s (seq %d-%d) that no checkpoint signed with a checkpoint key covers: unsigned records are vouched for by a checkpoint, never by the time they claim",
-					l.Records, l.Format, l.FirstSeq, l.LastSeq)})
-		}
-	}
-	// Every checkpoint given is checked, and every two must agree.
+	vouching, names := fed.vouching, make([]string, len(cks))
 	for i, ck := range cks {
-		for _, other := range cks[i+1:] {
-			rep.Faults = append(rep.Faults, checkpoint.Consistent(ck.Checkpoint, other.Checkpoint, ck.name, other.name)...)
-		}
+		vouching, names[i] = append(vouching, ck.Checkpoint), ck.name
 	}
+	rep.Faults = append(rep.Faults, checkpoint.Uncovered(rep.Legacy, vouching)...)
+	// Every checkpoint given is checked, and every two must agree.
+	rep.Faults = append(rep.Faults, checkpoint.AllConsistent(vouching[len(fed.vouching):], names)...)
 	for _, ck := range cks {
 		ck.Heads = slices.DeleteFunc(ck.Heads, func(h checkpoint.Head) bool { return !f.Match(ledger.SessionKey{Tenant: h.Tenant, Session: h.Session}) })
 		faults, err := ck.Check(c.Context, checkpoint.InVerifier(v))

@@ -114,6 +114,35 @@ func Covers(cks []*Checkpoint, k ledger.SessionKey, seq uint64) bool {
 	return false
 }
 
+// Uncovered returns a fault for each run of records verified under an
+// older format's rules (legacy) that none of vouching — checkpoints signed
+// with a checkpoint key — covers: records of the format before record
+// signatures are vouched for by such a checkpoint, never by the time they
+// claim, which whoever wrote them chose.
+func Uncovered(legacy []ledger.Legacy, vouching []*Checkpoint) []*ledger.ChainError {
+	var out []*ledger.ChainError
+	for _, l := range legacy {
+		if !Covers(vouching, ledger.SessionKey{Tenant: l.Tenant, Session: l.Session}, l.LastSeq) {
+			out = append(out, &ledger.ChainError{Kind: ledger.UnsignedRecord, Tenant: l.Tenant, Session: l.Session, Seq: l.FirstSeq,
+				Detail: fmt.Sprintf("%d records of %s (seq %d-%d) that no checkpoint signed with a checkpoint key covers: unsigned records are vouched for by a checkpoint, never by the time they claim",
+					l.Records, l.Format, l.FirstSeq, l.LastSeq)})
+		}
+	}
+	return out
+}
+
+// AllConsistent returns the faults between every two of cks (named by
+// names, in the same order): Consistent, pair by pair.
+func AllConsistent(cks []*Checkpoint, names []string) []*ledger.ChainError {
+	var out []*ledger.ChainError
+	for i := range cks {
+		for j := i + 1; j < len(cks); j++ {
+			out = append(out, Consistent(cks[i], cks[j], names[i], names[j])...)
+		}
+	}
+	return out
+}
+
 // Count is the number of checkpoints the bundle carries.
 func (c *Carried) Count() int { return len(c.found) }
 
@@ -121,11 +150,12 @@ func (c *Carried) Count() int { return len(c.found) }
 // every carried checkpoint, as far as match selects the sessions (nil:
 // all), and every two carried checkpoints to each other.
 func (c *Carried) Faults(hashAt func(k ledger.SessionKey, seq uint64) (string, bool), match func(ledger.SessionKey) bool) []*ledger.ChainError {
-	var out []*ledger.ChainError
-	for i, a := range c.found {
-		for _, b := range c.found[i+1:] {
-			out = append(out, Consistent(a.ck, b.ck, a.name, b.name)...)
-		}
+	cks, names := make([]*Checkpoint, len(c.found)), make([]string, len(c.found))
+	for i, f := range c.found {
+		cks[i], names[i] = f.ck, f.name
+	}
+	out := AllConsistent(cks, names)
+	for _, a := range c.found {
 		for _, h := range a.ck.Heads {
 			if match != nil && !match(h.key()) {
 				continue
