@@ -52,10 +52,16 @@ type detector struct {
 	// classifies: a match says what the value is with confidence, so the
 	// reducer classifies data with it.
 	classifies bool
+	// gate, when set, stands for hints: a text can only match if gate
+	// says so.
+	gate func(text string) bool
 }
 
 // mayMatch reports whether text contains one of d's hints.
 func (d *detector) mayMatch(text string) bool {
+	if d.gate != nil {
+		return d.gate(text)
+	}
 	for _, h := range d.hints {
 		switch {
 		case h == "0":
@@ -142,6 +148,13 @@ var detectors = []detector{
 	{name: "password_flag", class: ClassSecret, re: regexp.MustCompile(`(?:^|\s)(?:-u|--user)(?:\s+|=)["']?[^\s:"']*[A-Za-z][^\s:"']*:([^\s"'@]+)`), group: 1, check: notPlaceholder, hints: []string{" -u", "-u ", "--user"}},
 	{name: "password_flag", class: ClassSecret, re: regexp.MustCompile(`(?i)\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p([^\s"'|&;]{3,})`), group: 1, check: notPlaceholder, hints: []string{"mysql", "mariadb"}, fold: true},
 	{name: "password_flag", class: ClassSecret, re: regexp.MustCompile(`(?i)\b(?:sshpass|login)\b[^\n|;&]*?\s-p\s*("[^"\n]*"|'[^'\n]*'|[^\s"'|&;]+)`), group: 1, check: notPlaceholder, hints: []string{"sshpass", "login"}, fold: true},
+
+	// Credentials found by their shape alone (bare.go): an AWS secret
+	// access key with no name beside it. The pattern finds maximal runs of
+	// its characters (after a JSON escape such as \n, which is not part of
+	// the run); bareAWSSecret calibrates. A heuristic: it seals and
+	// redacts, never classifies.
+	{name: "bare_aws_secret", class: ClassSecret, re: regexp.MustCompile(`(?:\\[nrtbf])?([A-Za-z0-9/+]{40,})`), group: 1, check: bareAWSSecret, gate: hasLongRun},
 }
 
 // window is how much of a text the detectors read at once; texts longer
@@ -268,11 +281,19 @@ func MayHoldSecret(text string) bool {
 		text = UnescapeJSON(text)
 	}
 	var seen [triBits / 64]uint64
+	// run, longRun: the same pass looks for a run of characters long
+	// enough to be a bare credential (bare.go), which has no hint.
+	run, longRun := 0, false
+	for i := 0; i < min(2, len(text)); i++ {
+		run = (run + 1) * b2i(b64Table[text[i]])
+	}
 	if len(text) >= 2 {
 		t := foldByte(text[0])<<5 ^ foldByte(text[1])
 		for i := 2; i < len(text); i++ {
 			t = (t<<5 ^ foldByte(text[i])) & (triBits - 1)
 			seen[t>>6] |= 1 << (t & 63)
+			run = (run + 1) * b2i(b64Table[text[i]])
+			longRun = longRun || run >= bareAWSLen
 		}
 	}
 	for _, h := range secretHints {
@@ -287,7 +308,14 @@ func MayHoldSecret(text string) bool {
 			return true
 		}
 	}
-	return false
+	return longRun && bareFound(text)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // triBits is the size of the set of (hashed) byte trigrams MayHoldSecret

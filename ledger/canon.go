@@ -1,6 +1,12 @@
 package ledger
 
-import "github.com/agentledger/agentledger/canon"
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agentledger/agentledger/canon"
+	"github.com/agentledger/agentledger/detect"
+)
 
 // The canonicalizer is package canon; these names keep the ledger's API
 // whole for its callers.
@@ -51,7 +57,23 @@ func CheckRecordKeys(eventType string, payload []byte, lim Limits) error {
 	return nil
 }
 
-func clip(b []byte) string { return canon.Clip(b) }
+// clip is the start of a value an error quotes: its secrets redacted
+// first (detect.RedactJSONText), then cut, so that a cut never leaves part
+// of a secret no detector recognizes.
+func clip(b []byte) string {
+	s := detect.RedactJSONText(strings.ToValidUTF8(string(b), "\uFFFD"))
+	if len(s) <= clipBytes {
+		return s
+	}
+	n := clipBytes
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// clipBytes is how much of a value an error quotes.
+const clipBytes = 40
 
 func decodeKey(k []byte, escaped bool) string { return canon.DecodeKey(k, escaped) }
 

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentledger/agentledger/detect"
 )
 
 // Intent is what the user's latest request asks of the agent, as far as a
@@ -17,6 +19,10 @@ type Intent struct {
 
 // maxIntentText bounds Intent.Request.
 const maxIntentText = 240
+
+// clipStraddle is how far past a cut clipText looks for a value the cut
+// would split.
+const clipStraddle = 4 << 10
 
 var (
 	// noChange says outright that nothing at all is to change — not a
@@ -45,10 +51,19 @@ func IntentOf(request string) Intent {
 	return in
 }
 
-// clipText is s cut to at most n bytes at a rune boundary, marked when cut.
+// clipText is s cut to at most n bytes at a rune boundary, marked when cut:
+// before a secret or piece of personal data the cut would split, since a
+// part of one is something no detector recognizes, to redact where the
+// request is shown.
 func clipText(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for _, sp := range detect.Spans(s[:min(len(s), n+clipStraddle)]) {
+		if sp.Start < n && n < sp.End {
+			n = sp.Start
+			break
+		}
 	}
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--

@@ -371,4 +371,14 @@ func TestIntentOf(t *testing.T) {
 	if got := IntentOf(strings.Repeat("é", 400)).Request; len(got) > maxIntentText+len("…") || !utf8.ValidString(got) {
 		t.Errorf("a long request is kept as %d bytes", len(got))
 	}
+	// A cut never keeps part of a secret (issue 37): the request is cut
+	// before one the cut would split, which a detector then no longer
+	// recognizes to redact.
+	const key = "JtL6KKKYEoTpPfNinZZqR5PqNg0zN4UEFuTSGti3"
+	for at := maxIntentText - 39; at < maxIntentText; at += 3 {
+		req := strings.Repeat("a ", at/2) + strings.Repeat(" ", at%2) + key + " please store it"
+		if got := IntentOf(req).Request; strings.Contains(got, key[:8]) {
+			t.Errorf("key at %d: the request keeps %q", at, got[max(0, len(got)-45):])
+		}
+	}
 }

@@ -1,0 +1,215 @@
+package detect
+
+import (
+	"encoding/base64"
+	"math"
+	"strings"
+)
+
+// Bare credentials: a secret that comes with no name beside it (an AWS
+// secret access key pasted alone, printed by a tool, a line of a
+// credentials file read back) has only its shape to go by. The rule below
+// is calibrated on that shape, and on the project's own tree and fixtures
+// (TestBareRuleOwnTree: no finding on hashes, UUIDs, commit ids, base64
+// digests, signatures or ciphertexts in them).
+//
+// An AWS secret access key is 30 random bytes in base64: exactly 40
+// characters of [A-Za-z0-9/+], with no padding. A candidate is a run of
+// those characters of exactly that length: a longer run (a base64 blob, a
+// signature, a ciphertext), or one followed by '=' (padded base64, a
+// digest), or one joined to a base64url or identifier character ('-',
+// '_') on either side is something else.
+const bareAWSLen = 40
+
+// Shannon entropy (bits per character, over the 40 characters) of random
+// 40-character base64: median 4.78; 1 in 1,000 below 4.35, 1 in 10,000
+// below 4.25, 1 in 100,000 below 4.15 (2·10^5 samples from crypto/rand).
+// Hex, however mixed, stays at or below 4 (log2 16); a path or a word
+// stays far below (src/main/java/com/example/service/Handler: 3.82).
+//
+//   - bareMinEntropy: the threshold for a key found alone. It also needs
+//     upper- and lower-case letters and a digit or one of '/' '+' (a random
+//     key lacks them about 1 time in 4,000: (52/64)^40). Together with
+//     the entropy threshold, TestBareRuleIsCalibrated misses 1 of 10,000
+//     random keys standing alone.
+//   - bareNearEntropy: the threshold where the context says what the value
+//     is: an AWS access key id (AKIA…, ASIA…) within bareNear bytes, or the
+//     word "secret" just before it (aws configure's "AWS Secret Access Key
+//     [None]: "). It still needs a letter of each case, and no hex-only
+//     string passes.
+//   - bareSeq: a key holding that many ascending characters in a row
+//     (0123…, abcd…) is a placeholder (sequence).
+//   - bareText: base64 that decodes to at least that many printable bytes
+//     of its 30 is encoded text, not a key (encodedText).
+const (
+	bareMinEntropy  = 4.25
+	bareNearEntropy = 3.5
+	bareNear        = 256
+	bareSecretWord  = 64
+	bareSeq         = 5
+	bareText        = 27
+)
+
+// bareAWSSecret accepts the run text[s:e] (found by the bare detector's
+// pattern, a maximal run of [A-Za-z0-9/+]) as an AWS secret access key
+// standing alone.
+func bareAWSSecret(text string, s, e int) bool {
+	if e-s != bareAWSLen {
+		return false
+	}
+	if s > 0 && (text[s-1] == '-' || text[s-1] == '_') {
+		return false // part of base64url or of an identifier
+	}
+	if e < len(text) && strings.IndexByte("-_=", text[e]) >= 0 {
+		return false // padded base64, base64url, an identifier
+	}
+	v := text[s:e]
+	var upper, lower, digit, sym, hexOnly = false, false, false, false, true
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case 'A' <= c && c <= 'Z':
+			upper = true
+			hexOnly = hexOnly && c <= 'F'
+		case 'a' <= c && c <= 'z':
+			lower = true
+			hexOnly = hexOnly && c <= 'f'
+		case '0' <= c && c <= '9':
+			digit = true
+		default:
+			sym = true
+			hexOnly = false
+		}
+	}
+	if hexOnly || !upper || !lower || sequence(v) || encodedText(v) {
+		return false
+	}
+	h := entropy(v)
+	if nearAWSKeyID(text, s, e) || secretWordBefore(text, s) {
+		return h >= bareNearEntropy
+	}
+	return (digit || sym) && h >= bareMinEntropy
+}
+
+// sequence reports whether v holds bareSeq characters in a row, each one
+// more than the one before (0123…, abcd…, ABCD…): a placeholder someone
+// typed, not random bytes (in a random key, about 2 in a million).
+func sequence(v string) bool {
+	n := 1
+	for i := 1; i < len(v); i++ {
+		if v[i] == v[i-1]+1 {
+			if n++; n >= bareSeq {
+				return true
+			}
+		} else {
+			n = 1
+		}
+	}
+	return false
+}
+
+// encodedText reports whether v is base64 of text: at least bareText of
+// the 30 bytes it decodes to are printable ASCII, tab or newline (of 30
+// random bytes, about 11 are; 27 or more about once in 10^9).
+func encodedText(v string) bool {
+	raw, err := base64.StdEncoding.DecodeString(v)
+	if err != nil {
+		return false
+	}
+	n := 0
+	for _, c := range raw {
+		if ' ' <= c && c <= '~' || c == '\t' || c == '\n' || c == '\r' {
+			n++
+		}
+	}
+	return n >= bareText
+}
+
+// isB64 reports whether c is one of the characters of an AWS secret
+// access key: [A-Za-z0-9/+].
+func isB64(c byte) bool { return b64Table[c] }
+
+var b64Table = func() (t [256]bool) {
+	for c := range t {
+		t[c] = 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '/' || c == '+'
+	}
+	return t
+}()
+
+// hasLongRun reports whether text holds a run of at least bareAWSLen
+// characters of [A-Za-z0-9/+]: only then can the bare detector match.
+func hasLongRun(text string) bool {
+	run := 0
+	for i := 0; i < len(text); i++ {
+		if !b64Table[text[i]] {
+			run = 0
+			continue
+		}
+		if run++; run >= bareAWSLen {
+			return true
+		}
+	}
+	return false
+}
+
+// nearAWSKeyID reports whether an AWS access key id stands within
+// bareNear bytes of text[s:e].
+func nearAWSKeyID(text string, s, e int) bool {
+	w := text[max(0, s-bareNear):min(len(text), e+bareNear)]
+	for _, id := range []string{"AKIA", "ASIA"} {
+		for i := 0; ; {
+			j := strings.Index(w[i:], id)
+			if j < 0 {
+				break
+			}
+			k := i + j + 4
+			n := 0
+			for k+n < len(w) && n < 16 && ('A' <= w[k+n] && w[k+n] <= 'Z' || '0' <= w[k+n] && w[k+n] <= '9') {
+				n++
+			}
+			if n == 16 {
+				return true
+			}
+			i = k
+		}
+	}
+	return false
+}
+
+// secretWordBefore reports whether "secret" (any case) stands within
+// bareSecretWord bytes before text[s].
+func secretWordBefore(text string, s int) bool {
+	return containsFold(text[max(0, s-bareSecretWord):s], "secret")
+}
+
+// entropy is the Shannon entropy of the bytes of v, in bits per byte.
+func entropy(v string) float64 {
+	var n [256]int
+	for i := 0; i < len(v); i++ {
+		n[v[i]]++
+	}
+	h := 0.0
+	for _, c := range n {
+		if c > 0 {
+			p := float64(c) / float64(len(v))
+			h -= p * math.Log2(p)
+		}
+	}
+	return h
+}
+
+// bareFound reports whether a bare-credential detector finds one in text.
+func bareFound(text string) bool {
+	for i := range detectors {
+		d := &detectors[i]
+		if d.gate == nil || d.class != ClassSecret {
+			continue
+		}
+		for _, m := range d.re.FindAllStringSubmatchIndex(text, -1) {
+			if d.check(text, m[2*d.group], m[2*d.group+1]) {
+				return true
+			}
+		}
+	}
+	return false
+}
