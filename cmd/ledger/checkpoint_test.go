@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -100,6 +101,29 @@ func TestCheckpointCatchesWhatChainsCannot(t *testing.T) {
 			t.Fatalf("%s from stdin: exit %d:\n%s\nwant:\n%s", c.name, code, fromStdin, out)
 		}
 	}
+	// A Checkpoint record that says another size beside its own note (its
+	// chain resealed after the edit): bad_record, in ledger verify and
+	// verify.py.
+	var misstated []string
+	edited1 := false
+	for _, l := range lines {
+		if !edited1 && strings.Contains(l, `"event_type":"Checkpoint"`) {
+			l, edited1 = regexp.MustCompile(`"size":\d+`).ReplaceAllString(l, `"size":999`), true
+		}
+		misstated = append(misstated, l)
+	}
+	if !edited1 {
+		t.Fatal("the export carries no Checkpoint record")
+	}
+	misPath := filepath.Join(dir, "misstated.ndjson")
+	os.WriteFile(misPath, []byte(strings.Join(resealAll(t, misstated), "\n")+"\n"), 0o644)
+	if code, out, _ := run(t, "", "verify", "--bundle", misPath); code != 1 || !strings.Contains(out, "bad_record") || !strings.Contains(out, "size 999") {
+		t.Errorf("a Checkpoint record misstating its note's size: exit %d\n%s", code, out)
+	}
+	if out, err := python(t, "bundle", misPath); err == nil || !strings.Contains(out, "bad_record") {
+		t.Errorf("verify.py took a Checkpoint record misstating its note's size: %v\n%s", err, out)
+	}
+
 	note, _ := os.ReadFile(cp)
 	edited := filepath.Join(dir, "edited.note")
 	os.WriteFile(edited, bytes.Replace(note, []byte(first.SessionID()), []byte(first.SessionID()+"x"), 1), 0o644)
