@@ -420,9 +420,14 @@ func failureAnswer(failOpen bool, reason string) HookResponse {
 
 // FailureResponse is the answer of the failure policy when no engine
 // could be reached at all (an adapter whose engine is down): deny, or an
-// ask when failOpen (failureAnswer).
-func FailureResponse(failOpen bool, cause error) HookResponse {
-	return failureAnswer(failOpen, "the security engine could not be reached: "+cause.Error())
+// ask when failOpen (failureAnswer) — answered deny where no one attends
+// the host's run (unattended: the hook's word), as the engine answers it.
+func FailureResponse(failOpen, unattended bool, cause error) HookResponse {
+	r := failureAnswer(failOpen, "the security engine could not be reached: "+cause.Error())
+	if r.Decision == aarts.Ask && unattended {
+		r.HostAnswer = aarts.Deny
+	}
+	return r
 }
 
 // MonitorFailureResponse is the answer to a call no engine could decide in

@@ -276,8 +276,8 @@ func (e *Engine) decideEvent(ctx context.Context, tenant string, auth receipt.Au
 // is a finding (RESULT_WITHOUT_ALLOW), and the approver still decides.
 func (e *Engine) closeHostAsk(ctx context.Context, k ledger.SessionKey, en *entry, ev *aarts.Event, asker string) error {
 	ended := ev.HookPoint == "PreOutputDeliver"
-	if !ended && (ev.HookPoint != "PostToolUse" || ev.TurnID == "") {
-		return nil
+	if len(en.state.Snapshot.HostAsks) == 0 || !ended && (ev.HookPoint != "PostToolUse" || ev.TurnID == "") {
+		return nil // nothing the host prompted for is open
 	}
 	refused := ev.Field("host_refused") == true
 	call, ran, _ := en.state.Snapshot.BindResult(ev)

@@ -156,7 +156,7 @@ func TestOneFailOpenContract(t *testing.T) {
 
 	// No engine could be reached: the hook's own answer.
 	for _, failOpen := range []bool{false, true} {
-		r := FailureResponse(failOpen, errors.New("connection refused"))
+		r := FailureResponse(failOpen, false, errors.New("connection refused"))
 		want := map[bool]string{false: aarts.Deny, true: aarts.Ask}[failOpen]
 		if r.Decision != want || r.ReasonCode != ReasonEngineFailure {
 			t.Errorf("fail-open %v, no engine: %s %s, want %s", failOpen, r.Decision, r.ReasonCode, want)
@@ -170,6 +170,10 @@ func TestOneFailOpenContract(t *testing.T) {
 				t.Errorf("fail-open %v, no engine: %s gets %s (%s), want %s", failOpen, host, got, HostOutput(host, []byte(in), r), form)
 			}
 		}
+	}
+
+	if out := HostOutput("claude-code", []byte(calls["claude-code"]), FailureResponse(true, true, errors.New("connection refused"))); rendered("claude-code", out) != aarts.Deny {
+		t.Errorf("unattended Claude Code, no engine, under fail-open: host gets %s, want a deny (no one to prompt)", out)
 	}
 
 	// The engine fails: its store is down.

@@ -66,7 +66,7 @@ func (a *app) hook(c *cli.Context, host string) error {
 	}
 	if err != nil {
 		fmt.Fprintf(a.stderr, "agentledger: no engine could decide this %s event: %v\n", host, err)
-		resp = engine.FailureResponse(c.Bool("fail-open"), err)
+		resp = engine.FailureResponse(c.Bool("fail-open"), in.Unattended, err)
 		if c.Bool("monitor") {
 			resp = engine.MonitorFailureResponse(err)
 		}
