@@ -34,6 +34,10 @@ type ServerConfig struct {
 	Engine *Engine
 	Store  *store.Store
 	Tokens *Tokens
+	// CheckpointKeys open the checkpoints recorded in the ledger that the
+	// inbox's incident pages show; none: shown as not checked. A checkpoint
+	// a records key signed is refused either way.
+	CheckpointKeys receipt.Keyring
 	// Insecure lets requests without a token act as Tenant. For local
 	// experiments, and for a Unix socket whose file permissions are the
 	// authentication.

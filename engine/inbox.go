@@ -397,14 +397,14 @@ func (in *inbox) session(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "read the session: "+err.Error(), http.StatusServiceUnavailable)
 		return
 	}
-	cp, err := incident.NewestCheckpoint(r.Context(), in.s.cfg.Store, CheckpointSession)
-	if err != nil {
-		http.Error(w, "read the checkpoints: "+err.Error(), http.StatusServiceUnavailable)
-		return
-	}
 	var keys receipt.Keyring
 	if sg := in.s.cfg.Engine.Decider().Signer; sg != nil {
 		keys = receipt.Keyring{sg.KeyID(): sg.PublicKey()}
+	}
+	cp, err := incident.NewestCheckpoint(r.Context(), in.s.cfg.Store, CheckpointSession, in.s.cfg.CheckpointKeys, keys)
+	if err != nil {
+		http.Error(w, "read the checkpoints: "+err.Error(), http.StatusServiceUnavailable)
+		return
 	}
 	headers(w)
 	_ = incident.WriteHTML(w, incident.Build(incident.Input{Key: k, Records: recs, Keys: keys, Checkpoint: cp, Limits: lim}))

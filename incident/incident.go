@@ -19,7 +19,6 @@ import (
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/detect"
 	"github.com/agentledger/agentledger/ledger"
-	"github.com/agentledger/agentledger/ledger/checkpoint"
 	"github.com/agentledger/agentledger/receipt"
 	"github.com/agentledger/agentledger/reducer"
 )
@@ -42,8 +41,8 @@ type Input struct {
 	// Keys are the record keys receipts are checked with; none: receipts
 	// are listed, not checked.
 	Keys receipt.Keyring
-	// Checkpoint is the newest checkpoint recorded, if any.
-	Checkpoint *checkpoint.Checkpoint
+	// Checkpoint is the newest checkpoint recorded, and those refused.
+	Checkpoint Newest
 	Revealed   bool
 	Limits     ledger.Limits
 }
@@ -209,9 +208,15 @@ func receiptState(in Input, shown []byte, seq uint64, bySeq map[uint64]string) s
 }
 
 func checkpointStatus(in Input, v *View) Status {
-	cp := in.Checkpoint
+	cp := in.Checkpoint.Checkpoint
+	if n := len(in.Checkpoint.Refused); n > 0 {
+		return Status{State: "failed", Detail: fmt.Sprintf("%d recorded checkpoints refused (the newest: %s)", n, in.Checkpoint.Refused[n-1])}
+	}
 	if cp == nil {
 		return Status{State: "unknown", Detail: "no checkpoint recorded (ledger checkpoint records one)"}
+	}
+	if !in.Checkpoint.Checked {
+		return Status{State: "unknown", Detail: fmt.Sprintf("the newest checkpoint (log size %d) was not checked: no checkpoint key (give the checkpoint public key)", cp.Size)}
 	}
 	for _, h := range cp.Heads {
 		if h.Tenant != in.Key.Tenant || h.Session != in.Key.Session {

@@ -2,12 +2,12 @@ package incident
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/checkpoint"
 	"github.com/agentledger/agentledger/ledger/store"
+	"github.com/agentledger/agentledger/receipt"
 	"github.com/agentledger/agentledger/seal"
 )
 
@@ -34,25 +34,38 @@ func Read(ctx context.Context, st *store.Store, k ledger.SessionKey, lim ledger.
 	return out, err
 }
 
-// NewestCheckpoint is the last checkpoint recorded in session k of st
-// (where the engine records them), nil when there is none. It is parsed,
-// not opened: the view reports what the record says, and ledger verify
-// checks the signature.
-func NewestCheckpoint(ctx context.Context, st *store.Store, k ledger.SessionKey) (*checkpoint.Checkpoint, error) {
-	var newest *checkpoint.Checkpoint
+// Newest is the newest checkpoint recorded in a session, as far as the
+// view may rely on it.
+type Newest struct {
+	// Checkpoint is the newest recorded checkpoint that was not refused;
+	// nil when there is none.
+	Checkpoint *checkpoint.Checkpoint
+	// Checked says a checkpoint key opened its note; without one given,
+	// the note is read unchecked.
+	Checked bool
+	// Refused names, newest last, the Checkpoint records refused: a note
+	// signed with a records key (in any format), one no checkpoint key
+	// given opens, or a record that disagrees with its note.
+	Refused []string
+}
+
+// NewestCheckpoint reads the checkpoints recorded in session k of st
+// (where the engine records them), each note opened with a key of
+// checkpoints (checkpoint keys only; none: read unchecked) and refused
+// when a key of records signed it.
+func NewestCheckpoint(ctx context.Context, st *store.Store, k ledger.SessionKey, checkpoints, records receipt.Keyring) (Newest, error) {
+	var newest Newest
 	err := st.ReadSession(ctx, k, func(m store.Msg) error {
 		e, err := ledger.Decode(m.Data, ledger.Limits{})
 		if err != nil || e.EventType() != ledger.EventCheckpoint {
 			return nil // verify names it
 		}
-		var rec struct {
-			Note string `json:"note"`
+		cp, fault := checkpoint.Recorded(e, checkpoints, records)
+		if fault != nil {
+			newest.Refused = append(newest.Refused, fault.Error())
+			return nil
 		}
-		if json.Unmarshal(e.Payload(), &rec) == nil {
-			if cp, err := checkpoint.ParseNote([]byte(rec.Note)); err == nil {
-				newest = cp
-			}
-		}
+		newest.Checkpoint, newest.Checked = cp, len(checkpoints) > 0
 		return nil
 	})
 	return newest, err

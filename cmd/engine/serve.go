@@ -35,6 +35,14 @@ type serveFlags struct {
 	cfg                     store.Config
 }
 
+// checkpointKeys is the data directory's checkpoint public key (what
+// ledger checkpoint and the engine's checkpoints sign with), which the
+// inbox opens recorded checkpoints with.
+func (f serveFlags) checkpointKeys() receipt.Keyring {
+	_, pub := receipt.KeyFiles(f.dataDir, receipt.KeyCheckpoints)
+	return cmdline.CheckpointKeys(pub)
+}
+
 func (a *app) serve(c *cli.Context) error {
 	f, err := a.serveFlags(c)
 	if err != nil {
@@ -306,7 +314,7 @@ func (a *app) runServers(c *cli.Context, f serveFlags, p *policy.Policy, eng *en
 			ln, scheme = tls.NewListener(ln, f.tlsConf), "https"
 		}
 		serveOn(ln, engine.Handler(engine.ServerConfig{Engine: eng, Store: st, Tokens: f.tokens, Insecure: c.Bool("insecure-dev"),
-			LocalIdentity: receipt.Authenticated{By: "insecure-dev"}, Timeout: timeout}))
+			LocalIdentity: receipt.Authenticated{By: "insecure-dev"}, Timeout: timeout, CheckpointKeys: f.checkpointKeys()}))
 		fmt.Fprintf(a.stderr, "engine: serving %s://%s (policy %s, manifest %s)\n", scheme, ln.Addr(), p.Digest()[:12], p.Manifest().Name)
 	}
 	if f.socket != "" {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,9 +12,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/checkpoint"
+	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/receipt"
 	"github.com/agentledger/agentledger/seal"
 )
@@ -184,6 +189,8 @@ func TestForgeriesAreCaught(t *testing.T) {
 			if err == nil || !strings.Contains(out, fmt.Sprintf("'%s') seq %d: %s", f.want.session, f.want.seq, f.want.kind)) {
 				t.Errorf("verify.py: %v, want %q:\n%s", err, want, out)
 			}
+			// The same lines written into a store's stream.
+			inStore(t, storeOf(t, body), want, "--pubkey", fixturePub, "--checkpoint-pubkey", cpPub)
 		})
 	}
 
@@ -313,10 +320,162 @@ func TestForgeriesAreCaught(t *testing.T) {
 			t.Errorf("the genuine checkpoint twice: exit %d\n%s%s", code, out, errs)
 		}
 	})
+	// Checkpoint records a records-key holder writes: a note in format 0
+	// or 2 signed with the records key (hiding whatever it leaves out), and
+	// a genuine note whose record misstates its size. Each is bad_record in
+	// a bundle, in a store and in verify.py, with or without the checkpoint
+	// key given.
+	t.Run("checkpoint records outside their purpose", func(t *testing.T) {
+		recKey, err := receipt.LoadKey("../../fixtures/keys/fixture-ed25519.pem")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lastEnv, _ := ledger.Decode([]byte(lines[len(lines)-1]), ledger.Limits{})
+		var log checkpoint.Log
+		for _, l := range lines {
+			log.Add([]byte(l))
+		}
+		full, err := checkpoint.New("agentledger", &log, []checkpoint.Head{{Tenant: lastEnv.TenantID(), Session: lastEnv.SessionID(), Seq: lastEnv.Seq(), Hash: lastEnv.Hash()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		empty := &checkpoint.Checkpoint{Version: 0, Origin: "agentledger", Root: sha256.Sum256(nil)}
+		record := func(ck *checkpoint.Checkpoint, key []byte, size int64) string {
+			note, err := ck.Sign(key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			payload, _ := json.Marshal(map[string]any{"note": string(note), "size": size, "sessions": len(ck.Heads)})
+			env, err := ledger.Seal(ledger.Head{}, ledger.Event{TenantID: "agentledger", SessionID: "checkpoints", EventType: ledger.EventCheckpoint,
+				TsUnixMs: lastEnv.TsUnixMs() + 1, Payload: payload, Signer: receipt.NewSigner(recKey)}, ledger.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return strings.TrimSpace(string(env.Bytes()))
+		}
+		for _, c := range []struct {
+			name, line, want string
+		}{
+			{"format 0 note signed with the records key", record(empty, recKey, 0), "records key"},
+			{"format 2 note signed with the records key", record(full, recKey, full.Size), "records key"},
+			{"a record misstating its note's size", record(full, cpKey, full.Size+1), "says size"},
+		} {
+			body := append(append([]string(nil), lines...), c.line)
+			path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".ndjson")
+			os.WriteFile(path, []byte(strings.Join(body, "\n")+"\n"), 0o600)
+			data := storeOf(t, body)
+			for _, keys := range [][]string{{"--pubkey", fixturePub}, {"--pubkey", fixturePub, "--checkpoint-pubkey", cpPub}} {
+				code, out, errs := run(t, "", append([]string{"verify", "--bundle", path}, keys...)...)
+				if code != 1 || !strings.Contains(out, "agentledger/checkpoints seq 0: bad_record") || !strings.Contains(out, c.want) {
+					t.Errorf("%s, bundle %v: exit %d, want bad_record with %q:\n%s%s", c.name, keys, code, c.want, out, errs)
+				}
+				inStore(t, data, "agentledger/checkpoints seq 0: bad_record", keys...)
+				inStore(t, data, c.want, keys...)
+				// The incident page (ledger show, the inbox) does not take
+				// it for a checkpoint either.
+				code, out, errs = run(t, "", "--data", data, "--format", "html", "show", "--pubkey", fixturePub, "cleanup-gone-wrong")
+				if code != 0 || !strings.Contains(out, `id="checkpoint-status"><b class="fail">failed</b>`) {
+					i := strings.Index(out, "checkpoint-status")
+					t.Errorf("%s: the incident page's checkpoint status: exit %d %s\n%s", c.name, code, errs, out[max(i, 0):min(max(i, 0)+200, len(out))])
+				}
+				pyArgs := append(append([]string{"bundle"}, keys...), path)
+				if out, err := python(t, pyArgs...); err == nil || !strings.Contains(out, "bad_record") || !strings.Contains(out, c.want) {
+					t.Errorf("%s, verify.py %v: %v, want bad_record with %q:\n%s", c.name, keys, err, c.want, out)
+				}
+			}
+		}
+	})
+	// Against a store's own log: a checkpoint of the log's size with
+	// another root (a fork the log key signed), alone and beside the
+	// genuine one.
+	t.Run("split view against the store's log", func(t *testing.T) {
+		data := storeOf(t, lines)
+		genuine := filepath.Join(dir, "store-genuine.note")
+		if code, _, errs := run(t, "", "--data", data, "checkpoint", "-o", genuine); code != 0 {
+			t.Fatal(errs)
+		}
+		pub := filepath.Join(data, "keys", "checkpoint-ed25519.pub.pem")
+		key, err := receipt.LoadKey(filepath.Join(data, "keys", "checkpoint-ed25519.pem"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg, _ := os.ReadFile(genuine)
+		ck, err := checkpoint.Open(msg, key.Public().(ed25519.PublicKey))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ck.Root[0] ^= 1
+		note, err := ck.Sign(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		forked := filepath.Join(dir, "store-forked.note")
+		os.WriteFile(forked, note, 0o600)
+		_, recPub := receipt.KeyFiles(data, receipt.KeyRecords) // ledger checkpoint signed its record with it
+		if code, out, errs := run(t, "", "--data", data, "verify", "--pubkey", fixturePub, "--pubkey", recPub, "--checkpoint-pubkey", pub, "--checkpoint", genuine); code != 0 {
+			t.Fatalf("the genuine store: exit %d\n%s%s", code, out, errs)
+		}
+		inStore(t, data, "root", "--checkpoint-pubkey", pub, "--checkpoint", forked)
+		inStore(t, data, string(checkpoint.SplitView), "--checkpoint-pubkey", pub, "--checkpoint", genuine, "--checkpoint", forked)
+	})
+	// The genuine lines in a store verify: what the store-mode checks
+	// above find is the forgery, not the store.
+	if code, out, errs := run(t, "", "--data", storeOf(t, lines), "verify", "--deep", "--pubkey", fixturePub, "--checkpoint-pubkey", cpPub); code != 0 {
+		t.Errorf("the genuine recording in a store: exit %d\n%s%s", code, out, errs)
+	}
 	// The genuine recording verifies with both keys given for their
 	// purposes.
 	if code, out, errs := run(t, "", "verify", "--bundle", "../../fixtures/sessions/coding-agent/destructive-commands.ndjson",
 		"--pubkey", fixturePub, "--checkpoint-pubkey", cpPub, "--deep"); code != 0 {
 		t.Fatalf("genuine: exit %d %s %s", code, out, errs)
+	}
+}
+
+// storeOf writes lines into a new data directory's stream as a forger
+// with write access to it would, session by session in the order given
+// (each line's chain must already hold), and returns the directory: what
+// `ledger --data DIR verify` then reads in store mode.
+func storeOf(t *testing.T, lines []string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "data")
+	st, err := store.Open(context.Background(), store.Config{DataDir: dir, Listen: "127.0.0.1:0", Sync: store.SyncInterval})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	nc, err := nats.Connect(st.ClientURL()) // the writer's rights, no ledger code
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := nc.JetStream()
+	for i, l := range lines {
+		var k struct {
+			Tenant  string `json:"tenant_id"`
+			Session string `json:"session_id"`
+		}
+		if err := json.Unmarshal([]byte(l), &k); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		if _, err := js.Publish(st.Subject(ledger.SessionKey{Tenant: k.Tenant, Session: k.Session}), []byte(l)); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+	}
+	return dir
+}
+
+// inStore runs ledger verify (fast and deep) on the data directory dir
+// with args added, and reports unless it exits 1 naming want.
+func inStore(t *testing.T, dir, want string, args ...string) {
+	t.Helper()
+	for _, deep := range []bool{false, true} {
+		a := append([]string{"--data", dir, "verify"}, args...)
+		if deep {
+			a = append(a, "--deep")
+		}
+		code, out, errs := run(t, "", a...)
+		if code != 1 || !strings.Contains(out+errs, want) {
+			t.Errorf("store mode: ledger %v: exit %d, want 1 with %q:\n%s%s", a, code, want, out, errs)
+		}
 	}
 }

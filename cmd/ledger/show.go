@@ -81,7 +81,7 @@ func (a *app) writeIncident(c *cli.Context, s *store.Store, k ledger.SessionKey,
 	if err != nil {
 		return err
 	}
-	cp, err := incident.NewestCheckpoint(c.Context, s, engine.CheckpointSession)
+	cp, err := incident.NewestCheckpoint(c.Context, s, engine.CheckpointSession, dataCheckpointKeys(c), keys)
 	if err != nil {
 		return err
 	}
@@ -109,6 +109,13 @@ func recordKeys(c *cli.Context) (receipt.Keyring, error) {
 		}
 	}
 	return keys.Records, nil
+}
+
+// dataCheckpointKeys is the data directory's checkpoint public key, when
+// it has one (none: an empty ring, and checkpoints are shown unchecked).
+func dataCheckpointKeys(c *cli.Context) receipt.Keyring {
+	_, pub := receipt.KeyFiles(cmdline.Resolve(c, cmdline.FlagData), receipt.KeyCheckpoints)
+	return cmdline.CheckpointKeys(pub)
 }
 
 func fileExists(p string) bool {

@@ -156,7 +156,7 @@ func checkWitnesses(c *cli.Context, cp string, msg []byte) error {
 // session heads, and to each other); one that carries none says so, as a
 // limit of what it proves.
 func (a *app) feedVerifier(c *cli.Context, v *ledger.Verifier, cks []givenCheckpoint, keys receipt.Keys) (fed, error) {
-	carried := checkpoint.NewCarried(keys.Checkpoints)
+	carried := checkpoint.NewCarried(keys.Checkpoints, keys.Records)
 	if b := c.String("bundle"); b != "" {
 		in, closeIn, err := a.openInput(b)
 		if err != nil {
@@ -217,7 +217,7 @@ func logFaults(ctx context.Context, st *store.Store, cks []givenCheckpoint, keys
 		if err != nil || e.EventType() != ledger.EventCheckpoint {
 			return nil // chain verification names it
 		}
-		cp, fault := checkpoint.Recorded(e, keys.Checkpoints)
+		cp, fault := checkpoint.Recorded(e, keys.Checkpoints, keys.Records)
 		switch {
 		case fault != nil:
 			fault.StreamSeq = m.StreamSeq

@@ -15,7 +15,7 @@ import (
 // session a checkpoint lists must reach the head it names — and each to
 // the others and to its own record.
 type Carried struct {
-	keys  map[string]ed25519.PublicKey
+	keys, records map[string]ed25519.PublicKey
 	found []carried
 	bad   []*ledger.ChainError
 }
@@ -28,9 +28,10 @@ type carried struct {
 
 // NewCarried returns a Carried that opens each carried note with a key of
 // keys (checkpoint keys only), or, with none, reads it unchecked (the
-// record's own signature, when record keys are given, vouches for it).
-func NewCarried(keys map[string]ed25519.PublicKey) *Carried {
-	return &Carried{keys: keys}
+// record's own signature, when record keys are given, vouches for it). A
+// note a key of records signed is a fault either way (see Recorded).
+func NewCarried(keys, records map[string]ed25519.PublicKey) *Carried {
+	return &Carried{keys: keys, records: records}
 }
 
 // Envelope implements ledger.Check.
@@ -48,7 +49,7 @@ func (c *Carried) Envelope(raw []byte, decoded *ledger.Envelope, _ ledger.Positi
 	if decoded.EventType() != ledger.EventCheckpoint {
 		return nil
 	}
-	ck, fault := Recorded(decoded, c.keys)
+	ck, fault := Recorded(decoded, c.keys, c.records)
 	if fault != nil {
 		return []*ledger.ChainError{fault}
 	}
@@ -59,9 +60,10 @@ func (c *Carried) Envelope(raw []byte, decoded *ledger.Envelope, _ ledger.Positi
 // Recorded reads the checkpoint a Checkpoint record e carries: its note,
 // opened with a key of keys (checkpoint keys only; with none, read
 // unchecked), which must agree with what the record says beside it (its
-// size and number of sessions). A record that does not read, or does not
-// agree, is a bad_record fault.
-func Recorded(e *ledger.Envelope, keys map[string]ed25519.PublicKey) (*Checkpoint, *ledger.ChainError) {
+// size and number of sessions). A record that does not read, does not
+// agree, or whose note a key of records signed (in any format), is a
+// bad_record fault.
+func Recorded(e *ledger.Envelope, keys, records map[string]ed25519.PublicKey) (*Checkpoint, *ledger.ChainError) {
 	fault := func(detail string) *ledger.ChainError {
 		return &ledger.ChainError{Kind: ledger.BadRecord, Tenant: e.TenantID(), Session: e.SessionID(), Seq: e.Seq(), Detail: detail}
 	}
@@ -74,8 +76,13 @@ func Recorded(e *ledger.Envelope, keys map[string]ed25519.PublicKey) (*Checkpoin
 		return nil, fault("the Checkpoint record does not read: " + err.Error())
 	}
 	ck, err := ParseNote([]byte(rec.Note))
-	if err == nil && len(keys) > 0 {
-		ck, err = OpenWith([]byte(rec.Note), keys)
+	switch {
+	case err == nil && len(keys) > 0:
+		ck, err = OpenByRole([]byte(rec.Note), keys, records)
+	case err == nil && len(records) > 0:
+		if _, rerr := OpenWith([]byte(rec.Note), records); rerr == nil {
+			ck, err = nil, ErrRecordsKey
+		}
 	}
 	switch {
 	case err != nil:

@@ -724,3 +724,19 @@ func FlagUsage(cmd *cli.Command, name, usage string) *cli.Command {
 	}
 	return cmd
 }
+
+// CheckpointKeys reads the checkpoint public keys in the PEM file pub;
+// a file that is missing or holds none gives an empty ring (checkpoints
+// are then read unchecked and say so), and a key the file marks as a
+// records key is left out: it never opens a checkpoint.
+func CheckpointKeys(pub string) receipt.Keyring {
+	raw, err := os.ReadFile(pub)
+	if err != nil {
+		return receipt.Keyring{}
+	}
+	var keys receipt.Keys
+	if keys.Add(raw, receipt.PurposeCheckpoints) != nil {
+		return receipt.Keyring{}
+	}
+	return keys.Checkpoints
+}
