@@ -16,8 +16,8 @@ import (
 // the others and to its own record.
 type Carried struct {
 	keys, records map[string]ed25519.PublicKey
-	found []carried
-	bad   []*ledger.ChainError
+	found         []carried
+	bad           []*ledger.ChainError
 }
 
 type carried struct {
