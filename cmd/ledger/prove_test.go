@@ -127,8 +127,13 @@ func TestProofsAndWitness(t *testing.T) {
 		"--witness", "witness.example/w1="+wpub); code != 0 {
 		t.Errorf("verify --witness: exit %d %s %s", code, out, errs)
 	}
-	if code, _, errs := run(t, "", "--data", data, "verify", "--checkpoint", cp1b, "--checkpoint-pubkey", cpKey, "--witness", "witness.example/w1="+wpub); code != 1 || !strings.Contains(errs, "cosignature") {
-		t.Errorf("verify --witness of a checkpoint the witness never saw: exit %d %s", code, errs)
+	if code, out, errs := run(t, "", "--data", data, "verify", "--checkpoint", cp1b, "--checkpoint-pubkey", cpKey, "--witness", "witness.example/w1="+wpub); code != 1 || !strings.Contains(out, "not_cosigned") {
+		t.Errorf("verify --witness of a checkpoint the witness never saw: exit %d %s%s", code, out, errs)
+	}
+	// Without --witness, a cosignature is named as not checked.
+	if code, out, errs := run(t, "", "--data", data, "verify", "--checkpoint", filepath.Join(dir, "cosigned.note"), "--checkpoint-pubkey", cpKey); code != 0 ||
+		!strings.Contains(out, `LIMIT checkpoint `) || !strings.Contains(out, `cosignature of "witness.example/w1", not checked`) {
+		t.Errorf("verify of a cosigned checkpoint without --witness: exit %d %s%s", code, out, errs)
 	}
 	before, _ := os.ReadFile(state)
 	key, err := receipt.LoadKey(filepath.Join(data, "keys", "checkpoint-ed25519.pem"))
@@ -160,6 +165,24 @@ func TestProofsAndWitness(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(state); !bytes.Equal(before, after) {
 		t.Errorf("a refused checkpoint changed the witness's state:\n%s\n%s", before, after)
+	}
+	// The witness's line copied from the note it cosigned onto the fork
+	// of the same size: the cosignature is over a note this verifier did
+	// not receive, and says so (in ledger verify and verify.py).
+	var line string
+	for _, l := range strings.Split(cosigned, "\n") {
+		if strings.HasPrefix(l, "— witness.example/w1 ") {
+			line = l
+		}
+	}
+	copied := filepath.Join(dir, "fork-with-copied-cosignature.note")
+	os.WriteFile(copied, append(forked, []byte(line+"\n")...), 0o600)
+	if code, out, errs := run(t, "", "--data", data, "verify", "--checkpoint", copied, "--checkpoint-pubkey", cpKey, "--witness", "witness.example/w1="+wpub); code != 1 ||
+		!strings.Contains(out, "cosigned_other") || !strings.Contains(out, "a view the verifier did not receive") {
+		t.Errorf("verify --witness of a cosignature copied onto a fork: exit %d %s%s", code, out, errs)
+	}
+	if out, err := python(t, "cosignature", "witness.example/w1", wpub, copied); err == nil || !strings.Contains(out, "cosigned_other") {
+		t.Errorf("verify.py cosignature of a cosignature copied onto a fork: %v\n%s", err, out)
 	}
 
 	// A Reveal records a checkpoint; a bundle that lost the Reveal fails

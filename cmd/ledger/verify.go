@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -39,6 +41,10 @@ func (a *app) verify(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	witnesses, err := witnessKeys(c)
+	if err != nil {
+		return err
+	}
 	v := ledger.NewVerifier(mode, lim)
 	if len(keys.Records) > 0 {
 		// Records are checked with the record keys alone: one signed
@@ -61,6 +67,10 @@ func (a *app) verify(c *cli.Context) error {
 	// Every checkpoint given is checked, and every two must agree.
 	rep.Faults = append(rep.Faults, checkpoint.AllConsistent(vouching[len(fed.vouching):], names)...)
 	for _, ck := range cks {
+		faults, limits := ck.witnessed(witnesses)
+		rep.Faults, rep.Limits = append(rep.Faults, faults...), append(rep.Limits, limits...)
+	}
+	for _, ck := range cks {
 		ck.Heads = slices.DeleteFunc(ck.Heads, func(h checkpoint.Head) bool { return !f.Match(ledger.SessionKey{Tenant: h.Tenant, Session: h.Session}) })
 		faults, err := ck.Check(c.Context, checkpoint.InVerifier(v))
 		if err != nil {
@@ -80,10 +90,34 @@ func (a *app) verify(c *cli.Context) error {
 	return nil
 }
 
-// givenCheckpoint is a checkpoint --checkpoint named, by its file.
+// givenCheckpoint is a checkpoint --checkpoint named, by its file, with
+// the signed note as given.
 type givenCheckpoint struct {
 	*checkpoint.Checkpoint
 	name string
+	note []byte
+}
+
+// witnessed checks the cosignature of every witness required (by name),
+// and names, as limits, the cosignatures of witnesses not given.
+func (ck givenCheckpoint) witnessed(witnesses map[string]ed25519.PublicKey) (faults []*ledger.ChainError, limits []string) {
+	for _, name := range slices.Sorted(maps.Keys(witnesses)) {
+		err := checkpoint.CheckCosignature(ck.note, name, witnesses[name])
+		kind := checkpoint.NotCosigned
+		if errors.Is(err, checkpoint.ErrCosignedOther) {
+			kind = checkpoint.CosignedOther
+		}
+		if err != nil {
+			faults = append(faults, &ledger.ChainError{Kind: kind, Tenant: "agentledger", Session: "log", Seq: uint64(ck.Size),
+				Detail: fmt.Sprintf("checkpoint %s: %v", ck.name, err)})
+		}
+	}
+	for _, name := range checkpoint.Cosigners(ck.note) {
+		if _, ok := witnesses[name]; !ok {
+			limits = append(limits, fmt.Sprintf("checkpoint %s carries a cosignature of %q, not checked (give --witness %s=KEY.pub.pem)", ck.name, name, name))
+		}
+	}
+	return faults, limits
 }
 
 // verifyKeys reads --pubkey and --checkpoint-pubkey, each key for its
@@ -117,35 +151,29 @@ func verifyKeys(c *cli.Context) (receipt.Keys, []givenCheckpoint, error) {
 		if err != nil {
 			return keys, nil, cmdline.Usage(fmt.Errorf("%s: %w", cp, err))
 		}
-		if err := checkWitnesses(c, cp, msg); err != nil {
-			return keys, nil, err
-		}
-		cks = append(cks, givenCheckpoint{ck, cp})
+		cks = append(cks, givenCheckpoint{ck, cp, msg})
 	}
 	return keys, cks, nil
 }
 
-// checkWitnesses requires the checkpoint msg (of the file cp) to carry a
-// valid cosignature of every witness named by --witness NAME=FILE.
-func checkWitnesses(c *cli.Context, cp string, msg []byte) error {
+// witnessKeys reads --witness NAME=FILE: the witnesses whose cosignature
+// every --checkpoint must carry.
+func witnessKeys(c *cli.Context) (map[string]ed25519.PublicKey, error) {
+	out := map[string]ed25519.PublicKey{}
 	for _, w := range c.StringSlice("witness") {
 		name, file, ok := strings.Cut(w, "=")
 		if !ok {
-			return cmdline.Usage(fmt.Errorf("--witness %q: want NAME=FILE", w))
+			return nil, cmdline.Usage(fmt.Errorf("--witness %q: want NAME=FILE", w))
 		}
 		raw, err := os.ReadFile(file)
 		if err != nil {
-			return cmdline.Usage(err)
+			return nil, cmdline.Usage(err)
 		}
-		pub, err := receipt.ParsePublicKey(raw)
-		if err != nil {
-			return cmdline.Usage(fmt.Errorf("--witness %s: %w", file, err))
-		}
-		if err := checkpoint.CheckCosignature(msg, name, pub); err != nil {
-			return cmdline.Fault(fmt.Errorf("%s: %w", cp, err))
+		if out[name], err = receipt.ParsePublicKey(raw); err != nil {
+			return nil, cmdline.Usage(fmt.Errorf("--witness %s: %w", file, err))
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // feedVerifier reads --bundle, or the sessions of the ledger the filter

@@ -338,6 +338,13 @@ const (
 	// RolledBack: a session the checkpoint of the smaller log lists stands
 	// further back in (or is missing from) the checkpoint of the larger.
 	RolledBack ledger.FaultKind = "rolled_back"
+	// NotCosigned: a checkpoint given lacks the cosignature of a witness
+	// the verifier requires.
+	NotCosigned ledger.FaultKind = "not_cosigned"
+	// CosignedOther: a checkpoint carries a witness's cosignature line
+	// made over another note: the witness saw a view of the log the
+	// verifier did not receive.
+	CosignedOther ledger.FaultKind = "cosigned_other"
 )
 
 // Consistent returns the faults between two checkpoints of one ledger

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -157,18 +158,48 @@ func CosignerKeyHash(name string, pub ed25519.PublicKey) uint32 {
 	return binary.BigEndian.Uint32(h[:4])
 }
 
-// ErrCosignature is returned when a checkpoint carries no valid
-// cosignature of a witness.
+// ErrCosignature is returned when a checkpoint carries no cosignature of a
+// witness.
 var ErrCosignature = errors.New("no valid cosignature of the witness")
 
+// ErrCosignedOther is returned when a checkpoint carries a witness's
+// cosignature line that does not verify over its text: the witness
+// cosigned another note (a view of the log this verifier did not
+// receive), and the line was copied or the text edited.
+var ErrCosignedOther = fmt.Errorf("%w: its cosignature is over another note than this one (a view the verifier did not receive)", ErrCosignature)
+
 // CheckCosignature checks that msg, a signed checkpoint, carries a valid
-// tlog-cosignature/v1 (Ed25519) of the witness name with key pub.
+// tlog-cosignature/v1 (Ed25519) of the witness name with key pub. A
+// cosignature line of that witness over another note is ErrCosignedOther.
 func CheckCosignature(msg []byte, name string, pub ed25519.PublicKey) error {
 	v := &cosignVerifier{name: name, pub: pub}
-	if _, err := note.Open(msg, note.VerifierList(v)); err != nil {
-		return fmt.Errorf("%s: %w: %w", name, ErrCosignature, err)
+	_, err := note.Open(msg, note.VerifierList(v))
+	var bad *note.InvalidSignatureError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &bad):
+		return fmt.Errorf("%s: %w", name, ErrCosignedOther)
 	}
-	return nil
+	return fmt.Errorf("%s: %w: %w", name, ErrCosignature, err)
+}
+
+// Cosigners returns the names on msg's signature lines other than the log
+// key's (KeyName): the witnesses (or anyone) that added a signature, in
+// the order the lines come.
+func Cosigners(msg []byte) []string {
+	_, sigs, ok := strings.Cut(string(msg), "\n\n")
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(sigs, "\n") {
+		rest, ok := strings.CutPrefix(line, "\u2014 ")
+		if i := strings.LastIndex(rest, " "); ok && i > 0 && rest[:i] != KeyName && !slices.Contains(out, rest[:i]) {
+			out = append(out, rest[:i])
+		}
+	}
+	return out
 }
 
 // cosignVerifier verifies the cosignature lines of one witness.
