@@ -286,6 +286,10 @@ type windowEntry struct {
 	seq  uint64
 	line int
 	ok   bool
+	// extends says the envelope continued its own session's chain as read
+	// so far (seq 0 first, or the next seq linked to the last): so does
+	// every envelope of a stream-order file, where sessions interleave.
+	extends bool
 }
 
 // NewVerifier returns a Verifier in mode m.
@@ -437,11 +441,17 @@ func (v *Verifier) add(raw []byte, at Position) *Envelope {
 		}
 		v.last = c
 	}
+	extends := len(c.recs) == 0 && f.seq == 0 && !hasPrev
+	if n := len(c.recs); n > 0 {
+		last := &c.recs[n-1]
+		extends = f.seq == last.seq+1 && hasPrev && prev == last.hash
+	}
 	c.recs = append(c.recs, rec{seq: f.seq, hash: hash, prev: prev, hasPrev: hasPrev, ts: f.ts, line: at.Line, streamSeq: at.StreamSeq})
 	if at.Expect == nil {
-		// Only a bundle groups each session's envelopes together; a stream
-		// interleaves sessions, and Expect catches splices there.
-		v.shift(windowEntry{key: key, seq: f.seq, line: at.Line, ok: true})
+		// A bundle groups each session's envelopes together, a file in
+		// stream order interleaves them (each continuing its own chain);
+		// in a store, Expect catches splices.
+		v.shift(windowEntry{key: key, seq: f.seq, line: at.Line, ok: true, extends: extends})
 	}
 	if !hashOK {
 		return nil
@@ -486,11 +496,13 @@ func (v *Verifier) key(tenant, session cstr) SessionKey {
 }
 
 // shift slides the splice-detection window over a bundle: an envelope whose
-// neighbours on both sides belong to one other session was spliced into that
-// session.
+// neighbours on both sides belong to one other session, and that does not
+// continue its own session's chain there, was spliced into that session.
+// (One that does continue it is a file in stream order, sessions
+// interleaved, as ledger tail writes and ledger import reads.)
 func (v *Verifier) shift(cur windowEntry) {
 	a, b := v.window[0], v.window[1]
-	if a.ok && b.ok && cur.ok && a.key == cur.key && b.key != a.key {
+	if a.ok && b.ok && cur.ok && a.key == cur.key && b.key != a.key && !b.extends {
 		v.fault(&ChainError{Kind: ForeignSession, Tenant: a.key.Tenant, Session: a.key.Session, Seq: b.seq,
 			Line: b.line, Want: a.key.String(), Got: b.key.String(),
 			Detail: fmt.Sprintf("envelope of %s spliced between seq %d and seq %d", b.key, a.seq, cur.seq)}, nil)

@@ -50,6 +50,14 @@ func TestImportStreamOrder(t *testing.T) {
 		t.Fatal("the stream-order file is the export: the test shows nothing")
 	}
 
+	// ledger verify and verify.py read it as it is: interleaving is no
+	// fault.
+	if code, out, errs := run(t, "", "verify", "--deep", "--bundle", stream); code != 0 {
+		t.Errorf("verify of a stream-order file: exit %d: %s %s", code, out, errs)
+	}
+	if out, err := python(t, "bundle", stream); err != nil {
+		t.Errorf("verify.py of a stream-order file: %v\n%s", err, out)
+	}
 	b := filepath.Join(dir, "b")
 	if code, out, errs := run(t, "", "--data", b, "import", stream); code != 0 || !strings.Contains(out, "imported 3 sessions: 30 envelopes appended") {
 		t.Fatalf("import of a stream-order file: exit %d: %s %s", code, out, errs)
