@@ -213,3 +213,131 @@ func bareFound(text string) bool {
 	}
 	return false
 }
+
+// Other bare tokens: an API key or a session secret of random letters and
+// digits (base62: most providers' unprefixed keys, Vercel, Mailgun,
+// Postmark, OpenRouter's older keys, Heroku's API keys, a password manager's
+// generated password) pasted alone. A candidate is a maximal run of
+// [A-Za-z0-9] of bareTokenMin to bareTokenMax characters that stands apart
+// (not joined to '+', '/', '=', '_', '-' or '.', so not part of base64, a
+// base64url or JWT segment, an identifier or a host name), with a letter of
+// each case and a digit, not hex (hashes and commit ids are hex), not a
+// typed sequence, not base64 of text, and random enough:
+//
+//   - bareTokenEntropy gives, by length, the Shannon entropy below which
+//     1 in 1,000 random base62 strings falls (2·10^4 samples a length);
+//     the rule takes what is at least that.
+//   - wordy: a run holding words (an identifier such as
+//     TestSealHashIsSHA256OfJCSWithoutHash, a CamelCase type name) has
+//     bareTokenWords or more of its characters in lower-case runs of three
+//     or more and bareTokenVowels or more of its letters vowels (random
+//     base62: about a fifth vowels, and that much of it in such runs 1
+//     time in 1,000 at 32 characters, less when longer). A wordy run is
+//     taken only where a credential word or an AWS key id stands near it.
+//
+// Hex and padded base64 standing alone are not found: by shape they are
+// digests as often as keys (a named rule finds them where a name says
+// what they are).
+const (
+	bareTokenMin    = 32
+	bareTokenMax    = 64
+	bareTokenVowels = 0.3
+	bareTokenWords  = 0.45
+)
+
+// bareTokenEntropy is the threshold for a run of n characters,
+// interpolated between measured lengths.
+func bareTokenEntropy(n int) float64 {
+	pts := [...]struct {
+		n int
+		h float64
+	}{{32, 4.05}, {40, 4.32}, {48, 4.52}, {64, 4.81}}
+	for i := 1; i < len(pts); i++ {
+		if n <= pts[i].n {
+			a, b := pts[i-1], pts[i]
+			return a.h + (b.h-a.h)*float64(n-a.n)/float64(b.n-a.n)
+		}
+	}
+	return pts[len(pts)-1].h
+}
+
+// bareToken accepts the run text[s:e] (a maximal run of [A-Za-z0-9]
+// found by the pattern) as a bare token.
+func bareToken(text string, s, e int) bool {
+	if e-s < bareTokenMin || e-s > bareTokenMax {
+		return false
+	}
+	if s > 0 && strings.IndexByte("+/=_-.\\", text[s-1]) >= 0 || e < len(text) && strings.IndexByte("+/=_-.", text[e]) >= 0 {
+		return false // joined to base64, an identifier, a name, or a JSON escape (\uXXXX: the unescaped text is read too)
+	}
+	v := text[s:e]
+	var upper, lower, digit, hexOnly = false, false, false, true
+	letters, vowels := 0, 0
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case 'A' <= c && c <= 'Z':
+			upper, hexOnly = true, hexOnly && c <= 'F'
+			letters++
+		case 'a' <= c && c <= 'z':
+			lower, hexOnly = true, hexOnly && c <= 'f'
+			letters++
+		default:
+			digit = true
+		}
+		if strings.IndexByte("aeiouAEIOU", c) >= 0 {
+			vowels++
+		}
+	}
+	if hexOnly || !upper || !lower || !digit || sequence(v) || encodedText(v) || entropy(v) < bareTokenEntropy(len(v)) {
+		return false
+	}
+	return !wordy(v, letters, vowels) || nearAWSKeyID(text, s, e) || credentialWordBefore(text, s)
+}
+
+// wordy reports whether v (letters of its characters letters, vowels of
+// them vowels) reads as words joined together rather than random.
+func wordy(v string, letters, vowels int) bool {
+	inRuns, run := 0, 0
+	for i := 0; i <= len(v); i++ {
+		if i < len(v) && 'a' <= v[i] && v[i] <= 'z' {
+			run++
+			continue
+		}
+		if run >= 3 {
+			inRuns += run
+		}
+		run = 0
+	}
+	return float64(inRuns) >= bareTokenWords*float64(len(v)) && float64(vowels) >= bareTokenVowels*float64(letters)
+}
+
+// credentialWordBefore reports whether a word that says a credential
+// follows ("secret", "token", "key", "password", "bearer", "auth") stands
+// within bareSecretWord bytes before text[s].
+func credentialWordBefore(text string, s int) bool {
+	w := text[max(0, s-bareSecretWord):s]
+	for _, word := range []string{"secret", "token", "key", "password", "bearer", "auth"} {
+		if containsFold(w, word) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasAlnumRun reports whether text holds a run of at least bareTokenMin
+// letters and digits: only then can the bare token detector match.
+func hasAlnumRun(text string) bool {
+	run := 0
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9') {
+			run = 0
+			continue
+		}
+		if run++; run >= bareTokenMin {
+			return true
+		}
+	}
+	return false
+}

@@ -155,6 +155,8 @@ var detectors = []detector{
 	// the run); bareAWSSecret calibrates. A heuristic: it seals and
 	// redacts, never classifies.
 	{name: "bare_aws_secret", class: ClassSecret, re: regexp.MustCompile(`(?:\\[nrtbf])?([A-Za-z0-9/+]{40,})`), group: 1, check: bareAWSSecret, gate: hasLongRun},
+	// Other tokens of random letters and digits alone (bareToken).
+	{name: "bare_token", class: ClassSecret, re: regexp.MustCompile(`(?:\\[nrtbf])?([A-Za-z0-9]{32,})`), group: 1, check: bareToken, gate: hasAlnumRun},
 }
 
 // window is how much of a text the detectors read at once; texts longer
@@ -293,7 +295,7 @@ func MayHoldSecret(text string) bool {
 			t = (t<<5 ^ foldByte(text[i])) & (triBits - 1)
 			seen[t>>6] |= 1 << (t & 63)
 			run = (run + 1) * b2i(b64Table[text[i]])
-			longRun = longRun || run >= bareAWSLen
+			longRun = longRun || run >= bareTokenMin
 		}
 	}
 	for _, h := range secretHints {

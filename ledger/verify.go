@@ -464,6 +464,9 @@ func (v *Verifier) add(raw []byte, at Position) *Envelope {
 func malformed(raw []byte, err error, at Position) *ChainError {
 	f := &ChainError{Kind: Malformed, Line: at.Line, StreamSeq: at.StreamSeq, NoSeq: true,
 		Detail: "rejected, not read as an envelope: " + err.Error()}
+	if UnknownEnvelopeVersion(err) {
+		f.Kind = UnknownVersion // nothing unknown verifies, and it says what it is
+	}
 	var place struct {
 		Tenant  *string `json:"tenant_id"`
 		Session *string `json:"session_id"`
@@ -508,6 +511,13 @@ func (v *Verifier) shift(cur windowEntry) {
 			Detail: fmt.Sprintf("envelope of %s spliced between seq %d and seq %d", b.key, a.seq, cur.seq)}, nil)
 	}
 	v.window[0], v.window[1] = b, cur
+}
+
+// UnknownEnvelopeVersion reports whether err is Decode's refusal of an
+// envelope whose "v" is not a version this build reads.
+func UnknownEnvelopeVersion(err error) bool {
+	var ie *InputError
+	return errors.As(err, &ie) && ie.Path == "$.v"
 }
 
 func (v *Verifier) fault(e *ChainError, expect *SessionKey) {

@@ -164,6 +164,9 @@ func (c *Checker) Check(e *ledger.Envelope) *ledger.ChainError {
 		}
 		return c.format1(e, fault)
 	}
+	if ledger.UnknownEnvelopeVersion(err) {
+		return fault(ledger.UnknownVersion, "%v", err)
+	}
 	if err != nil {
 		return fault(ledger.BadRecord, "%v", err)
 	}
@@ -213,6 +216,9 @@ func (c *Checker) Check(e *ledger.Envelope) *ledger.ChainError {
 	if err := ledger.DecodeExact(v.Receipt, &r); err != nil {
 		return fault(ledger.BadReceipt, "receipt: %v", err)
 	}
+	if r.V != Version {
+		return fault(ledger.UnknownVersion, "a receipt of version %d (this build reads version %d)", r.V, Version)
+	}
 	if msg := mismatch(&r, &v, e); msg != "" {
 		return fault(ledger.ReceiptMismatch, "%s", msg)
 	}
@@ -228,8 +234,6 @@ func (c *Checker) Check(e *ledger.Envelope) *ledger.ChainError {
 // mismatch says how a receipt fails to attest its verdict, or "".
 func mismatch(r *Receipt, v *aarts.VerdictRecord, e *ledger.Envelope) string {
 	switch {
-	case r.V != Version:
-		return fmt.Sprintf("receipt version %d, want %d", r.V, Version)
 	case r.Context.EventSeq != v.ForSeq || r.Context.EventHash != v.ForHash:
 		return fmt.Sprintf("receipt names event seq %d (%s), the verdict seq %d (%s)", r.Context.EventSeq, short(r.Context.EventHash), v.ForSeq, short(v.ForHash))
 	case r.Context.SnapshotHash != v.SnapshotHash:

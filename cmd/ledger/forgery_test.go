@@ -105,6 +105,10 @@ func TestForgeriesAreCaught(t *testing.T) {
 	decoy := append([]string(nil), lines...)
 	decoy[8] = strings.Replace(decoy[8], `"command":"sudo rm -rf / --no-preserve-root"`, `"command":`+string(v["command"]), 1)
 
+	recKey, err := receipt.LoadKey("../../fixtures/keys/fixture-ed25519.pem")
+	if err != nil {
+		t.Fatal(err)
+	}
 	first, _ := ledger.Decode([]byte(lines[0]), ledger.Limits{})
 	var fabricatedLegacy []string
 	var madeUp ledger.Head
@@ -160,6 +164,17 @@ func TestForgeriesAreCaught(t *testing.T) {
 		// A sealed value of a version no verifier knows: nothing unknown
 		// verifies (it is neither read as sealed nor passed over as data).
 		{"sealed value of an unknown version", unknownSealed, want{"cleanup-gone-wrong", 8, ledger.UnknownVersion}},
+		// An envelope of a version no verifier knows (its chain resealed),
+		// and a verdict whose receipt names another version (re-signed
+		// by a records-key holder).
+		{"envelope of an unknown version", func() []string {
+			l := append([]string(nil), lines...)
+			l[8] = strings.Replace(l[8], `"v":1}`, `"v":2}`, 1)
+			return l
+		}(), want{"cleanup-gone-wrong", 8, ledger.UnknownVersion}},
+		{"receipt of an unknown version", resign(t, lines, 9, receipt.NewSigner(recKey), func(p map[string]any) {
+			p["receipt"].(map[string]any)["v"] = 3
+		}), want{"cleanup-gone-wrong", 9, ledger.UnknownVersion}},
 		// With no key at all: a session of unsigned records dated before
 		// the recording's first signed one (format 1's legacy), which no
 		// checkpoint signed with a checkpoint key covers.

@@ -23,6 +23,9 @@ type LogState struct {
 	// proofs (kept only when Index is set before the first CatchUp).
 	Index  bool
 	leaves []LeafPlace
+	// Unreadable are the stream sequences of messages read that are not
+	// envelopes: leaves of the log, no session's head.
+	Unreadable []uint64
 }
 
 // LeafPlace is where a leaf of the log is: its stream sequence and its
@@ -39,16 +42,21 @@ func (s *Store) CatchUp(ctx context.Context, l *LogState) error {
 		l.heads = map[ledger.SessionKey]checkpoint.Head{}
 	}
 	return s.ReadStream(ctx, l.next, func(m Msg) error {
+		// Every message is a leaf, bytes as stored; one that is not an
+		// envelope (written by someone else, of a version this build does
+		// not read) moves no session's head, and verification names it.
 		k, seq, hash, ok := ledger.FrameOf(m.Data)
 		if !ok {
-			e, err := ledger.Decode(m.Data, s.cfg.Limits)
-			if err != nil {
-				return fmt.Errorf("log: stream seq %d: %w", m.StreamSeq, err)
+			if e, err := ledger.Decode(m.Data, s.cfg.Limits); err == nil {
+				k, seq, hash, ok = e.Key(), e.Seq(), e.Hash(), true
 			}
-			k, seq, hash = e.Key(), e.Seq(), e.Hash()
 		}
 		l.Log.Add(m.Data)
-		l.heads[k] = checkpoint.Head{Tenant: k.Tenant, Session: k.Session, Seq: seq, Hash: hash}
+		if ok {
+			l.heads[k] = checkpoint.Head{Tenant: k.Tenant, Session: k.Session, Seq: seq, Hash: hash}
+		} else {
+			l.Unreadable = append(l.Unreadable, m.StreamSeq)
+		}
 		if l.Index {
 			l.leaves = append(l.leaves, LeafPlace{StreamSeq: m.StreamSeq, Key: k, Seq: seq})
 		}
