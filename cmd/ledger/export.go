@@ -116,6 +116,8 @@ func exportCommand(a *app) *cli.Command {
 			&cli.StringFlag{Name: "bundle", Usage: "under --format ocsf, read this bundle `FILE` instead of the store"},
 			&cli.StringSliceFlag{Name: "pubkey", Usage: "under --format ocsf, verify the engine's records with this record public key `FILE` " +
 				"(default: the data directory's own)"},
+			&cli.StringSliceFlag{Name: "checkpoint-pubkey", Usage: "under --format ocsf, open the checkpoints the bundle or store carries with this checkpoint public key `FILE` " +
+				"(default: the data directory's own): records of the format before record signatures are exported only where such a checkpoint covers them"},
 		),
 		Action: a.export,
 	})

@@ -50,14 +50,22 @@ func resign(t *testing.T, lines []string, i int, signer ledger.RecordSigner, edi
 	return out
 }
 
-// TestForgeriesAreCaught (issue 23): the audit's kinds of forgery, each
-// resealed so that every chain holds, are caught with their kind and seq
-// by ledger verify (fast and deep) and by the shipped Python verifier:
-// a record signed with the checkpoint key, a checkpoint signed with the
-// record key, a session fabricated from hook events alone, an event
-// appended after the session's last verdict, a sealed value copied into
-// a decoy session to be revealed there, and a record stored as 14.0 where
-// 14 is canonical.
+// TestForgeriesAreCaught (issues 23 and 37): the project's forgery corpus.
+// Each forgery, resealed so that every chain holds, is caught with its
+// kind and seq by ledger verify (fast and deep) on a bundle and on a store
+// it was written into, and by the shipped Python verifier; the OCSF
+// exporter exports none of them. The classes: a record signed with the
+// checkpoint key; a checkpoint signed with the record key (format 2 and
+// format 0, given or carried as a Checkpoint record, or cosigned by a
+// witness); a session fabricated from hook events alone; an event appended
+// after the session's last verdict; a sealed value copied into a decoy
+// session; a record stored as 14.0 where 14 is canonical; a sealed value,
+// an envelope and a receipt of versions no verifier knows; unsigned
+// records dated before the signed ones; a Checkpoint record misstating its
+// note; a split view and a rollback between checkpoints, and against a
+// store's log. (Cuts a bundle's own checkpoints catch are in
+// TestCheckpointCatchesWhatChainsCannot; a witness's cosignature copied
+// onto a fork in TestProofsAndWitness.)
 func TestForgeriesAreCaught(t *testing.T) {
 	lines := readLines(t, "../../fixtures/sessions/coding-agent/destructive-commands.ndjson")
 	if !strings.Contains(lines[8], "sudo rm -rf /") || !strings.Contains(lines[9], `"decision":"deny"`) {
@@ -205,7 +213,14 @@ func TestForgeriesAreCaught(t *testing.T) {
 				t.Errorf("verify.py: %v, want %q:\n%s", err, want, out)
 			}
 			// The same lines written into a store's stream.
-			inStore(t, storeOf(t, body), want, "--pubkey", fixturePub, "--checkpoint-pubkey", cpPub)
+			data := storeOf(t, body)
+			inStore(t, data, want, "--pubkey", fixturePub, "--checkpoint-pubkey", cpPub)
+			// The OCSF exporter exports nothing of it, from either.
+			for _, src := range [][]string{{"--bundle", path}, {"--data", data}} {
+				if code, out, errs := run(t, "", append([]string{"--format", "ocsf", "export", "--pubkey", fixturePub}, src...)...); code != 1 || out != "" || !strings.Contains(errs, "refused") {
+					t.Errorf("ocsf export %v: exit %d, want 1 refusing it, nothing written:\n%.300s%s", src[0], code, out, errs)
+				}
+			}
 		})
 	}
 
@@ -243,6 +258,13 @@ func TestForgeriesAreCaught(t *testing.T) {
 		}
 		if code, _, errs := run(t, "", "verify", "--bundle", bundle, "--checkpoint", cp, "--checkpoint-pubkey", fixturePub); code == 0 || !strings.Contains(errs, "signs records") && !strings.Contains(errs, "checkpoint") {
 			t.Errorf("the record key given as a checkpoint key: exit %d %s", code, errs)
+		}
+		// Nor does a witness cosign it, named as the log's key or not.
+		for _, key := range []string{fixturePub, cpPub} {
+			if code, out, errs := run(t, "", "witness", "--key", filepath.Join(dir, "w.pem"), "--name", "w.example/1", "--state", filepath.Join(dir, "w.json"),
+				"--checkpoint-pubkey", key, cp); code == 0 {
+				t.Errorf("ledger witness --checkpoint-pubkey %s cosigned a checkpoint the record key signed:\n%s%s", key, out, errs)
+			}
 		}
 		if out, err := python(t, "bundle", "--pubkey", fixturePub, "--checkpoint", cp, "--checkpoint-pubkey", cpPub, bundle); err == nil ||
 			!strings.Contains(out, "FAULT checkpoint") {

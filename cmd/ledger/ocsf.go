@@ -11,6 +11,7 @@ import (
 	"github.com/agentledger/agentledger/cmd/internal/cmdline"
 	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/ledger/checkpoint"
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/ocsf"
 	"github.com/agentledger/agentledger/receipt"
@@ -40,6 +41,9 @@ func (a *app) exportOCSF(c *cli.Context, out io.Writer) error {
 		return w(evs)
 	}
 	v := ocsfVerifier(keys, lim)
+	if v.checkpointKeys, err = checkpointKeysOf(c); err != nil {
+		return err
+	}
 	if path := c.String("bundle"); path != "" {
 		err = ocsfFromBundle(c, path, v, emit)
 	} else {
@@ -61,11 +65,14 @@ func ocsfFromBundle(c *cli.Context, path string, v *verified, emit func(*ledger.
 	if err != nil {
 		return cmdline.Usage(err)
 	}
+	carried := checkpoint.NewCarried(v.checkpointKeys, v.keys)
+	v.With(carried)
 	err = v.ReadBundle(f)
 	f.Close()
 	if err != nil {
 		return cmdline.Fault(fmt.Errorf("%s: %w", path, err))
 	}
+	v.vouching, v.faults = carried.Vouching(), carried.Faults(v.HashAt, filterOf(c).Match)
 	if err := v.refuse(path, filterOf(c)); err != nil {
 		return err
 	}
@@ -95,6 +102,9 @@ func ocsfFromStore(c *cli.Context, v *verified, emit func(*ledger.Envelope) erro
 	}
 	defer s.Close()
 	if err := s.Feed(c.Context, filterOf(c), v.Verifier, nil); err != nil {
+		return err
+	}
+	if v.vouching, v.faults, err = recordedCheckpoints(c.Context, s, receipt.Keys{Records: v.keys, Checkpoints: v.checkpointKeys}); err != nil {
 		return err
 	}
 	if err := v.refuse("the record", filterOf(c)); err != nil {
@@ -129,10 +139,17 @@ type verified struct {
 	lim     ledger.Limits
 	keyless bool
 	records int
+	keys    receipt.Keyring
+	// checkpointKeys open the checkpoints the input carries; vouching are
+	// those they opened (what vouches for records of format 1), faults
+	// what reading them found.
+	checkpointKeys receipt.Keyring
+	vouching       []*checkpoint.Checkpoint
+	faults         []*ledger.ChainError
 }
 
 func ocsfVerifier(keys receipt.Keyring, lim ledger.Limits) *verified {
-	v := &verified{Verifier: ledger.NewVerifier(ledger.Deep, lim), lim: lim, keyless: len(keys) == 0}
+	v := &verified{Verifier: ledger.NewVerifier(ledger.Deep, lim), lim: lim, keyless: len(keys) == 0, keys: keys}
 	if v.keyless {
 		v.With(v)
 	} else {
@@ -153,6 +170,9 @@ func (v *verified) Envelope(_ []byte, e *ledger.Envelope, _ ledger.Position) []*
 // holds records no key vouched for.
 func (v *verified) refuse(what string, f store.Filter) error {
 	rep := v.Report().Only(f.Tenant, f.Session)
+	// Records of format 1 are exported only where a checkpoint signed with
+	// a checkpoint key covers them, as ledger verify holds them.
+	rep.Faults = append(append(rep.Faults, v.faults...), checkpoint.Uncovered(rep.Legacy, v.vouching)...)
 	if !rep.OK() {
 		return cmdline.Fault(fmt.Errorf("refused: %s does not verify (%d faults; first: %s); nothing exported", what, len(rep.Faults), rep.Faults[0]))
 	}

@@ -118,6 +118,26 @@ func dataCheckpointKeys(c *cli.Context) receipt.Keyring {
 	return cmdline.CheckpointKeys(pub)
 }
 
+// checkpointKeysOf are the checkpoint public keys of --checkpoint-pubkey,
+// or, without it, the data directory's own when it has one.
+func checkpointKeysOf(c *cli.Context) (receipt.Keyring, error) {
+	paths := c.StringSlice("checkpoint-pubkey")
+	if len(paths) == 0 {
+		return dataCheckpointKeys(c), nil
+	}
+	var keys receipt.Keys
+	for _, p := range paths {
+		raw, err := os.ReadFile(p)
+		if err == nil {
+			err = keys.Add(raw, receipt.PurposeCheckpoints)
+		}
+		if err != nil {
+			return nil, cmdline.Usage(fmt.Errorf("--checkpoint-pubkey %s: %w", p, err))
+		}
+	}
+	return keys.Checkpoints, nil
+}
+
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil

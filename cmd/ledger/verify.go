@@ -233,22 +233,16 @@ func logFaults(ctx context.Context, st *store.Store, cks []givenCheckpoint, keys
 	if err := st.CatchUp(ctx, &log); err != nil {
 		return nil, nil, err
 	}
-	var vouching []*checkpoint.Checkpoint
 	var faults []*ledger.ChainError
 	for _, ck := range cks {
 		if f := ck.CheckLog(&log.Log); f != nil {
 			faults = append(faults, f)
 		}
 	}
-	err := st.ReadSession(ctx, engine.CheckpointSession, func(m store.Msg) error {
-		e, err := ledger.Decode(m.Data, ledger.Limits{})
-		if err != nil || e.EventType() != ledger.EventCheckpoint {
-			return nil // chain verification names it
-		}
-		cp, fault := checkpoint.Recorded(e, keys.Checkpoints, keys.Records)
+	var vouching []*checkpoint.Checkpoint
+	err := eachRecordedCheckpoint(ctx, st, keys, func(e *ledger.Envelope, m store.Msg, cp *checkpoint.Checkpoint, fault *ledger.ChainError) {
 		switch {
 		case fault != nil:
-			fault.StreamSeq = m.StreamSeq
 			faults = append(faults, fault)
 		default:
 			if len(keys.Checkpoints) > 0 {
@@ -259,9 +253,43 @@ func logFaults(ctx context.Context, st *store.Store, cks []givenCheckpoint, keys
 					Detail: "the recorded checkpoint: " + f.Detail})
 			}
 		}
-		return nil
 	})
 	return faults, vouching, err
+}
+
+// eachRecordedCheckpoint calls fn with every Checkpoint record the engine
+// recorded in st, its checkpoint (opened with keys' checkpoint keys, never
+// a records key) or the fault that refuses it.
+func eachRecordedCheckpoint(ctx context.Context, st *store.Store, keys receipt.Keys, fn func(*ledger.Envelope, store.Msg, *checkpoint.Checkpoint, *ledger.ChainError)) error {
+	return st.ReadSession(ctx, engine.CheckpointSession, func(m store.Msg) error {
+		e, err := ledger.Decode(m.Data, ledger.Limits{})
+		if err != nil || e.EventType() != ledger.EventCheckpoint {
+			return nil // chain verification names it
+		}
+		cp, fault := checkpoint.Recorded(e, keys.Checkpoints, keys.Records)
+		if fault != nil {
+			fault.StreamSeq = m.StreamSeq
+		}
+		fn(e, m, cp, fault)
+		return nil
+	})
+}
+
+// recordedCheckpoints returns the checkpoints recorded in st that a
+// checkpoint key of keys opened (none without one), and the faults of
+// those refused.
+func recordedCheckpoints(ctx context.Context, st *store.Store, keys receipt.Keys) ([]*checkpoint.Checkpoint, []*ledger.ChainError, error) {
+	var vouching []*checkpoint.Checkpoint
+	var faults []*ledger.ChainError
+	err := eachRecordedCheckpoint(ctx, st, keys, func(_ *ledger.Envelope, _ store.Msg, cp *checkpoint.Checkpoint, fault *ledger.ChainError) {
+		switch {
+		case fault != nil:
+			faults = append(faults, fault)
+		case len(keys.Checkpoints) > 0:
+			vouching = append(vouching, cp)
+		}
+	})
+	return vouching, faults, err
 }
 
 func writeReport(w io.Writer, r *ledger.Report) error {
