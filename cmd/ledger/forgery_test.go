@@ -422,6 +422,68 @@ func TestForgeriesAreCaught(t *testing.T) {
 			}
 		}
 	})
+	// Two checkpoints a bundle carries that cannot both be true: one log
+	// size with two roots (a split view), and a later, larger log that
+	// has the session further back (a rollback). Each pair is caught from
+	// the bundle alone, in ledger verify and verify.py; a store holding
+	// them fails them against its log.
+	t.Run("split view and rollback between carried checkpoints", func(t *testing.T) {
+		lastEnv, _ := ledger.Decode([]byte(lines[len(lines)-1]), ledger.Limits{})
+		atEnv, _ := ledger.Decode([]byte(lines[9]), ledger.Limits{})
+		var log checkpoint.Log
+		for _, l := range lines {
+			log.Add([]byte(l))
+		}
+		head := func(e *ledger.Envelope) []checkpoint.Head {
+			return []checkpoint.Head{{Tenant: e.TenantID(), Session: e.SessionID(), Seq: e.Seq(), Hash: e.Hash()}}
+		}
+		genuine, err := checkpoint.New("agentledger", &log, head(lastEnv))
+		if err != nil {
+			t.Fatal(err)
+		}
+		forked, rolled := *genuine, *genuine
+		forked.Root[0] ^= 1
+		rolled.Heads, rolled.Size = head(atEnv), genuine.Size+1
+		records := func(cks ...*checkpoint.Checkpoint) []string {
+			var out []string
+			var prev ledger.Head
+			for _, ck := range cks {
+				note, err := ck.Sign(cpKey)
+				if err != nil {
+					t.Fatal(err)
+				}
+				payload, _ := json.Marshal(map[string]any{"note": string(note), "size": ck.Size, "sessions": len(ck.Heads)})
+				env, err := ledger.Seal(prev, ledger.Event{TenantID: "agentledger", SessionID: "checkpoints", EventType: ledger.EventCheckpoint,
+					TsUnixMs: lastEnv.TsUnixMs() + 1, Payload: payload, Signer: receipt.NewSigner(recKey)}, ledger.Limits{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				prev = env.Head()
+				out = append(out, strings.TrimSpace(string(env.Bytes())))
+			}
+			return out
+		}
+		for _, c := range []struct {
+			name string
+			cks  []*checkpoint.Checkpoint
+			kind ledger.FaultKind
+		}{{"split view", []*checkpoint.Checkpoint{genuine, &forked}, checkpoint.SplitView}, {"rollback", []*checkpoint.Checkpoint{genuine, &rolled}, checkpoint.RolledBack}} {
+			body := append(append([]string(nil), lines...), records(c.cks...)...)
+			path := filepath.Join(dir, "carried-"+strings.ReplaceAll(c.name, " ", "-")+".ndjson")
+			os.WriteFile(path, []byte(strings.Join(body, "\n")+"\n"), 0o600)
+			for _, keys := range [][]string{nil, {"--pubkey", fixturePub, "--checkpoint-pubkey", cpPub}} {
+				code, out, errs := run(t, "", append([]string{"verify", "--bundle", path}, keys...)...)
+				if code != 1 || !strings.Contains(out, string(c.kind)) {
+					t.Errorf("%s carried, keys %v: exit %d, want %s:\n%s%s", c.name, keys, code, c.kind, out, errs)
+				}
+				out, err := python(t, append(append([]string{"bundle"}, keys...), path)...)
+				if err == nil || !strings.Contains(out, string(c.kind)) {
+					t.Errorf("%s carried, verify.py %v: %v, want %s:\n%s", c.name, keys, err, c.kind, out)
+				}
+			}
+			inStore(t, storeOf(t, body), "FAULT", "--pubkey", fixturePub, "--checkpoint-pubkey", cpPub)
+		}
+	})
 	// Against a store's own log: a checkpoint of the log's size with
 	// another root (a fork the log key signed), alone and beside the
 	// genuine one.

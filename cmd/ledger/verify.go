@@ -55,28 +55,9 @@ func (a *app) verify(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	f := filterOf(c)
-	rep := v.Report().Only(f.Tenant, f.Session)
-	rep.Faults = append(rep.Faults, fed.faults...)
-	rep.Limits = append(rep.Limits, fed.limits...)
-	vouching, names := fed.vouching, make([]string, len(cks))
-	for i, ck := range cks {
-		vouching, names[i] = append(vouching, ck.Checkpoint), ck.name
-	}
-	rep.Faults = append(rep.Faults, checkpoint.Uncovered(rep.Legacy, vouching)...)
-	// Every checkpoint given is checked, and every two must agree.
-	rep.Faults = append(rep.Faults, checkpoint.AllConsistent(vouching[len(fed.vouching):], names)...)
-	for _, ck := range cks {
-		faults, limits := ck.witnessed(witnesses)
-		rep.Faults, rep.Limits = append(rep.Faults, faults...), append(rep.Limits, limits...)
-	}
-	for _, ck := range cks {
-		ck.Heads = slices.DeleteFunc(ck.Heads, func(h checkpoint.Head) bool { return !f.Match(ledger.SessionKey{Tenant: h.Tenant, Session: h.Session}) })
-		faults, err := ck.Check(c.Context, checkpoint.InVerifier(v))
-		if err != nil {
-			return err
-		}
-		rep.Faults = append(rep.Faults, faults...)
+	rep, err := heldToCheckpoints(c, v, fed, cks, witnesses)
+	if err != nil {
+		return err
 	}
 	if err := cmdline.Render(a.stdout, format, rep, func(w io.Writer) error { return writeReport(w, rep) }); err != nil {
 		return err
@@ -88,6 +69,34 @@ func (a *app) verify(c *cli.Context) error {
 		fmt.Fprintf(a.stderr, "checkpoint %s (%s, %d envelopes, %d sessions) holds\n", ck.name, ck.Origin, ck.Size, len(ck.Heads))
 	}
 	return nil
+}
+
+// heldToCheckpoints is v's report (of what the filter selects) with what
+// the checkpoints add: those fed carried or recorded, and every one given
+// (each checked, every two consistent, each with the witnesses'
+// cosignatures); records of format 1 only where one of them covers them.
+func heldToCheckpoints(c *cli.Context, v *ledger.Verifier, fed fed, cks []givenCheckpoint, witnesses map[string]ed25519.PublicKey) (*ledger.Report, error) {
+	f := filterOf(c)
+	rep := v.Report().Only(f.Tenant, f.Session)
+	rep.Faults = append(rep.Faults, fed.faults...)
+	rep.Limits = append(rep.Limits, fed.limits...)
+	vouching, names := fed.vouching, make([]string, len(cks))
+	for i, ck := range cks {
+		vouching, names[i] = append(vouching, ck.Checkpoint), ck.name
+	}
+	rep.Faults = append(rep.Faults, checkpoint.Uncovered(rep.Legacy, vouching)...)
+	rep.Faults = append(rep.Faults, checkpoint.AllConsistent(vouching[len(fed.vouching):], names)...)
+	for _, ck := range cks {
+		faults, limits := ck.witnessed(witnesses)
+		rep.Faults, rep.Limits = append(rep.Faults, faults...), append(rep.Limits, limits...)
+		ck.Heads = slices.DeleteFunc(ck.Heads, func(h checkpoint.Head) bool { return !f.Match(ledger.SessionKey{Tenant: h.Tenant, Session: h.Session}) })
+		faults, err := ck.Check(c.Context, checkpoint.InVerifier(v))
+		if err != nil {
+			return nil, err
+		}
+		rep.Faults = append(rep.Faults, faults...)
+	}
+	return rep, nil
 }
 
 // givenCheckpoint is a checkpoint --checkpoint named, by its file, with
