@@ -177,7 +177,7 @@ func TestBareTokenIsCalibrated(t *testing.T) {
 			if !found("the new one is " + string(key) + "\n") {
 				missed++
 			}
-			if !found(`{"token":"` + string(key) + `"}`) && !found("API token:\n" + string(key)) {
+			if !found(`{"token":"`+string(key)+`"}`) && !found("API token:\n"+string(key)) {
 				nearMissed++
 			}
 		}
