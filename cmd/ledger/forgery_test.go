@@ -484,6 +484,49 @@ func TestForgeriesAreCaught(t *testing.T) {
 			inStore(t, storeOf(t, body), "FAULT", "--pubkey", fixturePub, "--checkpoint-pubkey", cpPub)
 		}
 	})
+	// A session cut behind the checkpoint the bundle itself carries (the
+	// deny at seq 9 and all after it gone, the checkpoint record kept):
+	// truncated, with no key given at all.
+	t.Run("a session cut behind its carried checkpoint", func(t *testing.T) {
+		lastEnv, _ := ledger.Decode([]byte(lines[len(lines)-1]), ledger.Limits{})
+		var log checkpoint.Log
+		for _, l := range lines {
+			log.Add([]byte(l))
+		}
+		ck, err := checkpoint.New("agentledger", &log, []checkpoint.Head{{Tenant: lastEnv.TenantID(), Session: lastEnv.SessionID(), Seq: lastEnv.Seq(), Hash: lastEnv.Hash()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		note, err := ck.Sign(cpKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		payload, _ := json.Marshal(map[string]any{"note": string(note), "size": ck.Size, "sessions": len(ck.Heads)})
+		rec, err := ledger.Seal(ledger.Head{}, ledger.Event{TenantID: "agentledger", SessionID: "checkpoints", EventType: ledger.EventCheckpoint,
+			TsUnixMs: lastEnv.TsUnixMs() + 1, Payload: payload, Signer: receipt.NewSigner(recKey)}, ledger.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := append(append([]string(nil), lines[:9]...), strings.TrimSpace(string(rec.Bytes())))
+		path := filepath.Join(dir, "cut-behind-carried.ndjson")
+		os.WriteFile(path, []byte(strings.Join(body, "\n")+"\n"), 0o600)
+		want := "default/cleanup-gone-wrong seq " + fmt.Sprint(lastEnv.Seq()) + ": truncated"
+		for _, keys := range [][]string{nil, {"--pubkey", fixturePub, "--checkpoint-pubkey", cpPub}} {
+			for _, deep := range []string{"", "--deep"} {
+				args := append([]string{"verify", "--bundle", path}, keys...)
+				if deep != "" {
+					args = append(args, deep)
+				}
+				if code, out, errs := run(t, "", args...); code != 1 || !strings.Contains(out, want) {
+					t.Errorf("ledger %v: exit %d, want %q:\n%s%s", args, code, want, out, errs)
+				}
+			}
+			if out, err := python(t, append(append([]string{"bundle"}, keys...), path)...); err == nil || !strings.Contains(out, "truncated") {
+				t.Errorf("verify.py %v: %v, want truncated:\n%s", keys, err, out)
+			}
+		}
+		inStore(t, storeOf(t, body), "log_truncated", "--pubkey", fixturePub, "--checkpoint-pubkey", cpPub)
+	})
 	// Against a store's own log: a checkpoint of the log's size with
 	// another root (a fork the log key signed), alone and beside the
 	// genuine one.
