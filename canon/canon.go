@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -120,7 +121,15 @@ func AppendCanonical(dst, data []byte, lim Limits) ([]byte, error) {
 	if len(data) > lim.Bytes() {
 		return dst, &InputError{Offset: -1, Msg: fmt.Sprintf("input is %d bytes, over the %d-byte limit", len(data), lim.Bytes())}
 	}
-	p := parser{in: data, out: dst, maxDepth: lim.Depth()}
+	if cap(dst)-len(dst) < len(data) {
+		// The canonical form of canonical input is as long as it; other
+		// input rarely grows (a number such as 1E2): one allocation.
+		dst = slices.Grow(dst, len(data))
+	}
+	st := stacksPool.Get().(*stacks)
+	defer st.put()
+	p := parser{in: data, out: dst, maxDepth: lim.Depth(), path: st.path[:0], members: st.members[:0], scratch: st.scratch[:0]}
+	defer st.keep(&p)
 	base := len(dst)
 	p.skipSpace()
 	if err := p.value(); err != nil {
@@ -144,6 +153,34 @@ func AppendCanonical(dst, data []byte, lim Limits) ([]byte, error) {
 func CheckFoldedKeys(data []byte, lim Limits) error {
 	p := parser{in: data, maxDepth: lim.Depth(), foldCheck: true}
 	return p.value()
+}
+
+// stacks are a parser's working stacks, kept between calls (stacksPool):
+// canonicalizing allocates its output and nothing else.
+type stacks struct {
+	path    []pathSeg
+	members []member
+	scratch []byte
+}
+
+var stacksPool = sync.Pool{New: func() any { return new(stacks) }}
+
+// keep takes p's stacks back, grown as they may have been, holding no
+// reference to p's input or output and none of its bytes.
+func (st *stacks) keep(p *parser) {
+	clear(p.path[:cap(p.path)])
+	clear(p.members[:cap(p.members)])
+	clear(p.scratch[:cap(p.scratch)])
+	st.path, st.members, st.scratch = p.path[:0], p.members[:0], p.scratch[:0]
+}
+
+// put returns st to the pool unless it grew past what is worth keeping
+// (a huge document's stacks are left to the collector).
+func (st *stacks) put() {
+	if cap(st.scratch) > 1<<20 || cap(st.members) > 1<<14 {
+		return
+	}
+	stacksPool.Put(st)
 }
 
 // parser is a one-pass I-JSON validator and RFC 8785 serializer. It writes

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // DecodeExact decodes the JSON object data into v, a pointer to a struct,
@@ -136,7 +137,7 @@ func (k *keyScanner) value(t reflect.Type) error {
 	case !holdsStruct(t):
 		k.skip()
 	case t.Kind() == reflect.Struct && c == '{':
-		fields := fieldsOf(t)
+		fields := cachedFields(t)
 		return k.members(func(key string) error {
 			ft, ok := fields[key]
 			if !ok {
@@ -200,6 +201,20 @@ func holdsStruct(t reflect.Type) bool {
 
 // fieldsOf maps the JSON names of a struct's fields to their types,
 // following encoding/json's rules for tags and embedded structs.
+// fieldCache holds fieldsOf by struct type: a type's members never change,
+// and working them out anew for every record read cost more than the read.
+var fieldCache sync.Map // reflect.Type → map[string]reflect.Type
+
+// cachedFields is fieldsOf(t), worked out once per type (the map is
+// shared: callers only read it).
+func cachedFields(t reflect.Type) map[string]reflect.Type {
+	if m, ok := fieldCache.Load(t); ok {
+		return m.(map[string]reflect.Type)
+	}
+	m, _ := fieldCache.LoadOrStore(t, fieldsOf(t))
+	return m.(map[string]reflect.Type)
+}
+
 func fieldsOf(t reflect.Type) map[string]reflect.Type {
 	m := map[string]reflect.Type{}
 	for i := 0; i < t.NumField(); i++ {

@@ -60,15 +60,17 @@ func BenchmarkReplayExact(b *testing.B) {
 			}()
 			replayed := 0
 			for i := 0; i < b.N; i++ {
-				reports, err := RunExact(context.Background(), src, constant(d), v.workers)
-				if err != nil {
-					b.Fatal(err)
-				}
-				for _, r := range reports {
+				// The reports are streamed, as the replay command takes
+				// them: the run holds only those in flight.
+				err := RunExactEach(context.Background(), src, constant(d), v.workers, func(r *SessionReport) error {
 					if !r.Identical {
-						b.Fatalf("%s: not identical", r.SessionID)
+						return fmt.Errorf("%s: not identical", r.SessionID)
 					}
 					replayed += r.StepsReplayed
+					return nil
+				})
+				if err != nil {
+					b.Fatal(err)
 				}
 			}
 			b.StopTimer()

@@ -160,38 +160,64 @@ type DeciderFor func(ledger.SessionKey) (*decide.Decider, error)
 // chain with a fault is reported as faulty and not replayed. Only the
 // chains being replayed are held in memory.
 func RunExact(ctx context.Context, src Source, deciderFor DeciderFor, workers int) ([]*SessionReport, error) {
+	var reports []*SessionReport
+	err := RunExactEach(ctx, src, deciderFor, workers, func(r *SessionReport) error {
+		reports = append(reports, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return reports, nil
+}
+
+// RunExactEach is RunExact handing each session's report to each as it
+// is done (one call at a time, in no set order) instead of keeping them:
+// a run holds only the chains and reports in flight, however many
+// sessions it replays. An error from each stops the run and is returned.
+func RunExactEach(ctx context.Context, src Source, deciderFor DeciderFor, workers int, each func(*SessionReport) error) error {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var (
-		wg      sync.WaitGroup
-		mu      sync.Mutex
-		reports []*SessionReport
-		errs    []error
-		next    = make(chan Chain)
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+		next = make(chan Chain)
 	)
+	fail := func(err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+		cancel()
+	}
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for c := range next {
 				r, err := replayOne(ctx, c, deciderFor)
-				mu.Lock()
 				if err != nil {
-					errs = append(errs, err)
-				} else {
-					reports = append(reports, r)
+					fail(err)
+					continue
+				}
+				mu.Lock()
+				if len(errs) == 0 {
+					err = each(r)
 				}
 				mu.Unlock()
+				if err != nil {
+					fail(err)
+				}
 			}
 		}()
 	}
 feed:
 	for c, err := range src {
 		if err != nil {
-			mu.Lock()
-			errs = append(errs, err)
-			mu.Unlock()
+			fail(err)
 			break
 		}
 		select {
@@ -202,13 +228,12 @@ feed:
 	}
 	close(next)
 	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return reports, nil
+	return context.Cause(ctx)
 }
 
 func replayOne(ctx context.Context, c Chain, deciderFor DeciderFor) (*SessionReport, error) {
