@@ -151,7 +151,16 @@ func AppendCanonical(dst, data []byte, lim Limits) ([]byte, error) {
 // matches keys exactly (jq, Python) and another way to one that folds case
 // (Go's encoding/json).
 func CheckFoldedKeys(data []byte, lim Limits) error {
-	p := parser{in: data, maxDepth: lim.Depth(), foldCheck: true}
+	st := stacksPool.Get().(*stacks)
+	defer st.put()
+	// The serialized text is not wanted: it goes to a buffer kept with
+	// the stacks.
+	p := parser{in: data, out: st.out[:0], maxDepth: lim.Depth(), foldCheck: true, path: st.path[:0], members: st.members[:0], scratch: st.scratch[:0]}
+	defer func() {
+		st.keep(&p)
+		clear(p.out[:cap(p.out)])
+		st.out = p.out[:0]
+	}()
 	return p.value()
 }
 
@@ -161,6 +170,7 @@ type stacks struct {
 	path    []pathSeg
 	members []member
 	scratch []byte
+	out     []byte // CheckFoldedKeys's discarded output
 }
 
 var stacksPool = sync.Pool{New: func() any { return new(stacks) }}
@@ -177,7 +187,7 @@ func (st *stacks) keep(p *parser) {
 // put returns st to the pool unless it grew past what is worth keeping
 // (a huge document's stacks are left to the collector).
 func (st *stacks) put() {
-	if cap(st.scratch) > 1<<20 || cap(st.members) > 1<<14 {
+	if cap(st.scratch) > 1<<20 || cap(st.out) > 1<<20 || cap(st.members) > 1<<14 {
 		return
 	}
 	stacksPool.Put(st)

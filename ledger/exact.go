@@ -57,16 +57,7 @@ func (k *keyScanner) ws() {
 // str reads a string at k.i and returns its text (unescaped).
 func (k *keyScanner) str() string {
 	start := k.i
-	k.i++
-	escaped := false
-	for k.b[k.i] != '"' {
-		if k.b[k.i] == '\\' {
-			escaped = true
-			k.i++
-		}
-		k.i++
-	}
-	k.i++
+	escaped := k.pass()
 	if !escaped {
 		return string(k.b[start+1 : k.i-1])
 	}
@@ -75,18 +66,33 @@ func (k *keyScanner) str() string {
 	return s
 }
 
+// pass passes over the string at k.i and reports whether it holds an
+// escape.
+func (k *keyScanner) pass() (escaped bool) {
+	k.i++
+	for k.b[k.i] != '"' {
+		if k.b[k.i] == '\\' {
+			escaped = true
+			k.i++
+		}
+		k.i++
+	}
+	k.i++
+	return escaped
+}
+
 // skip passes over one value.
 func (k *keyScanner) skip() {
 	k.ws()
 	switch k.b[k.i] {
 	case '"':
-		k.str()
+		k.pass()
 	case '{', '[':
 		depth := 0
 		for {
 			switch k.b[k.i] {
 			case '"':
-				k.str()
+				k.pass()
 				continue
 			case '{', '[':
 				depth++

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -233,7 +234,10 @@ func TestApplyRefusesOutOfOrder(t *testing.T) {
 
 // TestPure keeps the reducer and everything of ours it depends on free of
 // I/O, clocks and randomness: no I/O package is imported (URL parsing and
-// time formatting are allowed, reading the clock is not).
+// time formatting are allowed, reading the clock is not). Nothing starts a
+// goroutine or shares state between calls, but for scratch kept for reuse
+// (sync.Pool) and caches of what never changes (sync.Map of a type's
+// fields): neither can change a result.
 func TestPure(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}|{{.Dir}}|{{join .GoFiles \",\"}}|{{join .Imports \",\"}}", ".").Output()
 	if err != nil {
@@ -250,7 +254,7 @@ func TestPure(t *testing.T) {
 		for _, imp := range strings.Split(imports, ",") {
 			switch {
 			case imp == "os", imp == "log", imp == "syscall", imp == "math/rand", imp == "math/rand/v2", imp == "crypto/rand",
-				imp == "sync", imp == "net", imp == "net/http", strings.HasPrefix(imp, "os/"), strings.HasPrefix(imp, "log/"),
+				imp == "net", imp == "net/http", strings.HasPrefix(imp, "os/"), strings.HasPrefix(imp, "log/"),
 				strings.Contains(imp, "nats-io"), strings.Contains(imp, "open-policy-agent"):
 				t.Errorf("%s imports %s", path, imp)
 			}
@@ -263,6 +267,11 @@ func TestPure(t *testing.T) {
 			for _, clock := range []string{"time.Now(", "time.Since(", "time.Until(", "time.After(", "time.Tick(", "time.NewTimer("} {
 				if strings.Contains(string(src), clock) {
 					t.Errorf("%s/%s reads the clock (%s)", path, name, clock)
+				}
+			}
+			for _, use := range regexp.MustCompile(`\bsync\.[A-Za-z]+|(?m)^\s+go [a-z]`).FindAllString(string(src), -1) {
+				if use != "sync.Pool" && use != "sync.Map" {
+					t.Errorf("%s/%s shares state or runs concurrently (%s)", path, name, strings.TrimSpace(use))
 				}
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/ledger"
@@ -332,19 +333,32 @@ func New(tenant, session string) Snapshot {
 
 // Hash returns the lowercase hex SHA-256 of the snapshot's RFC 8785 form.
 func (s Snapshot) Hash() string {
-	sum := sha256.Sum256(s.Canonical())
+	// The canonical form is hashed and dropped: written into a buffer
+	// kept for the next hash, it costs no allocation of its own.
+	buf := hashBufs.Get().(*[]byte)
+	c := s.appendCanonical((*buf)[:0])
+	sum := sha256.Sum256(c)
+	if cap(c) <= 1<<20 {
+		*buf = c[:0]
+		hashBufs.Put(buf)
+	}
 	return hex.EncodeToString(sum[:])
 }
 
+var hashBufs = sync.Pool{New: func() any { return new([]byte) }}
+
 // Canonical returns the snapshot's RFC 8785 form. Nil lists are written as
 // empty ones, so a snapshot's hash does not depend on how it was built.
-func (s Snapshot) Canonical() []byte {
+func (s Snapshot) Canonical() []byte { return s.appendCanonical(nil) }
+
+// appendCanonical appends the snapshot's RFC 8785 form to dst.
+func (s Snapshot) appendCanonical(dst []byte) []byte {
 	s.normalize()
 	raw, err := json.Marshal(s)
 	if err != nil {
 		panic(fmt.Sprintf("reducer: marshal snapshot: %v", err)) // plain data; cannot fail
 	}
-	c, err := ledger.Canonicalize(raw, ledger.Limits{MaxBytes: 64 << 20, MaxDepth: 16})
+	c, err := ledger.AppendCanonical(dst, raw, ledger.Limits{MaxBytes: 64 << 20, MaxDepth: 16})
 	if err != nil {
 		panic(fmt.Sprintf("reducer: canonicalize snapshot: %v", err))
 	}
