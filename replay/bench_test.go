@@ -26,8 +26,16 @@ func BenchmarkReplayExact(b *testing.B) {
 		}
 	}
 	rounds := (100_000 + steps - 1) / steps
-	for _, v := range []struct{ workers, scale int }{{1, 1}, {runtime.GOMAXPROCS(0), 1}, {runtime.GOMAXPROCS(0), 4}} {
-		b.Run(fmt.Sprintf("workers=%d/x%d", v.workers, v.scale), func(b *testing.B) {
+	// gc=batch runs as replay exact does (BatchGC); gc=default with Go's
+	// default collector target, the baseline of the same run.
+	for _, v := range []struct {
+		workers, scale int
+		gc             string
+	}{{1, 1, "batch"}, {runtime.GOMAXPROCS(0), 1, "batch"}, {runtime.GOMAXPROCS(0), 4, "batch"}, {runtime.GOMAXPROCS(0), 1, "default"}} {
+		b.Run(fmt.Sprintf("workers=%d/x%d/gc=%s", v.workers, v.scale, v.gc), func(b *testing.B) {
+			if v.gc == "batch" {
+				defer BatchGC()()
+			}
 			n := rounds * v.scale
 			// A source that hands out the chains n times without holding
 			// n copies.

@@ -10,6 +10,7 @@ package replay
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
@@ -232,10 +233,16 @@ func recordedContext(rec *aarts.VerdictRecord) (receipt.Authenticated, *reducer.
 		return receipt.Authenticated{}, nil, nil
 	}
 	var auth receipt.Authenticated
-	var r receipt.Receipt
+	// Only the identity is read: the record's members were held to their
+	// exact form (no folded twins) when its envelope was decoded, and
+	// ledger verify checks the rest of the receipt.
+	var r struct {
+		V        int              `json:"v"`
+		Identity receipt.Identity `json:"identity"`
+	}
 	// Receipts before version 2 attested the event's own identity claim:
 	// those sessions were judged unauthenticated.
-	if len(rec.Receipt) > 0 && ledger.DecodeExact(rec.Receipt, &r) == nil && r.V == receipt.Version {
+	if len(rec.Receipt) > 0 && json.Unmarshal(rec.Receipt, &r) == nil && r.V == receipt.Version {
 		id := r.Identity
 		auth = receipt.Authenticated{Principal: id.Principal, Service: id.Service, Agent: id.Agent, Scope: id.Scope, By: id.AuthenticatedBy}
 		if auth.By == "none" {

@@ -131,6 +131,7 @@ func sourceErr(st *store.Store, err error) error {
 }
 
 func (a *app) exact(c *cli.Context) error {
+	defer replay.BatchGC()()
 	if c.NArg() > 0 {
 		return cmdline.Usage(fmt.Errorf("exact takes no arguments, got %q (sessions come from --bundle or the ledger)", c.Args().First()))
 	}
