@@ -198,7 +198,7 @@ func RunExactEach(ctx context.Context, src Source, deciderFor DeciderFor, worker
 		go func() {
 			defer wg.Done()
 			for c := range next {
-				r, err := replayOne(ctx, c, deciderFor)
+				r, err := ReplayChain(ctx, c, deciderFor)
 				if err != nil {
 					fail(err)
 					continue
@@ -236,7 +236,9 @@ feed:
 	return context.Cause(ctx)
 }
 
-func replayOne(ctx context.Context, c Chain, deciderFor DeciderFor) (*SessionReport, error) {
+// ReplayChain replays one chain as RunExact does: a chain with a fault is
+// reported as faulty and not replayed.
+func ReplayChain(ctx context.Context, c Chain, deciderFor DeciderFor) (*SessionReport, error) {
 	if c.Fault != "" {
 		return &SessionReport{TenantID: c.Key.Tenant, SessionID: c.Key.Session, Mode: ModeExact, Diffs: []Diff{}, Fault: c.Fault, Faults: c.Faults, Source: c.Source}, nil
 	}

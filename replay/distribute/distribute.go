@@ -1,0 +1,130 @@
+// Package distribute shares an exact replay among worker processes through
+// NATS JetStream: a coordinator puts one task per session on a work-queue
+// stream, workers pull tasks, replay them and publish each session's
+// report, and the coordinator folds the reports into the DiffReport one
+// process would have written.
+//
+// Tasks are messages on REPLAY_TASKS (work-queue retention), on the
+// subject agentledger.replay.tasks.<policy>.<run>: <policy> is the first
+// 16 hex digits of the candidate's policy digest, so a worker started with
+// another candidate never takes the task, and every worker of one
+// candidate pulls from one durable consumer, replay-<policy>. A task that
+// is not acknowledged within the ack wait (its worker died or hangs) is
+// delivered again; one delivered MaxDeliver times without a report is
+// reported by the coordinator as a faulty session, not retried forever.
+// Reports are messages on REPLAY_RESULTS, on agentledger.replay.results.
+// <run>, each with the message id <run>.<index>: a task run twice (its
+// first worker died after publishing) is stored once, and the coordinator
+// keeps the first report of each index.
+package distribute
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/replay"
+)
+
+// Stream and subject names.
+const (
+	TasksStream   = "REPLAY_TASKS"
+	ResultsStream = "REPLAY_RESULTS"
+	tasksPrefix   = "agentledger.replay.tasks."
+	resultsPrefix = "agentledger.replay.results."
+	// Headers of a task and of its report.
+	hdrRun    = "Agentledger-Replay-Run"
+	hdrIndex  = "Agentledger-Replay-Index"
+	hdrSource = "Agentledger-Replay-Source"
+)
+
+// Options tune the task queue.
+type Options struct {
+	// AckWait is how long a worker may hold a task without news before it
+	// is delivered to another (a worker replaying a long session says it is
+	// still at work every AckWait/3). Default 30s.
+	AckWait time.Duration
+	// MaxDeliver is how many times a task is delivered before the
+	// coordinator reports it as failed. Default 5.
+	MaxDeliver int
+	// Limits bound the envelopes a worker reads.
+	Limits ledger.Limits
+}
+
+func (o Options) withDefaults() Options {
+	if o.AckWait <= 0 {
+		o.AckWait = 30 * time.Second
+	}
+	if o.MaxDeliver <= 0 {
+		o.MaxDeliver = 5
+	}
+	return o
+}
+
+// policyKey is the part of a policy digest that names its tasks.
+func policyKey(digest string) string {
+	if len(digest) > 16 {
+		return digest[:16]
+	}
+	return digest
+}
+
+func consumerName(digest string) string { return "replay-" + policyKey(digest) }
+
+// streams creates (or finds) the task and result streams.
+func streams(ctx context.Context, js jetstream.JetStream) (jetstream.Stream, jetstream.Stream, error) {
+	tasks, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: TasksStream, Subjects: []string{tasksPrefix + ">"}, Retention: jetstream.WorkQueuePolicy,
+		Storage: jetstream.FileStorage, Duplicates: 10 * time.Minute,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("task stream: %w", err)
+	}
+	results, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: ResultsStream, Subjects: []string{resultsPrefix + ">"}, Retention: jetstream.LimitsPolicy,
+		Storage: jetstream.FileStorage, Duplicates: 10 * time.Minute, MaxAge: 7 * 24 * time.Hour,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("result stream: %w", err)
+	}
+	return tasks, results, nil
+}
+
+// consumer creates (or finds) the durable consumer the workers of one
+// candidate share.
+func consumer(ctx context.Context, tasks jetstream.Stream, digest string, o Options) (jetstream.Consumer, error) {
+	c, err := tasks.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable: consumerName(digest), FilterSubject: tasksPrefix + policyKey(digest) + ".>",
+		AckPolicy: jetstream.AckExplicitPolicy, AckWait: o.AckWait, MaxDeliver: o.MaxDeliver, MaxAckPending: -1,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("task consumer: %w", err)
+	}
+	return c, nil
+}
+
+// taskBody is the NDJSON bundle of one chain, as a worker reads it back.
+func taskBody(c replay.Chain) ([]byte, error) {
+	var buf bytes.Buffer
+	for _, e := range c.Envelopes {
+		buf.Write(bytes.TrimSpace(e.Bytes()))
+		buf.WriteByte('\n')
+	}
+	return buf.Bytes(), nil
+}
+
+// indexOf reads a message's task index header.
+func indexOf(h nats.Header) (int, error) {
+	i, err := strconv.Atoi(h.Get(hdrIndex))
+	if err != nil || i < 0 {
+		return 0, errors.New("no task index")
+	}
+	return i, nil
+}

@@ -1,0 +1,249 @@
+package distribute
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentledger/agentledger/decide"
+	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/manifest"
+	"github.com/agentledger/agentledger/policy"
+	"github.com/agentledger/agentledger/replay"
+)
+
+const fixtures = "../../fixtures"
+
+// jetStream starts an in-process nats-server with JetStream and returns
+// its URL.
+func jetStream(t testing.TB) string {
+	t.Helper()
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats-server did not start")
+	}
+	t.Cleanup(srv.Shutdown)
+	return srv.ClientURL()
+}
+
+func connect(t testing.TB, url string) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, js
+}
+
+func candidate(t testing.TB, manifestName string) *decide.Decider {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(fixtures, "manifests", manifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := manifest.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := policy.Load(context.Background(), "", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return decide.NewDecider(p)
+}
+
+// report renders reports as the replay command writes them (JSON).
+func report(t testing.TB, rs []*replay.SessionReport, digest string) []byte {
+	t.Helper()
+	rep := replay.NewReport(rs, digest)
+	if err := rep.ApplyGate(replay.FailOnNone, nil); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := replay.Render(&buf, "json", rep); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestDistributedReplayIsTheSameReport: the coding-agent recordings (with a
+// faulty one added) replayed with a looser candidate by three workers, one
+// of which dies holding a task, give the DiffReport replay exact gives in
+// one process, byte for byte; the dead worker's task is delivered again.
+func TestDistributedReplayIsTheSameReport(t *testing.T) {
+	chains, err := replay.ReadBundles([]string{filepath.Join(fixtures, "sessions", "coding-agent")}, ledger.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A faulty chain: a session whose middle was cut.
+	var cut bytes.Buffer
+	for i, e := range chains[0].Envelopes {
+		if i != 1 {
+			cut.Write(bytes.ReplaceAll(bytes.TrimSpace(e.Bytes()), []byte(chains[0].Key.Session), []byte("cut-"+chains[0].Key.Session)))
+			cut.WriteByte('\n')
+		}
+	}
+	faulty, err := replay.ReadBundle(&cut, "cut.ndjson", ledger.Limits{})
+	if err != nil || len(faulty) != 1 || faulty[0].Fault == "" {
+		t.Fatalf("the cut session should be faulty: %v %+v", err, faulty)
+	}
+	chains = append(chains, faulty...)
+	d := candidate(t, "coding-agent-loose.json")
+	local, err := replay.RunExact(context.Background(), replay.Chains(chains), func(ledger.SessionKey) (*decide.Decider, error) { return d, nil }, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := report(t, local, d.Policy.Digest())
+	if bytes.Contains(want, []byte(`"changed_sessions": 0`)) || !bytes.Contains(want, []byte(`"faulty_sessions": 1`)) {
+		t.Fatalf("the local report shows no change or no faulty session: the test shows nothing\n%.600s", want)
+	}
+
+	url := jetStream(t)
+	o := Options{AckWait: 2 * time.Second, MaxDeliver: 5}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// A worker that dies holding a task: it takes one and its connection
+	// goes, with no acknowledgement.
+	_, js0 := connect(t, url)
+	tasks, _, err := streams(ctx, js0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cons, err := consumer(ctx, tasks, d.Policy.Digest(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held atomic.Bool
+	dying, jsDying := connect(t, url)
+	_ = jsDying
+	go func() {
+		for !held.Load() && ctx.Err() == nil {
+			batch, err := cons.Fetch(1, jetstream.FetchMaxWait(200*time.Millisecond))
+			if err != nil {
+				continue
+			}
+			for range batch.Messages() {
+				held.Store(true)
+				dying.Close() // killed mid-task
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	var done atomic.Int64
+	for range 3 {
+		_, js := connect(t, url)
+		w := &Worker{JS: js, Decider: candidate(t, "coding-agent-loose.json"), Options: o, Done: func(string, int) { done.Add(1) }}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Let the dying worker take its task first.
+			for !held.Load() && ctx.Err() == nil {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if err := w.Run(ctx); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	_, js := connect(t, url)
+	var progress atomic.Int64
+	co := &Coordinator{JS: js, Digest: d.Policy.Digest(), Options: o, Progress: func(n, _ int) { progress.Store(int64(n)) }}
+	got, err := co.Run(ctx, replay.Chains(chains))
+	// The last report may be in before its worker's acknowledgement.
+	for i := 0; i < 500 && done.Load() < int64(len(chains)-1); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !held.Load() {
+		t.Fatal("the dying worker never held a task")
+	}
+	if progress.Load() != int64(len(chains)) {
+		t.Errorf("progress ended at %d of %d", progress.Load(), len(chains))
+	}
+	if n := done.Load(); n != int64(len(chains)-1) {
+		t.Errorf("the workers reported %d tasks, want %d (every session but the faulty one, the dead worker's once)", n, len(chains)-1)
+	}
+	if distributed := report(t, got, d.Policy.Digest()); !bytes.Equal(distributed, want) {
+		t.Fatalf("the distributed report differs from the local one:\n%s\nwant\n%s", distributed, want)
+	}
+}
+
+// TestFailingTaskIsReported: a task no worker can finish (every delivery
+// refused) is delivered MaxDeliver times, then reported as a faulty
+// session, not retried forever.
+func TestFailingTaskIsReported(t *testing.T) {
+	chains, err := replay.ReadBundles([]string{filepath.Join(fixtures, "sessions", "coding-agent")}, ledger.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chains = chains[:2]
+	d := candidate(t, "coding-agent.json")
+	url := jetStream(t)
+	o := Options{AckWait: time.Second, MaxDeliver: 2}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, js := connect(t, url)
+	tasks, _, err := streams(ctx, js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cons, err := consumer(ctx, tasks, d.Policy.Digest(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refused atomic.Int64
+	go func() {
+		for ctx.Err() == nil {
+			batch, err := cons.Fetch(1, jetstream.FetchMaxWait(200*time.Millisecond))
+			if err != nil {
+				continue
+			}
+			for m := range batch.Messages() {
+				refused.Add(1)
+				_ = m.Nak() // a worker that fails on every task
+			}
+		}
+	}()
+	co := &Coordinator{JS: js, Digest: d.Policy.Digest(), Options: o}
+	got, err := co.Run(ctx, replay.Chains(chains))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("%d reports, want 2", len(got))
+	}
+	for _, r := range got {
+		if !strings.Contains(r.Fault, "delivered 2 times without a report") || r.SessionID == "" {
+			t.Errorf("%s/%s: fault %q", r.TenantID, r.SessionID, r.Fault)
+		}
+	}
+	if n := refused.Load(); n != 4 {
+		t.Errorf("%d deliveries, want 2 per task", n)
+	}
+	if info, err := tasks.Info(ctx); err != nil || info.State.Msgs != 0 {
+		t.Errorf("failed tasks left on the queue: %v %+v", err, info)
+	}
+}
