@@ -43,13 +43,15 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				Description: "Sessions come from --bundle files or directories, else from the ledger (--data/--nats).\n" +
 					"Every chain is verified first; a faulty one is reported and fails the gate. Exit 0: the gate\n" +
 					"passed; 1: it failed or a session is faulty; 2: bad usage or input; 3: store unreachable.",
-				Flags: append(sourceFlags(),
+				Flags: append(append(sourceFlags(),
 					&cli.StringFlag{Name: "fail-on", Value: replay.FailOnLoosening, Usage: "what fails the gate: any, loosening (a move toward allow), tightening, none"},
 					&cli.StringFlag{Name: "expect", Usage: "`FILE` of accepted differences: [{\"session_id\",\"seq\",\"field\",\"value\"}]"},
 					&cli.IntFlag{Name: "workers", Usage: "sessions replayed in parallel (default: one per CPU)"},
-				),
+					&cli.BoolFlag{Name: "distribute", Usage: "put one task per session on the task queue of --nats for `replay worker` processes, and fold their reports"},
+				), queueFlags()...),
 				Action: a.exact,
 			}), replay.Formats),
+			workerCommand(a),
 			cmdline.FormatUsage(cmdline.WithGlobals(&cli.Command{
 				Name:      "live",
 				Usage:     "re-drive recorded sessions with a candidate model (OpenAI-compatible) and MCP tools, recording the live run",
@@ -199,6 +201,9 @@ func readExpectations(file string) ([]replay.Expectation, error) {
 
 // runExact replays src with d on --workers, showing progress.
 func (a *app) runExact(c *cli.Context, src replay.Source, d *decide.Decider) ([]*replay.SessionReport, error) {
+	if c.Bool("distribute") {
+		return a.runDistributed(c, src, d)
+	}
 	progress := cmdline.NewProgress(a.stderr, "replay")
 	progress.Unit = "sessions"
 	defer progress.Done()

@@ -49,21 +49,27 @@ const (
 type Options struct {
 	// AckWait is how long a worker may hold a task without news before it
 	// is delivered to another (a worker replaying a long session says it is
-	// still at work every AckWait/3). Default 30s.
+	// still at work every AckWait/3). Default DefaultAckWait.
 	AckWait time.Duration
 	// MaxDeliver is how many times a task is delivered before the
-	// coordinator reports it as failed. Default 5.
+	// coordinator reports it as failed. Default DefaultMaxDeliver.
 	MaxDeliver int
 	// Limits bound the envelopes a worker reads.
 	Limits ledger.Limits
 }
 
+// Defaults of Options.
+const (
+	DefaultAckWait    = 30 * time.Second
+	DefaultMaxDeliver = 5
+)
+
 func (o Options) withDefaults() Options {
 	if o.AckWait <= 0 {
-		o.AckWait = 30 * time.Second
+		o.AckWait = DefaultAckWait
 	}
 	if o.MaxDeliver <= 0 {
-		o.MaxDeliver = 5
+		o.MaxDeliver = DefaultMaxDeliver
 	}
 	return o
 }

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// TestDistributedExactIsTheSameReport runs `replay exact --distribute`
+// against a real nats-server (in process) with three `replay worker`
+// processes, one of them killed with SIGKILL while the run is under way:
+// the report is the report `replay exact` writes in one process, byte for
+// byte, with the same exit code. (That a task its dead worker held is
+// delivered again is shown in replay/distribute.)
+func TestDistributedExactIsTheSameReport(t *testing.T) {
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats-server did not start")
+	}
+	defer srv.Shutdown()
+	url := srv.ClientURL()
+	bin := filepath.Join(t.TempDir(), "replay")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	loose := fx + "/manifests/coding-agent-loose.json"
+	wantCode, want, _ := run(t, "exact", "--bundle", sessions, "--manifest", loose, "--format", "json")
+	if wantCode != 1 || !strings.Contains(want, `"changed_sessions": 1`) {
+		t.Fatalf("the local run: exit %d\n%.300s", wantCode, want)
+	}
+	var workers []*exec.Cmd
+	var logs []*bytes.Buffer
+	for range 3 {
+		w := exec.Command(bin, "worker", "--nats", url, "--manifest", loose, "--ack-wait", "2s")
+		var log bytes.Buffer
+		w.Stderr = &log
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		workers, logs = append(workers, w), append(logs, &log)
+	}
+	// The survivors stop when told, saying what they did.
+	defer func() {
+		for i, w := range workers[1:] {
+			w.Process.Signal(syscall.SIGTERM)
+			if err := w.Wait(); err != nil || !strings.Contains(logs[i+1].String(), "sessions replayed") {
+				t.Errorf("worker %d on SIGTERM: %v\n%s", i+1, err, logs[i+1])
+			}
+		}
+	}()
+	coord := exec.Command(bin, "exact", "--distribute", "--nats", url, "--bundle", sessions, "--manifest", loose, "--format", "json", "--ack-wait", "2s")
+	var out, errs bytes.Buffer
+	coord.Stdout, coord.Stderr = &out, &errs
+	if err := coord.Start(); err != nil {
+		t.Fatal(err)
+	}
+	workers[0].Process.Signal(syscall.SIGKILL)
+	workers[0].Wait()
+	err = coord.Wait()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if code != wantCode || !strings.Contains(errs.String(), "gate failed") {
+		t.Fatalf("distributed: exit %d, want %d: %s", code, wantCode, errs.String())
+	}
+	if out.String() != want {
+		t.Fatalf("the distributed report differs from the local one:\n%s\nwant\n%s", out.String(), want)
+	}
+	// --distribute without --nats is a usage error.
+	if code, _, errs := run(t, "exact", "--distribute", "--bundle", sessions, "--data", t.TempDir()); code != 2 || !strings.Contains(errs, "needs --nats") {
+		t.Errorf("--distribute without --nats: exit %d %s", code, errs)
+	}
+}
