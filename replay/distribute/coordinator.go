@@ -37,6 +37,7 @@ type collected struct {
 	bad     error                 // a report that did not read
 	each    func(done, total int) // progress
 	total   int
+	obs     jetstream.ObjectStore // where large sessions go, once one has
 }
 
 func (c *collected) signal() {
@@ -76,18 +77,25 @@ func (co *Coordinator) Run(ctx context.Context, src replay.Source) ([]*replay.Se
 		return nil, fmt.Errorf("watch failing tasks: %w", err)
 	}
 	defer adv.Unsubscribe()
-	if err := co.enqueue(ctx, run, src, col); err != nil {
+	objects, err := co.enqueue(ctx, run, src, col, o)
+	defer func() {
+		for _, name := range objects {
+			_ = col.obs.Delete(context.WithoutCancel(ctx), name)
+		}
+	}()
+	if err != nil {
 		return nil, err
 	}
 	return col.wait(ctx, tasks)
 }
 
-// enqueue publishes one task per chain of src.
-func (co *Coordinator) enqueue(ctx context.Context, run string, src replay.Source, col *collected) error {
+// enqueue publishes one task per chain of src, and returns the names of
+// the objects it stored sessions too large for a message in.
+func (co *Coordinator) enqueue(ctx context.Context, run string, src replay.Source, col *collected, o Options) (objects []string, err error) {
 	index := 0
 	for c, err := range src {
 		if err != nil {
-			return err
+			return objects, err
 		}
 		i := index
 		index++
@@ -101,16 +109,30 @@ func (co *Coordinator) enqueue(ctx context.Context, run string, src replay.Sourc
 		}
 		body, err := taskBody(c)
 		if err != nil {
-			return err
+			return objects, err
 		}
 		msg := &nats.Msg{Subject: tasksPrefix + policyKey(co.Digest) + "." + run, Data: body, Header: nats.Header{}}
+		if len(body) > o.InlineMax {
+			if col.obs == nil {
+				if col.obs, err = chainStore(ctx, co.JS); err != nil {
+					return objects, err
+				}
+			}
+			name := run + "." + strconv.Itoa(i)
+			if _, err := col.obs.PutBytes(ctx, name, body); err != nil {
+				return objects, fmt.Errorf("store %s: %w", c.Key, err)
+			}
+			objects = append(objects, name)
+			msg.Data = nil
+			msg.Header.Set(hdrObject, name)
+		}
 		msg.Header.Set(hdrRun, run)
 		msg.Header.Set(hdrIndex, strconv.Itoa(i))
 		msg.Header.Set(hdrSource, c.Source)
 		msg.Header.Set(nats.MsgIdHdr, run+".task."+strconv.Itoa(i))
 		ack, err := co.JS.PublishMsg(ctx, msg)
 		if err != nil {
-			return fmt.Errorf("enqueue %s: %w", c.Key, err)
+			return objects, fmt.Errorf("enqueue %s: %w", c.Key, err)
 		}
 		col.mu.Lock()
 		col.tasks[ack.Sequence] = i
@@ -121,7 +143,7 @@ func (co *Coordinator) enqueue(ctx context.Context, run string, src replay.Sourc
 	col.total = index
 	col.mu.Unlock()
 	col.signal()
-	return nil
+	return objects, nil
 }
 
 // report takes a worker's report of a task of this run.

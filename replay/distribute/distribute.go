@@ -43,6 +43,11 @@ const (
 	hdrRun    = "Agentledger-Replay-Run"
 	hdrIndex  = "Agentledger-Replay-Index"
 	hdrSource = "Agentledger-Replay-Source"
+	// hdrObject names the object of a task whose session is in the object
+	// store.
+	hdrObject = "Agentledger-Replay-Object"
+	// ChainsBucket holds the sessions too large for a task message.
+	ChainsBucket = "REPLAY_CHAINS"
 )
 
 // Options tune the task queue.
@@ -56,12 +61,18 @@ type Options struct {
 	MaxDeliver int
 	// Limits bound the envelopes a worker reads.
 	Limits ledger.Limits
+	// InlineMax is the largest session sent in its task message; a larger
+	// one goes to the object store REPLAY_CHAINS and its task names it.
+	// Default DefaultInlineMax, below the server's default largest
+	// message (1 MiB).
+	InlineMax int
 }
 
 // Defaults of Options.
 const (
 	DefaultAckWait    = 30 * time.Second
 	DefaultMaxDeliver = 5
+	DefaultInlineMax  = 512 << 10
 )
 
 func (o Options) withDefaults() Options {
@@ -70,6 +81,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxDeliver <= 0 {
 		o.MaxDeliver = DefaultMaxDeliver
+	}
+	if o.InlineMax <= 0 {
+		o.InlineMax = DefaultInlineMax
 	}
 	return o
 }
@@ -114,6 +128,15 @@ func consumer(ctx context.Context, tasks jetstream.Stream, digest string, o Opti
 		return nil, fmt.Errorf("task consumer: %w", err)
 	}
 	return c, nil
+}
+
+// chainStore creates (or finds) the object store of large sessions.
+func chainStore(ctx context.Context, js jetstream.JetStream) (jetstream.ObjectStore, error) {
+	obs, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: ChainsBucket, Storage: jetstream.FileStorage, TTL: 7 * 24 * time.Hour})
+	if err != nil {
+		return nil, fmt.Errorf("object store %s: %w", ChainsBucket, err)
+	}
+	return obs, nil
 }
 
 // taskBody is the NDJSON bundle of one chain, as a worker reads it back.

@@ -3,6 +3,7 @@ package distribute
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,7 +90,14 @@ func report(t testing.TB, rs []*replay.SessionReport, digest string) []byte {
 // faulty one added) replayed with a looser candidate by three workers, one
 // of which dies holding a task, give the DiffReport replay exact gives in
 // one process, byte for byte; the dead worker's task is delivered again.
+// Again with sessions over 2 KiB sent through the object store, which the
+// run leaves empty.
 func TestDistributedReplayIsTheSameReport(t *testing.T) {
+	t.Run("in messages", func(t *testing.T) { sameReport(t, Options{AckWait: 2 * time.Second, MaxDeliver: 5}) })
+	t.Run("object store", func(t *testing.T) { sameReport(t, Options{AckWait: 2 * time.Second, MaxDeliver: 5, InlineMax: 2048}) })
+}
+
+func sameReport(t *testing.T, o Options) {
 	chains, err := replay.ReadBundles([]string{filepath.Join(fixtures, "sessions", "coding-agent")}, ledger.Limits{})
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +126,6 @@ func TestDistributedReplayIsTheSameReport(t *testing.T) {
 	}
 
 	url := jetStream(t)
-	o := Options{AckWait: 2 * time.Second, MaxDeliver: 5}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// A worker that dies holding a task: it takes one and its connection
@@ -188,6 +195,24 @@ func TestDistributedReplayIsTheSameReport(t *testing.T) {
 	}
 	if distributed := report(t, got, d.Policy.Digest()); !bytes.Equal(distributed, want) {
 		t.Fatalf("the distributed report differs from the local one:\n%s\nwant\n%s", distributed, want)
+	}
+	if o.InlineMax > 0 {
+		obs, err := chainStore(context.Background(), js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if left, err := obs.List(context.Background()); !errors.Is(err, jetstream.ErrNoObjectsFound) {
+			t.Errorf("the object store holds %d sessions after the run: %v", len(left), err)
+		}
+		big := 0
+		for _, c := range chains {
+			if body, _ := taskBody(c); len(body) > o.InlineMax {
+				big++
+			}
+		}
+		if big == 0 {
+			t.Fatal("no session went through the object store: the test shows nothing")
+		}
 	}
 }
 

@@ -113,7 +113,17 @@ func (w *Worker) task(ctx context.Context, msg jetstream.Msg, o Options) error {
 // replay reads a task's chain, verifying it as a bundle is verified, and
 // replays it with the worker's candidate.
 func (w *Worker) replay(ctx context.Context, msg jetstream.Msg, o Options) (*replay.SessionReport, error) {
-	chains, err := replay.ReadBundle(bytes.NewReader(msg.Data()), msg.Headers().Get(hdrSource), o.Limits)
+	body := msg.Data()
+	if name := msg.Headers().Get(hdrObject); name != "" {
+		obs, err := chainStore(ctx, w.JS)
+		if err != nil {
+			return nil, err
+		}
+		if body, err = obs.GetBytes(ctx, name); err != nil {
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+	}
+	chains, err := replay.ReadBundle(bytes.NewReader(body), msg.Headers().Get(hdrSource), o.Limits)
 	if err != nil {
 		return nil, err
 	}
