@@ -527,6 +527,64 @@ func TestForgeriesAreCaught(t *testing.T) {
 		}
 		inStore(t, storeOf(t, body), "log_truncated", "--pubkey", fixturePub, "--checkpoint-pubkey", cpPub)
 	})
+	// Unsigned records a checkpoint genuinely covers are exported (the
+	// checkpoint vouches for them); the same session rewritten behind that
+	// checkpoint, in a store, is refused by ledger verify and the OCSF
+	// exporter alike: a checkpoint the log does not match vouches for
+	// nothing.
+	t.Run("unsigned records rewritten behind their checkpoint", func(t *testing.T) {
+		build := func(legacy []string) []string {
+			body := append(append([]string(nil), lines...), legacy...)
+			var log checkpoint.Log
+			for _, l := range body {
+				log.Add([]byte(l))
+			}
+			madeUpHead, _ := ledger.Decode([]byte(fabricatedLegacy[len(fabricatedLegacy)-1]), ledger.Limits{})
+			ck, err := checkpoint.New(checkpoint.Origin("LEDGER", &log), &log, []checkpoint.Head{{Tenant: "default", Session: "made-up", Seq: madeUpHead.Seq(), Hash: madeUpHead.Hash()}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			note, err := ck.Sign(cpKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			payload, _ := json.Marshal(map[string]any{"note": string(note), "size": ck.Size, "sessions": len(ck.Heads)})
+			rec, err := ledger.Seal(ledger.Head{}, ledger.Event{TenantID: "agentledger", SessionID: "checkpoints", EventType: ledger.EventCheckpoint,
+				TsUnixMs: first.TsUnixMs() + 10, Payload: payload, Signer: receipt.NewSigner(recKey)}, ledger.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return append(body, strings.TrimSpace(string(rec.Bytes())))
+		}
+		genuine := build(fabricatedLegacy)
+		ocsf := func(data string) (int, string, string) {
+			return run(t, "", "--data", data, "--format", "ocsf", "export", "--pubkey", fixturePub, "--checkpoint-pubkey", cpPub)
+		}
+		data := storeOf(t, genuine)
+		if code, out, errs := ocsf(data); code != 0 || !strings.Contains(out, "made-up") {
+			t.Fatalf("covered unsigned records: exit %d %.200s %s", code, out, errs)
+		}
+		// The session rewritten with its hashes recomputed, the checkpoint
+		// record kept as it was.
+		var rewritten []string
+		var h ledger.Head
+		for i := range fabricatedLegacy {
+			rej := fmt.Sprintf(`{"id":"made-up-%d","defect":"input could not be read","sha256":"%064d","length":2,"excerpt":"y","answered":"allow"}`, i, i)
+			env, err := ledger.Seal(h, ledger.Event{TenantID: "default", SessionID: "made-up", EventType: ledger.EventRejected,
+				TsUnixMs: first.TsUnixMs() - 1000 + int64(i), Payload: []byte(rej)}, ledger.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h = env.Head()
+			rewritten = append(rewritten, strings.TrimSpace(string(env.Bytes())))
+		}
+		forged := append(append(append([]string(nil), lines...), rewritten...), genuine[len(genuine)-1])
+		data = storeOf(t, forged)
+		inStore(t, data, "log_rewritten", "--pubkey", fixturePub, "--checkpoint-pubkey", cpPub)
+		if code, out, errs := ocsf(data); code != 1 || out != "" || !strings.Contains(errs, "refused") {
+			t.Errorf("OCSF export of unsigned records rewritten behind their checkpoint: exit %d %.200s %s", code, out, errs)
+		}
+	})
 	// Against a store's own log: a checkpoint of the log's size with
 	// another root (a fork the log key signed), alone and beside the
 	// genuine one.

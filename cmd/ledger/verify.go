@@ -284,23 +284,6 @@ func eachRecordedCheckpoint(ctx context.Context, st *store.Store, keys receipt.K
 	})
 }
 
-// recordedCheckpoints returns the checkpoints recorded in st that a
-// checkpoint key of keys opened (none without one), and the faults of
-// those refused.
-func recordedCheckpoints(ctx context.Context, st *store.Store, keys receipt.Keys) ([]*checkpoint.Checkpoint, []*ledger.ChainError, error) {
-	var vouching []*checkpoint.Checkpoint
-	var faults []*ledger.ChainError
-	err := eachRecordedCheckpoint(ctx, st, keys, func(_ *ledger.Envelope, _ store.Msg, cp *checkpoint.Checkpoint, fault *ledger.ChainError) {
-		switch {
-		case fault != nil:
-			faults = append(faults, fault)
-		case len(keys.Checkpoints) > 0:
-			vouching = append(vouching, cp)
-		}
-	})
-	return vouching, faults, err
-}
-
 func writeReport(w io.Writer, r *ledger.Report) error {
 	for _, f := range r.Faults {
 		fmt.Fprintf(w, "FAULT %s\n", f)
