@@ -204,7 +204,7 @@ func RunExactEach(ctx context.Context, src Source, deciderFor DeciderFor, worker
 					continue
 				}
 				mu.Lock()
-				if len(errs) == 0 {
+				if len(errs) == 0 && ctx.Err() == nil { // a cancelled replay is no report
 					err = each(r)
 				}
 				mu.Unlock()

@@ -57,7 +57,7 @@ func (a *app) runDistributed(c *cli.Context, src replay.Source, d *decide.Decide
 	progress.Unit = "sessions"
 	defer progress.Done()
 	var mu sync.Mutex
-	co := &distribute.Coordinator{JS: js, Digest: d.Policy.Digest(), Options: queueOptions(c, d), Progress: func(done, total int) {
+	co := &distribute.Coordinator{JS: js, Key: distribute.TaskKey(d), Options: queueOptions(c, d), Progress: func(done, total int) {
 		mu.Lock()
 		progress.Total = uint64(total)
 		progress.Update(uint64(done))
@@ -93,8 +93,9 @@ func (a *app) worker(c *cli.Context) error {
 	}
 	defer closeJS()
 	done := 0
-	w := &distribute.Worker{JS: js, Decider: d, Options: queueOptions(c, d), Done: func(string, int) { done++ }}
-	fmt.Fprintf(a.stderr, "replay worker: replaying the tasks of policy %s (manifest %s)\n", p.Digest()[:12], p.Manifest().Name)
+	w := &distribute.Worker{JS: js, Decider: d, Options: queueOptions(c, d), Done: func(string, int) { done++ },
+		Warn: func(err error) { fmt.Fprintf(a.stderr, "replay worker: %v\n", err) }}
+	fmt.Fprintf(a.stderr, "replay worker: replaying the tasks of policy %s (manifest %s), task key %s\n", p.Digest()[:12], p.Manifest().Name, distribute.TaskKey(d))
 	err = w.Run(c.Context)
 	fmt.Fprintf(a.stderr, "replay worker: %d sessions replayed\n", done)
 	if err != nil {
@@ -109,9 +110,9 @@ func workerCommand(a *app) *cli.Command {
 		Name:      "worker",
 		Usage:     "replay the tasks `replay exact --distribute` puts on the task queue of --nats, until interrupted",
 		ArgsUsage: " ",
-		Description: "A worker takes only the tasks of its own candidate (the same --policy and --manifest as the\n" +
-			"run's). Start as many as there are cores to spare, on any machine that reaches --nats; one that\n" +
-			"dies has its task delivered to another after --ack-wait.",
+		Description: "A worker takes only the tasks of a run set up as it is: the same --policy, --manifest and\n" +
+			"input limits, and --keys given or not alike. Start as many as there are cores to spare, on any\n" +
+			"machine that reaches --nats; one that dies has its task delivered to another after --ack-wait.",
 		Flags: append([]cli.Flag{
 			cmdline.PolicyFlag(),
 			&cli.StringFlag{Name: "manifest", Usage: "capability manifest `FILE` (default: the built-in manifest)"},

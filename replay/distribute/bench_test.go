@@ -71,11 +71,11 @@ func BenchmarkReplayDistributed(b *testing.B) {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						echo(ctx, b, url, d.Policy.Digest())
+						echo(ctx, b, url, TaskKey(d))
 					}()
 				}
 				_, js := connect(b, url)
-				co := &Coordinator{JS: js, Digest: d.Policy.Digest()}
+				co := &Coordinator{JS: js, Key: TaskKey(d)}
 				start := time.Now()
 				got, err := co.Run(ctx, src)
 				elapsed := time.Since(start)
@@ -92,14 +92,14 @@ func BenchmarkReplayDistributed(b *testing.B) {
 }
 
 // echo answers every task at once with the same identical report.
-func echo(ctx context.Context, b *testing.B, url, digest string) {
+func echo(ctx context.Context, b *testing.B, url, key string) {
 	_, js := connect(b, url)
 	tasks, _, err := streams(ctx, js)
 	if err != nil {
 		b.Error(err)
 		return
 	}
-	c, err := consumer(ctx, tasks, digest, Options{}.withDefaults())
+	c, err := consumer(ctx, tasks, key, Options{}.withDefaults())
 	if err != nil {
 		b.Error(err)
 		return

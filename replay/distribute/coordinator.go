@@ -18,9 +18,8 @@ import (
 // reports.
 type Coordinator struct {
 	JS jetstream.JetStream
-	// Digest is the candidate's policy digest: only workers started with
-	// the same candidate take the run's tasks.
-	Digest  string
+	// Key is the run's TaskKey: only workers set up alike take its tasks.
+	Key     string
 	Options Options
 	// Progress, when set, is called as reports come in.
 	Progress func(done, total int)
@@ -38,6 +37,11 @@ type collected struct {
 	each    func(done, total int) // progress
 	total   int
 	obs     jetstream.ObjectStore // where large sessions go, once one has
+	// pending are the reports read that are not yet matched to their task
+	// (a report may come before its task's publication is acknowledged);
+	// enqueued is set once every task is out.
+	pending  map[int][]*replay.SessionReport
+	enqueued bool
 }
 
 func (c *collected) signal() {
@@ -56,12 +60,14 @@ func (co *Coordinator) Run(ctx context.Context, src replay.Source) ([]*replay.Se
 	if err != nil {
 		return nil, err
 	}
-	if _, err := consumer(ctx, tasks, co.Digest, o); err != nil {
+	if _, err := consumer(ctx, tasks, co.Key, o); err != nil {
 		return nil, err
 	}
 	run := nuid.Next()
+	// Whatever happens, the run's tasks leave the queue with it.
+	defer tasks.Purge(context.WithoutCancel(ctx), jetstream.WithPurgeSubject(tasksPrefix+co.Key+"."+run))
 	col := &collected{reports: map[int]*replay.SessionReport{}, tasks: map[uint64]int{}, chains: map[int]replay.Chain{},
-		failed: map[uint64]int{}, changed: make(chan struct{}, 1), each: co.Progress}
+		failed: map[uint64]int{}, changed: make(chan struct{}, 1), each: co.Progress, pending: map[int][]*replay.SessionReport{}}
 	defer results.Purge(context.WithoutCancel(ctx), jetstream.WithPurgeSubject(resultsPrefix+run))
 	cons, err := results.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{resultsPrefix + run}})
 	if err != nil {
@@ -72,7 +78,7 @@ func (co *Coordinator) Run(ctx context.Context, src replay.Source) ([]*replay.Se
 		return nil, fmt.Errorf("read reports: %w", err)
 	}
 	defer cc.Stop()
-	adv, err := co.JS.Conn().Subscribe("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES."+TasksStream+"."+consumerName(co.Digest), col.maxDeliveries)
+	adv, err := co.JS.Conn().Subscribe("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES."+TasksStream+"."+consumerName(co.Key), col.maxDeliveries)
 	if err != nil {
 		return nil, fmt.Errorf("watch failing tasks: %w", err)
 	}
@@ -104,14 +110,16 @@ func (co *Coordinator) enqueue(ctx context.Context, run string, src replay.Sourc
 		col.mu.Unlock()
 		if c.Fault != "" {
 			r, _ := replay.ReplayChain(ctx, c, nil) // a faulty chain is reported, not replayed
+			col.mu.Lock()
 			col.add(i, r)
+			col.mu.Unlock()
 			continue
 		}
 		body, err := taskBody(c)
 		if err != nil {
 			return objects, err
 		}
-		msg := &nats.Msg{Subject: tasksPrefix + policyKey(co.Digest) + "." + run, Data: body, Header: nats.Header{}}
+		msg := &nats.Msg{Subject: tasksPrefix + co.Key + "." + run, Data: body, Header: nats.Header{}}
 		if len(body) > o.InlineMax {
 			if col.obs == nil {
 				if col.obs, err = chainStore(ctx, co.JS); err != nil {
@@ -140,40 +148,62 @@ func (co *Coordinator) enqueue(ctx context.Context, run string, src replay.Sourc
 		col.mu.Unlock()
 	}
 	col.mu.Lock()
-	col.total = index
+	col.total, col.enqueued = index, true
 	col.mu.Unlock()
 	col.signal()
 	return objects, nil
 }
 
-// report takes a worker's report of a task of this run.
+// report takes a worker's report of a task of this run; wait matches it
+// to its task.
 func (col *collected) report(m jetstream.Msg) {
 	i, err := indexOf(m.Headers())
 	var r replay.SessionReport
 	if err == nil {
 		err = json.Unmarshal(m.Data(), &r)
 	}
-	if err != nil {
-		col.mu.Lock()
-		col.bad = fmt.Errorf("a report that does not read: %w", err)
-		col.mu.Unlock()
-		col.signal()
-		return
-	}
-	col.add(i, &r)
-}
-
-// add keeps the first report of task i.
-func (col *collected) add(i int, r *replay.SessionReport) {
 	col.mu.Lock()
-	if _, dup := col.reports[i]; !dup {
-		col.reports[i] = r
-		if col.each != nil {
-			col.each(len(col.reports), col.total)
-		}
+	if err != nil {
+		col.bad = fmt.Errorf("a report that does not read: %w", err)
+	} else {
+		col.pending[i] = append(col.pending[i], &r)
 	}
 	col.mu.Unlock()
 	col.signal()
+}
+
+// add keeps r as the report of index i, the first one only (col.mu held).
+func (col *collected) add(i int, r *replay.SessionReport) {
+	if _, dup := col.reports[i]; dup {
+		return
+	}
+	col.reports[i] = r
+	if col.each != nil {
+		col.each(len(col.reports), col.total)
+	}
+}
+
+// match takes the pending reports whose task is known: the first one that
+// names the task's session and source is the task's report; others (a
+// stray report, or one of another session under this run's subject) are
+// dropped (col.mu held).
+func (col *collected) match() {
+	for i, rs := range col.pending {
+		c, ok := col.chains[i]
+		if !ok {
+			if col.enqueued {
+				delete(col.pending, i) // no such task
+			}
+			continue
+		}
+		delete(col.pending, i)
+		for _, r := range rs {
+			if r.TenantID == c.Key.Tenant && r.SessionID == c.Key.Session && r.Source == c.Source {
+				col.add(i, r)
+				break
+			}
+		}
+	}
 }
 
 // maxDeliveries notes a task delivered MaxDeliver times.
@@ -197,6 +227,7 @@ func (col *collected) maxDeliveries(m *nats.Msg) {
 func (col *collected) wait(ctx context.Context, tasks jetstream.Stream) ([]*replay.SessionReport, error) {
 	for {
 		col.mu.Lock()
+		col.match()
 		for seq, n := range col.failed {
 			i, ok := col.tasks[seq]
 			if !ok {

@@ -5,10 +5,11 @@
 // process would have written.
 //
 // Tasks are messages on REPLAY_TASKS (work-queue retention), on the
-// subject agentledger.replay.tasks.<policy>.<run>: <policy> is the first
-// 16 hex digits of the candidate's policy digest, so a worker started with
-// another candidate never takes the task, and every worker of one
-// candidate pulls from one durable consumer, replay-<policy>. A task that
+// subject agentledger.replay.tasks.<key>.<run>: <key> (TaskKey) names the
+// candidate and what else makes a report — its policy digest, the input
+// limits, whether recorded values are unsealed — so a worker set up
+// otherwise never takes the task, and every worker set up alike pulls from
+// one durable consumer, replay-<key>. A task that
 // is not acknowledged within the ack wait (its worker died or hangs) is
 // delivered again; one delivered MaxDeliver times without a report is
 // reported by the coordinator as a faulty session, not retried forever.
@@ -21,6 +22,8 @@ package distribute
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -29,6 +32,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/replay"
 )
@@ -88,21 +92,24 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// policyKey is the part of a policy digest that names its tasks.
-func policyKey(digest string) string {
-	if len(digest) > 16 {
-		return digest[:16]
-	}
-	return digest
+// TaskKey names the tasks a worker replaying with d may take: 16 hex
+// digits of a digest of everything besides the session that makes its
+// report (the policy and manifest, the input limits, and whether sealed
+// values are unsealed or replayed as recorded). A coordinator and its
+// workers must be set up alike to meet.
+func TaskKey(d *decide.Decider) string {
+	unseal := d.Keys != nil || d.Sealer != nil
+	sum := sha256.Sum256([]byte(fmt.Sprintf("policy %s\nmax-bytes %d\nmax-depth %d\nunseal %t\n", d.Policy.Digest(), d.Limits.Bytes(), d.Limits.Depth(), unseal)))
+	return hex.EncodeToString(sum[:8])
 }
 
-func consumerName(digest string) string { return "replay-" + policyKey(digest) }
+func consumerName(key string) string { return "replay-" + key }
 
 // streams creates (or finds) the task and result streams.
 func streams(ctx context.Context, js jetstream.JetStream) (jetstream.Stream, jetstream.Stream, error) {
 	tasks, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name: TasksStream, Subjects: []string{tasksPrefix + ">"}, Retention: jetstream.WorkQueuePolicy,
-		Storage: jetstream.FileStorage, Duplicates: 10 * time.Minute,
+		Storage: jetstream.FileStorage, Duplicates: 10 * time.Minute, MaxAge: 7 * 24 * time.Hour,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("task stream: %w", err)
@@ -118,10 +125,10 @@ func streams(ctx context.Context, js jetstream.JetStream) (jetstream.Stream, jet
 }
 
 // consumer creates (or finds) the durable consumer the workers of one
-// candidate share.
-func consumer(ctx context.Context, tasks jetstream.Stream, digest string, o Options) (jetstream.Consumer, error) {
+// task key share.
+func consumer(ctx context.Context, tasks jetstream.Stream, key string, o Options) (jetstream.Consumer, error) {
 	c, err := tasks.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-		Durable: consumerName(digest), FilterSubject: tasksPrefix + policyKey(digest) + ".>",
+		Durable: consumerName(key), FilterSubject: tasksPrefix + key + ".>",
 		AckPolicy: jetstream.AckExplicitPolicy, AckWait: o.AckWait, MaxDeliver: o.MaxDeliver, MaxAckPending: -1,
 	})
 	if err != nil {

@@ -3,6 +3,7 @@ package distribute
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -135,20 +136,31 @@ func sameReport(t *testing.T, o Options) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cons, err := consumer(ctx, tasks, d.Policy.Digest(), o)
+	cons, err := consumer(ctx, tasks, TaskKey(d), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var held atomic.Bool
 	dying, jsDying := connect(t, url)
-	_ = jsDying
 	go func() {
 		for !held.Load() && ctx.Err() == nil {
 			batch, err := cons.Fetch(1, jetstream.FetchMaxWait(200*time.Millisecond))
 			if err != nil {
 				continue
 			}
-			for range batch.Messages() {
+			for m := range batch.Messages() {
+				// Before it dies it publishes, under the run's subject,
+				// a report of another session at its task's index and one
+				// of an index no task has: neither counts.
+				run, idx := m.Headers().Get(hdrRun), m.Headers().Get(hdrIndex)
+				for _, i := range []string{idx, "9999"} {
+					forged, _ := json.Marshal(&replay.SessionReport{TenantID: "default", SessionID: "not-this-one", Mode: replay.ModeExact, Identical: true, Diffs: []replay.Diff{}})
+					out := &nats.Msg{Subject: resultsPrefix + run, Data: forged, Header: nats.Header{}}
+					out.Header.Set(hdrIndex, i)
+					if _, err := jsDying.PublishMsg(ctx, out); err != nil {
+						t.Error(err)
+					}
+				}
 				held.Store(true)
 				dying.Close() // killed mid-task
 			}
@@ -173,7 +185,7 @@ func sameReport(t *testing.T, o Options) {
 	}
 	_, js := connect(t, url)
 	var progress atomic.Int64
-	co := &Coordinator{JS: js, Digest: d.Policy.Digest(), Options: o, Progress: func(n, _ int) { progress.Store(int64(n)) }}
+	co := &Coordinator{JS: js, Key: TaskKey(d), Options: o, Progress: func(n, _ int) { progress.Store(int64(n)) }}
 	got, err := co.Run(ctx, replay.Chains(chains))
 	// The last report may be in before its worker's acknowledgement.
 	for i := 0; i < 500 && done.Load() < int64(len(chains)-1); i++ {
@@ -235,7 +247,7 @@ func TestFailingTaskIsReported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cons, err := consumer(ctx, tasks, d.Policy.Digest(), o)
+	cons, err := consumer(ctx, tasks, TaskKey(d), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +264,7 @@ func TestFailingTaskIsReported(t *testing.T) {
 			}
 		}
 	}()
-	co := &Coordinator{JS: js, Digest: d.Policy.Digest(), Options: o}
+	co := &Coordinator{JS: js, Key: TaskKey(d), Options: o}
 	got, err := co.Run(ctx, replay.Chains(chains))
 	if err != nil {
 		t.Fatal(err)

@@ -17,8 +17,8 @@ import (
 	"github.com/agentledger/agentledger/replay"
 )
 
-// Worker replays the tasks of one candidate (its Decider's policy) until
-// its context ends.
+// Worker replays the tasks of its Decider's task key (TaskKey) until its
+// context ends.
 type Worker struct {
 	JS      jetstream.JetStream
 	Decider *decide.Decider
@@ -26,38 +26,64 @@ type Worker struct {
 	// Done, when set, is called after each task is reported and
 	// acknowledged.
 	Done func(run string, index int)
+	// Warn, when set, hears of a task that could not be reported or
+	// acknowledged now (the server was away): the task is delivered again
+	// and the worker goes on.
+	Warn func(error)
 }
 
-// Run pulls and replays tasks until ctx ends, which is not an error.
+// Run pulls and replays tasks until ctx ends, which is not an error. A
+// server that does not answer for a while (a restart, a leader election, a
+// consumer being updated) is waited for; one that fails for a minute on
+// end is an error.
 func (w *Worker) Run(ctx context.Context) error {
 	o := w.Options.withDefaults()
-	tasks, _, err := streams(ctx, w.JS)
-	if err != nil {
-		return err
-	}
-	c, err := consumer(ctx, tasks, w.Decider.Policy.Digest(), o)
-	if err != nil {
-		return err
-	}
+	var c jetstream.Consumer
+	var failingSince time.Time
 	for ctx.Err() == nil {
-		batch, err := c.Fetch(1, jetstream.FetchMaxWait(time.Second))
+		err := w.pull(ctx, &c, o)
+		switch {
+		case err == nil || ctx.Err() != nil:
+			failingSince = time.Time{}
+			continue
+		case failingSince.IsZero():
+			failingSince = time.Now()
+		case time.Since(failingSince) > time.Minute:
+			return err
+		}
+		w.warn(fmt.Errorf("%w (trying again)", err))
+		c = nil // find the consumer again
+		select {
+		case <-ctx.Done():
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// pull takes one task from the consumer (found or created in *c first)
+// and replays it; no task within a second is no error.
+func (w *Worker) pull(ctx context.Context, c *jetstream.Consumer, o Options) error {
+	if *c == nil {
+		tasks, _, err := streams(ctx, w.JS)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("fetch a task: %w", err)
+			return err
 		}
-		for msg := range batch.Messages() {
-			if err := w.task(ctx, msg, o); err != nil {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return err
-			}
+		if *c, err = consumer(ctx, tasks, TaskKey(w.Decider), o); err != nil {
+			return err
 		}
-		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && ctx.Err() == nil {
-			return fmt.Errorf("fetch a task: %w", err)
+	}
+	batch, err := (*c).Fetch(1, jetstream.FetchMaxWait(time.Second))
+	if err != nil {
+		return fmt.Errorf("fetch a task: %w", err)
+	}
+	for msg := range batch.Messages() {
+		if err := w.task(ctx, msg, o); err != nil {
+			return err
 		}
+	}
+	if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
+		return fmt.Errorf("fetch a task: %w", err)
 	}
 	return nil
 }
@@ -87,8 +113,8 @@ func (w *Worker) task(ctx context.Context, msg jetstream.Msg, o Options) error {
 		}
 	}()
 	report, err := w.replay(ctx, msg, o)
-	if err != nil {
-		return msg.Nak()
+	if err != nil || ctx.Err() != nil {
+		return msg.Nak() // a cancelled replay is no report
 	}
 	body, err := json.Marshal(report)
 	if err != nil {
@@ -99,15 +125,25 @@ func (w *Worker) task(ctx context.Context, msg jetstream.Msg, o Options) error {
 	out.Header.Set(hdrIndex, strconv.Itoa(index))
 	out.Header.Set(nats.MsgIdHdr, run+"."+strconv.Itoa(index))
 	if _, err := w.JS.PublishMsg(ctx, out); err != nil {
-		return fmt.Errorf("publish the report of %s task %d: %w", run, index, err)
+		w.warn(fmt.Errorf("publish the report of %s task %d (it will be delivered again): %w", run, index, err))
+		_ = msg.Nak()
+		return nil
 	}
 	if err := msg.DoubleAck(ctx); err != nil {
-		return fmt.Errorf("acknowledge %s task %d: %w", run, index, err)
+		// The report is in; a task delivered again is reported once.
+		w.warn(fmt.Errorf("acknowledge %s task %d: %w", run, index, err))
+		return nil
 	}
 	if w.Done != nil {
 		w.Done(run, index)
 	}
 	return nil
+}
+
+func (w *Worker) warn(err error) {
+	if w.Warn != nil {
+		w.Warn(err)
+	}
 }
 
 // replay reads a task's chain, verifying it as a bundle is verified, and
