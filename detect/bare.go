@@ -39,15 +39,16 @@ const bareAWSLen = 40
 //     string passes.
 //   - bareSeq: a key holding that many ascending characters in a row
 //     (0123…, abcd…) is a placeholder (sequence).
-//   - bareText: base64 that decodes to at least that many printable bytes
-//     of its 30 is encoded text, not a key (encodedText).
+//   - bareTextShare: base64 that decodes to at least that share of
+//     printable bytes (27 of an AWS key's 30) is encoded text, not a key
+//     (encodedText).
 const (
 	bareMinEntropy  = 4.25
 	bareNearEntropy = 3.5
 	bareNear        = 256
 	bareSecretWord  = 64
 	bareSeq         = 5
-	bareText        = 27
+	bareTextShare   = 0.9
 )
 
 // bareAWSSecret accepts the run text[s:e] (found by the bare detector's
@@ -108,12 +109,13 @@ func sequence(v string) bool {
 	return false
 }
 
-// encodedText reports whether v is base64 of text: at least bareText of
-// the 30 bytes it decodes to are printable ASCII, tab or newline (of 30
-// random bytes, about 11 are; 27 or more about once in 10^9).
+// encodedText reports whether v (its longest prefix of whole base64
+// quanta) is base64 of text: at least bareTextShare of the bytes it
+// decodes to are printable ASCII, tab or newline (of 30 random bytes about
+// 11 are, 27 or more about once in 10^9; of 48, 43 or more rarer still).
 func encodedText(v string) bool {
-	raw, err := base64.StdEncoding.DecodeString(v)
-	if err != nil {
+	raw, err := base64.StdEncoding.DecodeString(v[:len(v)/4*4])
+	if err != nil || len(raw) == 0 {
 		return false
 	}
 	n := 0
@@ -122,7 +124,7 @@ func encodedText(v string) bool {
 			n++
 		}
 	}
-	return n >= bareText
+	return float64(n) >= bareTextShare*float64(len(raw))
 }
 
 // isB64 reports whether c is one of the characters of an AWS secret
@@ -267,8 +269,8 @@ func bareToken(text string, s, e int) bool {
 	if e-s < bareTokenMin || e-s > bareTokenMax {
 		return false
 	}
-	if s > 0 && strings.IndexByte("+/=_-.\\", text[s-1]) >= 0 || e < len(text) && strings.IndexByte("+/=_-.", text[e]) >= 0 {
-		return false // joined to base64, an identifier, a name, or a JSON escape (\uXXXX: the unescaped text is read too)
+	if joinedBefore(text, s) || joinedAfter(text, e) {
+		return false
 	}
 	v := text[s:e]
 	var upper, lower, digit, hexOnly = false, false, false, true
@@ -310,6 +312,44 @@ func wordy(v string, letters, vowels int) bool {
 		run = 0
 	}
 	return float64(inRuns) >= bareTokenWords*float64(len(v)) && float64(vowels) >= bareTokenVowels*float64(letters)
+}
+
+// joinedBefore reports whether the run starting at text[s] continues
+// something before it: base64 ('+', '/'), base64url or an identifier ('_',
+// '-'), a JSON escape (\uXXXX: the unescaped text is read too), or a
+// dotted name (a '.' after a letter or digit). A '=' before it is an
+// assignment (key=TOKEN), not padding, which only ends base64.
+func joinedBefore(text string, s int) bool {
+	if s == 0 {
+		return false
+	}
+	switch c := text[s-1]; {
+	case strings.IndexByte("+/_-\\", c) >= 0:
+		return true
+	case c == '.':
+		return s >= 2 && isAlnum(text[s-2])
+	}
+	return false
+}
+
+// joinedAfter reports whether the run ending before text[e] goes on: base64
+// or its padding, base64url or an identifier, or a dotted name (a '.'
+// before a letter or digit; a '.' that ends a sentence does not join).
+func joinedAfter(text string, e int) bool {
+	if e >= len(text) {
+		return false
+	}
+	switch c := text[e]; {
+	case strings.IndexByte("+/=_-", c) >= 0:
+		return true
+	case c == '.':
+		return e+1 < len(text) && isAlnum(text[e+1])
+	}
+	return false
+}
+
+func isAlnum(c byte) bool {
+	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9'
 }
 
 // credentialWordBefore reports whether a word that says a credential

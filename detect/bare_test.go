@@ -152,6 +152,8 @@ func TestBareTokenIsCalibrated(t *testing.T) {
 		"https://cdn.example.com/assets/ReactDOMServerRenderingBundle2024Production.min.js",
 		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
 		"xn--ExampleInternationalizedDomainName2024abc.example.org",
+		"https://a1b2c3d4e5f6g7h8i9j0K1L2M3N4O5P6Q7R8S9T0.example.org/x",
+		"build.Xq7Rt9QpLm2Wk8Yv4Nc7Bd1Hs6Jf0Ga5Ue2Io8Pq3",
 	} {
 		for _, sp := range Spans(text) {
 			if sp.Detector == "bare_token" {
@@ -174,7 +176,7 @@ func TestBareTokenIsCalibrated(t *testing.T) {
 				i := strings.Index(text, string(key))
 				return slices.ContainsFunc(Spans(text), func(sp Span) bool { return sp.Start <= i && i+n <= sp.End })
 			}
-			if !found("the new one is " + string(key) + "\n") {
+			if !found("the new one is "+string(key)+"\n") || !found("use "+string(key)+". Then") || !found("Authorization="+string(key)+" curl") {
 				missed++
 			}
 			if !found(`{"token":"`+string(key)+`"}`) && !found("API token:\n"+string(key)) {

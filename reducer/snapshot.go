@@ -339,6 +339,7 @@ func (s Snapshot) Hash() string {
 	c := s.appendCanonical((*buf)[:0])
 	sum := sha256.Sum256(c)
 	if cap(c) <= 1<<20 {
+		clear(c) // the snapshot holds the user's request: nothing of it stays
 		*buf = c[:0]
 		hashBufs.Put(buf)
 	}

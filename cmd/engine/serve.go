@@ -365,7 +365,7 @@ func (a *app) serveSocket(c *cli.Context, f serveFlags, eng *engine.Engine, st *
 	}
 	serveOn(ln, engine.Handler(engine.ServerConfig{Engine: eng, Store: st, Insecure: true, Tenant: c.String("tenant"), Timeout: timeout,
 		LocalIdentity: engine.LocalIdentity(), LocalRole: engine.RoleHost, Observe: true,
-		Binary: binary, Stale: a.staleBinary(ln), Configure: cs.get, Configured: cs.count}))
+		Binary: binary, Stale: a.staleBinary(ln), Configure: cs.get, Configured: cs.count, CheckpointKeys: f.checkpointKeys()}))
 	fmt.Fprintf(a.stderr, "engine: serving hooks on %s (each in the tenant, policy and manifest its hook names; default tenant %s)\n", f.socket, c.String("tenant"))
 	return nil
 }

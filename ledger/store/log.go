@@ -23,9 +23,6 @@ type LogState struct {
 	// proofs (kept only when Index is set before the first CatchUp).
 	Index  bool
 	leaves []LeafPlace
-	// Unreadable are the stream sequences of messages read that are not
-	// envelopes: leaves of the log, no session's head.
-	Unreadable []uint64
 }
 
 // LeafPlace is where a leaf of the log is: its stream sequence and its
@@ -54,8 +51,6 @@ func (s *Store) CatchUp(ctx context.Context, l *LogState) error {
 		l.Log.Add(m.Data)
 		if ok {
 			l.heads[k] = checkpoint.Head{Tenant: k.Tenant, Session: k.Session, Seq: seq, Hash: hash}
-		} else {
-			l.Unreadable = append(l.Unreadable, m.StreamSeq)
 		}
 		if l.Index {
 			l.leaves = append(l.leaves, LeafPlace{StreamSeq: m.StreamSeq, Key: k, Seq: seq})
