@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -10,14 +13,18 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentledger/agentledger/replay/distribute"
 )
 
 // TestDistributedExactIsTheSameReport runs `replay exact --distribute`
 // against a real nats-server (in process) with three `replay worker`
-// processes, one of them killed with SIGKILL while the run is under way:
-// the report is the report `replay exact` writes in one process, byte for
-// byte, with the same exit code. (That a task its dead worker held is
-// delivered again is shown in replay/distribute.)
+// processes over the coding-agent recordings copied twelve times (some 300
+// sessions), one worker killed with SIGKILL once reports are coming in,
+// while it works: the report is the report `replay exact` writes in one
+// process, byte for byte, with the same exit code.
 func TestDistributedExactIsTheSameReport(t *testing.T) {
 	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoSigs: true})
 	if err != nil {
@@ -34,8 +41,20 @@ func TestDistributedExactIsTheSameReport(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	loose := fx + "/manifests/coding-agent-loose.json"
-	wantCode, want, _ := run(t, "exact", "--bundle", sessions, "--manifest", loose, "--format", "json")
-	if wantCode != 1 || !strings.Contains(want, `"changed_sessions": 1`) {
+	// Twelve copies of the recordings, each a bundle directory of its own.
+	var bundles []string
+	for i := range 12 {
+		dir := filepath.Join(t.TempDir(), fmt.Sprintf("copy-%02d", i))
+		os.MkdirAll(dir, 0o755)
+		files, _ := filepath.Glob(filepath.Join(sessions, "*.ndjson"))
+		for _, f := range files {
+			raw, _ := os.ReadFile(f)
+			os.WriteFile(filepath.Join(dir, filepath.Base(f)), raw, 0o644)
+		}
+		bundles = append(bundles, "--bundle", dir)
+	}
+	wantCode, want, _ := run(t, append(append([]string{"exact"}, bundles...), "--manifest", loose, "--format", "json")...)
+	if wantCode != 1 || !strings.Contains(want, `"changed_sessions": 12`) {
 		t.Fatalf("the local run: exit %d\n%.300s", wantCode, want)
 	}
 	var workers []*exec.Cmd
@@ -58,11 +77,32 @@ func TestDistributedExactIsTheSameReport(t *testing.T) {
 			}
 		}
 	}()
-	coord := exec.Command(bin, "exact", "--distribute", "--nats", url, "--bundle", sessions, "--manifest", loose, "--format", "json", "--ack-wait", "2s")
+	coord := exec.Command(bin, append(append([]string{"exact", "--distribute", "--nats", url}, bundles...), "--manifest", loose, "--format", "json", "--ack-wait", "2s")...)
 	var out, errs bytes.Buffer
 	coord.Stdout, coord.Stderr = &out, &errs
 	if err := coord.Start(); err != nil {
 		t.Fatal(err)
+	}
+	// Kill a worker once the reports are coming in: it is at work.
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	var atKill uint64
+	for i := 0; ; i++ {
+		st, err := js.Stream(context.Background(), distribute.ResultsStream)
+		if err == nil {
+			if info, err := st.Info(context.Background()); err == nil && info.State.Msgs >= 20 {
+				atKill = info.State.Msgs
+				break
+			}
+		}
+		if i == 3000 {
+			t.Fatal("no reports came in")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	workers[0].Process.Signal(syscall.SIGKILL)
 	workers[0].Wait()
@@ -75,6 +115,9 @@ func TestDistributedExactIsTheSameReport(t *testing.T) {
 	}
 	if code != wantCode || !strings.Contains(errs.String(), "gate failed") {
 		t.Fatalf("distributed: exit %d, want %d: %s", code, wantCode, errs.String())
+	}
+	if total := decode(t, want).Summary.Sessions; atKill >= uint64(total) {
+		t.Fatalf("the worker was killed after all %d reports were in: it killed nothing mid-run", total)
 	}
 	if out.String() != want {
 		t.Fatalf("the distributed report differs from the local one:\n%s\nwant\n%s", out.String(), want)
