@@ -234,11 +234,8 @@ func TestForgeriesAreCaught(t *testing.T) {
 		bundle := filepath.Join(dir, "genuine.ndjson")
 		os.WriteFile(bundle, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
 		last, _ := ledger.Decode([]byte(lines[len(lines)-1]), ledger.Limits{})
-		var log checkpoint.Log
-		for _, l := range lines {
-			log.Add([]byte(l))
-		}
-		ck, err := checkpoint.New("agentledger", &log, []checkpoint.Head{{Tenant: "default", Session: last.SessionID(), Seq: last.Seq(), Hash: last.Hash()}})
+		log := logOf(lines)
+		ck, err := checkpoint.New("agentledger", log, []checkpoint.Head{{Tenant: "default", Session: last.SessionID(), Seq: last.Seq(), Hash: last.Hash()}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -312,10 +309,7 @@ func TestForgeriesAreCaught(t *testing.T) {
 	t.Run("split view and rollback between checkpoints", func(t *testing.T) {
 		bundle := filepath.Join(dir, "genuine-split.ndjson")
 		os.WriteFile(bundle, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
-		var log checkpoint.Log
-		for _, l := range lines {
-			log.Add([]byte(l))
-		}
+		log := logOf(lines)
 		lastEnv, _ := ledger.Decode([]byte(lines[len(lines)-1]), ledger.Limits{})
 		atEnv, _ := ledger.Decode([]byte(lines[9]), ledger.Limits{})
 		head := func(e *ledger.Envelope) []checkpoint.Head {
@@ -330,7 +324,7 @@ func TestForgeriesAreCaught(t *testing.T) {
 			os.WriteFile(p, note, 0o600)
 			return p
 		}
-		genuine, err := checkpoint.New("agentledger", &log, head(lastEnv))
+		genuine, err := checkpoint.New("agentledger", log, head(lastEnv))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -368,27 +362,14 @@ func TestForgeriesAreCaught(t *testing.T) {
 			t.Fatal(err)
 		}
 		lastEnv, _ := ledger.Decode([]byte(lines[len(lines)-1]), ledger.Limits{})
-		var log checkpoint.Log
-		for _, l := range lines {
-			log.Add([]byte(l))
-		}
-		full, err := checkpoint.New("agentledger", &log, []checkpoint.Head{{Tenant: lastEnv.TenantID(), Session: lastEnv.SessionID(), Seq: lastEnv.Seq(), Hash: lastEnv.Hash()}})
+		log := logOf(lines)
+		full, err := checkpoint.New("agentledger", log, []checkpoint.Head{{Tenant: lastEnv.TenantID(), Session: lastEnv.SessionID(), Seq: lastEnv.Seq(), Hash: lastEnv.Hash()}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		empty := &checkpoint.Checkpoint{Version: 0, Origin: "agentledger", Root: sha256.Sum256(nil)}
-		record := func(ck *checkpoint.Checkpoint, key []byte, size int64) string {
-			note, err := ck.Sign(key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			payload, _ := json.Marshal(map[string]any{"note": string(note), "size": size, "sessions": len(ck.Heads)})
-			env, err := ledger.Seal(ledger.Head{}, ledger.Event{TenantID: "agentledger", SessionID: "checkpoints", EventType: ledger.EventCheckpoint,
-				TsUnixMs: lastEnv.TsUnixMs() + 1, Payload: payload, Signer: receipt.NewSigner(recKey)}, ledger.Limits{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return strings.TrimSpace(string(env.Bytes()))
+		record := func(ck *checkpoint.Checkpoint, key ed25519.PrivateKey, size int64) string {
+			return checkpointRecords(t, recKey, lastEnv.TsUnixMs()+1, carriedCheckpoint{ck, key, size})[0]
 		}
 		for _, c := range []struct {
 			name, line, want string
@@ -430,14 +411,11 @@ func TestForgeriesAreCaught(t *testing.T) {
 	t.Run("split view and rollback between carried checkpoints", func(t *testing.T) {
 		lastEnv, _ := ledger.Decode([]byte(lines[len(lines)-1]), ledger.Limits{})
 		atEnv, _ := ledger.Decode([]byte(lines[9]), ledger.Limits{})
-		var log checkpoint.Log
-		for _, l := range lines {
-			log.Add([]byte(l))
-		}
+		log := logOf(lines)
 		head := func(e *ledger.Envelope) []checkpoint.Head {
 			return []checkpoint.Head{{Tenant: e.TenantID(), Session: e.SessionID(), Seq: e.Seq(), Hash: e.Hash()}}
 		}
-		genuine, err := checkpoint.New("agentledger", &log, head(lastEnv))
+		genuine, err := checkpoint.New("agentledger", log, head(lastEnv))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -445,23 +423,11 @@ func TestForgeriesAreCaught(t *testing.T) {
 		forked.Root[0] ^= 1
 		rolled.Heads, rolled.Size = head(atEnv), genuine.Size+1
 		records := func(cks ...*checkpoint.Checkpoint) []string {
-			var out []string
-			var prev ledger.Head
-			for _, ck := range cks {
-				note, err := ck.Sign(cpKey)
-				if err != nil {
-					t.Fatal(err)
-				}
-				payload, _ := json.Marshal(map[string]any{"note": string(note), "size": ck.Size, "sessions": len(ck.Heads)})
-				env, err := ledger.Seal(prev, ledger.Event{TenantID: "agentledger", SessionID: "checkpoints", EventType: ledger.EventCheckpoint,
-					TsUnixMs: lastEnv.TsUnixMs() + 1, Payload: payload, Signer: receipt.NewSigner(recKey)}, ledger.Limits{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				prev = env.Head()
-				out = append(out, strings.TrimSpace(string(env.Bytes())))
+			carried := make([]carriedCheckpoint, len(cks))
+			for i, ck := range cks {
+				carried[i] = carriedCheckpoint{ck, cpKey, ck.Size}
 			}
-			return out
+			return checkpointRecords(t, recKey, lastEnv.TsUnixMs()+1, carried...)
 		}
 		for _, c := range []struct {
 			name string
@@ -489,25 +455,13 @@ func TestForgeriesAreCaught(t *testing.T) {
 	// truncated, with no key given at all.
 	t.Run("a session cut behind its carried checkpoint", func(t *testing.T) {
 		lastEnv, _ := ledger.Decode([]byte(lines[len(lines)-1]), ledger.Limits{})
-		var log checkpoint.Log
-		for _, l := range lines {
-			log.Add([]byte(l))
-		}
-		ck, err := checkpoint.New("agentledger", &log, []checkpoint.Head{{Tenant: lastEnv.TenantID(), Session: lastEnv.SessionID(), Seq: lastEnv.Seq(), Hash: lastEnv.Hash()}})
+		log := logOf(lines)
+		ck, err := checkpoint.New("agentledger", log, []checkpoint.Head{{Tenant: lastEnv.TenantID(), Session: lastEnv.SessionID(), Seq: lastEnv.Seq(), Hash: lastEnv.Hash()}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		note, err := ck.Sign(cpKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		payload, _ := json.Marshal(map[string]any{"note": string(note), "size": ck.Size, "sessions": len(ck.Heads)})
-		rec, err := ledger.Seal(ledger.Head{}, ledger.Event{TenantID: "agentledger", SessionID: "checkpoints", EventType: ledger.EventCheckpoint,
-			TsUnixMs: lastEnv.TsUnixMs() + 1, Payload: payload, Signer: receipt.NewSigner(recKey)}, ledger.Limits{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		body := append(append([]string(nil), lines[:9]...), strings.TrimSpace(string(rec.Bytes())))
+		rec := checkpointRecords(t, recKey, lastEnv.TsUnixMs()+1, carriedCheckpoint{ck, cpKey, ck.Size})
+		body := append(append([]string(nil), lines[:9]...), rec...)
 		path := filepath.Join(dir, "cut-behind-carried.ndjson")
 		os.WriteFile(path, []byte(strings.Join(body, "\n")+"\n"), 0o600)
 		want := "default/cleanup-gone-wrong seq " + fmt.Sprint(lastEnv.Seq()) + ": truncated"
@@ -535,26 +489,13 @@ func TestForgeriesAreCaught(t *testing.T) {
 	t.Run("unsigned records rewritten behind their checkpoint", func(t *testing.T) {
 		build := func(legacy []string) []string {
 			body := append(append([]string(nil), lines...), legacy...)
-			var log checkpoint.Log
-			for _, l := range body {
-				log.Add([]byte(l))
-			}
+			log := logOf(body)
 			madeUpHead, _ := ledger.Decode([]byte(fabricatedLegacy[len(fabricatedLegacy)-1]), ledger.Limits{})
-			ck, err := checkpoint.New(checkpoint.Origin("LEDGER", &log), &log, []checkpoint.Head{{Tenant: "default", Session: "made-up", Seq: madeUpHead.Seq(), Hash: madeUpHead.Hash()}})
+			ck, err := checkpoint.New(checkpoint.Origin("LEDGER", log), log, []checkpoint.Head{{Tenant: "default", Session: "made-up", Seq: madeUpHead.Seq(), Hash: madeUpHead.Hash()}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			note, err := ck.Sign(cpKey)
-			if err != nil {
-				t.Fatal(err)
-			}
-			payload, _ := json.Marshal(map[string]any{"note": string(note), "size": ck.Size, "sessions": len(ck.Heads)})
-			rec, err := ledger.Seal(ledger.Head{}, ledger.Event{TenantID: "agentledger", SessionID: "checkpoints", EventType: ledger.EventCheckpoint,
-				TsUnixMs: first.TsUnixMs() + 10, Payload: payload, Signer: receipt.NewSigner(recKey)}, ledger.Limits{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return append(body, strings.TrimSpace(string(rec.Bytes())))
+			return append(body, checkpointRecords(t, recKey, first.TsUnixMs()+10, carriedCheckpoint{ck, cpKey, ck.Size})...)
 		}
 		genuine := build(fabricatedLegacy)
 		ocsf := func(data string) (int, string, string) {
@@ -678,4 +619,45 @@ func inStore(t *testing.T, dir, want string, args ...string) {
 			t.Errorf("store mode: ledger %v: exit %d, want 1 with %q:\n%s%s", a, code, want, out, errs)
 		}
 	}
+}
+
+// logOf is the Merkle log of lines, in their order.
+func logOf(lines []string) *checkpoint.Log {
+	var log checkpoint.Log
+	for _, l := range lines {
+		log.Add([]byte(l))
+	}
+	return &log
+}
+
+// carriedCheckpoint is a checkpoint to carry as a Checkpoint record: its
+// note signed with key, the record saying size beside it.
+type carriedCheckpoint struct {
+	ck   *checkpoint.Checkpoint
+	key  ed25519.PrivateKey
+	size int64
+}
+
+// checkpointRecords seals one Checkpoint record per checkpoint, chained
+// in session agentledger/checkpoints at time ts and signed with the
+// records key signer, as the engine records them (or a forger would).
+func checkpointRecords(t *testing.T, signer ed25519.PrivateKey, ts int64, cks ...carriedCheckpoint) []string {
+	t.Helper()
+	var out []string
+	var prev ledger.Head
+	for _, c := range cks {
+		note, err := c.ck.Sign(c.key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		payload, _ := json.Marshal(map[string]any{"note": string(note), "size": c.size, "sessions": len(c.ck.Heads)})
+		env, err := ledger.Seal(prev, ledger.Event{TenantID: "agentledger", SessionID: "checkpoints", EventType: ledger.EventCheckpoint,
+			TsUnixMs: ts, Payload: payload, Signer: receipt.NewSigner(signer)}, ledger.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev = env.Head()
+		out = append(out, strings.TrimSpace(string(env.Bytes())))
+	}
+	return out
 }

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentledger/agentledger/internal/natstest"
 	"github.com/agentledger/agentledger/replay/distribute"
 )
 
@@ -26,16 +26,7 @@ import (
 // while it works: the report is the report `replay exact` writes in one
 // process, byte for byte, with the same exit code.
 func TestDistributedExactIsTheSameReport(t *testing.T) {
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Start()
-	if !srv.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server did not start")
-	}
-	defer srv.Shutdown()
-	url := srv.ClientURL()
+	url := natstest.JetStream(t)
 	bin := filepath.Join(t.TempDir(), "replay")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

@@ -7,31 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentledger/agentledger/internal/natstest"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/checkpoint"
 )
-
-// rawServer starts an in-process nats-server with JetStream on loopback
-// and no permissions at all, as an operator's own server might be: a plain
-// NATS client can then write and delete stream messages behind the
-// ledger's back.
-func rawServer(t *testing.T) string {
-	t.Helper()
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Start()
-	if !srv.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server did not start")
-	}
-	t.Cleanup(srv.Shutdown)
-	return srv.ClientURL()
-}
 
 // TestTamperWithTheLiveStream writes to the stream with a plain NATS
 // client, bypassing the ledger code, and checks that verification names
@@ -39,7 +21,9 @@ func rawServer(t *testing.T) string {
 // suffix with valid hashes are found only against a checkpoint.
 func TestTamperWithTheLiveStream(t *testing.T) {
 	ctx := context.Background()
-	url := rawServer(t)
+	// An operator's own server with no permissions at all: a plain NATS
+	// client can write and delete stream messages behind the ledger's back.
+	url := natstest.JetStream(t)
 	st := openURL(t, url)
 	nc, err := nats.Connect(url)
 	if err != nil {

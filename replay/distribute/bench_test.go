@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentledger/agentledger/internal/natstest"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/replay"
 )
@@ -50,7 +51,7 @@ func BenchmarkReplayDistributed(b *testing.B) {
 	defer replay.BatchGC()()
 	for _, workers := range []string{"1", "2", "3", "echo"} {
 		b.Run("workers="+workers, func(b *testing.B) {
-			url := jetStream(b)
+			url := natstest.JetStream(b)
 			d := candidate(b, "coding-agent.json")
 			for i := 0; i < b.N; i++ {
 				ctx, cancel := context.WithCancel(context.Background())

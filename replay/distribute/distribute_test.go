@@ -13,11 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentledger/agentledger/decide"
+	"github.com/agentledger/agentledger/internal/natstest"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/manifest"
 	"github.com/agentledger/agentledger/policy"
@@ -25,22 +25,6 @@ import (
 )
 
 const fixtures = "../../fixtures"
-
-// jetStream starts an in-process nats-server with JetStream and returns
-// its URL.
-func jetStream(t testing.TB) string {
-	t.Helper()
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Start()
-	if !srv.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server did not start")
-	}
-	t.Cleanup(srv.Shutdown)
-	return srv.ClientURL()
-}
 
 func connect(t testing.TB, url string) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
@@ -126,7 +110,7 @@ func sameReport(t *testing.T, o Options) {
 		t.Fatalf("the local report shows no change or no faulty session: the test shows nothing\n%.600s", want)
 	}
 
-	url := jetStream(t)
+	url := natstest.JetStream(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// A worker that dies holding a task: it takes one and its connection
@@ -238,7 +222,7 @@ func TestFailingTaskIsReported(t *testing.T) {
 	}
 	chains = chains[:2]
 	d := candidate(t, "coding-agent.json")
-	url := jetStream(t)
+	url := natstest.JetStream(t)
 	o := Options{AckWait: time.Second, MaxDeliver: 2}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
