@@ -211,6 +211,8 @@ type Step struct {
 	// PendingID, for an ask (STEP_UP, DEFER) recorded by an Engine, is the
 	// unguessable id that resolves it.
 	PendingID string
+	// Engine, in a fleet, is the member that decided and recorded the step.
+	Engine string
 }
 
 // recordedVerdict is the verdict of dec as it is recorded and answered:

@@ -118,7 +118,7 @@ func TestCodexAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Snapshot.Pending) != 1 || !s.Snapshot.Pending[0].NoPrompt || len(e.Pending(ledger.DefaultTenant)) != 1 {
+	if len(s.Snapshot.Pending) != 1 || !s.Snapshot.Pending[0].NoPrompt || len(e.Pending(context.Background(), ledger.DefaultTenant)) != 1 {
 		t.Errorf("pending %+v: the ask Codex was answered deny for does not wait for an approver alone", s.Snapshot.Pending)
 	}
 }

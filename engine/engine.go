@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/decide"
+	"github.com/agentledger/agentledger/fleet"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/otlp"
@@ -44,6 +45,10 @@ type Engine struct {
 	monitor bool
 	// otlp, when set, exports a span and metrics per decision.
 	otlp *otlp.Exporter
+	// fleet, when set, is this engine's place in a fleet (fleet.go).
+	fleet *fleet.Member
+	// fleetPolicies are the other policies forwarded calls came with.
+	fleetPolicies sync.Map
 	// spoolDir, when set, holds failure and rejection records until they
 	// are in the ledger.
 	spoolDir string
@@ -153,6 +158,10 @@ type entry struct {
 
 	mu    sync.Mutex      // one decision at a time
 	state *decide.Session // nil until loaded from the ledger
+	// fence is the stream sequence of the partition fence the state was
+	// loaded under (in a fleet): another fence means the partition moved
+	// away and back, and the state is read again.
+	fence uint64
 
 	failMu   sync.Mutex
 	failures []spooled // owed to the ledger, not yet recorded
@@ -200,10 +209,11 @@ func (e *Engine) decide(ctx context.Context, tenant string, payload []byte) (*de
 	return e.decideEvent(ctx, tenant, receipt.Authenticated{}, ev, payload, e.decider, e.monitor)
 }
 
-// decideEvent records ev with its verdict. A conflict with another writer
-// of the session (another engine process) is not a failure: the session is
-// re-read and the decision retried, with backoff, until ctx ends.
-func (e *Engine) decideEvent(ctx context.Context, tenant string, auth receipt.Authenticated, ev *aarts.Event, payload []byte, d *decide.Decider, monitor bool) (*decide.Step, error) {
+// decideHere records ev with its verdict on this engine. A conflict with
+// another writer of the session (another engine process) is not a
+// failure: the session is re-read and the decision retried, with backoff,
+// until ctx ends.
+func (e *Engine) decideHere(ctx context.Context, tenant string, auth receipt.Authenticated, ev *aarts.Event, payload []byte, d *decide.Decider, monitor bool) (*decide.Step, error) {
 	if tenant == "" {
 		tenant = ledger.DefaultTenant
 	}

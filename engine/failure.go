@@ -97,20 +97,28 @@ func (e *Engine) queueOnce(k ledger.SessionKey, r spooled) {
 }
 
 // Flush appends the records a session owes the ledger.
+// In a fleet, the records of a session another engine owns are appended
+// by that engine.
 func (e *Engine) Flush(ctx context.Context, k ledger.SessionKey) error {
-	return e.inSession(ctx, k, func(en *entry) error { return e.flushFailures(ctx, k, en, nil) })
+	err := e.inSession(ctx, k, func(en *entry) error { return e.flushFailures(ctx, k, en, nil) })
+	if e.fleet != nil && errors.Is(err, store.ErrNotOwner) {
+		return e.flushRemote(ctx, k, nil)
+	}
+	return err
 }
 
 // flushFinding is Flush that also says at which seq the record with id
 // is in the session (found false: not recorded yet, it stays queued).
 func (e *Engine) flushFinding(ctx context.Context, k ledger.SessionKey, id string) (seq uint64, found bool, err error) {
-	err = e.inSession(ctx, k, func(en *entry) error {
-		return e.flushFailures(ctx, k, en, func(got string, at uint64) {
-			if got == id {
-				seq, found = at, true
-			}
-		})
-	})
+	note := func(got string, at uint64) {
+		if got == id {
+			seq, found = at, true
+		}
+	}
+	err = e.inSession(ctx, k, func(en *entry) error { return e.flushFailures(ctx, k, en, note) })
+	if e.fleet != nil && errors.Is(err, store.ErrNotOwner) {
+		err = e.flushRemote(ctx, k, note)
+	}
 	return seq, found, err
 }
 
@@ -123,6 +131,15 @@ func (e *Engine) inSession(ctx context.Context, k ledger.SessionKey, fn func(en 
 	en.mu.Lock()
 	defer en.mu.Unlock()
 	for attempt := 0; ; attempt++ {
+		if e.fleet != nil {
+			f, err := e.fleet.Owner(k)
+			if err != nil {
+				return err
+			}
+			if en.fence != f.Seq {
+				en.state, en.fence = nil, f.Seq // taken (again): read the ledger
+			}
+		}
 		e.dropShredded(k, en)
 		if en.state == nil {
 			s, err := e.load(ctx, k)

@@ -105,6 +105,9 @@ func Handler(cfg ServerConfig) http.Handler {
 		fmt.Fprintln(w, "# HELP agentledger_sessions_evicted_total Idle sessions let go of (rebuilt from the ledger when next used).")
 		fmt.Fprintln(w, "# TYPE agentledger_sessions_evicted_total counter")
 		fmt.Fprintf(w, "agentledger_sessions_evicted_total %d\n", st.Evicted)
+		if f := s.cfg.Engine.Fleet(); f != nil {
+			f.WriteMetrics(w)
+		}
 	})
 	return mux
 }
@@ -190,6 +193,9 @@ type HookResponse struct {
 	// PendingID resolves an ask through POST /v1/resolutions; unresolved,
 	// it times out to a recorded deny.
 	PendingID string `json:"pending_id,omitempty"`
+	// Engine, in a fleet, is the member that decided and recorded the
+	// call (the owner of its session's partition).
+	Engine string `json:"engine,omitempty"`
 	// HostAnswer is what a host with its own permission flow is answered
 	// (see aarts.VerdictRecord.HostAnswer).
 	HostAnswer string `json:"host_answer,omitempty"`
@@ -230,7 +236,7 @@ const ReasonMonitored = "MONITORED"
 func ResponseOf(st *decide.Step) HookResponse {
 	r := HookResponse{Verdict: st.Record.Verdict, AARMDecision: st.Record.AARMDecision, ReasonCode: st.Record.ReasonCode,
 		Constraints: st.Record.Constraints, Seq: st.Envelope.Seq(), EventHash: st.Envelope.Hash(), VerdictHash: st.Verdict.Hash(),
-		PendingID: st.PendingID, HostAnswer: st.Record.HostAnswer, Withheld: withheld(st), Unbound: st.Record.Unbound, AskOwner: st.Record.AskOwner}
+		PendingID: st.PendingID, Engine: st.Engine, HostAnswer: st.Record.HostAnswer, Withheld: withheld(st), Unbound: st.Record.Unbound, AskOwner: st.Record.AskOwner}
 	if !st.Record.IsEnforced() {
 		v := st.Record.Verdict
 		r.Monitored = &Monitored{Decision: v.Decision, AARMDecision: st.Record.AARMDecision, ReasonCode: st.Record.ReasonCode,
@@ -387,7 +393,7 @@ func (s *server) resolutions(w http.ResponseWriter, r *http.Request) {
 
 // pendingList lists the tenant's open approvals with their action context.
 func (s *server) pendingList(w http.ResponseWriter, r *http.Request) {
-	list := s.cfg.Engine.Pending(tenantOf(r))
+	list := s.cfg.Engine.Pending(r.Context(), tenantOf(r))
 	if list == nil {
 		list = []PendingApproval{}
 	}

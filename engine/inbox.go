@@ -291,7 +291,7 @@ func (in *inbox) list(w http.ResponseWriter, r *http.Request) {
 	}
 	now := time.Now()
 	var asks []inboxAsk
-	for _, a := range in.s.cfg.Engine.Pending(c.p.Tenant) {
+	for _, a := range in.s.cfg.Engine.Pending(r.Context(), c.p.Tenant) {
 		input, _ := json.MarshalIndent(a.ToolInput, "", "  ")
 		left := time.UnixMilli(a.ExpiresUnixMs).Sub(now).Round(time.Second)
 		ask := inboxAsk{PendingApproval: a, Action: detect.Redact(incident.Action(cmp.Or(a.ToolNative, a.Tool), a.ToolInput)), Input: detect.RedactJSONText(string(input)),

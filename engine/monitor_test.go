@@ -75,7 +75,7 @@ func TestMonitorMode(t *testing.T) {
 	if monitored[aarts.Deny] == 0 {
 		t.Fatalf("no monitored deny in the scenarios: %v", monitored)
 	}
-	if pend := e.Pending(ledger.DefaultTenant); len(pend) != 0 {
+	if pend := e.Pending(context.Background(), ledger.DefaultTenant); len(pend) != 0 {
 		t.Errorf("%d asks wait for an approver in monitor mode", len(pend))
 	}
 	var blocks int

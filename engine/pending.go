@@ -16,6 +16,7 @@ import (
 	"github.com/agentledger/agentledger/action"
 	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/receipt"
 	"github.com/agentledger/agentledger/reducer"
 	"github.com/agentledger/agentledger/seal"
@@ -162,13 +163,40 @@ func (e *Engine) openPending(k ledger.SessionKey, info PendingApproval, wait tim
 		defer cancel()
 		// A failure to record here is retried when the session is next
 		// loaded: rebuild times out what is overdue.
-		_, _ = e.Resolve(ctx, k.Tenant, p.id, "timeout", p.info.ActionSHA256, receipt.Authenticated{Principal: "engine", By: "engine"})
+		_, _ = e.resolveHere(ctx, k.Tenant, p.id, "timeout", p.info.ActionSHA256, receipt.Authenticated{Principal: "engine", By: "engine"})
 	})
 	return p.id
 }
 
-// Pending lists tenant's open approvals, oldest first.
-func (e *Engine) Pending(tenant string) []PendingApproval {
+// Pending lists tenant's open approvals, oldest first: in a fleet, those
+// every engine holds.
+func (e *Engine) Pending(ctx context.Context, tenant string) []PendingApproval {
+	out := e.pendingHere(tenant)
+	if e.fleet == nil {
+		return out
+	}
+	answers, err := e.fleet.Gather(ctx, fleetPending, []byte(tenant), time.Second)
+	if err != nil {
+		e.warn(fmt.Errorf("open approvals of the other engines: %w", err))
+	}
+	for _, a := range answers {
+		var more []PendingApproval
+		if json.Unmarshal(a, &more) == nil {
+			out = append(out, more...)
+		}
+	}
+	sortPending(out)
+	return out
+}
+
+func sortPending(out []PendingApproval) {
+	slices.SortFunc(out, func(a, b PendingApproval) int {
+		return cmp.Or(cmp.Compare(a.ExpiresUnixMs, b.ExpiresUnixMs), cmp.Compare(a.Session, b.Session), cmp.Compare(a.ForSeq, b.ForSeq))
+	})
+}
+
+// pendingHere lists the open approvals this engine holds.
+func (e *Engine) pendingHere(tenant string) []PendingApproval {
 	e.pending.mu.Lock()
 	defer e.pending.mu.Unlock()
 	var out []PendingApproval
@@ -177,9 +205,7 @@ func (e *Engine) Pending(tenant string) []PendingApproval {
 			out = append(out, p.info)
 		}
 	}
-	slices.SortFunc(out, func(a, b PendingApproval) int {
-		return cmp.Or(cmp.Compare(a.ExpiresUnixMs, b.ExpiresUnixMs), cmp.Compare(a.Session, b.Session), cmp.Compare(a.ForSeq, b.ForSeq))
-	})
+	sortPending(out)
 	return out
 }
 
@@ -199,7 +225,18 @@ type Resolution struct {
 // resolution must name the asked action (action, its ActionSHA256): one
 // for another action is ErrWrongAction. The session's snapshot folds it:
 // *_always and *_similar remember the verdict's artifacts for the session.
+//
+// In a fleet, an approval another engine holds is resolved there.
 func (e *Engine) Resolve(ctx context.Context, tenant, id, resolution, action string, by receipt.Authenticated) (*Resolution, error) {
+	r, err := e.resolveHere(ctx, tenant, id, resolution, action, by)
+	if errors.Is(err, ErrNoPending) && e.fleet != nil {
+		return e.resolveInFleet(ctx, fleetResolution{Tenant: tenant, ID: id, Resolution: resolution, Action: action, By: by})
+	}
+	return r, err
+}
+
+// resolveHere resolves an approval this engine holds.
+func (e *Engine) resolveHere(ctx context.Context, tenant, id, resolution, action string, by receipt.Authenticated) (*Resolution, error) {
 	if !aarts.IsResolution(resolution) {
 		return nil, &aarts.ValidationError{Field: "resolution", Msg: fmt.Sprintf("%q is not a resolution", resolution)}
 	}
@@ -222,6 +259,13 @@ func (e *Engine) Resolve(ctx context.Context, tenant, id, resolution, action str
 	e.pending.mu.Lock()
 	defer e.pending.mu.Unlock()
 	p.resolving = false
+	if errors.Is(err, store.ErrNotOwner) || errors.Is(err, store.ErrFenced) {
+		// The session's partition moved: its new owner re-arms the
+		// approval from the ledger when it reads the session.
+		p.timer.Stop()
+		delete(e.pending.byID, id)
+		return nil, ErrNoPending
+	}
 	if err != nil && !errors.Is(err, ErrNoPending) {
 		// The approval is still open: it times out as it would have.
 		p.timer.Reset(max(time.UnixMilli(p.info.ExpiresUnixMs).Sub(e.now()), 0))

@@ -351,7 +351,7 @@ func TestAllowedAndDeniedCalls(t *testing.T) {
 // about a changed tool, as the on-call approver.
 func (r *rig) approveToolChange(t *testing.T) {
 	t.Helper()
-	pending := r.eng.Pending("default")
+	pending := r.eng.Pending(context.Background(), "default")
 	if len(pending) != 1 || pending[0].HookPoint != "PreMCPConnect" || pending[0].ReasonCode != "TOOL_CHANGED" {
 		t.Fatalf("pending: %+v", pending)
 	}
@@ -396,7 +396,7 @@ func TestAskHeldThenApproved(t *testing.T) {
 			if time.Now().After(deadline) {
 				t.Fatal("the ask never opened")
 			}
-			pending = r.eng.Pending("default")
+			pending = r.eng.Pending(context.Background(), "default")
 		}
 		if len(r.called(t)) != 0 {
 			t.Fatal("the asked call reached the server before it was approved")

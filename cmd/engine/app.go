@@ -10,6 +10,7 @@ import (
 	"github.com/agentledger/agentledger/cmd/internal/cmdline"
 	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/engine"
+	"github.com/agentledger/agentledger/fleet"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/policy"
@@ -151,6 +152,10 @@ func serveCommand(a *app) *cli.Command {
 			&cli.StringFlag{Name: "checkpoint-dir", Usage: "where checkpoint files go (default DATA/checkpoints); keep a copy where the ledger's operators cannot rewrite it"},
 			&cli.BoolFlag{Name: "atomic-batch", Usage: "store an event and its verdict as one atomic batch also on a single-node file stream, where by default they are two publishes (a crash between them is recorded as an EngineFailure on rebuild); concurrent sessions share batches"},
 			&cli.BoolFlag{Name: "no-atomic-batch", Usage: "never use atomic batches, also on replicated streams where they are the default"},
+			&cli.BoolFlag{Name: "fleet", Usage: "serve with the other engines on --nats as one fleet: sessions hash into partitions, each decided by the engine holding its lease, any engine accepting any call"},
+			&cli.StringFlag{Name: "fleet-id", Usage: "this engine's `NAME` in the fleet, unique among its members (default: host name and process id)"},
+			&cli.IntFlag{Name: "partitions", Value: fleet.DefaultPartitions, Usage: "how many partitions a fleet's sessions hash into; every member must use the same `N`"},
+			&cli.DurationFlag{Name: "lease-ttl", Value: fleet.DefaultLeaseTTL, Usage: "how long a partition's lease outlives its owner; a dead engine's partitions move to live ones within about twice this"},
 		),
 		Action: a.serve,
 	})

@@ -20,6 +20,7 @@ import (
 	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/detect"
 	"github.com/agentledger/agentledger/engine"
+	"github.com/agentledger/agentledger/fleet"
 	"github.com/agentledger/agentledger/hookwire"
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/otlp"
@@ -104,6 +105,9 @@ func (a *app) serveFlags(c *cli.Context) (serveFlags, error) {
 	if f.cfg.NoAtomicBatch && f.cfg.AtomicBatch {
 		return f, cmdline.Usage(errors.New("--atomic-batch and --no-atomic-batch contradict each other"))
 	}
+	if c.Bool("fleet") && f.cfg.URL == "" {
+		return f, cmdline.Usage(errors.New("--fleet needs --nats URL: the fleet's engines share one JetStream cluster"))
+	}
 	if c.Int("max-sessions") < 0 {
 		return f, cmdline.Usage(fmt.Errorf("--max-sessions %d: want 0 (no bound) or more", c.Int("max-sessions")))
 	}
@@ -159,10 +163,26 @@ func (a *app) newServeEngine(c *cli.Context, f serveFlags, p *policy.Policy, st 
 			"(and checkpoints with --checkpoint-pubkey %s: each key verifies only what it signs)\n",
 			filepath.Join(keys, "receipt-ed25519.pub.pem"), filepath.Join(keys, "checkpoint-ed25519.pub.pem"))
 	}
+	member, err := a.joinFleet(c, st)
+	if err != nil {
+		closeOpts()
+		return nil, nil, err
+	}
+	if member != nil {
+		opts = append(opts, engine.WithFleet(member))
+		prev := closeOpts
+		closeOpts = func() { member.Close(); prev() }
+	}
 	eng, err := engine.New(d, st, opts...)
 	if err != nil {
 		closeOpts()
 		return nil, nil, cmdline.Usage(err)
+	}
+	if member != nil {
+		if err := eng.StartFleet(st); err != nil {
+			closeOpts()
+			return nil, nil, cmdline.Unavailable(err)
+		}
 	}
 	drainCtx, cancel := context.WithTimeout(c.Context, 30*time.Second)
 	defer cancel()
@@ -171,6 +191,21 @@ func (a *app) newServeEngine(c *cli.Context, f serveFlags, p *policy.Policy, st 
 	}
 	go a.drainEvery(c.Context, eng, spoolInterval)
 	return eng, closeOpts, nil
+}
+
+// joinFleet joins the fleet of the --nats cluster's stream (--fleet), or
+// returns nil.
+func (a *app) joinFleet(c *cli.Context, st *store.Store) (*fleet.Member, error) {
+	if !c.Bool("fleet") {
+		return nil, nil
+	}
+	m, err := fleet.Join(c.Context, st, fleet.Config{ID: c.String("fleet-id"), Partitions: c.Int("partitions"),
+		LeaseTTL: c.Duration("lease-ttl"), Log: func(line string) { fmt.Fprintf(a.stderr, "engine: %s\n", line) }})
+	if err != nil {
+		return nil, cmdline.Usage(err)
+	}
+	fmt.Fprintf(a.stderr, "engine: fleet member %s: %d partitions, leases of %s\n", m.ID(), m.Partitions(), c.Duration("lease-ttl"))
+	return m, nil
 }
 
 // spoolInterval is how often a serving engine records what hooks spooled

@@ -223,7 +223,7 @@ func writeFormatVectors(t *testing.T) {
 		e.Answer(ctx, engine.Request{Body: ev(2, "PreToolUse", `,"tool_name":"file_delete","tool_name_native":"Delete","artifacts":[],"tool_input":{"file_path":"/workspace/shop/old.txt"}`)}),
 		e.Answer(ctx, engine.Request{Body: []byte(`{"hook_point":"PreToolUse","session_id":"vectors","x":1,"x":2}`)}),
 	}
-	pend := e.Pending(ledger.DefaultTenant)
+	pend := e.Pending(context.Background(), ledger.DefaultTenant)
 	if len(pend) != 1 || answers[2].Decision != "ask" {
 		t.Fatalf("want one ask: %+v %+v", pend, answers[2])
 	}

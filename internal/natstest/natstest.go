@@ -4,6 +4,9 @@
 package natstest
 
 import (
+	"fmt"
+	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,4 +29,65 @@ func JetStream(t testing.TB) string {
 	}
 	t.Cleanup(srv.Shutdown)
 	return srv.ClientURL()
+}
+
+// Cluster starts three in-process nats-servers with JetStream, clustered
+// over loopback routes (cluster "ledger", servers n0 to n2), and returns
+// them with a client URL list naming all three. They are shut down when
+// the test ends.
+func Cluster(t testing.TB) ([]*server.Server, string) {
+	t.Helper()
+	routes := make([]int, 3)
+	for i := range routes {
+		routes[i] = LoopbackPort(t)
+	}
+	var urls []string
+	for _, p := range routes {
+		urls = append(urls, fmt.Sprintf("nats://127.0.0.1:%d", p))
+	}
+	var servers []*server.Server
+	var clients []string
+	for i := range 3 {
+		opts := &server.Options{ServerName: fmt.Sprintf("n%d", i), Host: "127.0.0.1", Port: -1, JetStream: true,
+			StoreDir: t.TempDir(), NoSigs: true,
+			Cluster: server.ClusterOpts{Name: "ledger", Host: "127.0.0.1", Port: routes[i]},
+			Routes:  server.RoutesFromStr(strings.Join(urls, ","))}
+		s, err := server.NewServer(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Start()
+		t.Cleanup(s.Shutdown)
+		if !s.ReadyForConnections(10 * time.Second) {
+			t.Fatal("server not ready")
+		}
+		servers = append(servers, s)
+		clients = append(clients, s.ClientURL())
+	}
+	// Ready once JetStream's meta group has a leader every server follows.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		leader, current := false, true
+		for _, s := range servers {
+			leader = leader || s.JetStreamIsLeader()
+			current = current && s.JetStreamIsCurrent()
+		}
+		if leader && current {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the cluster's JetStream has no meta leader")
+		}
+	}
+	return servers, strings.Join(clients, ",")
+}
+
+// LoopbackPort returns a free TCP port on loopback.
+func LoopbackPort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }

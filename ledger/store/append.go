@@ -151,7 +151,7 @@ func (s *Store) commit(ctx context.Context, key ledger.SessionKey, evs []*ledger
 		if err != nil {
 			return out, err
 		}
-		seq, err := s.commitRun(ctx, run{key, envs, h.streamSeq}, true)
+		seq, err := s.commitRun(ctx, run{key: key, envs: envs, expect: h.streamSeq}, true)
 		if err == nil {
 			h = cachedHead{head: envs[len(envs)-1].Head(), streamSeq: seq}
 			s.setHead(key, h)
@@ -220,9 +220,10 @@ func sealChain(head ledger.Head, drafts []*ledger.Draft) ([]*ledger.Envelope, er
 // subject's last stream sequence to be expect: one envelope plainly, more as
 // an atomic batch (or one by one where the server cannot batch). It returns
 // the stream sequence of the last envelope.
-func (s *Store) store(ctx context.Context, key ledger.SessionKey, envs []*ledger.Envelope, expect uint64) (uint64, error) {
+func (s *Store) store(ctx context.Context, r run) (uint64, error) {
+	key, envs, expect := r.key, r.envs, r.expect
 	if len(envs) > 1 && !s.noBatch.Load() {
-		seqs, err := s.publishBatch(ctx, []run{{key, envs, expect}})
+		seqs, err := s.publishBatch(ctx, []run{r})
 		if err == nil {
 			return seqs[0], nil
 		}
@@ -230,6 +231,9 @@ func (s *Store) store(ctx context.Context, key ledger.SessionKey, envs []*ledger
 			return 0, err
 		}
 		s.noBatch.Store(true)
+	}
+	if r.fence != nil && len(envs) > 1 {
+		return 0, fmt.Errorf("%w: a fenced run of %d envelopes needs atomic batches, which the stream refuses", ErrFenced, len(envs))
 	}
 	return s.storePlain(ctx, key, envs, expect)
 }
@@ -300,11 +304,11 @@ const ShortRun = 16
 // as an atomic batch (see batched); else one publish after the other. A
 // bulk run (ledger append) is an atomic batch whatever its length.
 func (s *Store) commitRun(ctx context.Context, r run, bulk bool) (uint64, error) {
-	if !s.batched(len(r.envs), bulk) {
+	if !s.batched(len(r.envs), bulk || r.fence != nil) {
 		return s.storePlain(ctx, r.key, r.envs, r.expect)
 	}
 	if s.group == nil {
-		return s.store(ctx, r.key, r.envs, r.expect)
+		return s.store(ctx, r)
 	}
 	return s.group.commit(ctx, r)
 }
@@ -516,9 +520,16 @@ func (s *Store) AppendSealed(ctx context.Context, envs []*ledger.Envelope) (uint
 	if h.head.Hash != envs[0].PrevHash() || h.head.IsEmpty() && envs[0].Seq() != 0 {
 		return 0, fmt.Errorf("append sealed %s seq %d: the session's head is seq %d: %w", key, envs[0].Seq(), h.head.Seq, ErrConflict)
 	}
-	start := time.Now()
-	seq, err := s.commitRun(ctx, run{key, envs, h.streamSeq}, false)
+	fence, err := s.fenceOf(key, len(envs))
 	if err != nil {
+		return 0, fmt.Errorf("append sealed %s seq %d: %w", key, envs[0].Seq(), err)
+	}
+	start := time.Now()
+	seq, err := s.commitRun(ctx, run{key: key, envs: envs, expect: h.streamSeq, fence: fence}, false)
+	if err != nil {
+		if ferr := s.fenceMoved(ctx, fence, err); ferr != nil {
+			return 0, fmt.Errorf("append sealed %s seq %d: %w", key, envs[0].Seq(), ferr)
+		}
 		fresh, herr := s.headAfterFailure(ctx, key, start)
 		if herr != nil {
 			return 0, fmt.Errorf("append sealed %s seq %d: %w (and reading the head back: %w)", key, envs[0].Seq(), err, herr)

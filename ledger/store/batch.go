@@ -46,6 +46,10 @@ type run struct {
 	key    ledger.SessionKey
 	envs   []*ledger.Envelope
 	expect uint64
+	// fence, when set, is the partition fence the run's second envelope
+	// asserts (see Fence): the run lands only while its writer owns the
+	// session's partition.
+	fence *Fence
 }
 
 // publishBatch stores runs, each of a different session, as one atomic
@@ -69,8 +73,14 @@ func (s *Store) publishBatch(ctx context.Context, runs []run) ([]uint64, error) 
 				batchSeqHeader:        []string{strconv.Itoa(n)},
 				jetstream.MsgIDHeader: []string{e.Hash()},
 			}
-			if i == 0 {
+			switch {
+			case i == 0:
 				h[jetstream.ExpectedLastSubjSeqHeader] = []string{strconv.FormatUint(r.expect, 10)}
+			case i == 1 && r.fence != nil:
+				// One expected-subject check per message: the first holds
+				// the chain, the second the writer's fence.
+				h[jetstream.ExpectedLastSubjSeqHeader] = []string{strconv.FormatUint(r.fence.Seq, 10)}
+				h[jetstream.ExpectedLastSubjSeqSubjHeader] = []string{r.fence.Subject}
 			}
 			msg := &nats.Msg{Subject: subj, Data: e.Bytes(), Header: h}
 			if n < total {

@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"net"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,52 +11,13 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentledger/agentledger/internal/natstest"
 	"github.com/agentledger/agentledger/ledger"
 )
 
-func loopbackPort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
+func cluster(t *testing.T) ([]*server.Server, string) { return natstest.Cluster(t) }
 
-// cluster starts three in-process nats-servers with JetStream, clustered
-// over loopback routes, and returns them with a client URL list naming all.
-func cluster(t *testing.T) ([]*server.Server, string) {
-	t.Helper()
-	routes := make([]int, 3)
-	for i := range routes {
-		routes[i] = loopbackPort(t)
-	}
-	var urls []string
-	for _, p := range routes {
-		urls = append(urls, fmt.Sprintf("nats://127.0.0.1:%d", p))
-	}
-	var servers []*server.Server
-	var clients []string
-	for i := 0; i < 3; i++ {
-		opts := &server.Options{ServerName: fmt.Sprintf("n%d", i), Host: "127.0.0.1", Port: -1, JetStream: true,
-			StoreDir: t.TempDir(), NoSigs: true,
-			Cluster: server.ClusterOpts{Name: "ledger", Host: "127.0.0.1", Port: routes[i]},
-			Routes:  server.RoutesFromStr(strings.Join(urls, ","))}
-		s, err := server.NewServer(opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Start()
-		t.Cleanup(s.Shutdown)
-		if !s.ReadyForConnections(10 * time.Second) {
-			t.Fatal("server not ready")
-		}
-		servers = append(servers, s)
-		clients = append(clients, s.ClientURL())
-	}
-	return servers, strings.Join(clients, ",")
-}
+func loopbackPort(t *testing.T) int { return natstest.LoopbackPort(t) }
 
 // TestClusterLeaderKilledUnderLoad creates the ledger stream with three
 // replicas, appends with several writers (some on one shared session),

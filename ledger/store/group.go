@@ -172,7 +172,7 @@ func (s *Store) commitGroup(group []*groupReq) bool {
 		}
 	}
 	for _, r := range group {
-		seq, err := s.store(ctx, r.key, r.envs, r.expect)
+		seq, err := s.store(ctx, r.run)
 		r.done <- groupResult{seq: seq, err: err}
 	}
 	return false

@@ -103,7 +103,7 @@ func (s *Store) Import(ctx context.Context, chains [][]*ledger.Envelope, progres
 func (s *Store) importChain(ctx context.Context, key ledger.SessionKey, envs []*ledger.Envelope, expect uint64, stored func(int)) error {
 	start := time.Now()
 	for _, batch := range chunks(envs) {
-		seq, err := s.store(ctx, key, batch, expect)
+		seq, err := s.store(ctx, run{key: key, envs: batch, expect: expect})
 		if err != nil {
 			fresh, herr := s.headAfterFailure(ctx, key, start)
 			if herr != nil || landed(batch, fresh.head) != len(batch) {

@@ -175,10 +175,10 @@ func (s *Store) ReadAll(ctx context.Context, f Filter, fn func(Msg) error) error
 	if err != nil {
 		return s.wrap("stream info", err)
 	}
-	if info.State.Msgs == 0 {
-		return nil
+	last, err := s.lastLedgerSeq(ctx, info)
+	if err != nil || last == 0 {
+		return err
 	}
-	last := info.State.LastSeq
 	if f.Tenant != "" {
 		lctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 		m, err := s.stream.GetLastMsgForSubject(lctx, subj)
@@ -204,10 +204,11 @@ func (s *Store) ReadStream(ctx context.Context, from uint64, fn func(Msg) error)
 	if err != nil {
 		return s.wrap("stream info", err)
 	}
-	if info.State.Msgs == 0 || info.State.LastSeq < max(from, 1) {
-		return nil
+	last, err := s.lastLedgerSeq(ctx, info)
+	if err != nil || last < max(from, 1) {
+		return err
 	}
-	return s.readFrom(ctx, s.subj.all(), from, info.State.LastSeq, fn)
+	return s.readFrom(ctx, s.subj.all(), from, last, fn)
 }
 
 // read delivers the messages on subj up to stream sequence last through an

@@ -155,6 +155,8 @@ type Store struct {
 	storeDir string
 	// plainShort: short runs go one publish after the other (see ShortRun).
 	plainShort bool
+	// fencer, when set, fences every append (guarded by mu; fence.go).
+	fencer Fencer
 	// writerPass is the embedded server's writer password.
 	writerPass string
 }
@@ -592,8 +594,8 @@ func (s *Store) ensureStream(ctx context.Context, js jetstream.JetStream) (jetst
 	}
 	c := info.Config
 	switch {
-	case len(c.Subjects) != 1 || c.Subjects[0] != s.subj.all():
-		return nil, fmt.Errorf("stream %s holds subjects %v, want [%s]", c.Name, c.Subjects, s.subj.all())
+	case len(c.Subjects) == 0 || c.Subjects[0] != s.subj.all() || len(c.Subjects) > 2 || len(c.Subjects) == 2 && c.Subjects[1] != s.fenceAll():
+		return nil, fmt.Errorf("stream %s holds subjects %v, want [%s] (and, in a fleet, %s)", c.Name, c.Subjects, s.subj.all(), s.fenceAll())
 	case !c.DenyDelete || !c.DenyPurge:
 		return nil, fmt.Errorf("stream %s allows deletes or purges; a ledger stream must set deny_delete and deny_purge", c.Name)
 	case c.AllowRollup || c.MaxAge != 0 || c.MaxMsgs > 0 || c.MaxBytes > 0 && c.Discard == jetstream.DiscardOld:

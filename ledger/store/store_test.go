@@ -405,7 +405,7 @@ func TestAppendAllBatches(t *testing.T) {
 	k := ledger.SessionKey{Tenant: "acme", Session: "s0"}
 	h, _ := s.head(ctx, k, true)
 	stale, _ := sealChain(ledger.Head{Seq: 398, Hash: envs[398*3].PrevHash()}, drafts(t, event("acme", "s0", 1), event("acme", "s0", 2)))
-	if _, err := s.publishBatch(ctx, []run{{k, stale, h.streamSeq - 3}}); !errors.Is(err, ErrConflict) {
+	if _, err := s.publishBatch(ctx, []run{{key: k, envs: stale, expect: h.streamSeq - 3}}); !errors.Is(err, ErrConflict) {
 		t.Fatalf("stale batch: got %v, want ErrConflict", err)
 	}
 	if got := readAll(t, s, k); len(got) != 400 {

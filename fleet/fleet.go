@@ -1,0 +1,485 @@
+// Package fleet lets several engine processes on one JetStream cluster
+// serve one population of sessions, each session decided by one engine at
+// a time.
+//
+// Sessions hash into a fixed number of partitions. Each partition has one
+// owner, by a lease in a JetStream key-value bucket: the key
+// lease.<partition>, created by the engine that takes it and renewed by it
+// (an update at the revision it holds) well within the bucket's TTL. An
+// engine that stops renewing (killed, paused, cut off) loses the lease when
+// the bucket's TTL removes it, and a live engine takes it. Which live
+// engine takes a partition is decided by rendezvous hashing over the
+// members (member.<id> keys, renewed the same way): every engine computes
+// the same preferred owner, so partitions spread evenly and move only as
+// far as membership changes; a partition its preferred owner leaves
+// unclaimed is taken by any engine after two rounds.
+//
+// A lease is a promise about time, and a paused process cannot keep it. So
+// taking a partition also fences it: the new owner stores a fence message
+// (store.Fence) naming it and its lease revision, and every decision it
+// records asserts, atomically with its chain's place, that this fence is
+// still the partition's last. An old owner that wakes up after losing its
+// lease cannot record a decision in the partition: the stream refuses it
+// (store.ErrFenced), the engine logs it and passes the call to the new
+// owner.
+//
+// Any engine accepts any call. One that does not own the call's partition
+// forwards it over NATS request-reply on the partition's subject, to which
+// only the partition's owner subscribes; a call that finds no owner (the
+// partition is moving) is retried until one answers or the forward bound
+// passes. Requests carry an id, and an owner answers a repeated id with
+// the answer it gave, so a retried request is never decided twice by one
+// owner.
+package fleet
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/ledger/store"
+)
+
+// Defaults.
+const (
+	DefaultPartitions = 32
+	DefaultLeaseTTL   = 6 * time.Second
+	DefaultBucket     = "agentledger_fleet"
+)
+
+// Config says how an engine joins its fleet.
+type Config struct {
+	// ID names this engine in the fleet: unique among live members.
+	// Default: host name and process id.
+	ID string
+	// Partitions is how many partitions sessions hash into; every member
+	// of a fleet must use the same number. Default 32.
+	Partitions int
+	// LeaseTTL is how long a lease lives without renewal; owners renew
+	// every third of it. Default 6s.
+	LeaseTTL time.Duration
+	// Bucket is the key-value bucket holding leases and members.
+	Bucket string
+	// ForwardFor bounds how long a forwarded call keeps looking for its
+	// partition's owner. Default 2×LeaseTTL + 5s: a dead owner's lease
+	// expires and a live engine takes the partition within it.
+	ForwardFor time.Duration
+	// Log receives one line per lease move and fence.
+	Log func(string)
+}
+
+// Handler answers a request forwarded to this engine. For a partition
+// request it returns ErrMoved when this engine no longer owns the
+// partition; for a broadcast, ok false means it has nothing to say.
+type Handler func(ctx context.Context, data []byte) (reply []byte, err error)
+
+// ErrMoved means the partition's owner changed while a request was on its
+// way; the sender tries the new owner.
+var ErrMoved = errors.New("fleet: the partition moved")
+
+// ErrSilent is what a broadcast handler returns when it has nothing to
+// say (it does not hold what was asked about).
+var ErrSilent = errors.New("fleet: nothing to say")
+
+// lease is a partition this engine owns.
+type lease struct {
+	rev     uint64      // the lease key's revision this engine wrote last
+	fence   store.Fence // the partition's fence
+	renewed time.Time   // when the last renewal was sent (monotonic)
+	sub     *nats.Subscription
+}
+
+// Member is one engine's place in the fleet. It is safe for concurrent
+// use.
+type Member struct {
+	cfg   Config
+	st    *store.Store
+	nc    *nats.Conn
+	kv    jetstream.KeyValue
+	base  string // subjects of this fleet's requests
+	value []byte // what this engine writes into its leases
+
+	mu      sync.Mutex
+	owned   map[int]*lease
+	absent  map[int]int // rounds a partition has had no owner
+	seen    map[string]int
+	handler Handler
+	bcast   map[string]Handler
+	subs    []*nats.Subscription
+
+	replies replyCache
+
+	took, lost, released, fenced atomic.Int64
+	forwards                     forwardStats
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// Join joins the fleet of st's stream: it opens the lease bucket, adds
+// the fence subjects to the stream, and starts taking and renewing
+// leases. Close leaves it.
+func Join(ctx context.Context, st *store.Store, cfg Config) (*Member, error) {
+	if cfg.Partitions == 0 {
+		cfg.Partitions = DefaultPartitions
+	}
+	if cfg.Partitions < 1 || cfg.Partitions > 4096 {
+		return nil, fmt.Errorf("fleet: %d partitions: want 1 to 4096", cfg.Partitions)
+	}
+	if cfg.LeaseTTL == 0 {
+		cfg.LeaseTTL = DefaultLeaseTTL
+	}
+	if cfg.LeaseTTL < 500*time.Millisecond {
+		return nil, fmt.Errorf("fleet: lease TTL %s: want 500ms or more", cfg.LeaseTTL)
+	}
+	if cfg.ForwardFor == 0 {
+		cfg.ForwardFor = 2*cfg.LeaseTTL + 5*time.Second
+	}
+	if cfg.Bucket == "" {
+		cfg.Bucket = DefaultBucket
+	}
+	if cfg.ID == "" {
+		host, _ := os.Hostname()
+		cfg.ID = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	if !validID(cfg.ID) {
+		return nil, fmt.Errorf("fleet: member id %q: want letters, digits, '-' and '_' (up to 64)", cfg.ID)
+	}
+	if cfg.Log == nil {
+		cfg.Log = func(string) {}
+	}
+	if err := st.EnableFences(ctx); err != nil {
+		return nil, fmt.Errorf("fleet: %w", err)
+	}
+	replicas, err := st.Replicas(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("fleet: %w", err)
+	}
+	kv, err := st.JetStream().CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: cfg.Bucket,
+		Description: "agentledger fleet: partition leases and members", History: 1, TTL: cfg.LeaseTTL,
+		Storage: jetstream.FileStorage, Replicas: replicas})
+	if err != nil {
+		return nil, fmt.Errorf("fleet: lease bucket %s: %w", cfg.Bucket, err)
+	}
+	value, _ := json.Marshal(map[string]string{"engine": cfg.ID})
+	m := &Member{cfg: cfg, st: st, nc: st.Conn(), kv: kv, base: "agentledger_fleet." + strings.ToLower(st.StreamName()),
+		value: value, owned: map[int]*lease{}, absent: map[int]int{}, seen: map[string]int{}, bcast: map[string]Handler{},
+		replies: replyCache{m: map[string]*reply{}}, stop: make(chan struct{}), done: make(chan struct{})}
+	return m, nil
+}
+
+// Start starts taking and renewing leases; partition requests go to h.
+// Broadcast handlers must be registered (Handle) before.
+func (m *Member) Start(h Handler) error {
+	m.mu.Lock()
+	m.handler = h
+	for kind, bh := range m.bcast {
+		sub, err := m.nc.Subscribe(m.base+".all."+kind, m.serveBroadcast(bh))
+		if err != nil {
+			m.mu.Unlock()
+			return fmt.Errorf("fleet: subscribe %s: %w", kind, err)
+		}
+		m.subs = append(m.subs, sub)
+	}
+	m.mu.Unlock()
+	go m.run()
+	return nil
+}
+
+// Handle registers h for broadcasts of kind.
+func (m *Member) Handle(kind string, h Handler) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.bcast[kind] = h
+}
+
+// ID is this engine's member id.
+func (m *Member) ID() string { return m.cfg.ID }
+
+// Partitions is how many partitions the fleet has.
+func (m *Member) Partitions() int { return m.cfg.Partitions }
+
+// Partition is the partition of session k among n.
+func Partition(k ledger.SessionKey, n int) int {
+	h := sha256.Sum256([]byte(k.Tenant + "\x00" + k.Session))
+	return int(binary.BigEndian.Uint64(h[:8]) % uint64(n))
+}
+
+// Owner returns the fence of k's partition when this engine owns it.
+func (m *Member) Owner(k ledger.SessionKey) (store.Fence, error) {
+	p := Partition(k, m.cfg.Partitions)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l := m.owned[p]
+	if l == nil {
+		return store.Fence{}, fmt.Errorf("%w (partition %d)", store.ErrNotOwner, p)
+	}
+	return l.fence, nil
+}
+
+// Fence is the store's Fencer: the fence an append of n envelopes to
+// session k asserts. A run of two or more carries the fence to the stream,
+// which refuses it once another engine fenced the partition; a lone
+// envelope cannot carry it, so it is let through only while the lease was
+// renewed within two thirds of its TTL (it expires at the earliest after
+// the whole TTL).
+func (m *Member) Fence(k ledger.SessionKey, n int) (store.Fence, error) {
+	f, err := m.Owner(k)
+	if err != nil || n > 1 {
+		return f, err
+	}
+	p := Partition(k, m.cfg.Partitions)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if l := m.owned[p]; l == nil || time.Since(l.renewed) > m.cfg.LeaseTTL*2/3 {
+		return store.Fence{}, fmt.Errorf("%w (partition %d: its lease is not fresh enough for a write the stream cannot fence)", store.ErrNotOwner, p)
+	}
+	return f, nil
+}
+
+// Fenced is what the engine calls when the stream refused an append to
+// k for its fence: the partition is lost.
+func (m *Member) Fenced(k ledger.SessionKey, cause error) {
+	p := Partition(k, m.cfg.Partitions)
+	m.fenced.Add(1)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.owned[p] != nil {
+		m.loseLocked(p, fmt.Sprintf("fenced out: %v", cause))
+	}
+}
+
+// Close stops renewing and releases this engine's leases, so that other
+// engines take its partitions at once rather than after the TTL.
+func (m *Member) Close() {
+	select {
+	case <-m.stop:
+		return
+	default:
+	}
+	close(m.stop)
+	<-m.done
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for p, l := range m.owned {
+		m.dropLocked(p)
+		_ = m.kv.Delete(ctx, leaseKey(p), jetstream.LastRevision(l.rev))
+	}
+	_ = m.kv.Delete(ctx, "member."+m.cfg.ID)
+	for _, s := range m.subs {
+		_ = s.Unsubscribe()
+	}
+}
+
+func (m *Member) run() {
+	defer close(m.done)
+	every := m.cfg.LeaseTTL / 3
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), every)
+		m.round(ctx)
+		cancel()
+		select {
+		case <-m.stop:
+			return
+		case <-time.After(every):
+		}
+	}
+}
+
+// round renews this engine's membership and leases, takes the partitions
+// it should own and hands over those another member should.
+func (m *Member) round(ctx context.Context) {
+	if _, err := m.kv.Put(ctx, "member."+m.cfg.ID, m.value); err != nil {
+		m.cfg.Log(fmt.Sprintf("fleet: renew membership: %v", err))
+	}
+	members := m.members(ctx)
+	for p := range m.cfg.Partitions {
+		m.mu.Lock()
+		l := m.owned[p]
+		m.mu.Unlock()
+		if l != nil {
+			m.keep(ctx, p, l, members)
+			continue
+		}
+		e, err := m.kv.Get(ctx, leaseKey(p))
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+			m.mu.Lock()
+			m.absent[p]++
+			n := m.absent[p]
+			m.mu.Unlock()
+			if preferred(p, members) == m.cfg.ID || n > 2 {
+				m.take(ctx, p)
+			}
+		case err == nil && e != nil:
+			m.mu.Lock()
+			delete(m.absent, p)
+			m.mu.Unlock()
+		}
+	}
+}
+
+// members are the live members' ids, and how many rounds this engine has
+// seen each: a member counts for handovers after it has been seen twice
+// (a starting engine does not pull partitions before it is up).
+func (m *Member) members(ctx context.Context) []string {
+	lister, err := m.kv.ListKeysFiltered(ctx, "member.*")
+	if err != nil {
+		return []string{m.cfg.ID}
+	}
+	var ids []string
+	for k := range lister.Keys() {
+		ids = append(ids, strings.TrimPrefix(k, "member."))
+	}
+	if !slices.Contains(ids, m.cfg.ID) {
+		ids = append(ids, m.cfg.ID)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	seen := map[string]int{}
+	var settled []string
+	for _, id := range ids {
+		seen[id] = m.seen[id] + 1
+		if seen[id] > 2 || id == m.cfg.ID {
+			settled = append(settled, id)
+		}
+	}
+	m.seen = seen
+	slices.Sort(settled)
+	return settled
+}
+
+// keep renews lease l of partition p, or hands it over when another live
+// member is its preferred owner.
+func (m *Member) keep(ctx context.Context, p int, l *lease, members []string) {
+	if pref := preferred(p, members); pref != m.cfg.ID {
+		m.mu.Lock()
+		if m.owned[p] == l {
+			m.dropLocked(p)
+		}
+		m.mu.Unlock()
+		// Deciding stopped before the lease goes: the preferred owner
+		// fences the partition when it takes it.
+		if err := m.kv.Delete(ctx, leaseKey(p), jetstream.LastRevision(l.rev)); err != nil {
+			m.cfg.Log(fmt.Sprintf("fleet: hand partition %d to %s: %v (it moves when the lease expires)", p, pref, err))
+		}
+		m.released.Add(1)
+		m.cfg.Log(fmt.Sprintf("fleet: handed partition %d to %s", p, pref))
+		return
+	}
+	sent := time.Now()
+	rev, err := m.kv.Update(ctx, leaseKey(p), m.value, l.rev)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.owned[p] != l {
+		return
+	}
+	if err != nil {
+		m.loseLocked(p, fmt.Sprintf("renewal refused: %v", err))
+		return
+	}
+	l.rev, l.renewed = rev, sent
+}
+
+// take creates partition p's lease, fences the partition and starts
+// answering its requests.
+func (m *Member) take(ctx context.Context, p int) {
+	sent := time.Now()
+	rev, err := m.kv.Create(ctx, leaseKey(p), m.value)
+	if err != nil {
+		return // another member took it first
+	}
+	fence, _ := json.Marshal(map[string]any{"partition": p, "engine": m.cfg.ID, "lease_revision": rev})
+	subj := m.st.FenceSubject(p)
+	seq, err := m.st.PublishFence(ctx, subj, fence)
+	if err != nil {
+		m.cfg.Log(fmt.Sprintf("fleet: fence partition %d: %v; giving it back", p, err))
+		_ = m.kv.Delete(ctx, leaseKey(p), jetstream.LastRevision(rev))
+		return
+	}
+	l := &lease{rev: rev, fence: store.Fence{Subject: subj, Seq: seq}, renewed: sent}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sub, err := m.nc.Subscribe(m.partitionSubject(p), m.servePartition(p))
+	if err != nil {
+		m.cfg.Log(fmt.Sprintf("fleet: serve partition %d: %v; giving it back", p, err))
+		_ = m.kv.Delete(ctx, leaseKey(p), jetstream.LastRevision(rev))
+		return
+	}
+	l.sub = sub
+	m.owned[p] = l
+	delete(m.absent, p)
+	m.took.Add(1)
+	m.cfg.Log(fmt.Sprintf("fleet: took partition %d (lease revision %d, fence at stream seq %d)", p, rev, seq))
+}
+
+// loseLocked forgets a partition this engine no longer owns. mu is held.
+func (m *Member) loseLocked(p int, why string) {
+	m.dropLocked(p)
+	m.lost.Add(1)
+	m.cfg.Log(fmt.Sprintf("fleet: lost partition %d: %s; its calls go to its new owner", p, why))
+}
+
+func (m *Member) dropLocked(p int) {
+	if l := m.owned[p]; l != nil && l.sub != nil {
+		_ = l.sub.Unsubscribe()
+	}
+	delete(m.owned, p)
+}
+
+func leaseKey(p int) string { return "lease." + strconv.Itoa(p) }
+
+func (m *Member) partitionSubject(p int) string { return m.base + ".p." + strconv.Itoa(p) }
+
+// preferred is the member that should own partition p: the highest
+// rendezvous score among members.
+func preferred(p int, members []string) string {
+	best, bestScore := "", uint64(0)
+	for _, id := range members {
+		h := sha256.Sum256([]byte(strconv.Itoa(p) + "\x00" + id))
+		if s := binary.BigEndian.Uint64(h[:8]); best == "" || s > bestScore {
+			best, bestScore = id, s
+		}
+	}
+	return best
+}
+
+func validID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// Owned lists the partitions this engine owns now, in order.
+func (m *Member) Owned() []int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []int
+	for p := range m.owned {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}

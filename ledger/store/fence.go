@@ -1,0 +1,201 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentledger/agentledger/ledger"
+)
+
+// Fences. Engines of a fleet share one stream and split its sessions into
+// partitions, each written by one owner at a time (package fleet). An owner
+// that has lost its partition without knowing it (a paused process) must
+// not write there any more. On taking a partition, its new owner stores a
+// fence message on the partition's fence subject, <prefix>_fence.<n>,
+// outside the ledger's subjects (no reader of the ledger sees it); every
+// run of two or more envelopes its writer appends then asserts, besides its
+// chain's place (first envelope), that the fence subject's last message is
+// still the writer's own fence (second envelope). The stream checks both
+// atomically: once another owner has fenced the partition, the old owner's
+// runs fail with ErrFenced and nothing of them is stored. A lone envelope
+// carries one check only, its chain's place: it can never fork a chain,
+// and its writer's Fencer refuses it unless the lease behind the fence is
+// fresh.
+
+// Fence is the fence a writer asserts on its appends: the stream sequence
+// of its fence message on Subject.
+type Fence struct {
+	Subject string
+	Seq     uint64
+}
+
+// Fencer returns the fence an append of n envelopes to session k asserts,
+// or an error (wrapping ErrNotOwner) when this writer does not own k's
+// partition now. Only runs of two or more carry the fence to the stream.
+type Fencer func(k ledger.SessionKey, n int) (Fence, error)
+
+// ErrFenced means an append failed because another writer fenced the
+// session's partition: nothing of it was stored.
+var ErrFenced = errors.New("fenced: another writer owns this session's partition now")
+
+// ErrNotOwner means the writer does not own the session's partition.
+var ErrNotOwner = errors.New("not the owner of this session's partition")
+
+// FenceSubject is the fence subject of partition n.
+func (s *Store) FenceSubject(n int) string {
+	return s.fenceAll()[:len(s.fenceAll())-1] + strconv.Itoa(n)
+}
+
+func (s *Store) fenceAll() string { return s.subj.prefix + "_fence.*" }
+
+// SetFencer makes every append of this store assert the fence f returns
+// for its session (nil: none). A writer with a Fencer appends runs of
+// several envelopes as atomic batches only.
+func (s *Store) SetFencer(f Fencer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fencer = f
+}
+
+// fenceOf is the fence an append to session k asserts (nil: none).
+func (s *Store) fenceOf(k ledger.SessionKey, n int) (*Fence, error) {
+	s.mu.Lock()
+	f := s.fencer
+	s.mu.Unlock()
+	if f == nil {
+		return nil, nil
+	}
+	fence, err := f(k, n)
+	if err != nil {
+		return nil, err
+	}
+	return &fence, nil
+}
+
+// fenceMoved tells a failed fenced append from other failures: when the
+// partition's fence is no longer f, it returns an error wrapping ErrFenced.
+func (s *Store) fenceMoved(ctx context.Context, f *Fence, err error) error {
+	if f == nil || !errors.Is(err, ErrConflict) && !errors.Is(err, ErrFenced) {
+		return nil
+	}
+	last, lerr := s.LastFence(ctx, f.Subject)
+	if lerr != nil || last == f.Seq {
+		return nil
+	}
+	return fmt.Errorf("%w (partition fence %s moved from stream seq %d to %d; the store said: %v)", ErrFenced, f.Subject, f.Seq, last, err)
+}
+
+// EnableFences adds the fence subjects to the stream (a fleet's stream
+// holds them beside the ledger's subjects).
+func (s *Store) EnableFences(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*s.cfg.Timeout)
+	defer cancel()
+	info, err := s.stream.Info(ctx)
+	if err != nil {
+		return s.wrap("stream info", err)
+	}
+	if slices.Contains(info.Config.Subjects, s.fenceAll()) {
+		return nil
+	}
+	cfg := info.Config
+	cfg.Subjects = append(slices.Clone(cfg.Subjects), s.fenceAll())
+	st, err := s.js.UpdateStream(ctx, cfg)
+	if err != nil {
+		return s.wrap("add fence subjects to "+s.cfg.Stream, err)
+	}
+	s.stream = st
+	return nil
+}
+
+// PublishFence stores a fence message (data says who fenced, and with
+// which lease) on subject and returns its stream sequence: from then on
+// only appends asserting it land in the partition.
+func (s *Store) PublishFence(ctx context.Context, subject string, data []byte) (uint64, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	ack, err := s.js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: data,
+		Header: nats.Header{jetstream.ExpectedStreamHeader: []string{s.cfg.Stream}}})
+	if err != nil {
+		return 0, s.wrap("publish fence "+subject, err)
+	}
+	return ack.Sequence, nil
+}
+
+// LastFence returns the stream sequence of the last fence on subject (0:
+// none).
+func (s *Store) LastFence(ctx context.Context, subject string) (uint64, error) {
+	return s.lastOf(ctx, subject)
+}
+
+// FenceRecord is one fence message: the stream sequence it was stored at
+// and what it says.
+type FenceRecord struct {
+	StreamSeq uint64
+	Subject   string
+	Data      []byte
+}
+
+// Fences returns every fence message of the stream, in stream order.
+func (s *Store) Fences(ctx context.Context) ([]FenceRecord, error) {
+	last, err := s.lastOf(ctx, s.fenceAll())
+	if err != nil || last == 0 {
+		return nil, err
+	}
+	var out []FenceRecord
+	err = s.read(ctx, s.fenceAll(), last, func(m Msg) error {
+		out = append(out, FenceRecord{StreamSeq: m.StreamSeq, Subject: m.Subject, Data: m.Data})
+		return nil
+	})
+	return out, err
+}
+
+// lastOf returns the stream sequence of the last message on subj, which
+// may hold wildcards (0: none).
+func (s *Store) lastOf(ctx context.Context, subj string) (uint64, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	m, err := s.stream.GetLastMsgForSubject(ctx, subj)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, s.wrap("read last of "+subj, err)
+	}
+	return m.Sequence, nil
+}
+
+// lastLedgerSeq is the stream sequence of the ledger's last message (0:
+// none): the stream's last, unless the stream holds fences beside it.
+func (s *Store) lastLedgerSeq(ctx context.Context, info *jetstream.StreamInfo) (uint64, error) {
+	if info.State.Msgs == 0 {
+		return 0, nil
+	}
+	if len(info.Config.Subjects) == 1 {
+		return info.State.LastSeq, nil
+	}
+	return s.lastOf(ctx, s.subj.all())
+}
+
+// Conn is the store's NATS connection, for what shares its server (a
+// fleet's leases and forwarding).
+func (s *Store) Conn() *nats.Conn { return s.nc }
+
+// JetStream is the store's JetStream context.
+func (s *Store) JetStream() jetstream.JetStream { return s.js }
+
+// Replicas is how many replicas the store's stream has.
+func (s *Store) Replicas(ctx context.Context) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	info, err := s.stream.Info(ctx)
+	if err != nil {
+		return 0, s.wrap("stream info", err)
+	}
+	return max(info.Config.Replicas, 1), nil
+}
