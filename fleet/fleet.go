@@ -33,6 +33,7 @@
 package fleet
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -291,9 +292,7 @@ func (m *Member) run() {
 	defer close(m.done)
 	every := m.cfg.LeaseTTL / 3
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), every)
-		m.round(ctx)
-		cancel()
+		m.round()
 		select {
 		case <-m.stop:
 			return
@@ -303,31 +302,38 @@ func (m *Member) run() {
 }
 
 // round renews this engine's membership and leases, takes the partitions
-// it should own and hands over those another member should.
-func (m *Member) round(ctx context.Context) {
+// it should own and hands over those another member should. Each request
+// has a third of the TTL to answer.
+func (m *Member) round() {
+	every := m.cfg.LeaseTTL / 3
+	ctx, cancel := context.WithTimeout(context.Background(), every)
 	if _, err := m.kv.Put(ctx, "member."+m.cfg.ID, m.value); err != nil {
 		m.cfg.Log(fmt.Sprintf("fleet: renew membership: %v", err))
 	}
-	members := m.members(ctx)
+	cancel()
+	members := m.members()
+	present, err := m.leases()
+	if err != nil {
+		m.cfg.Log(fmt.Sprintf("fleet: read leases: %v", err))
+	}
 	for p := range m.cfg.Partitions {
 		m.mu.Lock()
 		l := m.owned[p]
 		m.mu.Unlock()
-		if l != nil {
-			m.keep(ctx, p, l, members)
-			continue
-		}
-		e, err := m.kv.Get(ctx, leaseKey(p))
 		switch {
-		case errors.Is(err, jetstream.ErrKeyNotFound):
+		case l != nil:
+			m.keep(p, l, members)
+		case present == nil:
+			// Unknown this round: take nothing.
+		case !present[p]:
 			m.mu.Lock()
 			m.absent[p]++
 			n := m.absent[p]
 			m.mu.Unlock()
 			if preferred(p, members) == m.cfg.ID || n > 2 {
-				m.take(ctx, p)
+				m.take(p)
 			}
-		case err == nil && e != nil:
+		default:
 			m.mu.Lock()
 			delete(m.absent, p)
 			m.mu.Unlock()
@@ -335,10 +341,32 @@ func (m *Member) round(ctx context.Context) {
 	}
 }
 
+// leases returns the partitions whose lease key exists (nil: unknown).
+func (m *Member) leases() (map[int]bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.LeaseTTL/3)
+	defer cancel()
+	lister, err := m.kv.ListKeysFiltered(ctx, "lease.*")
+	if err != nil {
+		if errors.Is(err, jetstream.ErrNoKeysFound) {
+			return map[int]bool{}, nil
+		}
+		return nil, err
+	}
+	out := map[int]bool{}
+	for k := range lister.Keys() {
+		if p, err := strconv.Atoi(strings.TrimPrefix(k, "lease.")); err == nil {
+			out[p] = true
+		}
+	}
+	return out, nil
+}
+
 // members are the live members' ids, and how many rounds this engine has
 // seen each: a member counts for handovers after it has been seen twice
 // (a starting engine does not pull partitions before it is up).
-func (m *Member) members(ctx context.Context) []string {
+func (m *Member) members() []string {
+	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.LeaseTTL/3)
+	defer cancel()
 	lister, err := m.kv.ListKeysFiltered(ctx, "member.*")
 	if err != nil {
 		return []string{m.cfg.ID}
@@ -366,8 +394,13 @@ func (m *Member) members(ctx context.Context) []string {
 }
 
 // keep renews lease l of partition p, or hands it over when another live
-// member is its preferred owner.
-func (m *Member) keep(ctx context.Context, p int, l *lease, members []string) {
+// member is its preferred owner. A renewal the bucket refuses (another
+// revision: the lease expired and was taken) loses the partition; one
+// that gets no answer in time is tried again next round, until the lease
+// is as old as its TTL.
+func (m *Member) keep(p int, l *lease, members []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.LeaseTTL/3)
+	defer cancel()
 	if pref := preferred(p, members); pref != m.cfg.ID {
 		m.mu.Lock()
 		if m.owned[p] == l {
@@ -385,21 +418,36 @@ func (m *Member) keep(ctx context.Context, p int, l *lease, members []string) {
 	}
 	sent := time.Now()
 	rev, err := m.kv.Update(ctx, leaseKey(p), m.value, l.rev)
+	var refused *jetstream.APIError
+	if errors.As(err, &refused) || errors.Is(err, jetstream.ErrKeyExists) {
+		// A renewal whose answer was lost moved the revision on: the
+		// lease is still this engine's if the bucket says so.
+		if e, gerr := m.kv.Get(ctx, leaseKey(p)); gerr == nil && bytes.Equal(e.Value(), m.value) && e.Revision() > l.rev {
+			rev, err = m.kv.Update(ctx, leaseKey(p), m.value, e.Revision())
+		}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.owned[p] != l {
 		return
 	}
-	if err != nil {
+	switch {
+	case err == nil:
+		l.rev, l.renewed = rev, sent
+	case errors.As(err, &refused) || errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyNotFound):
 		m.loseLocked(p, fmt.Sprintf("renewal refused: %v", err))
-		return
+	case time.Since(l.renewed) >= m.cfg.LeaseTTL:
+		m.loseLocked(p, fmt.Sprintf("not renewed within its TTL: %v", err))
+	default:
+		m.cfg.Log(fmt.Sprintf("fleet: renew partition %d: %v (trying again)", p, err))
 	}
-	l.rev, l.renewed = rev, sent
 }
 
 // take creates partition p's lease, fences the partition and starts
 // answering its requests.
-func (m *Member) take(ctx context.Context, p int) {
+func (m *Member) take(p int) {
+	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.LeaseTTL/3)
+	defer cancel()
 	sent := time.Now()
 	rev, err := m.kv.Create(ctx, leaseKey(p), m.value)
 	if err != nil {

@@ -1,0 +1,175 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentledger/agentledger/internal/natstest"
+	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/ledger/store"
+)
+
+const testTTL = 900 * time.Millisecond
+
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logLines) add(s string) { l.mu.Lock(); l.lines = append(l.lines, s); l.mu.Unlock() }
+
+func (l *logLines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
+}
+
+// join starts a member on its own connection to url, answering partition
+// requests with its id.
+func join(t *testing.T, url, id string, partitions int) (*Member, *store.Store, *logLines) {
+	t.Helper()
+	st, err := store.Open(context.Background(), store.Config{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	log := &logLines{}
+	m, err := Join(context.Background(), st, Config{ID: id, Partitions: partitions, LeaseTTL: testTTL, Log: log.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Handle("who", func(context.Context, []byte) ([]byte, error) { return []byte(id), nil })
+	if err := m.Start(func(_ context.Context, data []byte) ([]byte, error) { return []byte(id + ":" + string(data)), nil }); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	return m, st, log
+}
+
+// owners waits until every partition is owned by exactly one of ms, by
+// its preferred (rendezvous) owner among them when settled is set, and
+// returns each partition's owner.
+func owners(t *testing.T, ms []*Member, partitions int, settled bool) map[int]string {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		got := map[int]string{}
+		twice := false
+		for _, m := range ms {
+			for _, p := range m.Owned() {
+				twice = twice || got[p] != ""
+				got[p] = m.ID()
+			}
+		}
+		var ids []string
+		for _, m := range ms {
+			ids = append(ids, m.ID())
+		}
+		ok := !twice && len(got) == partitions
+		for p := 0; ok && settled && p < partitions; p++ {
+			ok = got[p] == preferred(p, ids)
+		}
+		if ok {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("partitions owned as %v (twice: %v), want each by one of %d members", got, twice, len(ms))
+		}
+	}
+}
+
+// TestLeasesSpreadMoveAndFence: three members share twelve partitions,
+// each owned by one; a member that leaves hands its partitions over at
+// once; a member whose connection dies loses its leases, which live
+// members take after the TTL, each with a new fence.
+func TestLeasesSpreadMoveAndFence(t *testing.T) {
+	url := natstest.JetStream(t)
+	const n = 12
+	a, st, _ := join(t, url, "a", n)
+	b, _, _ := join(t, url, "b", n)
+	c, cst, clog := join(t, url, "c", n)
+	before := owners(t, []*Member{a, b, c}, n, true)
+
+	// Forwarding reaches the owner, from any member.
+	for p := range n {
+		k := keyIn(p, n)
+		for _, from := range []*Member{a, b, c} {
+			got, err := from.Forward(context.Background(), k, fmt.Sprintf("%s-%d", from.ID(), p), []byte("hi"))
+			switch {
+			case from.ID() == before[p]:
+				if !errors.Is(err, ErrLocal) {
+					t.Fatalf("partition %d from its owner %s: %q %v, want ErrLocal", p, from.ID(), got, err)
+				}
+			case err != nil || string(got) != before[p]+":hi":
+				t.Fatalf("partition %d from %s: %q %v, want its owner %s", p, from.ID(), got, err, before[p])
+			}
+		}
+	}
+	if got, err := a.Ask(context.Background(), "who", nil, time.Second); err != nil || string(got) == "a" {
+		t.Fatalf("ask: %q %v", got, err)
+	}
+
+	// b leaves: its partitions move at once, to a and c.
+	fences := map[int]uint64{}
+	for p := range n {
+		fences[p], _ = st.LastFence(context.Background(), st.FenceSubject(p))
+	}
+	b.Close()
+	after := owners(t, []*Member{a, c}, n, true)
+	for p, o := range before {
+		if o != "b" && after[p] != o {
+			t.Fatalf("partition %d moved from %s to %s though its owner stayed", p, o, after[p])
+		}
+		if o == "b" {
+			now, _ := st.LastFence(context.Background(), st.FenceSubject(p))
+			if now <= fences[p] {
+				t.Fatalf("partition %d moved from b to %s without a new fence", p, after[p])
+			}
+		}
+	}
+
+	// c's connection dies: it loses its leases (and says so), a takes
+	// them when they expire.
+	cOwned := c.Owned()
+	cst.Close()
+	final := owners(t, []*Member{a}, n, false)
+	if len(final) != n {
+		t.Fatalf("a owns %d partitions, want %d", len(final), n)
+	}
+	for deadline := time.Now().Add(10 * time.Second); len(c.Owned()) > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("c still believes it owns %v after its connection died", c.Owned())
+		}
+	}
+	if len(cOwned) > 0 && !strings.Contains(clog.String(), "lost partition") {
+		t.Fatalf("c's log does not say it lost its partitions:\n%s", clog)
+	}
+	if _, err := c.Fence(keyIn(cOwned[0], n), 2); !errors.Is(err, store.ErrNotOwner) {
+		t.Fatalf("c's fence after losing: %v", err)
+	}
+}
+
+// TestPartitionIsStable: the partition of a session is part of every
+// fleet's layout; changing the function would move every session.
+func TestPartitionIsStable(t *testing.T) {
+	got := []int{Partition(ledger.SessionKey{Tenant: "default", Session: "s"}, 32),
+		Partition(ledger.SessionKey{Tenant: "acme", Session: "s"}, 32),
+		Partition(ledger.SessionKey{Tenant: "default", Session: "s"}, 7)}
+	if fmt.Sprint(got) != "[16 28 0]" {
+		t.Fatalf("partitions %v changed", got)
+	}
+}
+
+// keyIn returns a session key in partition p of n.
+func keyIn(p, n int) ledger.SessionKey {
+	for i := 0; ; i++ {
+		k := ledger.SessionKey{Tenant: "default", Session: fmt.Sprintf("s%d", i)}
+		if Partition(k, n) == p {
+			return k
+		}
+	}
+}
