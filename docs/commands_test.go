@@ -59,7 +59,7 @@ type block struct {
 // shellBlocks reads every ```sh block of README.md and the pages here.
 func shellBlocks(t *testing.T) []block {
 	t.Helper()
-	pages := []string{"../README.md", "../fixtures/manifests/README.md"}
+	pages := []string{"../README.md", "../fixtures/manifests/README.md", "../deploy/README.md"}
 	filepath.WalkDir(".", func(p string, d os.DirEntry, err error) error {
 		if err == nil && strings.HasSuffix(p, ".md") {
 			pages = append(pages, p)

@@ -39,6 +39,7 @@ func (e *Engine) Fleet() *fleet.Member { return e.fleet }
 const (
 	fleetResolve = "resolve"
 	fleetPending = "pending"
+	fleetWait    = "wait"
 )
 
 // StartFleet registers the engine's fleet handlers and starts taking
@@ -50,6 +51,7 @@ func (e *Engine) StartFleet(st *store.Store) error {
 	st.SetFencer(e.fleet.Fence)
 	e.fleet.Handle(fleetResolve, e.serveResolve)
 	e.fleet.Handle(fleetPending, e.servePending)
+	e.fleet.Handle(fleetWait, e.serveWait)
 	return e.fleet.Start(e.serveForwarded)
 }
 
@@ -317,4 +319,42 @@ func (e *Engine) recordForwarded(ctx context.Context, req forwarded) ([]byte, er
 		return nil, err
 	}
 	return json.Marshal(forwardedStep{Engine: e.fleet.ID(), Recorded: seqs})
+}
+
+// fleetWaitRequest is a long poll on an approval asked of the fleet.
+type fleetWaitRequest struct {
+	Tenant string        `json:"tenant"`
+	ID     string        `json:"id"`
+	Wait   time.Duration `json:"wait"`
+}
+
+// waitInFleet waits for approval id on the engine that holds it.
+func (e *Engine) waitInFleet(ctx context.Context, tenant, id string, wait time.Duration) (PendingStatus, error) {
+	body, _ := json.Marshal(fleetWaitRequest{Tenant: tenant, ID: id, Wait: wait})
+	out, err := e.fleet.Ask(ctx, fleetWait, body, wait+2*time.Second)
+	if errors.Is(err, fleet.ErrSilent) {
+		return PendingStatus{}, ErrNoPending
+	}
+	if err != nil {
+		return PendingStatus{}, err
+	}
+	var st PendingStatus
+	if err := json.Unmarshal(out, &st); err != nil {
+		return PendingStatus{}, fmt.Errorf("fleet: approval status: %w", err)
+	}
+	return st, nil
+}
+
+func (e *Engine) serveWait(_ context.Context, data []byte) ([]byte, error) {
+	var r fleetWaitRequest
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fleet.ErrSilent
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), r.Wait+time.Second)
+	defer cancel()
+	st, err := e.waitHere(ctx, r.Tenant, r.ID, r.Wait)
+	if err != nil {
+		return nil, fleet.ErrSilent
+	}
+	return json.Marshal(st)
 }

@@ -80,7 +80,18 @@ type PendingStatus struct {
 // WaitPending returns how the approval id of tenant stands, waiting up to
 // wait for an open one to be resolved. An id never issued, of another
 // tenant, or resolved longer ago than the release window is ErrNoPending.
+//
+// In a fleet, an approval another engine holds is waited for there.
 func (e *Engine) WaitPending(ctx context.Context, tenant, id string, wait time.Duration) (PendingStatus, error) {
+	st, err := e.waitHere(ctx, tenant, id, wait)
+	if errors.Is(err, ErrNoPending) && e.fleet != nil {
+		return e.waitInFleet(ctx, tenant, id, wait)
+	}
+	return st, err
+}
+
+// waitHere is WaitPending for an approval this engine holds.
+func (e *Engine) waitHere(ctx context.Context, tenant, id string, wait time.Duration) (PendingStatus, error) {
 	e.pending.mu.Lock()
 	p := e.pending.byID[id]
 	if p == nil {

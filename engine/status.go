@@ -27,6 +27,16 @@ type Status struct {
 	// Findings are the engine's last results that answer no call the
 	// host was let run (RESULT_WITHOUT_ALLOW), newest first.
 	Findings []RecentAnswer `json:"findings,omitempty"`
+	// Fleet, in a fleet, is this engine's place in it.
+	Fleet *FleetStatus `json:"fleet,omitempty"`
+}
+
+// FleetStatus is an engine's place in its fleet: its member id and the
+// partitions it owns now, of how many.
+type FleetStatus struct {
+	Engine     string `json:"engine"`
+	Partitions int    `json:"partitions"`
+	Owned      []int  `json:"owned"`
 }
 
 // RecentAnswer is one decision an engine answered, newest first.
@@ -109,5 +119,8 @@ func (e *Engine) Status() Status {
 	}
 	e.pending.mu.Unlock()
 	slices.SortFunc(st.Pending, func(a, b PendingBrief) int { return cmp.Compare(a.Expires, b.Expires) })
+	if e.fleet != nil {
+		st.Fleet = &FleetStatus{Engine: e.fleet.ID(), Partitions: e.fleet.Partitions(), Owned: e.fleet.Owned()}
+	}
 	return st
 }

@@ -113,6 +113,9 @@ func printStatus(w io.Writer, rep statusReport) error {
 	if st := rep.Engine; st != nil {
 		fmt.Fprintf(tw, "up since\t%s\n", st.Started.Local().Format(time.DateTime))
 		fmt.Fprintf(tw, "sessions\t%d in memory (%d evicted)\n", st.Sessions.Live, st.Sessions.Evicted)
+		if f := st.Fleet; f != nil {
+			fmt.Fprintf(tw, "fleet\tmember %s, owning %d of %d partitions %v\n", f.Engine, len(f.Owned), f.Partitions, f.Owned)
+		}
 		fmt.Fprintf(tw, "configurations\t%d (tenant, policy and manifest sets hooks sent)\n", st.Configs)
 		fmt.Fprintf(tw, "open approvals\t%d\n", len(st.Pending))
 		for _, p := range st.Pending {

@@ -510,7 +510,17 @@ func (s *Store) connectExternal(ctx context.Context) error {
 		nc.Close()
 		return fmt.Errorf("jetstream: %w", err)
 	}
-	if _, err := s.ensureStream(ctx, js); err != nil {
+	// A cluster that is starting has no JetStream leader yet: wait for
+	// one as an append waits out an election (RetryFor).
+	start := time.Now()
+	_, err = s.ensureStream(ctx, js)
+	for wait := 0; err != nil && errors.Is(err, ErrUnavailable) && time.Since(start) < s.cfg.RetryFor; wait++ {
+		if !sleep(ctx, min(100*time.Millisecond<<min(wait, 4), time.Second)) {
+			break
+		}
+		_, err = s.ensureStream(ctx, js)
+	}
+	if err != nil {
 		nc.Close()
 		return err
 	}

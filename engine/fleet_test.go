@@ -1,0 +1,61 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/internal/natstest"
+	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/receipt"
+)
+
+// TestFleetApprovalOnAnotherEngine: an ask held for an approver by the
+// engine owning its session is seen, waited on and approved through the
+// other engine of the fleet; the approval releases the call once, on
+// whichever engine the agent sends it again.
+func TestFleetApprovalOnAnotherEngine(t *testing.T) {
+	owner, other := fleetOfTwo(t, natstest.JetStream(t))
+	session := sessionsOf(owner, "approve", 1)[0]
+	ctx := context.Background()
+	codex := func(e *Engine, id string) HookResponse {
+		body := fmt.Sprintf(`{"session_id":%q,"turn_id":"turn-1","transcript_path":null,"cwd":"/workspace/shop","hook_event_name":"PreToolUse","model":"gpt-5","permission_mode":"default","tool_name":"Bash","tool_input":{"command":"rm -rf build"},"tool_use_id":%q}`, session, id)
+		return e.Answer(ctx, Request{Host: "codex", Body: []byte(body), Size: int64(len(body))})
+	}
+	asked := codex(other, "call_1")
+	if asked.Decision != aarts.Ask || asked.PendingID == "" || asked.Engine != "a" {
+		t.Fatalf("asked through b: %s pending %q engine %q", asked.Decision, asked.PendingID, asked.Engine)
+	}
+	list := other.Pending(ctx, ledger.DefaultTenant)
+	if len(list) != 1 || list[0].PendingID != asked.PendingID {
+		t.Fatalf("b's list of open approvals: %+v", list)
+	}
+	st, err := other.WaitPending(ctx, ledger.DefaultTenant, asked.PendingID, 0)
+	if err != nil || st.Status != "open" {
+		t.Fatalf("poll through b: %+v %v", st, err)
+	}
+	if _, err := other.Resolve(ctx, ledger.DefaultTenant, asked.PendingID, "approved", strings.Repeat("0", 64), receipt.Authenticated{Principal: "ana", By: "token"}); err == nil {
+		t.Fatal("an approval naming another action was taken")
+	}
+	waited := make(chan PendingStatus, 1)
+	go func() {
+		st, _ := other.WaitPending(ctx, ledger.DefaultTenant, asked.PendingID, 20*time.Second)
+		waited <- st
+	}()
+	res, err := other.Resolve(ctx, ledger.DefaultTenant, asked.PendingID, "approved", list[0].ActionSHA256, receipt.Authenticated{Principal: "ana", By: "token"})
+	if err != nil || res.Resolution != "approved" {
+		t.Fatalf("approve through b: %+v %v", res, err)
+	}
+	if st := <-waited; st.Status != "approved" {
+		t.Fatalf("the long poll through b: %+v", st)
+	}
+	if again := codex(other, "call_2"); again.Decision != aarts.Allow || again.Engine != "a" {
+		t.Fatalf("the approved call sent again through b: %s (%s) by %q", again.Decision, again.ReasonCode, again.Engine)
+	}
+	if third := codex(owner, "call_3"); third.Decision != aarts.Ask {
+		t.Fatalf("a third time: %s, want asked again (released once)", third.Decision)
+	}
+}
