@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/fleet"
 	"github.com/agentledger/agentledger/internal/natstest"
 	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/receipt"
 )
 
@@ -57,5 +59,41 @@ func TestFleetApprovalOnAnotherEngine(t *testing.T) {
 	}
 	if third := codex(owner, "call_3"); third.Decision != aarts.Ask {
 		t.Fatalf("a third time: %s, want asked again (released once)", third.Decision)
+	}
+}
+
+// TestFleetForwarderDecidesNothing: a front end that joins the fleet as a
+// forwarder (the MCP gateway with --fleet) owns no partition and passes
+// every call to the engine owning it.
+func TestFleetForwarderDecidesNothing(t *testing.T) {
+	url := natstest.JetStream(t)
+	fleetOfTwo(t, url)
+	st, err := store.Open(context.Background(), store.Config{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	m, err := fleet.Join(context.Background(), st, fleet.Config{ID: "gateway", Partitions: 8, Forwarder: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	front, err := New(decider(t, "coding-agent.json"), st, WithFleet(m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := front.StartFleet(st); err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]int{}
+	for i := range 24 {
+		step, err := front.Decide(context.Background(), ledger.DefaultTenant, fleetCall(fmt.Sprintf("front-%d", i%6), i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		by[step.Engine]++
+	}
+	if by["a"] == 0 || by["b"] == 0 || by["gateway"] != 0 || len(m.Owned()) != 0 {
+		t.Fatalf("decided by %v; the forwarder owns %v", by, m.Owned())
 	}
 }

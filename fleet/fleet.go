@@ -81,6 +81,9 @@ type Config struct {
 	ForwardFor time.Duration
 	// Log receives one line per lease move and fence.
 	Log func(string)
+	// Forwarder joins only to pass calls on: it owns no partition and is
+	// not counted as a member (a front end such as the MCP gateway).
+	Forwarder bool
 }
 
 // Handler answers a request forwarded to this engine. For a partition
@@ -197,6 +200,10 @@ func (m *Member) Start(h Handler) error {
 		m.subs = append(m.subs, sub)
 	}
 	m.mu.Unlock()
+	if m.cfg.Forwarder {
+		close(m.done)
+		return nil
+	}
 	go m.run()
 	return nil
 }
@@ -282,7 +289,9 @@ func (m *Member) Close() {
 		m.dropLocked(p)
 		_ = m.kv.Delete(ctx, leaseKey(p), jetstream.LastRevision(l.rev))
 	}
-	_ = m.kv.Delete(ctx, "member."+m.cfg.ID)
+	if !m.cfg.Forwarder {
+		_ = m.kv.Delete(ctx, "member."+m.cfg.ID)
+	}
 	for _, s := range m.subs {
 		_ = s.Unsubscribe()
 	}

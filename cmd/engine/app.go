@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"time"
@@ -115,12 +117,41 @@ func (a *app) recordingEngine(c *cli.Context) (*engine.Engine, *store.Store, err
 	if err != nil {
 		return nil, nil, err
 	}
-	e, err := engine.New(d, st, engine.WithPendingTimeout(c.Duration("pending-timeout")))
+	opts := []engine.Option{engine.WithPendingTimeout(c.Duration("pending-timeout"))}
+	m, err := a.forwarderOf(c, st)
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	if m != nil {
+		opts = append(opts, engine.WithFleet(m))
+	}
+	e, err := engine.New(d, st, opts...)
+	if err == nil && m != nil {
+		err = e.StartFleet(st)
+	}
 	if err != nil {
 		st.Close()
 		return nil, nil, cmdline.Usage(err)
 	}
 	return e, st, nil
+}
+
+// forwarderOf joins the fleet on --nats as a forwarder (--fleet), or
+// returns nil: the process passes every call to the fleet's engines.
+func (a *app) forwarderOf(c *cli.Context, st *store.Store) (*fleet.Member, error) {
+	if !c.Bool("fleet") {
+		return nil, nil
+	}
+	if cmdline.Resolve(c, cmdline.FlagNATS) == "" {
+		return nil, cmdline.Usage(errors.New("--fleet needs --nats URL: the fleet's engines share one JetStream cluster"))
+	}
+	m, err := fleet.Join(c.Context, st, fleet.Config{ID: c.String("fleet-id"), Partitions: c.Int("partitions"), Forwarder: true})
+	if err != nil {
+		return nil, cmdline.Usage(err)
+	}
+	fmt.Fprintf(a.stderr, "engine: passing every call to the fleet as %s\n", m.ID())
+	return m, nil
 }
 
 // serveCommand is `serve`.

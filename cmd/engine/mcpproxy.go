@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentledger/agentledger/cmd/internal/cmdline"
 	"github.com/agentledger/agentledger/engine"
+	"github.com/agentledger/agentledger/fleet"
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/mcpproxy"
 )
@@ -46,6 +47,9 @@ func mcpProxyCommand(a *app) *cli.Command {
 			&cli.StringFlag{Name: "upstream", Usage: "the real server's Streamable HTTP `URL` (instead of a command)"},
 			&cli.StringFlag{Name: "tls-cert", Usage: "serve --listen over TLS with this certificate chain PEM `FILE` (with --tls-key)"},
 			&cli.StringFlag{Name: "tls-key", Usage: "the TLS private key PEM `FILE` of --tls-cert"},
+			&cli.BoolFlag{Name: "fleet", Usage: "pass every call to the engine fleet on --nats (engine serve --fleet), which decides it: the gateway owns no partition"},
+			&cli.StringFlag{Name: "fleet-id", Usage: "the gateway's `NAME` in the fleet (default: host name and process id)"},
+			&cli.IntFlag{Name: "partitions", Value: fleet.DefaultPartitions, Usage: "the fleet's partitions, `N` as its engines have them"},
 		),
 		Action: a.mcpProxy,
 	})
