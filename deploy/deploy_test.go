@@ -7,30 +7,21 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-)
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
+	"github.com/agentledger/agentledger/internal/natstest"
+	"github.com/agentledger/agentledger/internal/proctest"
+)
 
 // build builds nats-server (the version go.mod pins), engine and ledger.
 func build(t *testing.T) string {
@@ -44,30 +35,13 @@ func build(t *testing.T) string {
 	return dir
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // start runs a program until the test ends, its output kept for a failure.
 func start(t *testing.T, name string, env []string, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = ".."
 	cmd.Env = append(os.Environ(), env...)
-	out := &lockedBuffer{}
+	out := &proctest.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -111,7 +85,7 @@ func TestDeployedFleet(t *testing.T) {
 	}
 	var clientPorts, clusterPorts, httpPorts []int
 	for range 3 {
-		clientPorts, clusterPorts, httpPorts = append(clientPorts, freePort(t)), append(clusterPorts, freePort(t)), append(httpPorts, freePort(t))
+		clientPorts, clusterPorts, httpPorts = append(clientPorts, natstest.LoopbackPort(t)), append(clusterPorts, natstest.LoopbackPort(t)), append(httpPorts, natstest.LoopbackPort(t))
 	}
 	for i := range 3 {
 		common = append(common, fmt.Sprintf("NATS_ROUTE_%d=nats://127.0.0.1:%d", i+1, clusterPorts[i]))
@@ -139,9 +113,9 @@ func TestDeployedFleet(t *testing.T) {
 		if i == 0 {
 			first = data
 		} else {
-			copyKeys(t, filepath.Join(first, "keys"), filepath.Join(data, "keys"))
+			proctest.CopyDir(t, filepath.Join(first, "keys"), filepath.Join(data, "keys"))
 		}
-		addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+		addr := fmt.Sprintf("127.0.0.1:%d", natstest.LoopbackPort(t))
 		start(t, filepath.Join(bin, "engine"), nil, "serve", "--data", data, "--nats", urlOf("engine"), "--replicas", "3",
 			"--fleet", "--fleet-id", fmt.Sprintf("e%d", i+1), "--listen", addr, "--insecure-dev", "--lease-ttl", "2s",
 			"--manifest", "fixtures/manifests/coding-agent.json", "--checkpoint-every", "-1")
@@ -214,26 +188,5 @@ func TestDeployedFleet(t *testing.T) {
 	}
 	if _, err := ejs.Stream(ctx, "LEDGER"); err != nil {
 		t.Fatalf("the stream after the refused delete: %v", err)
-	}
-}
-
-func copyKeys(t *testing.T, from, to string) {
-	t.Helper()
-	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(to, rel), 0o700)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(to, rel), b, 0o600)
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }

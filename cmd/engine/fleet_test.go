@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -24,6 +23,7 @@ import (
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/fleet"
 	"github.com/agentledger/agentledger/internal/natstest"
+	"github.com/agentledger/agentledger/internal/proctest"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
 )
@@ -42,24 +42,7 @@ const (
 type fleetEngine struct {
 	id, addr, data string
 	cmd            *exec.Cmd
-	log            *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	log            *proctest.SyncBuffer
 }
 
 // startFleet starts n engines on the cluster at url, each with its own
@@ -73,9 +56,9 @@ func startFleet(t *testing.T, url string, n int) []*fleetEngine {
 		l, _ := net.Listen("tcp", "127.0.0.1:0")
 		addr := l.Addr().String()
 		l.Close()
-		e := &fleetEngine{id: fmt.Sprintf("e%d", i), addr: addr, data: t.TempDir(), log: &syncBuffer{}}
+		e := &fleetEngine{id: fmt.Sprintf("e%d", i), addr: addr, data: t.TempDir(), log: &proctest.SyncBuffer{}}
 		if i > 0 {
-			copyDir(t, filepath.Join(out[0].data, "keys"), filepath.Join(e.data, "keys"))
+			proctest.CopyDir(t, filepath.Join(out[0].data, "keys"), filepath.Join(e.data, "keys"))
 		}
 		e.cmd = exec.Command(bin, "serve", "--data", e.data, "--listen", addr, "--insecure-dev",
 			"--manifest", "../../fixtures/manifests/coding-agent.json", "--nats", url, "--replicas", "3",
@@ -126,27 +109,6 @@ func waitHealthy(t *testing.T, e *fleetEngine) {
 		}
 	}
 	t.Fatalf("engine %s did not come up: %s", e.id, e.log.String())
-}
-
-func copyDir(t *testing.T, from, to string) {
-	t.Helper()
-	err := filepath.WalkDir(from, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, path)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(to, rel), 0o700)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(to, rel), b, 0o600)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 var ownedLine = regexp.MustCompile(`(?m)^agentledger_fleet_partition_owned\{engine="[^"]+",partition="(\d+)"\} 1$`)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentledger/agentledger/internal/natstest"
 	"github.com/agentledger/agentledger/ledger"
 )
 
@@ -28,15 +29,7 @@ func buildLedger(t *testing.T) string {
 	return bin
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
+func freePort(t *testing.T) int { return natstest.LoopbackPort(t) }
 
 // startServe runs `ledger serve` and waits until it accepts connections.
 func startServe(t *testing.T, bin, data string) string {

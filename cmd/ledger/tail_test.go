@@ -1,36 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentledger/agentledger/cmd/internal/cmdline"
+	"github.com/agentledger/agentledger/internal/proctest"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
 )
-
-// syncBuffer is a bytes.Buffer safe for one writer and one reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func TestTailPrintsNewEnvelopes(t *testing.T) {
 	srv, out, finish := startTail(t, "--tenant", "acme")
@@ -43,7 +24,7 @@ func TestTailPrintsNewEnvelopes(t *testing.T) {
 
 // startTail runs `ledger tail ARGS` against a fresh store until finish,
 // which fails t unless it exited 0.
-func startTail(t *testing.T, args ...string) (*store.Store, *syncBuffer, func()) {
+func startTail(t *testing.T, args ...string) (*store.Store, *proctest.SyncBuffer, func()) {
 	t.Helper()
 	ctx := context.Background()
 	srv, err := store.Open(ctx, store.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0"})
@@ -52,7 +33,7 @@ func startTail(t *testing.T, args ...string) (*store.Store, *syncBuffer, func())
 	}
 	t.Cleanup(func() { srv.Close() })
 	tctx, stop := context.WithCancel(ctx)
-	var out, errb syncBuffer
+	var out, errb proctest.SyncBuffer
 	done := make(chan int, 1)
 	go func() {
 		done <- cmdline.Run(tctx, newApp(strings.NewReader(""), &out, &errb), append([]string{"ledger", "tail", "--nats", srv.ClientURL()}, args...), &errb)
@@ -68,7 +49,7 @@ func startTail(t *testing.T, args ...string) (*store.Store, *syncBuffer, func())
 
 // appendUntil stores events of type typ in tenant/session until the
 // tail's output shows want: tail follows what is stored after it starts.
-func appendUntil(t *testing.T, srv *store.Store, out *syncBuffer, tenant, session, typ, want string) {
+func appendUntil(t *testing.T, srv *store.Store, out *proctest.SyncBuffer, tenant, session, typ, want string) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for i := 0; !strings.Contains(out.String(), want); i++ {
