@@ -173,17 +173,39 @@ func Join(ctx context.Context, st *store.Store, cfg Config) (*Member, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
-	kv, err := st.JetStream().CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: cfg.Bucket,
-		Description: "agentledger fleet: partition leases and members", History: 1, TTL: cfg.LeaseTTL,
-		Storage: jetstream.FileStorage, Replicas: replicas})
+	kv, err := leaseBucket(ctx, st.JetStream(), cfg, replicas)
 	if err != nil {
-		return nil, fmt.Errorf("fleet: lease bucket %s: %w", cfg.Bucket, err)
+		return nil, err
 	}
 	value, _ := json.Marshal(map[string]string{"engine": cfg.ID})
 	m := &Member{cfg: cfg, st: st, nc: st.Conn(), kv: kv, base: "agentledger_fleet." + strings.ToLower(st.StreamName()),
 		value: value, owned: map[int]*lease{}, absent: map[int]int{}, seen: map[string]int{}, bcast: map[string]Handler{},
 		replies: replyCache{m: map[string]*reply{}}, stop: make(chan struct{}), done: make(chan struct{})}
 	return m, nil
+}
+
+// leaseBucket opens the fleet's bucket, creating it when it does not
+// exist (an existing one is never updated: the engines need no right to
+// change streams). Its TTL is every lease's: an engine given another one
+// is refused.
+func leaseBucket(ctx context.Context, js jetstream.JetStream, cfg Config, replicas int) (jetstream.KeyValue, error) {
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: cfg.Bucket,
+		Description: "agentledger fleet: partition leases and members", History: 1, TTL: cfg.LeaseTTL,
+		Storage: jetstream.FileStorage, Replicas: replicas})
+	if errors.Is(err, jetstream.ErrBucketExists) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		kv, err = js.KeyValue(ctx, cfg.Bucket)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fleet: lease bucket %s: %w", cfg.Bucket, err)
+	}
+	st, err := kv.Status(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("fleet: lease bucket %s: %w", cfg.Bucket, err)
+	}
+	if st.TTL() != cfg.LeaseTTL && !cfg.Forwarder {
+		return nil, fmt.Errorf("fleet: the fleet's leases live %s (bucket %s); this engine was given --lease-ttl %s: every engine of a fleet uses one", st.TTL(), cfg.Bucket, cfg.LeaseTTL)
+	}
+	return kv, nil
 }
 
 // Start starts taking and renewing leases; partition requests go to h.

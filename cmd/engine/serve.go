@@ -108,6 +108,7 @@ func (a *app) serveFlags(c *cli.Context) (serveFlags, error) {
 	if c.Bool("fleet") && f.cfg.URL == "" {
 		return f, cmdline.Usage(errors.New("--fleet needs --nats URL: the fleet's engines share one JetStream cluster"))
 	}
+	f.cfg.Fences = c.Bool("fleet")
 	if c.Int("max-sessions") < 0 {
 		return f, cmdline.Usage(fmt.Errorf("--max-sessions %d: want 0 (no bound) or more", c.Int("max-sessions")))
 	}

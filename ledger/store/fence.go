@@ -107,7 +107,8 @@ func (s *Store) EnableFences(ctx context.Context) error {
 	cfg.Subjects = append(slices.Clone(cfg.Subjects), s.fenceAll())
 	st, err := s.js.UpdateStream(ctx, cfg)
 	if err != nil {
-		return s.wrap("add fence subjects to "+s.cfg.Stream, err)
+		return fmt.Errorf("stream %s was created without the fleet's fence subjects %s, and adding them failed (an operator can add them: the update needs $JS.API.STREAM.UPDATE.%s, which a fleet's engines need not hold otherwise): %w",
+			s.cfg.Stream, s.fenceAll(), s.cfg.Stream, s.wrap("update stream", err))
 	}
 	s.stream = st
 	return nil

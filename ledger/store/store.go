@@ -120,6 +120,9 @@ type Config struct {
 	// AtomicBatch stores every run of several envelopes as an atomic batch,
 	// also short runs on the embedded server (see ShortRun).
 	AtomicBatch bool
+	// Fences creates the stream with a fleet's fence subjects beside the
+	// ledger's (see Fence), so that no stream update is needed later.
+	Fences bool
 	// RetryFor is how long an append keeps retrying while the server is
 	// unreachable (a restart, a leader election) before it gives up.
 	// Default 30s.
@@ -565,7 +568,7 @@ func (s *Store) streamConfig() jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		Name:               s.cfg.Stream,
 		Description:        "agentledger: hash-chained envelopes, append-only",
-		Subjects:           []string{s.subj.all()},
+		Subjects:           s.subjectsToCreate(),
 		Retention:          jetstream.LimitsPolicy,
 		MaxMsgs:            -1,
 		MaxBytes:           -1,
@@ -581,6 +584,13 @@ func (s *Store) streamConfig() jetstream.StreamConfig {
 		AllowDirect:        false, // reads of a session head go to the leader
 		AllowAtomicPublish: true,
 	}
+}
+
+func (s *Store) subjectsToCreate() []string {
+	if s.cfg.Fences {
+		return []string{s.subj.all(), s.fenceAll()}
+	}
+	return []string{s.subj.all()}
 }
 
 // ensureStream creates the stream when it does not exist and checks that an
