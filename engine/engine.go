@@ -348,6 +348,9 @@ func (e *Engine) appendOne(ctx context.Context, k ledger.SessionKey, en *entry, 
 // it reads only what was appended since; otherwise, or when that fails, it
 // drops the state, to be rebuilt from the ledger.
 func (e *Engine) afterFailedAppend(ctx context.Context, k ledger.SessionKey, en *entry, err error) {
+	if errors.Is(err, store.ErrStale) || errors.Is(err, store.ErrNotOwner) {
+		return // refused before anything was sent: the state stands
+	}
 	if errors.Is(err, store.ErrConflict) && en.state != nil && ctx.Err() == nil {
 		if e.catchUp(ctx, k, en.state) == nil {
 			return

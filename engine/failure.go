@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/detect"
@@ -107,6 +108,29 @@ func (e *Engine) Flush(ctx context.Context, k ledger.SessionKey) error {
 	return err
 }
 
+// FlushOwed appends what every session in memory owes the ledger (in a
+// fleet, through the sessions' owners): what a process that decides
+// nothing itself, or whose calls failed, runs from time to time.
+func (e *Engine) FlushOwed(ctx context.Context) error {
+	e.mu.Lock()
+	var keys []ledger.SessionKey
+	for k, en := range e.sessions {
+		en.failMu.Lock()
+		if len(en.failures) > 0 {
+			keys = append(keys, k)
+		}
+		en.failMu.Unlock()
+	}
+	e.mu.Unlock()
+	var errs []error
+	for _, k := range keys {
+		if err := e.Flush(ctx, k); err != nil {
+			errs = append(errs, fmt.Errorf("records owed by %s: %w", k, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // flushFinding is Flush that also says at which seq the record with id
 // is in the session (found false: not recorded yet, it stays queued).
 func (e *Engine) flushFinding(ctx context.Context, k ledger.SessionKey, id string) (seq uint64, found bool, err error) {
@@ -149,10 +173,24 @@ func (e *Engine) inSession(ctx context.Context, k ledger.SessionKey, fn func(en 
 			en.state = s
 		}
 		err := fn(en)
-		if !errors.Is(err, store.ErrConflict) || ctx.Err() != nil {
+		if !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrStale) || ctx.Err() != nil {
 			return err
 		}
+		if errors.Is(err, store.ErrStale) {
+			// The lease is being renewed: wait for it (or its loss).
+			sleepFor(ctx, 50*time.Millisecond)
+		}
 		backoff(ctx, attempt)
+	}
+}
+
+// sleepFor waits d or until ctx ends.
+func sleepFor(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
 	}
 }
 

@@ -48,7 +48,9 @@ func (e *Engine) StartFleet(st *store.Store) error {
 	if e.fleet == nil {
 		return errors.New("engine: not in a fleet (WithFleet)")
 	}
-	st.SetFencer(e.fleet.Fence)
+	if err := st.SetFencer(context.Background(), e.fleet.Fence); err != nil {
+		return fmt.Errorf("engine: fleet: %w", err)
+	}
 	e.fleet.Handle(fleetResolve, e.serveResolve)
 	e.fleet.Handle(fleetPending, e.servePending)
 	e.fleet.Handle(fleetWait, e.serveWait)
@@ -67,6 +69,17 @@ type forwarded struct {
 	// session Session (failures, rejections): the owner appends them.
 	Session string    `json:"session,omitempty"`
 	Records []spooled `json:"records,omitempty"`
+	// Resolution, instead of a call, resolves the ask at ForSeq of
+	// Session, which an engine that no longer owns it held.
+	Resolution *remoteResolution `json:"resolution,omitempty"`
+}
+
+// remoteResolution is a resolution of an ask its holder passes to the
+// session's owner.
+type remoteResolution struct {
+	ForSeq     uint64                `json:"for_seq"`
+	Resolution string                `json:"resolution"`
+	By         receipt.Authenticated `json:"by"`
 }
 
 // forwardedStep is the owner's answer: the recorded event and verdict.
@@ -78,6 +91,10 @@ type forwardedStep struct {
 	InputError string `json:"input_error,omitempty"`
 	// Recorded are the seqs of forwarded records.
 	Recorded map[string]uint64 `json:"recorded,omitempty"`
+	// Resolved is what a forwarded resolution recorded (NoPending: the
+	// ask was resolved already).
+	Resolved  *Resolution `json:"resolved,omitempty"`
+	NoPending bool        `json:"no_pending,omitempty"`
 }
 
 // decideEvent records ev with its verdict, on this engine or, in a fleet,
@@ -141,6 +158,10 @@ func (e *Engine) forward(ctx context.Context, key ledger.SessionKey, id string, 
 	if err == nil {
 		err = json.Unmarshal(st.Verdict.Payload(), &st.Record)
 	}
+	if err == nil && (st.Envelope.Key() != key || st.Envelope.EventType() != ev.HookPoint || st.Verdict.Key() != key ||
+		st.Verdict.EventType() != ledger.EventVerdict || st.Verdict.PrevHash() != st.Envelope.Hash()) {
+		err = errors.New("not this call's event and verdict")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("fleet: the record engine %s answered for %s: %w", a.Engine, key, err)
 	}
@@ -160,6 +181,9 @@ func (e *Engine) serveForwarded(ctx context.Context, data []byte) ([]byte, error
 	}
 	if len(req.Records) > 0 {
 		return e.recordForwarded(ctx, req)
+	}
+	if req.Resolution != nil {
+		return e.resolveForwarded(ctx, req)
 	}
 	if req.Policy != e.decider.Policy.Digest() {
 		// The owner decides under its own policy, which the verdict
@@ -237,10 +261,12 @@ func (e *Engine) serveResolve(ctx context.Context, data []byte) ([]byte, error) 
 	return json.Marshal(res)
 }
 
+// servePending answers every list request, empty or not, so that the
+// asker stops waiting once every engine answered.
 func (e *Engine) servePending(_ context.Context, data []byte) ([]byte, error) {
 	list := e.pendingHere(string(data))
-	if len(list) == 0 {
-		return nil, fleet.ErrSilent
+	if list == nil {
+		list = []PendingApproval{}
 	}
 	return json.Marshal(list)
 }
@@ -300,6 +326,9 @@ func (e *Engine) recordForwarded(ctx context.Context, req forwarded) ([]byte, er
 		if err := spoolValid(r); err != nil || spoolKey(r) != k {
 			return nil, fmt.Errorf("a forwarded record that is not one agentledger writes for %s: %v", k, err)
 		}
+		if r.AtMs > e.now().Add(time.Minute).UnixMilli() {
+			return nil, fmt.Errorf("a forwarded record of %s dated %s, in the future", k, time.UnixMilli(r.AtMs).UTC().Format(time.RFC3339))
+		}
 	}
 	seqs := map[string]uint64{}
 	err := e.inSession(ctx, k, func(en *entry) error {
@@ -357,4 +386,62 @@ func (e *Engine) serveWait(_ context.Context, data []byte) ([]byte, error) {
 		return nil, fleet.ErrSilent
 	}
 	return json.Marshal(st)
+}
+
+// resolveRemote has the owner of k's partition record the resolution of
+// the ask at forSeq, which this engine holds but no longer owns.
+func (e *Engine) resolveRemote(ctx context.Context, k ledger.SessionKey, forSeq uint64, resolution string, by receipt.Authenticated) (*Resolution, error) {
+	body, err := json.Marshal(forwarded{Tenant: k.Tenant, Session: k.Session, Resolution: &remoteResolution{ForSeq: forSeq, Resolution: resolution, By: by}})
+	if err != nil {
+		return nil, err
+	}
+	out, err := e.fleet.Forward(ctx, k, newPendingID(), body)
+	if err != nil {
+		return nil, fmt.Errorf("resolve the ask at %s seq %d on its owner: %w", k, forSeq, err)
+	}
+	var a forwardedStep
+	if err := json.Unmarshal(out, &a); err != nil {
+		return nil, fmt.Errorf("fleet: answer of the owner of %s: %w", k, err)
+	}
+	if a.NoPending || a.Resolved == nil {
+		return nil, ErrNoPending
+	}
+	return a.Resolved, nil
+}
+
+// resolveForwarded records a resolution another engine passed on.
+func (e *Engine) resolveForwarded(ctx context.Context, req forwarded) ([]byte, error) {
+	k := ledger.SessionKey{Tenant: req.Tenant, Session: req.Session}
+	r := req.Resolution
+	if !aarts.IsResolution(r.Resolution) {
+		return nil, fmt.Errorf("a forwarded resolution %q", r.Resolution)
+	}
+	res, err := e.recordResolution(ctx, k, r.ForSeq, r.Resolution, r.By)
+	switch {
+	case errors.Is(err, store.ErrNotOwner) || errors.Is(err, store.ErrFenced):
+		return nil, fleet.ErrMoved
+	case errors.Is(err, ErrNoPending):
+		return json.Marshal(forwardedStep{Engine: e.fleet.ID(), NoPending: true})
+	case err != nil:
+		return nil, err
+	}
+	e.closeLoadedAsk(k, r.ForSeq, res)
+	return json.Marshal(forwardedStep{Engine: e.fleet.ID(), Resolved: res})
+}
+
+// closeLoadedAsk closes an approval this engine re-armed for the ask at
+// forSeq of k (from the ledger) once another engine's holder resolved it
+// here.
+func (e *Engine) closeLoadedAsk(k ledger.SessionKey, forSeq uint64, res *Resolution) {
+	e.pending.mu.Lock()
+	defer e.pending.mu.Unlock()
+	for id, p := range e.pending.byID {
+		if p.key == k && p.forSeq == forSeq && !p.resolving {
+			p.timer.Stop()
+			delete(e.pending.byID, id)
+			p.res = res
+			e.pending.closed[id] = p
+			close(p.done)
+		}
+	}
 }

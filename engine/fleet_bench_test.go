@@ -13,42 +13,60 @@ import (
 	"github.com/agentledger/agentledger/ledger/store"
 )
 
+// testFleetKey is the fleet key of the tests' fleets.
+var testFleetKey = []byte("0123456789abcdef0123456789abcdef")
+
 // fleetOfTwo starts two engines in one fleet on the JetStream server at
 // url (each with its own connection, as two processes have) and waits
 // until each owns partitions.
 func fleetOfTwo(tb testing.TB, url string) (*Engine, *Engine) {
 	tb.Helper()
-	var engines []*Engine
-	for _, id := range []string{"a", "b"} {
-		st, err := store.Open(context.Background(), store.Config{URL: url})
-		if err != nil {
-			tb.Fatal(err)
-		}
-		tb.Cleanup(func() { st.Close() })
-		m, err := fleet.Join(context.Background(), st, fleet.Config{ID: id, Partitions: 8, LeaseTTL: 3 * time.Second})
-		if err != nil {
-			tb.Fatal(err)
-		}
-		tb.Cleanup(m.Close)
-		e, err := New(decider(tb, "coding-agent.json"), st, WithFleet(m))
-		if err != nil {
-			tb.Fatal(err)
-		}
-		if err := e.StartFleet(st); err != nil {
-			tb.Fatal(err)
-		}
-		engines = append(engines, e)
+	a, b := fleetEngine(tb, url, "a"), fleetEngine(tb, url, "b")
+	waitSpread(tb, a, b)
+	return a, b
+}
+
+// fleetEngine starts one engine of the fleet of 8 partitions at url.
+func fleetEngine(tb testing.TB, url, id string) *Engine {
+	tb.Helper()
+	st, err := store.Open(context.Background(), store.Config{URL: url})
+	if err != nil {
+		tb.Fatal(err)
 	}
+	tb.Cleanup(func() { st.Close() })
+	m, err := fleet.Join(context.Background(), st, fleet.Config{ID: id, Partitions: 8, LeaseTTL: 3 * time.Second, Key: testFleetKey})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(m.Close)
+	e, err := New(decider(tb, "coding-agent.json"), st, WithFleet(m))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := e.StartFleet(st); err != nil {
+		tb.Fatal(err)
+	}
+	return e
+}
+
+// waitSpread waits until the 8 partitions are owned once each and every
+// engine owns some.
+func waitSpread(tb testing.TB, engines ...*Engine) {
+	tb.Helper()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		a, b := engines[0].Fleet().Owned(), engines[1].Fleet().Owned()
-		if len(a) > 0 && len(b) > 0 && len(a)+len(b) == 8 {
-			break
+		total, every := 0, true
+		for _, e := range engines {
+			n := len(e.Fleet().Owned())
+			total += n
+			every = every && n > 0
+		}
+		if every && total == 8 {
+			return
 		}
 		if time.Now().After(deadline) {
-			tb.Fatalf("partitions: a %v, b %v", a, b)
+			tb.Fatalf("partitions not spread over %d engines", len(engines))
 		}
 	}
-	return engines[0], engines[1]
 }
 
 // sessionsOf returns n session ids whose partition e owns.

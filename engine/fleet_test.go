@@ -73,7 +73,7 @@ func TestFleetForwarderDecidesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	m, err := fleet.Join(context.Background(), st, fleet.Config{ID: "gateway", Partitions: 8, Forwarder: true})
+	m, err := fleet.Join(context.Background(), st, fleet.Config{ID: "gateway", Partitions: 8, Forwarder: true, Key: testFleetKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,5 +95,55 @@ func TestFleetForwarderDecidesNothing(t *testing.T) {
 	}
 	if by["a"] == 0 || by["b"] == 0 || by["gateway"] != 0 || len(m.Owned()) != 0 {
 		t.Fatalf("decided by %v; the forwarder owns %v", by, m.Owned())
+	}
+}
+
+// TestFleetApprovalOutlivesItsPartition: asks held by an engine whose
+// partitions then move to a new member (the fleet grows) stay good: an
+// approval given on any engine is recorded by the session's new owner and
+// releases the call there.
+func TestFleetApprovalOutlivesItsPartition(t *testing.T) {
+	url := natstest.JetStream(t)
+	a, b := fleetOfTwo(t, url)
+	ctx := context.Background()
+	sessions := sessionsOf(b, "moving", 24)
+	codex := func(e *Engine, session, id string) HookResponse {
+		body := fmt.Sprintf(`{"session_id":%q,"turn_id":"turn-1","transcript_path":null,"cwd":"/workspace/shop","hook_event_name":"PreToolUse","model":"gpt-5","permission_mode":"default","tool_name":"Bash","tool_input":{"command":"rm -rf build"},"tool_use_id":%q}`, session, id)
+		return e.Answer(ctx, Request{Host: "codex", Body: []byte(body), Size: int64(len(body))})
+	}
+	asks := map[string]HookResponse{}
+	for _, s := range sessions {
+		asks[s] = codex(a, s, "call_1")
+		if asks[s].PendingID == "" || asks[s].Engine != "b" {
+			t.Fatalf("%s: %+v", s, asks[s])
+		}
+	}
+	c := fleetEngine(t, url, "c")
+	waitSpread(t, a, b, c)
+	moved := 0
+	for _, s := range sessions {
+		if _, err := c.Fleet().Owner(ledger.SessionKey{Tenant: ledger.DefaultTenant, Session: s}); err != nil {
+			continue
+		}
+		moved++
+		var action string
+		for _, p := range a.Pending(ctx, ledger.DefaultTenant) {
+			if p.PendingID == asks[s].PendingID {
+				action = p.ActionSHA256
+			}
+		}
+		if action == "" {
+			t.Fatalf("%s: the ask b holds is not listed after its partition moved to c", s)
+		}
+		res, err := a.Resolve(ctx, ledger.DefaultTenant, asks[s].PendingID, "approved", action, receipt.Authenticated{Principal: "ana", By: "token"})
+		if err != nil || res.Resolution != "approved" {
+			t.Fatalf("%s: approve after the move: %+v %v", s, res, err)
+		}
+		if again := codex(a, s, "call_2"); again.Decision != aarts.Allow || again.Engine != "c" {
+			t.Fatalf("%s: the approved call sent again: %s (%s) by %q", s, again.Decision, again.ReasonCode, again.Engine)
+		}
+	}
+	if moved == 0 {
+		t.Fatal("no session's partition moved to the new engine")
 	}
 }

@@ -197,7 +197,16 @@ func (e *Engine) Pending(ctx context.Context, tenant string) []PendingApproval {
 		}
 	}
 	sortPending(out)
-	return out
+	// One ask may be held twice: by the engine that asked and, re-armed
+	// from the ledger, by its partition's new owner. Either id resolves
+	// it; the list names it once.
+	seen := map[string]bool{}
+	return slices.DeleteFunc(out, func(p PendingApproval) bool {
+		k := fmt.Sprintf("%s\x00%d", p.Session, p.ForSeq)
+		dup := seen[k]
+		seen[k] = true
+		return dup
+	})
 }
 
 func sortPending(out []PendingApproval) {
@@ -267,16 +276,14 @@ func (e *Engine) resolveHere(ctx context.Context, tenant, id, resolution, action
 	e.pending.mu.Unlock()
 	p.timer.Stop()
 	r, err := e.recordResolution(ctx, p.key, p.forSeq, resolution, by)
+	if e.fleet != nil && (errors.Is(err, store.ErrNotOwner) || errors.Is(err, store.ErrFenced)) {
+		// The session's partition moved since the ask: its owner records
+		// the resolution, and the id stays good.
+		r, err = e.resolveRemote(ctx, p.key, p.forSeq, resolution, by)
+	}
 	e.pending.mu.Lock()
 	defer e.pending.mu.Unlock()
 	p.resolving = false
-	if errors.Is(err, store.ErrNotOwner) || errors.Is(err, store.ErrFenced) {
-		// The session's partition moved: its new owner re-arms the
-		// approval from the ledger when it reads the session.
-		p.timer.Stop()
-		delete(e.pending.byID, id)
-		return nil, ErrNoPending
-	}
 	if err != nil && !errors.Is(err, ErrNoPending) {
 		// The approval is still open: it times out as it would have.
 		p.timer.Reset(max(time.UnixMilli(p.info.ExpiresUnixMs).Sub(e.now()), 0))

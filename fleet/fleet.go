@@ -35,8 +35,10 @@ package fleet
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -84,6 +86,9 @@ type Config struct {
 	// Forwarder joins only to pass calls on: it owns no partition and is
 	// not counted as a member (a front end such as the MCP gateway).
 	Forwarder bool
+	// Key authenticates every message between the fleet's members (see
+	// LoadKey): 32 bytes or more, the same for every member.
+	Key []byte
 }
 
 // Handler answers a request forwarded to this engine. For a partition
@@ -114,8 +119,9 @@ type Member struct {
 	st    *store.Store
 	nc    *nats.Conn
 	kv    jetstream.KeyValue
-	base  string // subjects of this fleet's requests
-	value []byte // what this engine writes into its leases
+	base   string // subjects of this fleet's requests
+	value  []byte // what this engine writes into its leases
+	layout []byte // the fleet's layout (partitions), kept in the bucket
 
 	mu      sync.Mutex
 	owned   map[int]*lease
@@ -128,10 +134,13 @@ type Member struct {
 	replies replyCache
 
 	took, lost, released, fenced atomic.Int64
+	// refused counts messages without a good MAC.
+	refused atomic.Int64
 	forwards                     forwardStats
 
-	stop chan struct{}
-	done chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+	started atomic.Bool
 }
 
 // Join joins the fleet of st's stream: it opens the lease bucket, adds
@@ -166,6 +175,9 @@ func Join(ctx context.Context, st *store.Store, cfg Config) (*Member, error) {
 	if cfg.Log == nil {
 		cfg.Log = func(string) {}
 	}
+	if len(cfg.Key) < 32 {
+		return nil, errors.New("fleet: a key of 32 bytes or more is required (LoadKey)")
+	}
 	if err := st.EnableFences(ctx); err != nil {
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
@@ -177,10 +189,23 @@ func Join(ctx context.Context, st *store.Store, cfg Config) (*Member, error) {
 	if err != nil {
 		return nil, err
 	}
-	value, _ := json.Marshal(map[string]string{"engine": cfg.ID})
-	m := &Member{cfg: cfg, st: st, nc: st.Conn(), kv: kv, base: "agentledger_fleet." + strings.ToLower(st.StreamName()),
+	layout, _ := json.Marshal(map[string]int{"partitions": cfg.Partitions})
+	switch e, err := kv.Get(ctx, layoutKey); {
+	case err == nil && !bytes.Equal(e.Value(), layout):
+		return nil, fmt.Errorf("fleet: the fleet's engines use %s; this one was given --partitions %d: every engine of a fleet hashes sessions alike", e.Value(), cfg.Partitions)
+	case errors.Is(err, jetstream.ErrKeyNotFound) && !cfg.Forwarder:
+		if _, err := kv.Create(ctx, layoutKey, layout); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+			return nil, fmt.Errorf("fleet: layout: %w", err)
+		}
+	}
+	// The nonce tells this process's leases from those of another process
+	// given the same id by mistake.
+	var nonce [8]byte
+	_, _ = rand.Read(nonce[:])
+	value, _ := json.Marshal(map[string]string{"engine": cfg.ID, "nonce": hex.EncodeToString(nonce[:])})
+	m := &Member{cfg: cfg, st: st, nc: st.Conn(), kv: kv, layout: layout, base: "agentledger_fleet." + strings.ToLower(st.StreamName()),
 		value: value, owned: map[int]*lease{}, absent: map[int]int{}, seen: map[string]int{}, bcast: map[string]Handler{},
-		replies: replyCache{m: map[string]*reply{}}, stop: make(chan struct{}), done: make(chan struct{})}
+		replies: replyCache{m: map[string]*reply{}, keep: cfg.ForwardFor}, stop: make(chan struct{}), done: make(chan struct{})}
 	return m, nil
 }
 
@@ -211,6 +236,9 @@ func leaseBucket(ctx context.Context, js jetstream.JetStream, cfg Config, replic
 // Start starts taking and renewing leases; partition requests go to h.
 // Broadcast handlers must be registered (Handle) before.
 func (m *Member) Start(h Handler) error {
+	if !m.started.CompareAndSwap(false, true) {
+		return errors.New("fleet: started already")
+	}
 	m.mu.Lock()
 	m.handler = h
 	for kind, bh := range m.bcast {
@@ -275,20 +303,24 @@ func (m *Member) Fence(k ledger.SessionKey, n int) (store.Fence, error) {
 	p := Partition(k, m.cfg.Partitions)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if l := m.owned[p]; l == nil || time.Since(l.renewed) > m.cfg.LeaseTTL*2/3 {
-		return store.Fence{}, fmt.Errorf("%w (partition %d: its lease is not fresh enough for a write the stream cannot fence)", store.ErrNotOwner, p)
+	if l := m.owned[p]; l == nil {
+		return store.Fence{}, fmt.Errorf("%w (partition %d)", store.ErrNotOwner, p)
+	} else if time.Since(l.renewed) > m.cfg.LeaseTTL*2/3 {
+		return store.Fence{}, fmt.Errorf("%w (partition %d, renewed %s ago)", store.ErrStale, p, time.Since(l.renewed).Round(time.Millisecond))
 	}
 	return f, nil
 }
 
 // Fenced is what the engine calls when the stream refused an append to
-// k for its fence: the partition is lost.
+// k for its fence: the partition is lost, unless this engine holds it
+// again under a newer fence than the one refused.
 func (m *Member) Fenced(k ledger.SessionKey, cause error) {
 	p := Partition(k, m.cfg.Partitions)
 	m.fenced.Add(1)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.owned[p] != nil {
+	var fe *store.FencedError
+	if l := m.owned[p]; l != nil && (!errors.As(cause, &fe) || fe.Was == l.fence.Seq) {
 		m.loseLocked(p, fmt.Sprintf("fenced out: %v", cause))
 	}
 }
@@ -302,7 +334,9 @@ func (m *Member) Close() {
 	default:
 	}
 	close(m.stop)
-	<-m.done
+	if m.started.Load() {
+		<-m.done
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -341,19 +375,29 @@ func (m *Member) round() {
 	if _, err := m.kv.Put(ctx, "member."+m.cfg.ID, m.value); err != nil {
 		m.cfg.Log(fmt.Sprintf("fleet: renew membership: %v", err))
 	}
+	_, _ = m.kv.Put(ctx, layoutKey, m.layout)
 	cancel()
 	members := m.members()
 	present, err := m.leases()
 	if err != nil {
 		m.cfg.Log(fmt.Sprintf("fleet: read leases: %v", err))
 	}
+	// Renewals go out together: one after the other, a slow cluster
+	// would let the last lease expire before its turn.
+	var wg sync.WaitGroup
+	limit := make(chan struct{}, 8)
 	for p := range m.cfg.Partitions {
 		m.mu.Lock()
 		l := m.owned[p]
 		m.mu.Unlock()
 		switch {
 		case l != nil:
-			m.keep(p, l, members)
+			wg.Add(1)
+			limit <- struct{}{}
+			go func() {
+				defer func() { <-limit; wg.Done() }()
+				m.keep(p, l, members)
+			}()
 		case present == nil:
 			// Unknown this round: take nothing.
 		case !present[p]:
@@ -370,6 +414,7 @@ func (m *Member) round() {
 			m.mu.Unlock()
 		}
 	}
+	wg.Wait()
 }
 
 // leases returns the partitions whose lease key exists (nil: unknown).
@@ -523,6 +568,9 @@ func (m *Member) dropLocked(p int) {
 }
 
 func leaseKey(p int) string { return "lease." + strconv.Itoa(p) }
+
+// layoutKey holds the fleet's layout while any member lives.
+const layoutKey = "layout"
 
 func (m *Member) partitionSubject(p int) string { return m.base + ".p." + strconv.Itoa(p) }
 

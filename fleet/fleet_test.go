@@ -9,12 +9,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/agentledger/agentledger/internal/natstest"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
 )
 
 const testTTL = 900 * time.Millisecond
+
+var testKey = []byte("0123456789abcdef0123456789abcdef")
 
 type logLines struct {
 	mu    sync.Mutex
@@ -39,7 +43,7 @@ func join(t *testing.T, url, id string, partitions int) (*Member, *store.Store, 
 	}
 	t.Cleanup(func() { st.Close() })
 	log := &logLines{}
-	m, err := Join(context.Background(), st, Config{ID: id, Partitions: partitions, LeaseTTL: testTTL, Log: log.add})
+	m, err := Join(context.Background(), st, Config{ID: id, Partitions: partitions, LeaseTTL: testTTL, Log: log.add, Key: testKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,5 +175,113 @@ func keyIn(p, n int) ledger.SessionKey {
 		if Partition(k, n) == p {
 			return k
 		}
+	}
+}
+
+// TestReplyCacheAnswersOnce: a request id answered or still in flight is
+// answered from the cache, however many other requests came since; only
+// answers past their keep time are let go of.
+func TestReplyCacheAnswersOnce(t *testing.T) {
+	c := replyCache{m: map[string]*reply{}, keep: time.Hour}
+	release := make(chan struct{})
+	runs := 0
+	var mu sync.Mutex
+	slow := func() ([]byte, error) {
+		mu.Lock()
+		runs++
+		mu.Unlock()
+		<-release
+		return []byte("once"), nil
+	}
+	done := make(chan []byte, 2)
+	go func() { b, _ := c.do("held", slow); done <- b }()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		c.mu.Lock()
+		_, in := c.m["held"]
+		c.mu.Unlock()
+		if in {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first request never started")
+		}
+	}
+	for i := range 3 * replyCacheSize {
+		c.do(fmt.Sprintf("other-%d", i), func() ([]byte, error) { return nil, nil })
+	}
+	go func() { b, _ := c.do("held", slow); done <- b }()
+	close(release)
+	if a, b := <-done, <-done; string(a) != "once" || string(b) != "once" || runs != 1 {
+		t.Fatalf("answers %q %q after %d runs, want one run", a, b, runs)
+	}
+	if len(c.m) > replyCacheSize+1 {
+		t.Fatalf("%d answers kept, want at most %d", len(c.m), replyCacheSize+1)
+	}
+	c.keep = 0
+	c.sweepLocked(time.Now().Add(time.Second))
+	if len(c.m) != 0 {
+		t.Fatalf("%d answers kept past their time", len(c.m))
+	}
+}
+
+// TestMessagesNeedTheFleetKey: a member with another key is answered by
+// no engine, and an answer forged without the key (a NATS client
+// subscribed to a partition's subject) is never taken for the owner's.
+func TestMessagesNeedTheFleetKey(t *testing.T) {
+	url := natstest.JetStream(t)
+	const n = 4
+	a, _, _ := join(t, url, "a", n)
+	owners(t, []*Member{a}, n, true)
+	st, err := store.Open(context.Background(), store.Config{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	other, err := Join(context.Background(), st, Config{ID: "intruder", Partitions: n, Forwarder: true, ForwardFor: time.Second,
+		Key: []byte("another key, 32 bytes or longer!")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Start(nil); err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if got, err := other.Forward(context.Background(), keyIn(0, n), "x", []byte("hi")); err == nil {
+		t.Fatalf("a member with another key was answered: %q", got)
+	}
+	if a.refused.Load() == 0 {
+		t.Fatal("the owner counted no refused message")
+	}
+	if _, err := other.Ask(context.Background(), "who", nil, 500*time.Millisecond); err == nil {
+		t.Fatal("a broadcast with another key was answered")
+	}
+
+	// A forger answers on partition 0's subject before the owner can.
+	fwd, _, _ := join(t, url, "fwd", n)
+	fwd.Close() // stops owning; its connection still forwards
+	sub, err := st.Conn().Subscribe(a.partitionSubject(0), func(m *nats.Msg) { m.Respond([]byte("forged")) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	got, err := fwd.Forward(context.Background(), keyIn(0, n), "y", []byte("hi"))
+	if string(got) == "forged" || err == nil && string(got) != "a:hi" {
+		t.Fatalf("forwarded past a forger: %q %v", got, err)
+	}
+}
+
+// TestLayoutIsOne: an engine given another number of partitions than the
+// fleet's is refused at the start.
+func TestLayoutIsOne(t *testing.T) {
+	url := natstest.JetStream(t)
+	join(t, url, "a", 8)
+	st, err := store.Open(context.Background(), store.Config{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	_, err = Join(context.Background(), st, Config{ID: "b", Partitions: 16, LeaseTTL: testTTL, Key: testKey})
+	if err == nil || !strings.Contains(err.Error(), "--partitions 16") {
+		t.Fatalf("joining with 16 partitions a fleet of 8: %v", err)
 	}
 }

@@ -51,6 +51,8 @@ func (m *Member) Forward(ctx context.Context, k ledger.SessionKey, id string, da
 	start := time.Now()
 	msg := &nats.Msg{Subject: m.partitionSubject(p), Data: data,
 		Header: nats.Header{RequestIDHeader: []string{id}, senderHeader: []string{m.cfg.ID}}}
+	m.seal(msg, "")
+	reqMAC := msg.Header.Get(macHeader)
 	var last error
 	for attempt := 0; ; attempt++ {
 		if _, err := m.Owner(k); err == nil {
@@ -59,6 +61,11 @@ func (m *Member) Forward(ctx context.Context, k ledger.SessionKey, id string, da
 		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
 		r, err := m.nc.RequestMsgWithContext(actx, msg)
 		cancel()
+		if err == nil {
+			if err = m.opened(r, "", reqMAC); err != nil {
+				r = nil
+			}
+		}
 		switch {
 		case err == nil && r.Header.Get(movedHeader) == "":
 			m.forwards.observe(time.Since(start), attempt)
@@ -91,6 +98,9 @@ func (m *Member) Forward(ctx context.Context, k ledger.SessionKey, id string, da
 // servePartition answers requests forwarded to partition p.
 func (m *Member) servePartition(p int) nats.MsgHandler {
 	return func(msg *nats.Msg) {
+		if m.opened(msg, msg.Subject, "") != nil {
+			return // not from this fleet: no answer at all
+		}
 		go func() {
 			m.mu.Lock()
 			_, owns := m.owned[p]
@@ -119,12 +129,16 @@ func (m *Member) respond(msg *nats.Msg, data []byte, err error) {
 	case err != nil:
 		out.Header.Set(errorHeader, err.Error())
 	}
+	m.seal(out, msg.Header.Get(macHeader))
 	_ = msg.RespondMsg(out)
 }
 
 // serveBroadcast answers a broadcast with h, or stays silent.
 func (m *Member) serveBroadcast(h Handler) nats.MsgHandler {
 	return func(msg *nats.Msg) {
+		if m.opened(msg, msg.Subject, "") != nil {
+			return
+		}
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
 			defer cancel()
@@ -158,9 +172,14 @@ func (m *Member) Gather(ctx context.Context, kind string, data []byte, wait time
 }
 
 func (m *Member) gather(ctx context.Context, kind string, data []byte, wait time.Duration, want int) ([][]byte, error) {
-	m.mu.Lock()
-	others := len(m.seen) - 1
-	m.mu.Unlock()
+	var others int
+	if m.cfg.Forwarder {
+		others = len(m.members()) - 1 // a forwarder keeps no count of its own
+	} else {
+		m.mu.Lock()
+		others = len(m.seen) - 1
+		m.mu.Unlock()
+	}
 	if want == 0 {
 		want = others
 	}
@@ -171,6 +190,8 @@ func (m *Member) gather(ctx context.Context, kind string, data []byte, wait time
 	}
 	defer sub.Unsubscribe()
 	msg := &nats.Msg{Subject: m.base + ".all." + kind, Reply: inbox, Data: data, Header: nats.Header{senderHeader: []string{m.cfg.ID}}}
+	m.seal(msg, "")
+	reqMAC := msg.Header.Get(macHeader)
 	if err := m.nc.PublishMsg(msg); err != nil {
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
@@ -183,7 +204,7 @@ func (m *Member) gather(ctx context.Context, kind string, data []byte, wait time
 		if err != nil {
 			break
 		}
-		if r.Header.Get(senderHeader) == m.cfg.ID {
+		if r.Header.Get(senderHeader) == m.cfg.ID || m.opened(r, "", reqMAC) != nil {
 			continue
 		}
 		if e := r.Header.Get(errorHeader); e != "" {
@@ -199,21 +220,27 @@ func (m *Member) gather(ctx context.Context, kind string, data []byte, wait time
 }
 
 // replyCache remembers the answers to recent request ids, so that a
-// retried request gets the answer it had instead of a second decision.
+// retried request gets the answer it had instead of a second decision. A
+// request in flight is never let go of; an answer is kept for keep (as
+// long as its sender may retry), and past replyCacheSize answers the
+// oldest of those are let go of first.
 type replyCache struct {
 	mu    sync.Mutex
 	m     map[string]*reply
-	order []string
+	order []string // ids, oldest first
+	keep  time.Duration
+	adds  int
 }
 
 type reply struct {
 	done chan struct{}
+	at   time.Time // when answered (zero: in flight)
 	data []byte
 	err  error
 }
 
-// replyCacheSize is how many answers are kept for retries.
-const replyCacheSize = 8192
+// replyCacheSize is how many answers are kept past their keep time.
+const replyCacheSize = 4096
 
 // do runs fn for id once: a request with an id in flight or answered
 // waits for that answer. A request without an id runs.
@@ -230,20 +257,40 @@ func (c *replyCache) do(id string, fn func() ([]byte, error)) ([]byte, error) {
 	r := &reply{done: make(chan struct{})}
 	c.m[id] = r
 	c.order = append(c.order, id)
-	if len(c.order) > replyCacheSize {
-		delete(c.m, c.order[0])
-		c.order = slices.Delete(c.order, 0, 1)
+	if c.adds++; c.adds%256 == 0 || len(c.m) > replyCacheSize {
+		c.sweepLocked(time.Now())
 	}
 	c.mu.Unlock()
-	r.data, r.err = fn()
-	if errors.Is(r.err, ErrMoved) {
+	data, err := fn()
+	c.mu.Lock()
+	r.data, r.err, r.at = data, err, time.Now()
+	if errors.Is(err, ErrMoved) {
 		// Not an answer: the next owner gives it.
-		c.mu.Lock()
 		delete(c.m, id)
-		c.mu.Unlock()
 	}
+	c.mu.Unlock()
 	close(r.done)
-	return r.data, r.err
+	return data, err
+}
+
+// sweepLocked lets go of answers older than keep, and of the oldest
+// answers past replyCacheSize; never of a request in flight.
+func (c *replyCache) sweepLocked(now time.Time) {
+	over := len(c.m) - replyCacheSize
+	c.order = slices.DeleteFunc(c.order, func(id string) bool {
+		r := c.m[id]
+		switch {
+		case r == nil:
+			return true
+		case r.at.IsZero():
+			return false
+		case now.Sub(r.at) > c.keep || over > 0:
+			over--
+			delete(c.m, id)
+			return true
+		}
+		return false
+	})
 }
 
 // forwardStats measures forwarded requests.

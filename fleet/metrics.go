@@ -20,6 +20,8 @@ func (m *Member) WriteMetrics(w io.Writer) {
 	fmt.Fprintln(w, "# HELP agentledger_fleet_partitions_owned Partitions this engine owns now, of agentledger_fleet_partitions.")
 	fmt.Fprintln(w, "# TYPE agentledger_fleet_partitions_owned gauge")
 	fmt.Fprintf(w, "agentledger_fleet_partitions_owned{engine=%q} %d\n", m.cfg.ID, len(owned))
+	fmt.Fprintln(w, "# HELP agentledger_fleet_partitions Partitions the fleet's sessions hash into.")
+	fmt.Fprintln(w, "# TYPE agentledger_fleet_partitions gauge")
 	fmt.Fprintf(w, "agentledger_fleet_partitions{engine=%q} %d\n", m.cfg.ID, m.cfg.Partitions)
 	fmt.Fprintln(w, "# HELP agentledger_fleet_lease_moves_total Leases this engine took, lost (expired, refused, fenced) and handed over.")
 	fmt.Fprintln(w, "# TYPE agentledger_fleet_lease_moves_total counter")
@@ -32,6 +34,9 @@ func (m *Member) WriteMetrics(w io.Writer) {
 	fmt.Fprintln(w, "# HELP agentledger_fleet_fenced_writes_total Writes the stream refused because another engine had fenced the partition.")
 	fmt.Fprintln(w, "# TYPE agentledger_fleet_fenced_writes_total counter")
 	fmt.Fprintf(w, "agentledger_fleet_fenced_writes_total{engine=%q} %d\n", m.cfg.ID, m.fenced.Load())
+	fmt.Fprintln(w, "# HELP agentledger_fleet_refused_messages_total Fleet messages without a good MAC (another key, or not from an engine of the fleet), dropped.")
+	fmt.Fprintln(w, "# TYPE agentledger_fleet_refused_messages_total counter")
+	fmt.Fprintf(w, "agentledger_fleet_refused_messages_total{engine=%q} %d\n", m.cfg.ID, m.refused.Load())
 	f := &m.forwards
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -49,5 +54,7 @@ func (m *Member) WriteMetrics(w io.Writer) {
 	fmt.Fprintln(w, "# HELP agentledger_fleet_forward_retried_total Forwarded calls that needed more than one attempt (a partition moving).")
 	fmt.Fprintln(w, "# TYPE agentledger_fleet_forward_retried_total counter")
 	fmt.Fprintf(w, "agentledger_fleet_forward_retried_total{engine=%q} %d\n", m.cfg.ID, f.retried)
+	fmt.Fprintln(w, "# HELP agentledger_fleet_forward_failed_total Forwarded calls no owner answered within the forward bound.")
+	fmt.Fprintln(w, "# TYPE agentledger_fleet_forward_failed_total counter")
 	fmt.Fprintf(w, "agentledger_fleet_forward_failed_total{engine=%q} %d\n", m.cfg.ID, f.failed.Load())
 }

@@ -134,6 +134,11 @@ func (a *app) recordingEngine(c *cli.Context) (*engine.Engine, *store.Store, err
 		st.Close()
 		return nil, nil, cmdline.Usage(err)
 	}
+	if m != nil {
+		// A forwarder decides nothing itself: the records its failed
+		// calls owe go to the sessions' owners from time to time.
+		go a.drainEvery(c.Context, e, spoolInterval)
+	}
 	return e, st, nil
 }
 
@@ -146,7 +151,11 @@ func (a *app) forwarderOf(c *cli.Context, st *store.Store) (*fleet.Member, error
 	if cmdline.Resolve(c, cmdline.FlagNATS) == "" {
 		return nil, cmdline.Usage(errors.New("--fleet needs --nats URL: the fleet's engines share one JetStream cluster"))
 	}
-	m, err := fleet.Join(c.Context, st, fleet.Config{ID: c.String("fleet-id"), Partitions: c.Int("partitions"), Forwarder: true})
+	key, err := fleet.LoadKey(cmdline.Resolve(c, cmdline.FlagData), false)
+	if err != nil {
+		return nil, cmdline.Usage(fmt.Errorf("%w (copy it from an engine of the fleet, with its keys)", err))
+	}
+	m, err := fleet.Join(c.Context, st, fleet.Config{ID: c.String("fleet-id"), Partitions: c.Int("partitions"), Forwarder: true, Key: key})
 	if err != nil {
 		return nil, cmdline.Usage(err)
 	}

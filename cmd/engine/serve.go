@@ -109,6 +109,9 @@ func (a *app) serveFlags(c *cli.Context) (serveFlags, error) {
 		return f, cmdline.Usage(errors.New("--fleet needs --nats URL: the fleet's engines share one JetStream cluster"))
 	}
 	f.cfg.Fences = c.Bool("fleet")
+	if c.Bool("fleet") && c.Bool("no-atomic-batch") {
+		return f, cmdline.Usage(errors.New("--fleet records every decision as an atomic batch (the partition's fence rides on it): drop --no-atomic-batch"))
+	}
 	if c.Int("max-sessions") < 0 {
 		return f, cmdline.Usage(fmt.Errorf("--max-sessions %d: want 0 (no bound) or more", c.Int("max-sessions")))
 	}
@@ -200,7 +203,11 @@ func (a *app) joinFleet(c *cli.Context, st *store.Store) (*fleet.Member, error) 
 	if !c.Bool("fleet") {
 		return nil, nil
 	}
-	m, err := fleet.Join(c.Context, st, fleet.Config{ID: c.String("fleet-id"), Partitions: c.Int("partitions"),
+	key, err := fleet.LoadKey(cmdline.Resolve(c, cmdline.FlagData), true)
+	if err != nil {
+		return nil, cmdline.Usage(err)
+	}
+	m, err := fleet.Join(c.Context, st, fleet.Config{ID: c.String("fleet-id"), Partitions: c.Int("partitions"), Key: key,
 		LeaseTTL: c.Duration("lease-ttl"), Log: func(line string) { fmt.Fprintf(a.stderr, "engine: %s\n", line) }})
 	if err != nil {
 		return nil, cmdline.Usage(err)
@@ -218,7 +225,12 @@ func (a *app) drainEvery(ctx context.Context, eng *engine.Engine, every time.Dur
 	cmdline.Every(ctx, every, func() {
 		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		if err := eng.Drain(dctx); err != nil {
+		err := eng.Drain(dctx)
+		if eng.Fleet() != nil {
+			// Records owed to sessions other engines own go there.
+			err = errors.Join(err, eng.FlushOwed(dctx))
+		}
+		if err != nil {
 			a.warn(err)
 		}
 	})

@@ -304,6 +304,11 @@ const ShortRun = 16
 // as an atomic batch (see batched); else one publish after the other. A
 // bulk run (ledger append) is an atomic batch whatever its length.
 func (s *Store) commitRun(ctx context.Context, r run, bulk bool) (uint64, error) {
+	if r.fence != nil && len(r.envs) > 1 && s.noBatch.Load() {
+		// The fence rides on an atomic batch only: never store a fenced
+		// run without it.
+		return 0, fmt.Errorf("%w: a fenced run of %d envelopes needs atomic batches, which the stream refuses", ErrFenced, len(r.envs))
+	}
 	if !s.batched(len(r.envs), bulk || r.fence != nil) {
 		return s.storePlain(ctx, r.key, r.envs, r.expect)
 	}

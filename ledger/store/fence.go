@@ -47,6 +47,26 @@ var ErrFenced = errors.New("fenced: another writer owns this session's partition
 // ErrNotOwner means the writer does not own the session's partition.
 var ErrNotOwner = errors.New("not the owner of this session's partition")
 
+// ErrStale means the writer owns the session's partition but its lease is
+// not fresh enough for a write the stream cannot fence (a lone envelope):
+// try again once the lease is renewed.
+var ErrStale = errors.New("the partition's lease is not fresh enough for an unfenced write")
+
+// FencedError is an append the stream refused because the partition's
+// fence moved from Was to Now. It is ErrFenced.
+type FencedError struct {
+	Subject  string
+	Was, Now uint64
+	Cause    error
+}
+
+func (e *FencedError) Error() string {
+	return fmt.Sprintf("%v (partition fence %s moved from stream seq %d to %d; the store said: %v)", ErrFenced, e.Subject, e.Was, e.Now, e.Cause)
+}
+
+// Is makes a FencedError ErrFenced.
+func (e *FencedError) Is(target error) bool { return target == ErrFenced }
+
 // FenceSubject is the fence subject of partition n.
 func (s *Store) FenceSubject(n int) string {
 	return s.fenceAll()[:len(s.fenceAll())-1] + strconv.Itoa(n)
@@ -54,13 +74,30 @@ func (s *Store) FenceSubject(n int) string {
 
 func (s *Store) fenceAll() string { return s.subj.prefix + "_fence.*" }
 
-// SetFencer makes every append of this store assert the fence f returns
-// for its session (nil: none). A writer with a Fencer appends runs of
-// several envelopes as atomic batches only.
-func (s *Store) SetFencer(f Fencer) {
+// SetFencer makes every AppendSealed of this store (the engine's appends)
+// assert the fence f returns for its session (nil: none); a run of several
+// envelopes then goes as an atomic batch or not at all. It refuses a store
+// that cannot batch: configured without (NoAtomicBatch) or on a stream
+// that does not allow atomic publish.
+func (s *Store) SetFencer(ctx context.Context, f Fencer) error {
+	if f != nil {
+		if s.cfg.NoAtomicBatch {
+			return errors.New("fences need atomic batches: a store with NoAtomicBatch cannot fence its appends")
+		}
+		ictx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+		info, err := s.stream.Info(ictx)
+		cancel()
+		if err != nil {
+			return s.wrap("stream info", err)
+		}
+		if !info.Config.AllowAtomicPublish {
+			return fmt.Errorf("stream %s does not allow atomic publish, which fences need (allow_atomic)", s.cfg.Stream)
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.fencer = f
+	return nil
 }
 
 // fenceOf is the fence an append to session k asserts (nil: none).
@@ -88,7 +125,7 @@ func (s *Store) fenceMoved(ctx context.Context, f *Fence, err error) error {
 	if lerr != nil || last == f.Seq {
 		return nil
 	}
-	return fmt.Errorf("%w (partition fence %s moved from stream seq %d to %d; the store said: %v)", ErrFenced, f.Subject, f.Seq, last, err)
+	return &FencedError{Subject: f.Subject, Was: f.Seq, Now: last, Cause: err}
 }
 
 // EnableFences adds the fence subjects to the stream (a fleet's stream

@@ -30,7 +30,9 @@ func TestFenceStopsTheOldOwner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old.SetFencer(func(ledger.SessionKey, int) (Fence, error) { return Fence{Subject: subj, Seq: f1}, nil })
+	if err := old.SetFencer(ctx, func(ledger.SessionKey, int) (Fence, error) { return Fence{Subject: subj, Seq: f1}, nil }); err != nil {
+		t.Fatal(err)
+	}
 	k := ledger.SessionKey{Tenant: "acme", Session: "s"}
 	pair := func(h ledger.Head, i int) []*ledger.Envelope {
 		envs, err := sealChain(h, drafts(t, event("acme", "s", i), event("acme", "s", i+1)))
@@ -54,7 +56,9 @@ func TestFenceStopsTheOldOwner(t *testing.T) {
 	if got := readAll(t, old, k); len(got) != 2 {
 		t.Fatalf("after the fenced pair: %d envelopes stored, want 2", len(got))
 	}
-	next.SetFencer(func(ledger.SessionKey, int) (Fence, error) { return Fence{Subject: subj, Seq: f2}, nil })
+	if err := next.SetFencer(ctx, func(ledger.SessionKey, int) (Fence, error) { return Fence{Subject: subj, Seq: f2}, nil }); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := next.AppendSealed(ctx, stale); err != nil {
 		t.Fatalf("the new owner's pair: %v", err)
 	}
@@ -80,4 +84,23 @@ func TestFenceStopsTheOldOwner(t *testing.T) {
 	}
 	// A store opened later on the stream accepts it as it stands.
 	openURL(t, url)
+
+	// A store that cannot batch is refused a fencer; one that learned
+	// the stream refuses batches stores no fenced pair plainly.
+	plain, err := Open(ctx, Config{URL: url, NoAtomicBatch: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if err := plain.SetFencer(ctx, func(ledger.SessionKey, int) (Fence, error) { return Fence{Subject: subj, Seq: f2}, nil }); err == nil {
+		t.Fatal("a store without atomic batches took a fencer")
+	}
+	next.noBatch.Store(true)
+	head := readAll(t, next, k)
+	if _, err := next.AppendSealed(ctx, pair(stale[1].Head(), 4)); !errors.Is(err, ErrFenced) {
+		t.Fatalf("a fenced pair on a store that cannot batch: %v, want ErrFenced", err)
+	}
+	if got := readAll(t, next, k); len(got) != len(head) {
+		t.Fatalf("the fenced pair was stored plainly: %d envelopes, was %d", len(got), len(head))
+	}
 }

@@ -264,28 +264,37 @@ const WriterSecretFile = "keys/nats-writer.secret"
 // generating it (0600, in a 0700 keys directory) when create is set and it
 // does not exist yet.
 func WriterSecret(dir string, create bool) (string, error) {
-	p := filepath.Join(dir, WriterSecretFile)
+	s, err := SecretFile(filepath.Join(dir, WriterSecretFile), create)
+	if err != nil {
+		return "", fmt.Errorf("writer secret: %w", err)
+	}
+	return s, nil
+}
+
+// SecretFile reads the secret (64 hex digits) in file p, generating it
+// (0600, in a 0700 directory) when create is set and it does not exist.
+func SecretFile(p string, create bool) (string, error) {
 	raw, err := os.ReadFile(p)
 	if err == nil {
 		if s := strings.TrimSpace(string(raw)); len(s) >= 32 {
 			return s, nil
 		}
-		return "", fmt.Errorf("%s: not a writer secret", p)
+		return "", fmt.Errorf("%s: not a secret", p)
 	}
 	if !errors.Is(err, os.ErrNotExist) || !create {
-		return "", fmt.Errorf("writer secret: %w", err)
+		return "", err
 	}
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("writer secret: %w", err)
+		return "", fmt.Errorf("%s: %w", p, err)
 	}
 	secret := hex.EncodeToString(b)
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return "", fmt.Errorf("writer secret: %w", err)
+		return "", fmt.Errorf("%s: %w", p, err)
 	}
 	f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
-		return "", fmt.Errorf("writer secret: %w", err)
+		return "", fmt.Errorf("%s: %w", p, err)
 	}
 	_, err = f.WriteString(secret + "\n")
 	if err == nil {
@@ -295,7 +304,7 @@ func WriterSecret(dir string, create bool) (string, error) {
 		err = cerr
 	}
 	if err != nil {
-		return "", fmt.Errorf("writer secret: %w", err)
+		return "", fmt.Errorf("%s: %w", p, err)
 	}
 	return secret, nil
 }
