@@ -115,10 +115,10 @@ type lease struct {
 // Member is one engine's place in the fleet. It is safe for concurrent
 // use.
 type Member struct {
-	cfg   Config
-	st    *store.Store
-	nc    *nats.Conn
-	kv    jetstream.KeyValue
+	cfg    Config
+	st     *store.Store
+	nc     *nats.Conn
+	kv     jetstream.KeyValue
 	base   string // subjects of this fleet's requests
 	value  []byte // what this engine writes into its leases
 	layout []byte // the fleet's layout (partitions), kept in the bucket
@@ -135,8 +135,8 @@ type Member struct {
 
 	took, lost, released, fenced atomic.Int64
 	// refused counts messages without a good MAC.
-	refused atomic.Int64
-	forwards                     forwardStats
+	refused  atomic.Int64
+	forwards forwardStats
 
 	stop    chan struct{}
 	done    chan struct{}
