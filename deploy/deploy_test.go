@@ -23,11 +23,12 @@ import (
 	"github.com/agentledger/agentledger/internal/proctest"
 )
 
-// build builds nats-server (the version go.mod pins), engine and ledger.
+// build builds nats-server (the version go.mod pins), engine, ledger and
+// replay.
 func build(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	cmd := exec.Command("go", "build", "-o", dir+"/", "github.com/nats-io/nats-server/v2", "./cmd/engine", "./cmd/ledger")
+	cmd := exec.Command("go", "build", "-o", dir+"/", "github.com/nats-io/nats-server/v2", "./cmd/engine", "./cmd/ledger", "./cmd/replay")
 	cmd.Dir = ".."
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
@@ -188,5 +189,25 @@ func TestDeployedFleet(t *testing.T) {
 	}
 	if _, err := ejs.Stream(ctx, "LEDGER"); err != nil {
 		t.Fatalf("the stream after the refused delete: %v", err)
+	}
+
+	// The replay user runs a distributed replay: the same report as one
+	// process writes.
+	manifest := "fixtures/manifests/coding-agent-loose.json"
+	start(t, filepath.Join(bin, "replay"), nil, "worker", "--nats", urlOf("replay"), "--manifest", manifest)
+	run := func(args ...string) []byte {
+		cmd := exec.Command(filepath.Join(bin, "replay"), args...)
+		cmd.Dir = ".."
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		if err := cmd.Run(); err != nil && out.Len() == 0 {
+			t.Fatalf("replay %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
+		}
+		return out.Bytes()
+	}
+	one := run("exact", "--bundle", "fixtures/sessions/coding-agent", "--manifest", manifest)
+	spread := run("exact", "--distribute", "--nats", urlOf("replay"), "--bundle", "fixtures/sessions/coding-agent", "--manifest", manifest)
+	if len(one) == 0 || !bytes.Equal(one, spread) {
+		t.Fatalf("replay as the replay user:\n%s\none process:\n%s", spread, one)
 	}
 }
