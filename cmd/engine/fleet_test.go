@@ -353,7 +353,10 @@ func TestFleetServesOneLedger(t *testing.T) {
 	_, url := natstest.Cluster(t)
 	engines := startFleet(t, url, 3)
 
+	began := time.Now()
 	answers := driveFleet(t, engines, sessions, calls, "steady", nil)
+	t.Logf("steady: %d calls in %s (%.0f decisions/s; the three engines, the three servers and the clients share this machine)",
+		len(answers), time.Since(began).Round(time.Millisecond), float64(len(answers))/time.Since(began).Seconds())
 	checkFleetLedger(t, url, answers, sessions, calls, true)
 	forwarded := 0
 	for _, a := range answers {
