@@ -15,6 +15,7 @@ import (
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/action"
 	"github.com/agentledger/agentledger/decide"
+	"github.com/agentledger/agentledger/fleet"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/receipt"
@@ -280,6 +281,10 @@ func (e *Engine) resolveHere(ctx context.Context, tenant, id, resolution, action
 		// The session's partition moved since the ask: its owner records
 		// the resolution, and the id stays good.
 		r, err = e.resolveRemote(ctx, p.key, p.forSeq, resolution, by)
+		if errors.Is(err, fleet.ErrLocal) {
+			// This engine took the partition back meanwhile.
+			r, err = e.recordResolution(ctx, p.key, p.forSeq, resolution, by)
+		}
 	}
 	e.pending.mu.Lock()
 	defer e.pending.mu.Unlock()

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -25,8 +27,18 @@ import (
 // KeyFile is where a data directory keeps the fleet's key.
 const KeyFile = "keys/fleet.key"
 
-// macHeader carries a message's MAC.
-const macHeader = "Agentledger-Mac"
+// macHeader carries a message's MAC; sentHeader, covered by it, when a
+// request was sent (Unix milliseconds).
+const (
+	macHeader  = "Agentledger-Mac"
+	sentHeader = "Agentledger-Sent"
+)
+
+// freshFor is how old a request may be when it arrives. A request is
+// sealed again, with a new time, for each attempt; one captured and sent
+// again later than this is refused, and within it the owner answers it
+// from its reply cache (which keeps every answer at least this long).
+const freshFor = 10 * time.Second
 
 // LoadKey reads the fleet's key from data directory dir, generating it
 // when create is set and there is none (the first engine of a fleet; copy
@@ -50,31 +62,59 @@ var errBadMAC = errors.New("fleet: a message without a good MAC (another fleet k
 // bound to bound (the request's MAC, for an answer).
 func (m *Member) mac(msg *nats.Msg, bound string) string {
 	h := hmac.New(sha256.New, m.cfg.Key)
-	for _, part := range []string{bound, msg.Subject, msg.Header.Get(RequestIDHeader), msg.Header.Get(senderHeader),
-		msg.Header.Get(movedHeader), msg.Header.Get(errorHeader)} {
+	for _, part := range []string{bound, msg.Subject, msg.Reply, msg.Header.Get(RequestIDHeader), msg.Header.Get(senderHeader),
+		msg.Header.Get(sentHeader), msg.Header.Get(movedHeader), msg.Header.Get(errorHeader)} {
 		fmt.Fprintf(h, "%d:%s\x00", len(part), part)
 	}
 	h.Write(msg.Data)
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// seal sets msg's MAC (bound: the request's MAC, for an answer).
+// seal sets msg's MAC (bound: the request's MAC, for an answer); a
+// request also gets the time it is sent.
 func (m *Member) seal(msg *nats.Msg, bound string) {
 	if msg.Header == nil {
 		msg.Header = nats.Header{}
 	}
+	if bound == "" {
+		msg.Header.Set(sentHeader, strconv.FormatInt(time.Now().UnixMilli(), 10))
+	}
 	msg.Header.Set(macHeader, m.mac(msg, bound))
 }
 
-// opened checks msg's MAC (bound: the request's MAC, for an answer); a
-// request's subject is the one it was sent to, an answer's is empty.
-func (m *Member) opened(msg *nats.Msg, subject, bound string) error {
+// fresh checks that a request was sent within freshFor (either way: the
+// engines' clocks may differ a little).
+func (m *Member) fresh(msg *nats.Msg) error {
+	sent, err := strconv.ParseInt(msg.Header.Get(sentHeader), 10, 64)
+	if err != nil || time.Since(time.UnixMilli(sent)).Abs() > freshFor {
+		m.refused.Add(1)
+		return errors.New("fleet: a request sent too long ago (or captured and sent again)")
+	}
+	return nil
+}
+
+// opened checks msg's MAC (bound: the request's MAC, for an answer):
+// subject and reply are what it was sealed with (a broadcast's reply
+// subject is sealed; a forwarded call's, which the NATS client picks as
+// it sends, and an answer's are not). A request must also be fresh.
+func (m *Member) opened(msg *nats.Msg, subject, reply, bound string) error {
 	got := msg.Header.Get(macHeader)
 	check := *msg
-	check.Subject = subject
+	check.Subject, check.Reply = subject, reply
 	if got == "" || !hmac.Equal([]byte(got), []byte(m.mac(&check, bound))) {
 		m.refused.Add(1)
 		return errBadMAC
 	}
+	if bound == "" {
+		return m.fresh(msg)
+	}
 	return nil
+}
+
+// keyPrint names the fleet's key without giving it away: members with
+// another key are refused at the start.
+func keyPrint(key []byte) string {
+	h := hmac.New(sha256.New, key)
+	h.Write([]byte("agentledger fleet key"))
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }

@@ -189,14 +189,9 @@ func Join(ctx context.Context, st *store.Store, cfg Config) (*Member, error) {
 	if err != nil {
 		return nil, err
 	}
-	layout, _ := json.Marshal(map[string]int{"partitions": cfg.Partitions})
-	switch e, err := kv.Get(ctx, layoutKey); {
-	case err == nil && !bytes.Equal(e.Value(), layout):
-		return nil, fmt.Errorf("fleet: the fleet's engines use %s; this one was given --partitions %d: every engine of a fleet hashes sessions alike", e.Value(), cfg.Partitions)
-	case errors.Is(err, jetstream.ErrKeyNotFound) && !cfg.Forwarder:
-		if _, err := kv.Create(ctx, layoutKey, layout); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
-			return nil, fmt.Errorf("fleet: layout: %w", err)
-		}
+	layout, _ := json.Marshal(map[string]any{"partitions": cfg.Partitions, "key": keyPrint(cfg.Key)})
+	if err := checkLayout(ctx, kv, layout, !cfg.Forwarder); err != nil {
+		return nil, err
 	}
 	// The nonce tells this process's leases from those of another process
 	// given the same id by mistake.
@@ -375,8 +370,20 @@ func (m *Member) round() {
 	if _, err := m.kv.Put(ctx, "member."+m.cfg.ID, m.value); err != nil {
 		m.cfg.Log(fmt.Sprintf("fleet: renew membership: %v", err))
 	}
-	_, _ = m.kv.Put(ctx, layoutKey, m.layout)
+	err := checkLayout(ctx, m.kv, m.layout, true)
 	cancel()
+	if errors.Is(err, errOtherLayout) {
+		// Another layout took the bucket (an engine started with other
+		// partitions or another key while this one's lapsed): this engine
+		// must not decide under a hash the others do not share.
+		m.cfg.Log(err.Error() + "; giving up every partition")
+		m.mu.Lock()
+		for p := range m.owned {
+			m.loseLocked(p, "the fleet's layout is not this engine's")
+		}
+		m.mu.Unlock()
+		return
+	}
 	members := m.members()
 	present, err := m.leases()
 	if err != nil {
@@ -571,6 +578,38 @@ func leaseKey(p int) string { return "lease." + strconv.Itoa(p) }
 
 // layoutKey holds the fleet's layout while any member lives.
 const layoutKey = "layout"
+
+// errOtherLayout is a fleet whose layout is not this engine's.
+var errOtherLayout = errors.New("fleet: the fleet has another layout")
+
+// checkLayout holds layout (this engine's partitions and key print)
+// against the fleet's, and when keep is set writes it if there is none,
+// or renews it (at its revision) if it is the same.
+func checkLayout(ctx context.Context, kv jetstream.KeyValue, layout []byte, keep bool) error {
+	e, err := kv.Get(ctx, layoutKey)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		if !keep {
+			return nil
+		}
+		if _, err = kv.Create(ctx, layoutKey, layout); err == nil {
+			return nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyExists) {
+			return fmt.Errorf("fleet: layout: %w", err)
+		}
+		e, err = kv.Get(ctx, layoutKey) // another engine wrote it first
+	}
+	if err != nil {
+		return fmt.Errorf("fleet: layout: %w", err)
+	}
+	if !bytes.Equal(e.Value(), layout) {
+		return fmt.Errorf("%w: the fleet's is %s, this engine's %s: every engine of a fleet uses the same --partitions and the same fleet key (DATA/%s, copied from the first engine)", errOtherLayout, e.Value(), layout, KeyFile)
+	}
+	if keep {
+		_, _ = kv.Update(ctx, layoutKey, layout, e.Revision())
+	}
+	return nil
+}
 
 func (m *Member) partitionSubject(p int) string { return m.base + ".p." + strconv.Itoa(p) }
 

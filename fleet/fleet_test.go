@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -182,7 +183,8 @@ func keyIn(p, n int) ledger.SessionKey {
 // answered from the cache, however many other requests came since; only
 // answers past their keep time are let go of.
 func TestReplyCacheAnswersOnce(t *testing.T) {
-	c := replyCache{m: map[string]*reply{}, keep: time.Hour}
+	at := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	c := replyCache{m: map[string]*reply{}, keep: time.Hour, now: func() time.Time { return at }}
 	release := make(chan struct{})
 	runs := 0
 	var mu sync.Mutex
@@ -214,11 +216,15 @@ func TestReplyCacheAnswersOnce(t *testing.T) {
 	if a, b := <-done, <-done; string(a) != "once" || string(b) != "once" || runs != 1 {
 		t.Fatalf("answers %q %q after %d runs, want one run", a, b, runs)
 	}
-	if len(c.m) > replyCacheSize+1 {
-		t.Fatalf("%d answers kept, want at most %d", len(c.m), replyCacheSize+1)
+	if len(c.m) != 3*replyCacheSize+1 {
+		t.Fatalf("%d answers kept, want every one younger than %s", len(c.m), freshFor)
+	}
+	c.sweepLocked(at.Add(freshFor + time.Second))
+	if len(c.m) > replyCacheSize {
+		t.Fatalf("%d answers kept past %s, want at most %d", len(c.m), freshFor, replyCacheSize)
 	}
 	c.keep = 0
-	c.sweepLocked(time.Now().Add(time.Second))
+	c.sweepLocked(at.Add(time.Second))
 	if len(c.m) != 0 {
 		t.Fatalf("%d answers kept past their time", len(c.m))
 	}
@@ -232,16 +238,20 @@ func TestMessagesNeedTheFleetKey(t *testing.T) {
 	const n = 4
 	a, _, _ := join(t, url, "a", n)
 	owners(t, []*Member{a}, n, true)
+	b, _, _ := join(t, url, "b", n)
+	b.Close() // owns nothing; its connection still forwards
 	st, err := store.Open(context.Background(), store.Config{URL: url})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	other, err := Join(context.Background(), st, Config{ID: "intruder", Partitions: n, Forwarder: true, ForwardFor: time.Second,
-		Key: []byte("another key, 32 bytes or longer!")})
+	// Join refuses another key (TestLayoutIsOne); a client that sends
+	// anyway, with a key of its own, is what this member plays.
+	other, err := Join(context.Background(), st, Config{ID: "intruder", Partitions: n, Forwarder: true, ForwardFor: time.Second, Key: testKey})
 	if err != nil {
 		t.Fatal(err)
 	}
+	other.cfg.Key = []byte("another key, 32 bytes or longer!")
 	if err := other.Start(nil); err != nil {
 		t.Fatal(err)
 	}
@@ -252,13 +262,35 @@ func TestMessagesNeedTheFleetKey(t *testing.T) {
 	if a.refused.Load() == 0 {
 		t.Fatal("the owner counted no refused message")
 	}
-	if _, err := other.Ask(context.Background(), "who", nil, 500*time.Millisecond); err == nil {
-		t.Fatal("a broadcast with another key was answered")
+	if got, err := other.Ask(context.Background(), "who", nil, 500*time.Millisecond); err == nil {
+		t.Fatalf("a broadcast with another key was answered: %q", got)
+	}
+
+	// A request of this fleet captured and sent again past freshFor is
+	// refused; one sent again at once is answered from the cache.
+	capture, err := st.Conn().SubscribeSync(a.partitionSubject(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.Forward(context.Background(), keyIn(1, n), "replayed", []byte("hi")); err != nil || string(got) != "a:hi" {
+		t.Fatalf("forward: %q %v", got, err)
+	}
+	req, err := capture.NextMsg(5 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	capture.Unsubscribe()
+	old := &nats.Msg{Subject: req.Subject, Header: req.Header, Data: req.Data}
+	sent, _ := strconv.ParseInt(req.Header.Get(sentHeader), 10, 64)
+	if err := a.fresh(&nats.Msg{Header: nats.Header{sentHeader: []string{strconv.FormatInt(sent-freshFor.Milliseconds()-1000, 10)}}}); err == nil {
+		t.Fatal("a request older than freshFor was taken")
+	}
+	if r, err := st.Conn().RequestMsg(old, 2*time.Second); err != nil || string(r.Data) != "a:hi" {
+		t.Fatalf("the same request again at once: %v, want the cached answer", err)
 	}
 
 	// A forger answers on partition 0's subject before the owner can.
-	fwd, _, _ := join(t, url, "fwd", n)
-	fwd.Close() // stops owning; its connection still forwards
+	fwd := b
 	sub, err := st.Conn().Subscribe(a.partitionSubject(0), func(m *nats.Msg) { m.Respond([]byte("forged")) })
 	if err != nil {
 		t.Fatal(err)
@@ -281,7 +313,11 @@ func TestLayoutIsOne(t *testing.T) {
 	}
 	defer st.Close()
 	_, err = Join(context.Background(), st, Config{ID: "b", Partitions: 16, LeaseTTL: testTTL, Key: testKey})
-	if err == nil || !strings.Contains(err.Error(), "--partitions 16") {
+	if err == nil || !strings.Contains(err.Error(), `"partitions":16`) {
 		t.Fatalf("joining with 16 partitions a fleet of 8: %v", err)
+	}
+	_, err = Join(context.Background(), st, Config{ID: "c", Partitions: 8, LeaseTTL: testTTL, Key: []byte("another key, 32 bytes or longer!")})
+	if err == nil || !strings.Contains(err.Error(), "fleet key") {
+		t.Fatalf("joining with another key: %v", err)
 	}
 }

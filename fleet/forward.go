@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nuid"
 
 	"github.com/agentledger/agentledger/ledger"
 )
@@ -51,18 +52,21 @@ func (m *Member) Forward(ctx context.Context, k ledger.SessionKey, id string, da
 	start := time.Now()
 	msg := &nats.Msg{Subject: m.partitionSubject(p), Data: data,
 		Header: nats.Header{RequestIDHeader: []string{id}, senderHeader: []string{m.cfg.ID}}}
-	m.seal(msg, "")
-	reqMAC := msg.Header.Get(macHeader)
 	var last error
 	for attempt := 0; ; attempt++ {
 		if _, err := m.Owner(k); err == nil {
 			return nil, ErrLocal
 		}
+		// Sealed again for each attempt: the owner takes only fresh
+		// requests, and answers a repeated id from its cache.
+		msg.Reply = ""
+		m.seal(msg, "")
+		reqMAC := msg.Header.Get(macHeader)
 		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
 		r, err := m.nc.RequestMsgWithContext(actx, msg)
 		cancel()
 		if err == nil {
-			if err = m.opened(r, "", reqMAC); err != nil {
+			if err = m.opened(r, "", "", reqMAC); err != nil {
 				r = nil
 			}
 		}
@@ -98,8 +102,8 @@ func (m *Member) Forward(ctx context.Context, k ledger.SessionKey, id string, da
 // servePartition answers requests forwarded to partition p.
 func (m *Member) servePartition(p int) nats.MsgHandler {
 	return func(msg *nats.Msg) {
-		if m.opened(msg, msg.Subject, "") != nil {
-			return // not from this fleet: no answer at all
+		if m.opened(msg, msg.Subject, "", "") != nil {
+			return // not from this fleet, or stale: no answer at all
 		}
 		go func() {
 			m.mu.Lock()
@@ -136,7 +140,7 @@ func (m *Member) respond(msg *nats.Msg, data []byte, err error) {
 // serveBroadcast answers a broadcast with h, or stays silent.
 func (m *Member) serveBroadcast(h Handler) nats.MsgHandler {
 	return func(msg *nats.Msg) {
-		if m.opened(msg, msg.Subject, "") != nil {
+		if m.opened(msg, msg.Subject, msg.Reply, "") != nil {
 			return
 		}
 		go func() {
@@ -189,7 +193,8 @@ func (m *Member) gather(ctx context.Context, kind string, data []byte, wait time
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
 	defer sub.Unsubscribe()
-	msg := &nats.Msg{Subject: m.base + ".all." + kind, Reply: inbox, Data: data, Header: nats.Header{senderHeader: []string{m.cfg.ID}}}
+	msg := &nats.Msg{Subject: m.base + ".all." + kind, Reply: inbox, Data: data,
+		Header: nats.Header{senderHeader: []string{m.cfg.ID}, RequestIDHeader: []string{nuid.Next()}}}
 	m.seal(msg, "")
 	reqMAC := msg.Header.Get(macHeader)
 	if err := m.nc.PublishMsg(msg); err != nil {
@@ -204,7 +209,7 @@ func (m *Member) gather(ctx context.Context, kind string, data []byte, wait time
 		if err != nil {
 			break
 		}
-		if r.Header.Get(senderHeader) == m.cfg.ID || m.opened(r, "", reqMAC) != nil {
+		if r.Header.Get(senderHeader) == m.cfg.ID || m.opened(r, "", "", reqMAC) != nil {
 			continue
 		}
 		if e := r.Header.Get(errorHeader); e != "" {
@@ -221,15 +226,17 @@ func (m *Member) gather(ctx context.Context, kind string, data []byte, wait time
 
 // replyCache remembers the answers to recent request ids, so that a
 // retried request gets the answer it had instead of a second decision. A
-// request in flight is never let go of; an answer is kept for keep (as
-// long as its sender may retry), and past replyCacheSize answers the
-// oldest of those are let go of first.
+// request in flight is never let go of, nor an answer younger than
+// freshFor (a request older than that is refused anyway); an answer is
+// kept for keep (as long as its sender may retry), and past
+// replyCacheSize answers the oldest past freshFor are let go of first.
 type replyCache struct {
 	mu    sync.Mutex
 	m     map[string]*reply
 	order []string // ids, oldest first
 	keep  time.Duration
 	adds  int
+	now   func() time.Time // time.Now unless a test sets it
 }
 
 type reply struct {
@@ -258,12 +265,12 @@ func (c *replyCache) do(id string, fn func() ([]byte, error)) ([]byte, error) {
 	c.m[id] = r
 	c.order = append(c.order, id)
 	if c.adds++; c.adds%256 == 0 || len(c.m) > replyCacheSize {
-		c.sweepLocked(time.Now())
+		c.sweepLocked(c.clock())
 	}
 	c.mu.Unlock()
 	data, err := fn()
 	c.mu.Lock()
-	r.data, r.err, r.at = data, err, time.Now()
+	r.data, r.err, r.at = data, err, c.clock()
 	if errors.Is(err, ErrMoved) {
 		// Not an answer: the next owner gives it.
 		delete(c.m, id)
@@ -271,6 +278,13 @@ func (c *replyCache) do(id string, fn func() ([]byte, error)) ([]byte, error) {
 	c.mu.Unlock()
 	close(r.done)
 	return data, err
+}
+
+func (c *replyCache) clock() time.Time {
+	if c.now != nil {
+		return c.now()
+	}
+	return time.Now()
 }
 
 // sweepLocked lets go of answers older than keep, and of the oldest
@@ -284,7 +298,7 @@ func (c *replyCache) sweepLocked(now time.Time) {
 			return true
 		case r.at.IsZero():
 			return false
-		case now.Sub(r.at) > c.keep || over > 0:
+		case now.Sub(r.at) > c.keep || over > 0 && now.Sub(r.at) > freshFor:
 			over--
 			delete(c.m, id)
 			return true
