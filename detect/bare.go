@@ -85,11 +85,21 @@ func bareAWSSecret(text string, s, e int) bool {
 	if hexOnly || !upper || !lower || sequence(v) || encodedText(v) {
 		return false
 	}
-	h := entropy(v)
 	if nearAWSKeyID(text, s, e) || secretWordBefore(text, s) {
-		return h >= bareNearEntropy
+		return entropy(v) >= bareNearEntropy
 	}
-	return (digit || sym) && h >= bareMinEntropy
+	if absolutePath(v) {
+		return false
+	}
+	return (digit || sym) && entropy(v) >= bareMinEntropy
+}
+
+// absolutePath reports whether v reads as an absolute file path: it
+// begins with '/' and holds at least three, as /tmp/TestX123/001/m does
+// (a random key does both about twice in a thousand; one named as a
+// secret, or beside its key id, is judged as a key all the same).
+func absolutePath(v string) bool {
+	return v[0] == '/' && strings.Count(v, "/") >= 3
 }
 
 // sequence reports whether v holds bareSeq characters in a row, each one
