@@ -269,6 +269,9 @@ func TestMessagesNeedTheFleetKey(t *testing.T) {
 	// A request of this fleet captured and sent again past freshFor is
 	// refused; one sent again at once is answered from the cache.
 	capture, err := st.Conn().SubscribeSync(a.partitionSubject(1))
+	if err == nil {
+		err = st.Conn().Flush() // the server holds the subscription before b sends
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,6 +295,9 @@ func TestMessagesNeedTheFleetKey(t *testing.T) {
 	// A forger answers on partition 0's subject before the owner can.
 	fwd := b
 	sub, err := st.Conn().Subscribe(a.partitionSubject(0), func(m *nats.Msg) { m.Respond([]byte("forged")) })
+	if err == nil {
+		err = st.Conn().Flush()
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
