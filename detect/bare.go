@@ -88,18 +88,37 @@ func bareAWSSecret(text string, s, e int) bool {
 	if nearAWSKeyID(text, s, e) || secretWordBefore(text, s) {
 		return entropy(v) >= bareNearEntropy
 	}
-	if absolutePath(v) {
+	if filePath(v) {
 		return false
 	}
 	return (digit || sym) && entropy(v) >= bareMinEntropy
 }
 
-// absolutePath reports whether v reads as an absolute file path: it
-// begins with '/' and holds at least three, as /tmp/TestX123/001/m does
-// (a random key does both about twice in a thousand; one named as a
-// secret, or beside its key id, is judged as a key all the same).
-func absolutePath(v string) bool {
-	return v[0] == '/' && strings.Count(v, "/") >= 3
+// filePath reports whether v reads as a file path: three slashes or more,
+// and either a leading one (/tmp/TestX123/001/m) or a third of it in
+// lower-case runs of three or more, one of five or more among them
+// (src/handlers/CheckoutForm/v2/Form7).
+// A random key does either about once in two thousand; one named as a
+// secret, or beside its key id, is judged as a key all the same.
+func filePath(v string) bool {
+	if strings.Count(v, "/") < 3 {
+		return false
+	}
+	if v[0] == '/' {
+		return true
+	}
+	inRuns, run, longest := 0, 0, 0
+	for i := 0; i <= len(v); i++ {
+		if i < len(v) && 'a' <= v[i] && v[i] <= 'z' {
+			run++
+			continue
+		}
+		if run >= 3 {
+			inRuns += run
+		}
+		longest, run = max(longest, run), 0
+	}
+	return 3*inRuns >= len(v) && longest >= 5
 }
 
 // sequence reports whether v holds bareSeq characters in a row, each one
