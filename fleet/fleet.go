@@ -291,19 +291,17 @@ func (m *Member) Owner(k ledger.SessionKey) (store.Fence, error) {
 // renewed within two thirds of its TTL (it expires at the earliest after
 // the whole TTL).
 func (m *Member) Fence(k ledger.SessionKey, n int) (store.Fence, error) {
-	f, err := m.Owner(k)
-	if err != nil || n > 1 {
-		return f, err
-	}
 	p := Partition(k, m.cfg.Partitions)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if l := m.owned[p]; l == nil {
+	l := m.owned[p]
+	switch {
+	case l == nil:
 		return store.Fence{}, fmt.Errorf("%w (partition %d)", store.ErrNotOwner, p)
-	} else if time.Since(l.renewed) > m.cfg.LeaseTTL*2/3 {
+	case n < 2 && time.Since(l.renewed) > m.cfg.LeaseTTL*2/3:
 		return store.Fence{}, fmt.Errorf("%w (partition %d, renewed %s ago)", store.ErrStale, p, time.Since(l.renewed).Round(time.Millisecond))
 	}
-	return f, nil
+	return l.fence, nil
 }
 
 // Fenced is what the engine calls when the stream refused an append to
@@ -444,9 +442,9 @@ func (m *Member) leases() (map[int]bool, error) {
 	return out, nil
 }
 
-// members are the live members' ids, and how many rounds this engine has
-// seen each: a member counts for handovers after it has been seen twice
-// (a starting engine does not pull partitions before it is up).
+// members are the live members' ids, counting each only once this engine
+// has seen it for three rounds (a starting engine does not pull
+// partitions before it is up), and this engine itself.
 func (m *Member) members() []string {
 	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.LeaseTTL/3)
 	defer cancel()

@@ -221,8 +221,7 @@ func sealChain(head ledger.Head, drafts []*ledger.Draft) ([]*ledger.Envelope, er
 // an atomic batch (or one by one where the server cannot batch). It returns
 // the stream sequence of the last envelope.
 func (s *Store) store(ctx context.Context, r run) (uint64, error) {
-	key, envs, expect := r.key, r.envs, r.expect
-	if len(envs) > 1 && !s.noBatch.Load() {
+	if len(r.envs) > 1 && !s.noBatch.Load() {
 		seqs, err := s.publishBatch(ctx, []run{r})
 		if err == nil {
 			return seqs[0], nil
@@ -232,15 +231,17 @@ func (s *Store) store(ctx context.Context, r run) (uint64, error) {
 		}
 		s.noBatch.Store(true)
 	}
+	return s.storePlain(ctx, r)
+}
+
+// storePlain publishes r's envelopes one after the other, each expecting
+// the one before it. A fenced run of several is refused: its fence rides
+// on an atomic batch only.
+func (s *Store) storePlain(ctx context.Context, r run) (uint64, error) {
+	key, envs, expect := r.key, r.envs, r.expect
 	if r.fence != nil && len(envs) > 1 {
 		return 0, fmt.Errorf("%w: a fenced run of %d envelopes needs atomic batches, which the stream refuses", ErrFenced, len(envs))
 	}
-	return s.storePlain(ctx, key, envs, expect)
-}
-
-// storePlain publishes envs one after the other, each expecting the one
-// before it.
-func (s *Store) storePlain(ctx context.Context, key ledger.SessionKey, envs []*ledger.Envelope, expect uint64) (uint64, error) {
 	for i, e := range envs {
 		seq, err := s.publish(ctx, key, e, expect)
 		if err != nil {
@@ -304,13 +305,8 @@ const ShortRun = 16
 // as an atomic batch (see batched); else one publish after the other. A
 // bulk run (ledger append) is an atomic batch whatever its length.
 func (s *Store) commitRun(ctx context.Context, r run, bulk bool) (uint64, error) {
-	if r.fence != nil && len(r.envs) > 1 && s.noBatch.Load() {
-		// The fence rides on an atomic batch only: never store a fenced
-		// run without it.
-		return 0, fmt.Errorf("%w: a fenced run of %d envelopes needs atomic batches, which the stream refuses", ErrFenced, len(r.envs))
-	}
 	if !s.batched(len(r.envs), bulk || r.fence != nil) {
-		return s.storePlain(ctx, r.key, r.envs, r.expect)
+		return s.storePlain(ctx, r)
 	}
 	if s.group == nil {
 		return s.store(ctx, r)
