@@ -10,7 +10,6 @@ package replay
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
@@ -69,8 +68,11 @@ type exact struct {
 	// the hook event it answers.
 	answer    *aarts.VerdictRecord
 	answerSeq uint64
-	cause     *uint64 // seq of the latest verdict change, once there is one
-	policy    map[string]bool
+	// ahead is the recorded verdict that answers the open hook event,
+	// read ahead by its members only (see ahead).
+	ahead  *ahead
+	cause  *uint64 // seq of the latest verdict change, once there is one
+	policy map[string]bool
 	// steps are the judged steps, kept cheaply (the tool is described
 	// only if the session changed).
 	steps []judged
@@ -115,10 +117,17 @@ func (x *exact) run(ctx context.Context, chain []*ledger.Envelope) error {
 			// takes what the engine knew from it, and the Verdict case
 			// compares with it.
 			var next *aarts.VerdictRecord
+			x.answer, x.ahead = nil, nil
 			if i+1 < len(chain) && chain[i+1].EventType() == ledger.EventVerdict {
-				var rec aarts.VerdictRecord
-				if ledger.DecodeExact(chain[i+1].Payload(), &rec) == nil && rec.ForSeq == env.Seq() {
-					next, x.answer, x.answerSeq = &rec, &rec, chain[i+1].Seq()
+				if a, ok := readAhead(chain[i+1].Payload(), chain[i+1].Seq()); ok && !decodeEveryVerdict {
+					if a.context.ForSeq == env.Seq() {
+						next, x.ahead = &a.context, a
+					}
+				} else {
+					var rec aarts.VerdictRecord
+					if ledger.DecodeExact(chain[i+1].Payload(), &rec) == nil && rec.ForSeq == env.Seq() {
+						next, x.answer, x.answerSeq = &rec, &rec, chain[i+1].Seq()
+					}
 				}
 			}
 			p, err := x.hook(ctx, env, next)
@@ -128,12 +137,24 @@ func (x *exact) run(ctx context.Context, chain []*ledger.Envelope) error {
 			open = p
 		case env.EventType() == ledger.EventVerdict:
 			var rec aarts.VerdictRecord
+			if a := x.ahead; a != nil && a.seq == env.Seq() && open != nil && x.recorded == nil {
+				// The replayed verdict is the recorded one again: nothing
+				// more of the recorded one needs decoding.
+				if digest, ok := a.same(open.step.Verdict.Payload()); ok {
+					x.ahead = nil
+					rec = open.step.Record
+					rec.PolicyDigest, rec.Receipt = digest, a.context.Receipt
+					x.noteStep(open, rec) // and no difference to compare
+					open = nil
+					continue
+				}
+			}
 			if x.answer != nil && x.answerSeq == env.Seq() {
 				rec = *x.answer
 			} else if err := ledger.DecodeExact(env.Payload(), &rec); err != nil {
 				return fmt.Errorf("seq %d (Verdict): %w", env.Seq(), err)
 			}
-			x.answer = nil
+			x.answer, x.ahead = nil, nil
 			if n := len(x.r.ShreddedSteps); open == nil && n > 0 && x.r.ShreddedSteps[n-1] == rec.ForSeq {
 				// The verdict of a shredded step stands as recorded.
 				x.notePolicy(rec.PolicyDigest)
@@ -233,17 +254,9 @@ func recordedContext(rec *aarts.VerdictRecord) (receipt.Authenticated, *reducer.
 		return receipt.Authenticated{}, nil, nil
 	}
 	var auth receipt.Authenticated
-	// Only the identity is read: the record's members were held to their
-	// exact form (no folded twins) when its envelope was decoded, and
-	// ledger verify checks the rest of the receipt.
-	var r struct {
-		V        int              `json:"v"`
-		Identity receipt.Identity `json:"identity"`
-	}
 	// Receipts before version 2 attested the event's own identity claim:
 	// those sessions were judged unauthenticated.
-	if len(rec.Receipt) > 0 && json.Unmarshal(rec.Receipt, &r) == nil && r.V == receipt.Version {
-		id := r.Identity
+	if id, ok := receiptIdentity(rec.Receipt); ok {
 		auth = receipt.Authenticated{Principal: id.Principal, Service: id.Service, Agent: id.Agent, Scope: id.Scope, By: id.AuthenticatedBy}
 		if auth.By == "none" {
 			auth.By = ""
@@ -329,15 +342,8 @@ func (x *exact) fold(s *decide.Session, env *ledger.Envelope) error {
 // field.
 func (x *exact) compare(p *pending, rec aarts.VerdictRecord) error {
 	got := p.step.Record
-	x.notePolicy(rec.PolicyDigest)
-	if !rec.IsEnforced() && (got.Verdict.Decision != aarts.Allow || got.AARMDecision == aarts.AARMStepUp || got.AARMDecision == aarts.AARMDefer) {
-		// Recorded in monitor mode: what enforcing the candidate policy
-		// would have done here.
-		x.r.WouldBlock = append(x.r.WouldBlock, Block{Seq: p.env.Seq(), HookPoint: rec.HookPoint, Decision: got.Verdict.Decision,
-			AARMDecision: got.AARMDecision, Rule: got.Verdict.MatchedRuleID, Tool: toolOf(p.env)})
-	}
+	x.noteStep(p, rec)
 	before, after := rec.Verdict.MatchedRuleID, got.Verdict.MatchedRuleID
-	x.steps = append(x.steps, judged{env: p.env, recorded: rec.Verdict.Decision, replayed: got.Verdict.Decision, ruleBefore: before, ruleAfter: after})
 	changed := false
 	for _, f := range verdictFields {
 		rv, gv := f.value(rec), f.value(got)
@@ -371,6 +377,22 @@ func (x *exact) compare(p *pending, rec aarts.VerdictRecord) error {
 	seq := p.env.Seq()
 	x.cause = &seq
 	return x.part(p)
+}
+
+// noteStep notes the step p, whose recorded verdict is rec: the policy
+// that recorded it, the step, and what it would have blocked if it was
+// recorded in monitor mode.
+func (x *exact) noteStep(p *pending, rec aarts.VerdictRecord) {
+	got := p.step.Record
+	x.notePolicy(rec.PolicyDigest)
+	if !rec.IsEnforced() && (got.Verdict.Decision != aarts.Allow || got.AARMDecision == aarts.AARMStepUp || got.AARMDecision == aarts.AARMDefer) {
+		// Recorded in monitor mode: what enforcing the candidate policy
+		// would have done here.
+		x.r.WouldBlock = append(x.r.WouldBlock, Block{Seq: p.env.Seq(), HookPoint: rec.HookPoint, Decision: got.Verdict.Decision,
+			AARMDecision: got.AARMDecision, Rule: got.Verdict.MatchedRuleID, Tool: toolOf(p.env)})
+	}
+	x.steps = append(x.steps, judged{env: p.env, recorded: rec.Verdict.Decision, replayed: got.Verdict.Decision,
+		ruleBefore: rec.Verdict.MatchedRuleID, ruleAfter: got.Verdict.MatchedRuleID})
 }
 
 // missingVerdict reports a recorded hook event that has no verdict after
