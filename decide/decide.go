@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/action"
+	"github.com/agentledger/agentledger/canon"
 	"github.com/agentledger/agentledger/detect"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/policy"
@@ -529,11 +530,31 @@ func InheritanceFor(id string, s *Session, parent func(id string) *Session) *red
 // OutcomeDigest is the SHA-256 of the result a recorded PostToolUse env
 // carries (its canonical tool_result as recorded, sealed values sealed).
 func OutcomeDigest(env *ledger.Envelope) string {
-	var members map[string]json.RawMessage
-	if json.Unmarshal(env.Payload(), &members) != nil || members["tool_result"] == nil {
+	v, ok := member(env.Payload(), "tool_result")
+	if !ok {
 		return receipt.ParamsDigest([]byte("null"))
 	}
-	return receipt.ParamsDigest(members["tool_result"])
+	return receipt.ParamsDigest(v)
+}
+
+// member returns the value of the top-level member name of a recorded
+// payload. A sealed payload is canonical, and its members are found
+// without decoding it; any other is decoded.
+func member(payload []byte, name string) (json.RawMessage, bool) {
+	if ms, err := canon.Members(payload); err == nil {
+		var v json.RawMessage
+		for _, m := range ms {
+			if string(m.Key) == name {
+				v = m.Value // the last, as a decoder takes it
+			}
+		}
+		return v, v != nil
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(payload, &members) != nil || members[name] == nil {
+		return nil, false
+	}
+	return members[name], true
 }
 
 // ActionDigest names the action of event ev, recorded as env: the SHA-256
@@ -544,9 +565,8 @@ func OutcomeDigest(env *ledger.Envelope) string {
 func ActionDigest(ev *aarts.Event, env *ledger.Envelope) string {
 	params := []byte(env.Payload())
 	if ev.ToolInput != nil {
-		var members map[string]json.RawMessage
-		if json.Unmarshal(params, &members) == nil && members["tool_input"] != nil {
-			params = members["tool_input"]
+		if v, ok := member(params, "tool_input"); ok {
+			params = v
 		}
 	}
 	return receipt.ParamsDigest(params)
