@@ -266,11 +266,9 @@ func (m *Member) ID() string { return m.cfg.ID }
 // Partitions is how many partitions the fleet has.
 func (m *Member) Partitions() int { return m.cfg.Partitions }
 
-// Partition is the partition of session k among n.
-func Partition(k ledger.SessionKey, n int) int {
-	h := sha256.Sum256([]byte(k.Tenant + "\x00" + k.Session))
-	return int(binary.BigEndian.Uint64(h[:8]) % uint64(n))
-}
+// Partition is the partition of session k among n: k.Partition(n), the
+// hash a ledger of several streams places sessions by too.
+func Partition(k ledger.SessionKey, n int) int { return k.Partition(n) }
 
 // Owner returns the fence of k's partition when this engine owns it.
 func (m *Member) Owner(k ledger.SessionKey) (store.Fence, error) {
