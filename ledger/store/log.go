@@ -50,6 +50,21 @@ func (s *Store) LogsOf(index bool) []*LogState {
 	return out
 }
 
+// LogFor is the log of logs (LogsOf) a checkpoint with origin is of: the
+// only one of a one-stream ledger, else the one of the stream the origin
+// names (checkpoint.StreamOf); nil when there is none.
+func LogFor(logs []*LogState, origin string) *LogState {
+	if len(logs) == 1 && logs[0].Stream == "" {
+		return logs[0]
+	}
+	for _, l := range logs {
+		if l.Stream == checkpoint.StreamOf(origin) {
+			return l
+		}
+	}
+	return nil
+}
+
 // LogOf returns an empty log of the stream a checkpoint's origin names
 // (see checkpoint.StreamOf): in a one-stream ledger its only stream,
 // whatever the origin names (a checkpoint of another log is the log

@@ -206,14 +206,16 @@ func (s *Store) setShards(n int) error {
 	if n > 1 && s.srv != nil {
 		return fmt.Errorf("%w: a ledger of %d streams needs an external NATS server or cluster (--nats): the embedded server is one node, where one stream is not what bounds the ledger", ErrLayout, n)
 	}
-	s.shards = make([]*shard, n)
+	// The last name is the longest.
+	if last := ShardName(s.cfg.Stream, n-1, n); !streamName.MatchString(last) {
+		return fmt.Errorf("stream name %q (the last of the %d streams of ledger %s): want 1-64 of [A-Za-z0-9_-]", last, n, s.cfg.Stream)
+	}
+	shards := make([]*shard, n)
 	for i := range n {
 		name := ShardName(s.cfg.Stream, i, n)
-		if !streamName.MatchString(name) {
-			return fmt.Errorf("stream name %q (stream %d of %d of ledger %s): want 1-64 of [A-Za-z0-9_-]", name, i, n, s.cfg.Stream)
-		}
-		s.shards[i] = &shard{index: i, name: name, subj: subjects{prefix: strings.ToLower(name)}}
+		shards[i] = &shard{index: i, name: name, subj: subjects{prefix: strings.ToLower(name)}}
 	}
+	s.shards = shards
 	return nil
 }
 
