@@ -134,7 +134,7 @@ func (a *app) proveInclusion(c *cli.Context) error {
 		}
 	}
 	if seq < 0 {
-		return cmdline.Usage(fmt.Errorf("%s is not in the checkpoint", k))
+		return cmdline.Usage(fmt.Errorf("%s is not in the checkpoint (%s)", k, cp.Origin))
 	}
 	st, err := cmdline.OpenStore(c, cmdline.Read)
 	if err != nil {

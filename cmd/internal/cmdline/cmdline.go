@@ -250,9 +250,19 @@ func OpenStore(c *cli.Context, access Access) (*store.Store, error) {
 	}
 	s, err := store.Open(c.Context, cfg)
 	if err != nil {
-		return nil, Unavailable(err)
+		return nil, OpenErr(err)
 	}
 	return s, nil
+}
+
+// OpenErr is the exit a failed store.Open ends in: a layout other than
+// the ledger's (another --streams, a stream of a ledger named as one) is
+// a usage error, anything else an unreachable store.
+func OpenErr(err error) error {
+	if errors.Is(err, store.ErrLayout) {
+		return Usage(err)
+	}
+	return Unavailable(err)
 }
 
 // localHolder returns the loopback URL of the process that holds the data
