@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/agentledger/agentledger/internal/natstest"
 	"github.com/agentledger/agentledger/ledger/checkpoint"
 	"github.com/agentledger/agentledger/ledger/store"
@@ -191,11 +189,7 @@ func TestThreeStreamLedger(t *testing.T) {
 
 	// A doctored copy of an envelope stored in one stream behind the
 	// ledger's back: verify names the session and its stream.
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc, _ := natstest.Client(t, url)
 	stored := infos[5]
 	if err := nc.Publish(stored.Subject, []byte(`{"not":"an envelope"}`)); err != nil {
 		t.Fatal(err)

@@ -29,22 +29,6 @@ func openStreams(t testing.TB, cfg Config) *Store {
 	return s
 }
 
-// adminJS is a plain JetStream client of the test server, which has no
-// permissions: it reads stream configurations and can rewrite streams.
-func adminJS(t testing.TB, url string) jetstream.JetStream {
-	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return js
-}
-
 // fillStreams appends n envelopes to each of sessions sessions of tenant
 // acme, concurrently, and returns the envelopes by session.
 func fillStreams(t testing.TB, s *Store, sessions, n int) map[string][]*ledger.Envelope {
@@ -107,7 +91,7 @@ func TestStreamsSpreadSessions(t *testing.T) {
 	const sessions, n = 48, 4
 	chains := fillStreams(t, s, sessions, n)
 
-	js := adminJS(t, url)
+	_, js := natstest.Client(t, url)
 	per := map[string]int{}
 	for i, name := range s.Streams() {
 		st, err := js.Stream(ctx, name)
@@ -243,7 +227,8 @@ func TestStreamsLayoutIsRecorded(t *testing.T) {
 		}
 	}
 	// A one-stream ledger stays as it was: no layout in its metadata.
-	st, err := adminJS(t, url).Stream(ctx, "SOLO")
+	_, js := natstest.Client(t, url)
+	st, err := js.Stream(ctx, "SOLO")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,11 +271,7 @@ func TestStreamsTamperAndRoundTrip(t *testing.T) {
 
 	// Tamper with one session in each stream: a doctored copy of its seq 1
 	// stored behind the ledger's back.
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc, _ := natstest.Client(t, url)
 	tampered := map[string]string{} // stream -> session
 	for id, envs := range chains {
 		k := envs[0].Key()
@@ -372,7 +353,7 @@ func TestStreamsCheckpointEachStream(t *testing.T) {
 	}
 
 	// Rewrite stream 1: read it, delete it, store a doctored copy.
-	js := adminJS(t, url)
+	_, js := natstest.Client(t, url)
 	victim := s.shards[1]
 	var msgs []*nats.Msg
 	if err := s.ReadStreamOf(ctx, victim.name, 0, func(m Msg) error {
