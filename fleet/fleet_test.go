@@ -363,7 +363,7 @@ func TestFencesPerStream(t *testing.T) {
 		owner := map[string]*Member{"a": a, "b": b}[before[p]]
 		for stream, k := range byStream(p) {
 			f, err := owner.Fence(k, 2)
-			if err != nil || f.Subject != st.FenceSubjectFor(k, p) || !strings.HasPrefix(f.Subject, strings.ToLower(stream)+"_fence.") {
+			if err != nil || f.Subject != st.FenceSubjectFor(k, p) || !strings.HasPrefix(f.Subject, "ledger_fence."+strings.TrimPrefix(stream, "LEDGER-")+".") {
 				t.Fatalf("partition %d, session %s of %s: fence %+v %v", p, k, stream, f, err)
 			}
 			if last, err := st.LastFence(ctx, f.Subject); err != nil || last != f.Seq {

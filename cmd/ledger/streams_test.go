@@ -48,7 +48,7 @@ func TestThreeStreamLedger(t *testing.T) {
 	// The engine took the partitions, fencing each in every stream that
 	// can hold its sessions, and checkpointed each stream after a
 	// SessionEnd.
-	if log, _ := os.ReadFile(srv.logPath); !strings.Contains(string(log), "on ledger-2_fence.") {
+	if log, _ := os.ReadFile(srv.logPath); !strings.Contains(string(log), "on ledger_fence.2.") {
 		t.Errorf("the engine's log names no fence in stream LEDGER-2:\n%s", log)
 	}
 	for _, s := range []string{"LEDGER-0", "LEDGER-1", "LEDGER-2"} {
@@ -68,8 +68,10 @@ func TestThreeStreamLedger(t *testing.T) {
 	}
 	streamOf := map[string]string{} // session -> stream
 	for _, in := range infos {
-		prefix, _, _ := strings.Cut(in.Subject, ".")
-		streamOf[in.Session] = strings.ToUpper(prefix)
+		if !strings.HasPrefix(in.Subject, "ledger."+strings.TrimPrefix(in.Stream, "LEDGER-")+".default.") {
+			t.Errorf("session %s of stream %s on subject %s", in.Session, in.Stream, in.Subject)
+		}
+		streamOf[in.Session] = in.Stream
 	}
 	if got := slices.Sorted(func(yield func(string) bool) {
 		seen := map[string]bool{}

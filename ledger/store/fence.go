@@ -28,9 +28,9 @@ import (
 // and its writer's Fencer refuses it unless the lease behind the fence is
 // fresh.
 //
-// In a ledger of several streams every stream carries the fence subjects
-// (<stream prefix>_fence.<n>), for a stream's check can only name its own
-// subjects: a partition is fenced in each stream that can hold sessions of
+// In a ledger of several streams every stream carries fence subjects of
+// its own (<prefix>_fence.<stream>.<n>), for a stream's check can only name
+// its own subjects: a partition is fenced in each stream that can hold sessions of
 // it (FenceSubjects), and an append asserts the fence in its session's
 // stream (FenceSubjectFor).
 
@@ -108,14 +108,12 @@ func gcd(a, b int) int {
 	return a
 }
 
-// fenceSuffix ends the first token of a stream's fence subjects.
+// fenceSuffix ends the first token of a ledger's fence subjects.
 const fenceSuffix = "_fence"
 
-func (sh *shard) fenceSubject(n int) string {
-	return sh.subj.prefix + fenceSuffix + "." + strconv.Itoa(n)
-}
+func (sh *shard) fenceSubject(n int) string { return sh.fence + "." + strconv.Itoa(n) }
 
-func (sh *shard) fenceAll() string { return sh.subj.prefix + fenceSuffix + ".*" }
+func (sh *shard) fenceAll() string { return sh.fence + ".*" }
 
 // SetFencer makes every AppendSealed of this store (the engine's appends)
 // assert the fence f returns for its session (nil: none); a run of several

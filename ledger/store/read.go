@@ -33,6 +33,9 @@ type SessionInfo struct {
 	FirstTs  int64  `json:"first_ts_unix_ms"`
 	LastTs   int64  `json:"last_ts_unix_ms"`
 	Subject  string `json:"subject"`
+	// Stream is the stream that holds the session, in a ledger of
+	// several streams.
+	Stream string `json:"stream,omitempty"`
 }
 
 // Key returns the session's key.
@@ -85,7 +88,7 @@ func (s *Store) sessionsIn(ctx context.Context, sh *shard, f Filter) ([]SessionI
 		if err != nil || !f.Match(k) {
 			continue
 		}
-		info := SessionInfo{Tenant: k.Tenant, Session: k.Session, Count: n, Subject: subj}
+		info := SessionInfo{Tenant: k.Tenant, Session: k.Session, Count: n, Subject: subj, Stream: s.msgStream(sh)}
 		rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 		last, err := sh.stream.GetLastMsgForSubject(rctx, subj)
 		if err == nil {

@@ -669,6 +669,9 @@ func (s *Store) ensureStream(ctx context.Context, js jetstream.JetStream, sh *sh
 		return s.wrap("stream info", err)
 	}
 	c := info.Config
+	if err := s.checkMeta(sh, c.Metadata); err != nil {
+		return err
+	}
 	switch {
 	case len(c.Subjects) == 0 || c.Subjects[0] != sh.subj.all() || len(c.Subjects) > 2 || len(c.Subjects) == 2 && c.Subjects[1] != sh.fenceAll():
 		return fmt.Errorf("stream %s holds subjects %v, want [%s] (and, in a fleet, %s)", c.Name, c.Subjects, sh.subj.all(), sh.fenceAll())
@@ -677,7 +680,7 @@ func (s *Store) ensureStream(ctx context.Context, js jetstream.JetStream, sh *sh
 	case c.AllowRollup || c.MaxAge != 0 || c.MaxMsgs > 0 || c.MaxBytes > 0 && c.Discard == jetstream.DiscardOld:
 		return fmt.Errorf("stream %s has limits or rollups that can remove envelopes", c.Name)
 	}
-	return s.checkMeta(sh, c.Metadata)
+	return nil
 }
 
 // wrap maps a NATS failure to ErrUnavailable where it is one.

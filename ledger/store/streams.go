@@ -18,11 +18,15 @@ import (
 // sessions over N streams by session hash: session k lives in stream
 // k.Partition(N), the hash the fleet partitions sessions by.
 //
-// Stream i of the ledger L is named L-i. Its subjects are those a
-// one-stream ledger named L-i would have: l-i.<tenant>.<session> and, in a
-// fleet, l-i_fence.<n> (the lowercased name). No two streams' subjects
-// overlap, nor do they overlap those of a one-stream ledger named L
-// (l.>): JetStream refuses streams whose subjects overlap.
+// Stream i of the ledger L is named L-i. Its subjects are
+// l.<i>.<tenant>.<session> and, in a fleet, l_fence.<i>.<n> (l the
+// lowercased name): a one-stream ledger's (l.<tenant>.<session>,
+// l_fence.<n>) with the stream's index after the first token. No two
+// streams' subjects overlap, so JetStream takes them; they all fall under
+// the one-stream ledger's wildcards (l.>, l_fence.>), so a cluster's
+// permissions for a ledger's writer need not change when it is spread —
+// and JetStream itself refuses a one-stream ledger and a ledger of several
+// streams of one name side by side, whose subjects would overlap.
 //
 // The layout is recorded in every stream's JetStream metadata
 // (MetaLedger = L, MetaStreams = N, MetaIndex = i), so that a reader given
@@ -56,6 +60,7 @@ type shard struct {
 	index  int
 	name   string
 	subj   subjects
+	fence  string // the first tokens of its fence subjects, e.g. ledger_fence.2
 	stream jetstream.Stream
 	group  *grouper
 }
@@ -110,14 +115,16 @@ func (s *Store) shardOfSubject(subject string) *shard {
 	if len(s.shards) == 1 {
 		return s.shards[0]
 	}
-	first, _, _ := strings.Cut(subject, ".")
-	first = strings.TrimSuffix(first, fenceSuffix)
-	for _, sh := range s.shards {
-		if sh.subj.prefix == first {
-			return sh
-		}
+	first, rest, _ := strings.Cut(subject, ".")
+	index, _, _ := strings.Cut(rest, ".")
+	i, err := strconv.Atoi(index)
+	if err != nil || i < 0 || i >= len(s.shards) || strconv.Itoa(i) != index {
+		return nil
 	}
-	return nil
+	if base := strings.ToLower(s.cfg.Stream); first != base && first != base+fenceSuffix {
+		return nil
+	}
+	return s.shards[i]
 }
 
 // where names a stream position for messages: "stream seq N" in a
@@ -210,10 +217,15 @@ func (s *Store) setShards(n int) error {
 	if last := ShardName(s.cfg.Stream, n-1, n); !streamName.MatchString(last) {
 		return fmt.Errorf("stream name %q (the last of the %d streams of ledger %s): want 1-64 of [A-Za-z0-9_-]", last, n, s.cfg.Stream)
 	}
+	base := strings.ToLower(s.cfg.Stream)
 	shards := make([]*shard, n)
 	for i := range n {
-		name := ShardName(s.cfg.Stream, i, n)
-		shards[i] = &shard{index: i, name: name, subj: subjects{prefix: strings.ToLower(name)}}
+		sh := &shard{index: i, name: ShardName(s.cfg.Stream, i, n), subj: subjects{prefix: base}, fence: base + fenceSuffix}
+		if n > 1 {
+			sh.subj.prefix += "." + strconv.Itoa(i)
+			sh.fence += "." + strconv.Itoa(i)
+		}
+		shards[i] = sh
 	}
 	s.shards = shards
 	return nil

@@ -106,7 +106,7 @@ func TestStreamsSpreadSessions(t *testing.T) {
 		if md[MetaLedger] != "LEDGER" || md[MetaStreams] != "4" || md[MetaIndex] != fmt.Sprint(i) {
 			t.Errorf("stream %s records layout %v", name, md)
 		}
-		if want := []string{"ledger-" + fmt.Sprint(i) + ".>"}; !slices.Equal(info.Config.Subjects, want) {
+		if want := []string{"ledger." + fmt.Sprint(i) + ".>"}; !slices.Equal(info.Config.Subjects, want) {
 			t.Errorf("stream %s: subjects %v, want %v", name, info.Config.Subjects, want)
 		}
 		for subj := range info.State.Subjects {
@@ -129,7 +129,7 @@ func TestStreamsSpreadSessions(t *testing.T) {
 		t.Fatalf("sessions: %d, %v; want %d", len(infos), err, sessions)
 	}
 	for i, in := range infos {
-		if want := fmt.Sprintf("s%02d", i); in.Session != want || in.Count != n || in.HeadHash != chains[want][n-1].Hash() {
+		if want := fmt.Sprintf("s%02d", i); in.Session != want || in.Count != n || in.HeadHash != chains[want][n-1].Hash() || in.Stream != s.StreamOf(in.Key()) {
 			t.Errorf("sessions[%d]: got %+v, want session %s at head %s", i, in, want, chains[want][n-1].Hash())
 		}
 	}
@@ -414,7 +414,7 @@ func TestStreamsFences(t *testing.T) {
 			t.Fatalf("partition %d is fenced on %v; %s's fence subject is %s", p, subjs, k, old.FenceSubjectFor(k, p))
 		}
 	}
-	if got := old.FenceSubjects(1, 8); len(got) != 1 || got[0] != "ledger-1_fence.1" {
+	if got := old.FenceSubjects(1, 8); len(got) != 1 || got[0] != "ledger_fence.1.1" {
 		t.Errorf("4 streams, 8 partitions: partition 1 is fenced on %v, want its one stream's", got)
 	}
 	// Two sessions of partition 0 in its two streams.
@@ -528,7 +528,7 @@ func TestStreamsTail(t *testing.T) {
 	for i := 0; len(streams) < 3; {
 		select {
 		case m := <-got:
-			if !strings.HasPrefix(m.Subject, strings.ToLower(m.Stream)+".") {
+			if !strings.HasPrefix(m.Subject, "ledger."+strings.TrimPrefix(m.Stream, "LEDGER-")+".") {
 				t.Errorf("tail: %s is not a subject of stream %s", m.Subject, m.Stream)
 			}
 			streams[m.Stream]++
