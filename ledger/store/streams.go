@@ -37,7 +37,8 @@ import (
 //
 // A ledger of several streams is for an external server or cluster only:
 // the embedded server is one node on one disk, where one stream is not
-// what bounds a ledger and its group fsync (durable.go) serves one stream.
+// what bounds a ledger, and its group fsync (durable.go) serves one
+// stream.
 
 // MaxStreams is the most streams one ledger is spread over.
 const MaxStreams = 1024
