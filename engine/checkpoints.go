@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,7 +24,8 @@ var CheckpointSession = ledger.SessionKey{Tenant: "agentledger", Session: "check
 // Checkpointer takes signed checkpoints of the whole ledger: every session's
 // head, signed with the engine's key. Each is written as a file (the copy
 // an auditor keeps outside the stream) and recorded as a Checkpoint
-// envelope in CheckpointSession.
+// envelope in CheckpointSession. A ledger of several streams has a log in
+// each, and a checkpoint of each (its origin names its stream).
 type Checkpointer struct {
 	st      *store.Store
 	key     ed25519.PrivateKey
@@ -32,14 +34,16 @@ type Checkpointer struct {
 	now     func() time.Time
 	kick    chan struct{}
 	mu      sync.Mutex
-	log     store.LogState // the stream's log as far as read: each checkpoint reads only what was added since
+	// logs are each stream's log as far as read: each checkpoint reads
+	// only what was added since.
+	logs []*store.LogState
 }
 
 // NewCheckpointer returns a Checkpointer signing checkpoints with key and
 // writing them into dir; the Checkpoint envelopes it records are signed by
 // records (the engine's record key; nil: unsigned).
 func NewCheckpointer(st *store.Store, key ed25519.PrivateKey, dir string, records ledger.RecordSigner) *Checkpointer {
-	return &Checkpointer{st: st, key: key, records: records, dir: dir, now: time.Now, kick: make(chan struct{}, 1)}
+	return &Checkpointer{st: st, key: key, records: records, dir: dir, now: time.Now, kick: make(chan struct{}, 1), logs: st.LogsOf(false)}
 }
 
 // Trigger asks for a checkpoint soon (SessionEnd does); triggers that come
@@ -68,25 +72,59 @@ func (c *Checkpointer) Run(ctx context.Context, every time.Duration, report func
 		case <-tick:
 		case <-c.kick:
 		}
-		if _, err := c.Write(ctx); err != nil && report != nil {
+		if _, err := c.WriteAll(ctx); err != nil && report != nil {
 			report(err)
 		}
 	}
 }
 
-// Write takes one checkpoint now and returns the file it wrote.
+// Write takes one checkpoint of a one-stream ledger now and returns the
+// file it wrote (WriteAll takes one of each stream of a ledger of
+// several).
 func (c *Checkpointer) Write(ctx context.Context) (string, error) {
+	paths, err := c.WriteAll(ctx)
+	if err != nil {
+		return "", err
+	}
+	if len(paths) != 1 {
+		return "", fmt.Errorf("checkpoint: the ledger has %d streams, a checkpoint each (WriteAll): wrote %s", len(paths), strings.Join(paths, ", "))
+	}
+	return paths[0], nil
+}
+
+// WriteAll takes a checkpoint of each of the ledger's streams now, in
+// stream order, and returns the files it wrote.
+func (c *Checkpointer) WriteAll(ctx context.Context) ([]string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.st.CatchUp(ctx, &c.log); err != nil {
-		return "", fmt.Errorf("checkpoint: %w", err)
+	for _, l := range c.logs {
+		if err := c.st.CatchUp(ctx, l); err != nil {
+			return nil, fmt.Errorf("checkpoint: %w", err)
+		}
 	}
 	// What is signed is durable first: an append can be read before its
 	// fsync (ledger/store, group fsync).
 	if err := c.st.Sync(ctx); err != nil {
-		return "", fmt.Errorf("checkpoint: %w", err)
+		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
-	cp, err := c.log.Checkpoint(c.st.StreamName())
+	at := c.now()
+	var paths []string
+	for _, l := range c.logs {
+		path, err := c.write(ctx, l, at)
+		if path != "" {
+			paths = append(paths, path)
+		}
+		if err != nil {
+			return paths, err
+		}
+	}
+	return paths, nil
+}
+
+// write signs the checkpoint of what l has read, writes it into the
+// checkpoint directory and records it.
+func (c *Checkpointer) write(ctx context.Context, l *store.LogState, at time.Time) (string, error) {
+	cp, err := l.Checkpoint(c.st.StreamName())
 	if err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}
@@ -95,11 +133,14 @@ func (c *Checkpointer) Write(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}
-	at := c.now()
 	if err := os.MkdirAll(c.dir, 0o755); err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}
-	path := filepath.Join(c.dir, fmt.Sprintf("checkpoint-%d.note", at.UnixMilli()))
+	name := fmt.Sprintf("checkpoint-%d.note", at.UnixMilli())
+	if l.Stream != "" {
+		name = fmt.Sprintf("checkpoint-%d-%s.note", at.UnixMilli(), l.Stream)
+	}
+	path := filepath.Join(c.dir, name)
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, signed, 0o644); err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)

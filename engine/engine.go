@@ -412,7 +412,7 @@ func (e *Engine) catchUp(ctx context.Context, k ledger.SessionKey, s *decide.Ses
 			// store appends), and the foreign message is put on record.
 			sum := sha256.Sum256(m.Data)
 			foreign = append(foreign, Rejection{ID: fmt.Sprintf("foreign-%d", m.StreamSeq),
-				Defect: fmt.Sprintf("foreign message at stream seq %d on this session's subject (%v): not part of the chain, which goes on after it", m.StreamSeq, err),
+				Defect: fmt.Sprintf("foreign message at %s on this session's subject (%v): not part of the chain, which goes on after it", m.Where(), err),
 				SHA256: hex.EncodeToString(sum[:]), Length: int64(len(m.Data)), Excerpt: excerpt(m.Data), Answered: aarts.HostAnswerNone})
 			s.StreamSeq = m.StreamSeq
 			return nil

@@ -401,7 +401,7 @@ func (in *inbox) session(w http.ResponseWriter, r *http.Request) {
 	if sg := in.s.cfg.Engine.Decider().Signer; sg != nil {
 		keys = receipt.Keyring{sg.KeyID(): sg.PublicKey()}
 	}
-	cp, err := incident.NewestCheckpoint(r.Context(), in.s.cfg.Store, CheckpointSession, in.s.cfg.CheckpointKeys, keys)
+	cp, err := incident.NewestCheckpoint(r.Context(), in.s.cfg.Store, CheckpointSession, k, in.s.cfg.CheckpointKeys, keys)
 	if err != nil {
 		http.Error(w, "read the checkpoints: "+err.Error(), http.StatusServiceUnavailable)
 		return

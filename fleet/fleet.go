@@ -106,10 +106,24 @@ var ErrSilent = errors.New("fleet: nothing to say")
 
 // lease is a partition this engine owns.
 type lease struct {
-	rev     uint64      // the lease key's revision this engine wrote last
-	fence   store.Fence // the partition's fence
-	renewed time.Time   // when the last renewal was sent (monotonic)
+	rev uint64 // the lease key's revision this engine wrote last
+	// fences are the partition's fences, one in each stream of the
+	// ledger that can hold its sessions (store.FenceSubjects).
+	fences  []store.Fence
+	renewed time.Time // when the last renewal was sent (monotonic)
 	sub     *nats.Subscription
+}
+
+// fenceFor is the fence an append to session k asserts: the partition's
+// fence in k's stream.
+func (l *lease) fenceFor(st *store.Store, k ledger.SessionKey, p int) (store.Fence, error) {
+	subj := st.FenceSubjectFor(k, p)
+	for _, f := range l.fences {
+		if f.Subject == subj {
+			return f, nil
+		}
+	}
+	return store.Fence{}, fmt.Errorf("%w (partition %d has no fence in %s's stream %s)", store.ErrNotOwner, p, k, st.StreamOf(k))
 }
 
 // Member is one engine's place in the fleet. It is safe for concurrent
@@ -266,11 +280,9 @@ func (m *Member) ID() string { return m.cfg.ID }
 // Partitions is how many partitions the fleet has.
 func (m *Member) Partitions() int { return m.cfg.Partitions }
 
-// Partition is the partition of session k among n.
-func Partition(k ledger.SessionKey, n int) int {
-	h := sha256.Sum256([]byte(k.Tenant + "\x00" + k.Session))
-	return int(binary.BigEndian.Uint64(h[:8]) % uint64(n))
-}
+// Partition is the partition of session k among n: k.Partition(n), the
+// hash a ledger of several streams places sessions by too.
+func Partition(k ledger.SessionKey, n int) int { return k.Partition(n) }
 
 // Owner returns the fence of k's partition when this engine owns it.
 func (m *Member) Owner(k ledger.SessionKey) (store.Fence, error) {
@@ -281,7 +293,7 @@ func (m *Member) Owner(k ledger.SessionKey) (store.Fence, error) {
 	if l == nil {
 		return store.Fence{}, fmt.Errorf("%w (partition %d)", store.ErrNotOwner, p)
 	}
-	return l.fence, nil
+	return l.fenceFor(m.st, k, p)
 }
 
 // Fence is the store's Fencer: the fence an append of n envelopes to
@@ -301,7 +313,7 @@ func (m *Member) Fence(k ledger.SessionKey, n int) (store.Fence, error) {
 	case n < 2 && time.Since(l.renewed) > m.cfg.LeaseTTL*2/3:
 		return store.Fence{}, fmt.Errorf("%w (partition %d, renewed %s ago)", store.ErrStale, p, time.Since(l.renewed).Round(time.Millisecond))
 	}
-	return l.fence, nil
+	return l.fenceFor(m.st, k, p)
 }
 
 // Fenced is what the engine calls when the stream refused an append to
@@ -313,7 +325,7 @@ func (m *Member) Fenced(k ledger.SessionKey, cause error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var fe *store.FencedError
-	if l := m.owned[p]; l != nil && (!errors.As(cause, &fe) || fe.Was == l.fence.Seq) {
+	if l := m.owned[p]; l != nil && (!errors.As(cause, &fe) || slices.Contains(l.fences, store.Fence{Subject: fe.Subject, Seq: fe.Was})) {
 		m.loseLocked(p, fmt.Sprintf("fenced out: %v", cause))
 	}
 }
@@ -535,14 +547,22 @@ func (m *Member) take(p int) {
 		return // another member took it first
 	}
 	fence, _ := json.Marshal(map[string]any{"partition": p, "engine": m.cfg.ID, "lease_revision": rev})
-	subj := m.st.FenceSubject(p)
-	seq, err := m.st.PublishFence(ctx, subj, fence)
-	if err != nil {
-		m.cfg.Log(fmt.Sprintf("fleet: fence partition %d: %v; giving it back", p, err))
-		_ = m.kv.Delete(ctx, leaseKey(p), jetstream.LastRevision(rev))
-		return
+	l := &lease{rev: rev, renewed: sent}
+	var at []string
+	for _, subj := range m.st.FenceSubjects(p, m.cfg.Partitions) {
+		seq, err := m.st.PublishFence(ctx, subj, fence)
+		if err != nil {
+			m.cfg.Log(fmt.Sprintf("fleet: fence partition %d: %v; giving it back", p, err))
+			_ = m.kv.Delete(ctx, leaseKey(p), jetstream.LastRevision(rev))
+			return
+		}
+		l.fences = append(l.fences, store.Fence{Subject: subj, Seq: seq})
+		if len(m.st.Streams()) == 1 {
+			at = append(at, strconv.FormatUint(seq, 10))
+		} else {
+			at = append(at, fmt.Sprintf("%d on %s", seq, subj))
+		}
 	}
-	l := &lease{rev: rev, fence: store.Fence{Subject: subj, Seq: seq}, renewed: sent}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	sub, err := m.nc.Subscribe(m.partitionSubject(p), m.servePartition(p))
@@ -555,7 +575,7 @@ func (m *Member) take(p int) {
 	m.owned[p] = l
 	delete(m.absent, p)
 	m.took.Add(1)
-	m.cfg.Log(fmt.Sprintf("fleet: took partition %d (lease revision %d, fence at stream seq %d)", p, rev, seq))
+	m.cfg.Log(fmt.Sprintf("fleet: took partition %d (lease revision %d, fence at stream seq %s)", p, rev, strings.Join(at, ", ")))
 }
 
 // loseLocked forgets a partition this engine no longer owns. mu is held.

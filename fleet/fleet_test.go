@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,7 +39,13 @@ func (l *logLines) String() string {
 // requests with its id.
 func join(t *testing.T, url, id string, partitions int) (*Member, *store.Store, *logLines) {
 	t.Helper()
-	st, err := store.Open(context.Background(), store.Config{URL: url})
+	return joinWith(t, store.Config{URL: url}, id, partitions)
+}
+
+// joinWith is join on a store opened with cfg.
+func joinWith(t *testing.T, cfg store.Config, id string, partitions int) (*Member, *store.Store, *logLines) {
+	t.Helper()
+	st, err := store.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,5 +332,91 @@ func TestLayoutIsOne(t *testing.T) {
 	_, err = Join(context.Background(), st, Config{ID: "c", Partitions: 8, LeaseTTL: testTTL, Key: []byte("another key, 32 bytes or longer!")})
 	if err == nil || !strings.Contains(err.Error(), "fleet key") {
 		t.Fatalf("joining with another key: %v", err)
+	}
+}
+
+// TestFencesPerStream: on a ledger of three streams a partition is fenced
+// in every stream (8 partitions and 3 streams share no factor), the fence
+// an append asserts is the one in its session's stream, a partition that
+// moves is fenced anew in each, and an owner refused by one stream's fence
+// loses the partition.
+func TestFencesPerStream(t *testing.T) {
+	ctx := context.Background()
+	url := natstest.JetStream(t)
+	const n = 8
+	cfg := store.Config{URL: url, Streams: 3}
+	a, st, _ := joinWith(t, cfg, "a", n)
+	b, _, _ := joinWith(t, store.Config{URL: url}, "b", n) // the layout is read from the ledger
+	before := owners(t, []*Member{a, b}, n, true)
+	byStream := func(p int) map[string]ledger.SessionKey {
+		out := map[string]ledger.SessionKey{}
+		for i := 0; len(out) < 3; i++ {
+			k := ledger.SessionKey{Tenant: "default", Session: fmt.Sprintf("p%d-%d", p, i)}
+			if Partition(k, n) == p {
+				out[st.StreamOf(k)] = k
+			}
+		}
+		return out
+	}
+	fences := map[string]uint64{}
+	for p := range n {
+		owner := map[string]*Member{"a": a, "b": b}[before[p]]
+		for stream, k := range byStream(p) {
+			f, err := owner.Fence(k, 2)
+			if err != nil || f.Subject != st.FenceSubjectFor(k, p) || !strings.HasPrefix(f.Subject, "ledger_fence."+strings.TrimPrefix(stream, "LEDGER-")+".") {
+				t.Fatalf("partition %d, session %s of %s: fence %+v %v", p, k, stream, f, err)
+			}
+			if last, err := st.LastFence(ctx, f.Subject); err != nil || last != f.Seq {
+				t.Fatalf("fence %s: last %d %v, the owner asserts %d", f.Subject, last, err, f.Seq)
+			}
+			fences[f.Subject] = f.Seq
+		}
+	}
+	recs, err := st.Fences(ctx)
+	subjects := map[string]bool{}
+	for _, r := range recs {
+		subjects[r.Subject] = true
+	}
+	if err != nil || len(subjects) != n*3 {
+		t.Fatalf("fences on %d subjects (%v), want every partition's in each of the 3 streams", len(subjects), err)
+	}
+	// b leaves: a fences b's partitions anew, in every stream.
+	b.Close()
+	owners(t, []*Member{a}, n, true)
+	for p, o := range before {
+		for _, k := range byStream(p) {
+			f, err := a.Fence(k, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if moved := f.Seq != fences[f.Subject]; moved != (o == "b") {
+				t.Errorf("partition %d (was %s's): fence %s at %d, was %d", p, o, f.Subject, f.Seq, fences[f.Subject])
+			}
+		}
+	}
+	// Another writer fences partition 0 in one stream: a's pair there is
+	// refused, and a gives the partition up.
+	if err := st.SetFencer(ctx, a.Fence); err != nil {
+		t.Fatal(err)
+	}
+	k := byStream(0)["LEDGER-1"]
+	if _, err := st.PublishFence(ctx, st.FenceSubjectFor(k, 0), []byte(`{"engine":"z"}`)); err != nil {
+		t.Fatal(err)
+	}
+	e0, err := ledger.Seal(ledger.Head{}, ledger.Event{TenantID: k.Tenant, SessionID: k.Session, EventType: "PreToolUse", TsUnixMs: 1, Payload: []byte(`{}`)}, ledger.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e1, err := ledger.Seal(e0.Head(), ledger.Event{TenantID: k.Tenant, SessionID: k.Session, EventType: "Verdict", TsUnixMs: 2, Payload: []byte(`{}`)}, ledger.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = st.AppendSealed(ctx, []*ledger.Envelope{e0, e1})
+	if !errors.Is(err, store.ErrFenced) {
+		t.Fatalf("a pair under a moved fence: %v, want ErrFenced", err)
+	}
+	a.Fenced(k, err)
+	if slices.Contains(a.Owned(), 0) {
+		t.Errorf("a still owns partition 0 after its fence moved in %s", st.StreamOf(k))
 	}
 }

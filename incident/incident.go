@@ -31,6 +31,7 @@ type Record struct {
 	Env        *ledger.Envelope
 	Shown      []byte
 	StreamSeq  uint64
+	Stream     string // the stream of StreamSeq, in a ledger of several streams
 	Unreadable string
 }
 
@@ -152,7 +153,7 @@ func verify(in Input) []*ledger.ChainError {
 		ver.With(receipt.RecordCheck(in.Keys, ledger.Deep, in.Limits))
 	}
 	for i, r := range in.Records {
-		ver.Add(r.Raw, ledger.Position{Line: i + 1, StreamSeq: r.StreamSeq})
+		ver.Add(r.Raw, ledger.Position{Line: i + 1, StreamSeq: r.StreamSeq, Stream: r.Stream})
 	}
 	return ver.Report().Faults
 }

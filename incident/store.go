@@ -19,7 +19,7 @@ func Read(ctx context.Context, st *store.Store, k ledger.SessionKey, lim ledger.
 	err := st.ReadSession(ctx, k, func(m store.Msg) error {
 		e, err := ledger.Decode(m.Data, lim)
 		if err != nil {
-			out = append(out, Record{Raw: m.Data, StreamSeq: m.StreamSeq, Unreadable: fmt.Sprintf("stream seq %d  UNREADABLE: %v", m.StreamSeq, err)})
+			out = append(out, Record{Raw: m.Data, StreamSeq: m.StreamSeq, Stream: m.Stream, Unreadable: fmt.Sprintf("%s  UNREADABLE: %v", m.Where(), err)})
 			return nil
 		}
 		shown := seal.Render(e.Payload())
@@ -28,7 +28,7 @@ func Read(ctx context.Context, st *store.Store, k ledger.SessionKey, lim ledger.
 				return fmt.Errorf("seq %d: %w", e.Seq(), err)
 			}
 		}
-		out = append(out, Record{Raw: m.Data, Env: e, Shown: shown, StreamSeq: m.StreamSeq})
+		out = append(out, Record{Raw: m.Data, Env: e, Shown: shown, StreamSeq: m.StreamSeq, Stream: m.Stream})
 		return nil
 	})
 	return out, err
@@ -52,8 +52,10 @@ type Newest struct {
 // NewestCheckpoint reads the checkpoints recorded in session k of st
 // (where the engine records them), each note opened with a key of
 // checkpoints (checkpoint keys only; none: read unchecked) and refused
-// when a key of records signed it.
-func NewestCheckpoint(ctx context.Context, st *store.Store, k ledger.SessionKey, checkpoints, records receipt.Keyring) (Newest, error) {
+// when a key of records signed it. In a ledger of several streams, only
+// the checkpoints of the stream holding session viewed count: each stream
+// has checkpoints of its own.
+func NewestCheckpoint(ctx context.Context, st *store.Store, k, viewed ledger.SessionKey, checkpoints, records receipt.Keyring) (Newest, error) {
 	var newest Newest
 	err := st.ReadSession(ctx, k, func(m store.Msg) error {
 		e, err := ledger.Decode(m.Data, ledger.Limits{})
@@ -63,6 +65,9 @@ func NewestCheckpoint(ctx context.Context, st *store.Store, k ledger.SessionKey,
 		cp, fault := checkpoint.Recorded(e, checkpoints, records)
 		if fault != nil {
 			newest.Refused = append(newest.Refused, fault.Error())
+			return nil
+		}
+		if len(st.Streams()) > 1 && checkpoint.StreamOf(cp.Origin) != st.StreamOf(viewed) {
 			return nil
 		}
 		newest.Checkpoint, newest.Checked = cp, len(checkpoints) > 0

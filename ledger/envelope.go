@@ -9,6 +9,7 @@ package ledger
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -120,6 +121,19 @@ func (k SessionKey) Less(o SessionKey) bool {
 		return k.Tenant < o.Tenant
 	}
 	return k.Session < o.Session
+}
+
+// Partition is the bucket of n (0 to n-1) session k hashes into: the first
+// eight bytes of SHA-256(tenant NUL session), big-endian, modulo n. It is
+// stable across processes and versions: a fleet's engines partition their
+// sessions by it and a ledger of several streams places each session in
+// one by it, so it MUST NOT change.
+func (k SessionKey) Partition(n int) int {
+	if n <= 1 {
+		return 0
+	}
+	h := sha256.Sum256([]byte(k.Tenant + "\x00" + k.Session))
+	return int(binary.BigEndian.Uint64(h[:8]) % uint64(n))
 }
 
 // Seal seals ev onto the chain whose head is head: seq head.Seq+1 linking to

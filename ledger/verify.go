@@ -93,6 +93,7 @@ type ChainError struct {
 	Seq       uint64    `json:"seq"`
 	Line      int       `json:"line,omitempty"`       // bundle line, when read from a bundle
 	StreamSeq uint64    `json:"stream_seq,omitempty"` // stream sequence, when read from a store
+	Stream    string    `json:"stream,omitempty"`     // the stream of StreamSeq, in a ledger of several streams
 	Want      string    `json:"want,omitempty"`
 	Got       string    `json:"got,omitempty"`
 	Detail    string    `json:"detail,omitempty"`
@@ -135,7 +136,10 @@ func (e *ChainError) Error() string {
 	if e.Line > 0 && e.Session != "" {
 		fmt.Fprintf(&b, " [line %d]", e.Line)
 	}
-	if e.StreamSeq > 0 {
+	switch {
+	case e.StreamSeq > 0 && e.Stream != "":
+		fmt.Fprintf(&b, " [stream %s seq %d]", e.Stream, e.StreamSeq)
+	case e.StreamSeq > 0:
 		fmt.Fprintf(&b, " [stream seq %d]", e.StreamSeq)
 	}
 	return b.String()
@@ -153,6 +157,9 @@ func (e *ChainError) Unwrap() error {
 type Position struct {
 	Line      int // bundle line, 1-based
 	StreamSeq uint64
+	// Stream names the stream of StreamSeq in a ledger of several
+	// streams ("" in a one-stream ledger).
+	Stream string
 	// Expect, when set, is the session the envelope was read as belonging
 	// to (a store subject). An envelope naming another session is a
 	// foreign_session fault and takes no part in either chain.
@@ -262,8 +269,9 @@ type rec struct {
 }
 
 type chain struct {
-	key  SessionKey
-	recs []rec
+	key    SessionKey
+	stream string // the stream the session is in, of a ledger of several
+	recs   []rec
 }
 
 // Verifier checks envelopes fed to it one at a time, in stored order, and
@@ -407,7 +415,7 @@ func (v *Verifier) add(raw []byte, at Position) *Envelope {
 				d = "stored bytes differ from the RFC 8785 form of the envelope they encode"
 			}
 			v.fault(&ChainError{Kind: NotCanonical, Tenant: e.tenant, Session: e.session, Seq: e.seq,
-				Line: at.Line, StreamSeq: at.StreamSeq, Detail: d}, nil)
+				Line: at.Line, StreamSeq: at.StreamSeq, Stream: at.Stream, Detail: d}, nil)
 		}
 		if !canonicalLayout {
 			key = SessionKey{Tenant: e.tenant, Session: e.session}
@@ -423,12 +431,12 @@ func (v *Verifier) add(raw []byte, at Position) *Envelope {
 			got = hexString(hashWithout(raw, f.hashAt, f.hashEnd))
 		}
 		v.fault(&ChainError{Kind: HashMismatch, Tenant: key.Tenant, Session: key.Session, Seq: f.seq,
-			Line: at.Line, StreamSeq: at.StreamSeq, Want: string(hash[:]), Got: got,
+			Line: at.Line, StreamSeq: at.StreamSeq, Stream: at.Stream, Want: string(hash[:]), Got: got,
 			Detail: "stored hash is not the SHA-256 of the envelope"}, nil)
 	}
 	if at.Expect != nil && *at.Expect != key {
 		v.fault(&ChainError{Kind: ForeignSession, Tenant: at.Expect.Tenant, Session: at.Expect.Session, Seq: f.seq,
-			Line: at.Line, StreamSeq: at.StreamSeq, Want: at.Expect.String(), Got: key.String(),
+			Line: at.Line, StreamSeq: at.StreamSeq, Stream: at.Stream, Want: at.Expect.String(), Got: key.String(),
 			Detail: "envelope stored in this session names another session"}, nil)
 		return nil
 	}
@@ -436,7 +444,7 @@ func (v *Verifier) add(raw []byte, at Position) *Envelope {
 	if c == nil || c.key != key {
 		c = v.chains[key]
 		if c == nil {
-			c = &chain{key: key}
+			c = &chain{key: key, stream: at.Stream}
 			v.chains[key] = c
 		}
 		v.last = c
@@ -462,7 +470,7 @@ func (v *Verifier) add(raw []byte, at Position) *Envelope {
 // malformed is the fault of stored bytes that are not an envelope: where
 // they are, and the session and seq they name when those can be read.
 func malformed(raw []byte, err error, at Position) *ChainError {
-	f := &ChainError{Kind: Malformed, Line: at.Line, StreamSeq: at.StreamSeq, NoSeq: true,
+	f := &ChainError{Kind: Malformed, Line: at.Line, StreamSeq: at.StreamSeq, Stream: at.Stream, NoSeq: true,
 		Detail: "rejected, not read as an envelope: " + err.Error()}
 	if UnknownEnvelopeVersion(err) {
 		f.Kind = UnknownVersion // nothing unknown verifies, and it says what it is
@@ -603,7 +611,7 @@ func (c *chain) analyze() []*ChainError {
 	var out []*ChainError
 	add := func(kind FaultKind, r rec, want, got, detail string) {
 		out = append(out, &ChainError{Kind: kind, Tenant: c.key.Tenant, Session: c.key.Session, Seq: r.seq,
-			Line: r.line, StreamSeq: r.streamSeq, Want: want, Got: got, Detail: detail})
+			Line: r.line, StreamSeq: r.streamSeq, Stream: c.stream, Want: want, Got: got, Detail: detail})
 	}
 	bySeq := make(map[uint64]rec, len(c.recs))
 	uniq := make([]rec, 0, len(c.recs))

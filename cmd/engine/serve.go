@@ -137,7 +137,7 @@ func (a *app) openServeStore(c *cli.Context, f serveFlags, lost func()) (*store.
 		st, err = store.Open(c.Context, cfg)
 	}
 	if err != nil {
-		return nil, cmdline.Unavailable(err)
+		return nil, cmdline.OpenErr(err)
 	}
 	return st, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -32,11 +33,24 @@ func (a *app) checkpoint(c *cli.Context) error {
 	defer st.Close()
 	// Taken as the engine takes them: a file in DATA/checkpoints and a
 	// Checkpoint record in the ledger, which ledger verify checks the log
-	// against from then on.
-	path, err := engine.NewCheckpointer(st, key, filepath.Join(data, "checkpoints"), records).Write(c.Context)
+	// against from then on; one of each stream of a ledger of several.
+	paths, err := engine.NewCheckpointer(st, key, filepath.Join(data, "checkpoints"), records).WriteAll(c.Context)
 	if err != nil {
 		return err
 	}
+	for _, path := range paths {
+		if err := a.giveCheckpoint(c.String("output"), path, len(paths) > 1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// giveCheckpoint hands out the checkpoint the engine's checkpointer wrote
+// at path: into out (the stream's name before its extension when the
+// ledger has several streams) or, without out, on stdout — its file's path
+// when the ledger has several streams, a note each.
+func (a *app) giveCheckpoint(out, path string, several bool) error {
 	signed, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -45,14 +59,22 @@ func (a *app) checkpoint(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if out := c.String("output"); out != "" {
+	switch {
+	case out != "":
+		if several {
+			ext := filepath.Ext(out)
+			out = strings.TrimSuffix(out, ext) + "." + checkpoint.StreamOf(cp.Origin) + ext
+		}
 		if err := os.WriteFile(out, signed, 0o644); err != nil {
 			return cmdline.Usage(err)
 		}
 		fmt.Fprintf(a.stderr, "checkpoint of %d envelopes in %d sessions written to %s (and %s, recorded in %s)\n", cp.Size, len(cp.Heads), out, path, engine.CheckpointSession)
-		return nil
+	case several:
+		fmt.Fprintf(a.stderr, "checkpoint of %s: %d envelopes in %d sessions, recorded in %s\n", checkpoint.StreamOf(cp.Origin), cp.Size, len(cp.Heads), engine.CheckpointSession)
+		_, err = fmt.Fprintln(a.stdout, path)
+	default:
+		_, err = a.stdout.Write(signed)
 	}
-	_, err = a.stdout.Write(signed)
 	return err
 }
 
@@ -67,7 +89,10 @@ func checkpointCommand(a *app) *cli.Command {
 			"or differs at its checkpointed seq — the truncations and rewritten suffixes a hash chain alone\n" +
 			"cannot show; `ledger prove` proves an envelope in it, or one checkpoint a prefix of another. The key defaults to the engine's checkpoint key\n" +
 			"(DATA/keys/checkpoint-ed25519.pem, generated on first use, public key beside it), never the\n" +
-			"key that signs records.",
+			"key that signs records. A ledger spread over several streams (--streams) has a log in each, and\n" +
+			"gets a checkpoint of each: with -o FILE written as FILE with the stream's name before its\n" +
+			"extension (cp.note: cp.LEDGER-0.note, ...); without, the paths of their files in DATA/checkpoints\n" +
+			"are printed, one a line.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "key", Usage: "Ed25519 PKCS#8 PEM `FILE` to sign with (default: DATA/keys/checkpoint-ed25519.pem)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},

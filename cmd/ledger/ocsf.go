@@ -121,7 +121,7 @@ func ocsfFromStore(c *cli.Context, v *verified, emit func(*ledger.Envelope) erro
 		err := s.ReadSession(c.Context, info.Key(), func(m store.Msg) error {
 			e, err := ledger.Decode(m.Data, lim)
 			if err != nil {
-				return cmdline.Fault(fmt.Errorf("stream seq %d: %w", m.StreamSeq, err))
+				return cmdline.Fault(fmt.Errorf("%s: %w", m.Where(), err))
 			}
 			return emit(e)
 		})

@@ -47,7 +47,7 @@ func (a *app) printEnvelope(format string, lim ledger.Limits, m store.Msg) error
 	}
 	e, err := ledger.Decode(m.Data, lim)
 	if err != nil {
-		_, werr := fmt.Fprintf(a.stdout, "stream seq %d  UNREADABLE: %v\n", m.StreamSeq, err)
+		_, werr := fmt.Fprintf(a.stdout, "%s  UNREADABLE: %v\n", m.Where(), err)
 		return werr
 	}
 	return a.printRow(e, seal.Render(e.Payload()), 120)

@@ -20,9 +20,12 @@ import (
 // checkpoint whose root the proof reaches.
 type InclusionOutput struct {
 	checkpoint.InclusionProof
-	Envelope   json.RawMessage `json:"envelope"`
-	StreamSeq  uint64          `json:"stream_seq"`
-	Checkpoint string          `json:"checkpoint"`
+	Envelope  json.RawMessage `json:"envelope"`
+	StreamSeq uint64          `json:"stream_seq"`
+	// Stream is the stream of StreamSeq in a ledger of several streams
+	// (the stream whose log the checkpoint signs).
+	Stream     string `json:"stream,omitempty"`
+	Checkpoint string `json:"checkpoint"`
 }
 
 // ConsistencyOutput is what `ledger prove consistency` prints: the proof
@@ -95,10 +98,14 @@ func readCheckpoint(c *cli.Context, path string) (*checkpoint.Checkpoint, []byte
 	return cp, msg, nil
 }
 
-// logFor reads the store's log, as far as size at least, and requires its
-// root at size to be root: the log the checkpoint signed.
+// logFor reads the log of the stream the checkpoint names (a one-stream
+// ledger's only log), as far as size at least, and requires its root at
+// size to be root: the log the checkpoint signed.
 func logFor(c *cli.Context, st *store.Store, cp *checkpoint.Checkpoint, index bool) (*store.LogState, error) {
-	log := &store.LogState{Index: index}
+	log, err := st.LogOf(checkpoint.StreamOf(cp.Origin), index)
+	if err != nil {
+		return nil, cmdline.Fault(fmt.Errorf("the ledger holds no log the checkpoint (%s) signs: %w", cp.Origin, err))
+	}
 	if err := st.CatchUp(c.Context, log); err != nil {
 		return nil, err
 	}
@@ -127,7 +134,7 @@ func (a *app) proveInclusion(c *cli.Context) error {
 		}
 	}
 	if seq < 0 {
-		return cmdline.Usage(fmt.Errorf("%s is not in the checkpoint", k))
+		return cmdline.Usage(fmt.Errorf("%s is not in the checkpoint (%s)", k, cp.Origin))
 	}
 	st, err := cmdline.OpenStore(c, cmdline.Read)
 	if err != nil {
@@ -140,14 +147,14 @@ func (a *app) proveInclusion(c *cli.Context) error {
 	}
 	i, ok := log.LeafOf(k, uint64(seq))
 	if !ok || i >= cp.Size {
-		return cmdline.Usage(fmt.Errorf("%s seq %d is not in the log the checkpoint signs (%d envelopes)", k, seq, cp.Size))
+		return cmdline.Usage(fmt.Errorf("%s seq %d is not in the log the checkpoint signs (%d envelopes)%s", k, seq, cp.Size, otherStream(st, log, k)))
 	}
 	p, err := log.Log.ProveInclusion(i, cp.Size)
 	if err != nil {
 		return err
 	}
-	out := InclusionOutput{InclusionProof: *p, StreamSeq: log.Place(i).StreamSeq, Checkpoint: string(msg)}
-	if out.Envelope, err = st.Get(c.Context, out.StreamSeq); err != nil {
+	out := InclusionOutput{InclusionProof: *p, StreamSeq: log.Place(i).StreamSeq, Stream: log.Stream, Checkpoint: string(msg)}
+	if out.Envelope, err = st.GetAt(c.Context, log.Stream, out.StreamSeq); err != nil {
 		return err
 	}
 	return writeJSON(a, out)
@@ -185,6 +192,15 @@ func (a *app) proveConsistency(c *cli.Context) error {
 		return err
 	}
 	return writeJSON(a, ConsistencyOutput{ConsistencyProof: *p, Old: string(oldMsg), New: string(newMsg)})
+}
+
+// otherStream says, when session k is in another stream than log's, which
+// one's checkpoint proves it.
+func otherStream(st *store.Store, log *store.LogState, k ledger.SessionKey) string {
+	if log.Stream == "" || st.StreamOf(k) == log.Stream {
+		return ""
+	}
+	return fmt.Sprintf(": the checkpoint is of stream %s; %s is in stream %s, whose checkpoint proves it", log.Stream, k, st.StreamOf(k))
 }
 
 func writeJSON(a *app, v any) error {

@@ -53,9 +53,16 @@ type servedEngine struct {
 // its output in dir/engine.log; it is killed when the test ends.
 func serveEngine(t *testing.T, engineBin, dir, data, manifest, telemetry string) *servedEngine {
 	t.Helper()
-	s := &servedEngine{addr: fmt.Sprintf("127.0.0.1:%d", freePort(t)), logPath: filepath.Join(dir, "engine.log")}
-	s.cmd = exec.Command(engineBin, "serve", "--data", data, "--listen", s.addr, "--insecure-dev", "--socket", "",
+	return serveEngineWith(t, engineBin, dir, "--data", data, "--insecure-dev", "--socket", "",
 		"--manifest", manifest, "--telemetry", telemetry, "--checkpoint-every", "-1")
+}
+
+// serveEngineWith starts engineBin serve with args, HTTP on a free port,
+// its output in dir/engine.log; it is killed when the test ends.
+func serveEngineWith(t *testing.T, engineBin, dir string, args ...string) *servedEngine {
+	t.Helper()
+	s := &servedEngine{addr: fmt.Sprintf("127.0.0.1:%d", freePort(t)), logPath: filepath.Join(dir, "engine.log")}
+	s.cmd = exec.Command(engineBin, append([]string{"serve", "--listen", s.addr}, args...)...)
 	logFile, err := os.Create(s.logPath)
 	if err != nil {
 		t.Fatal(err)

@@ -25,7 +25,7 @@ func (a *app) serve(c *cli.Context) error {
 	cfg.Listen = c.String("listen")
 	s, err := store.Open(c.Context, cfg)
 	if err != nil {
-		return cmdline.Unavailable(err)
+		return cmdline.OpenErr(err)
 	}
 	defer s.Close()
 	fmt.Fprintf(a.stderr, "ledger: serving stream %s from %s on %s (sync %s); clients need the writer secret in %s (give --data %s, or put it in the URL); interrupt to stop\n",

@@ -81,7 +81,7 @@ func (a *app) writeIncident(c *cli.Context, s *store.Store, k ledger.SessionKey,
 	if err != nil {
 		return err
 	}
-	cp, err := incident.NewestCheckpoint(c.Context, s, engine.CheckpointSession, dataCheckpointKeys(c), keys)
+	cp, err := incident.NewestCheckpoint(c.Context, s, engine.CheckpointSession, k, dataCheckpointKeys(c), keys)
 	if err != nil {
 		return err
 	}

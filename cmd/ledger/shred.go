@@ -6,6 +6,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -60,11 +61,11 @@ func (a *app) audit(c *cli.Context, st *store.Store, eventType string, k ledger.
 	if err != nil {
 		return err
 	}
-	path, err := engine.NewCheckpointer(st, key, filepath.Join(data, "checkpoints"), signer).Write(c.Context)
+	paths, err := engine.NewCheckpointer(st, key, filepath.Join(data, "checkpoints"), signer).WriteAll(c.Context)
 	if err != nil {
 		return fmt.Errorf("checkpoint after the %s: %w", eventType, err)
 	}
-	fmt.Fprintf(a.stderr, "the %s is recorded; checkpoint %s\n", eventType, path)
+	fmt.Fprintf(a.stderr, "the %s is recorded; checkpoint %s\n", eventType, strings.Join(paths, ", "))
 	return nil
 }
 

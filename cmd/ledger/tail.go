@@ -52,7 +52,7 @@ func (a *app) tailOCSF(lim ledger.Limits, keys receipt.Keyring) func(store.Msg) 
 	return func(m store.Msg) error {
 		e, err := ledger.Decode(m.Data, lim)
 		if err != nil {
-			return cmdline.Fault(fmt.Errorf("stream seq %d: %w", m.StreamSeq, err))
+			return cmdline.Fault(fmt.Errorf("%s: %w", m.Where(), err))
 		}
 		if ledger.IsRecordType(e.EventType()) {
 			if len(keys) == 0 {

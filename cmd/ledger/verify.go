@@ -236,15 +236,18 @@ type fed struct {
 // logFaults checks a store's log against every checkpoint given and
 // against the checkpoints recorded in it (their signatures too, when
 // checkpoint keys are given), and returns the recorded ones a checkpoint
-// key opened.
+// key opened. A ledger of several streams has a log in each: every one is
+// read, and each checkpoint is held to the log of the stream it names.
 func logFaults(ctx context.Context, st *store.Store, cks []givenCheckpoint, keys receipt.Keys) ([]*ledger.ChainError, []*checkpoint.Checkpoint, error) {
-	var log store.LogState
-	if err := st.CatchUp(ctx, &log); err != nil {
-		return nil, nil, err
+	logs := st.LogsOf(false)
+	for _, l := range logs {
+		if err := st.CatchUp(ctx, l); err != nil {
+			return nil, nil, err
+		}
 	}
 	var faults []*ledger.ChainError
 	for _, ck := range cks {
-		if f := ck.CheckLog(&log.Log); f != nil {
+		if f := checkLog(st, logs, ck.Checkpoint); f != nil {
 			faults = append(faults, f)
 		}
 	}
@@ -257,9 +260,9 @@ func logFaults(ctx context.Context, st *store.Store, cks []givenCheckpoint, keys
 			if len(keys.Checkpoints) > 0 {
 				vouching = append(vouching, cp) // opened with a checkpoint key
 			}
-			if f := cp.CheckLog(&log.Log); f != nil {
+			if f := checkLog(st, logs, cp); f != nil {
 				faults = append(faults, &ledger.ChainError{Kind: f.Kind, Tenant: e.TenantID(), Session: e.SessionID(), Seq: e.Seq(), StreamSeq: m.StreamSeq,
-					Detail: "the recorded checkpoint: " + f.Detail})
+					Stream: m.Stream, Detail: "the recorded checkpoint: " + f.Detail})
 			}
 		}
 	})
@@ -277,11 +280,26 @@ func eachRecordedCheckpoint(ctx context.Context, st *store.Store, keys receipt.K
 		}
 		cp, fault := checkpoint.Recorded(e, keys.Checkpoints, keys.Records)
 		if fault != nil {
-			fault.StreamSeq = m.StreamSeq
+			fault.StreamSeq, fault.Stream = m.StreamSeq, m.Stream
 		}
 		fn(e, m, cp, fault)
 		return nil
 	})
+}
+
+// checkLog holds cp to the log of the stream it names among logs (a
+// one-stream ledger's only log); a checkpoint of a log that names none of
+// the ledger's streams is log_rewritten.
+func checkLog(st *store.Store, logs []*store.LogState, cp *checkpoint.Checkpoint) *ledger.ChainError {
+	l := store.LogFor(logs, cp.Origin)
+	if l == nil && cp.Version >= checkpoint.Version2 {
+		return &ledger.ChainError{Kind: checkpoint.LogRewritten, Tenant: "agentledger", Session: "log", Seq: uint64(cp.Size),
+			Detail: fmt.Sprintf("the checkpoint's origin %s names none of the streams of ledger %s (%s)", cp.Origin, st.StreamName(), strings.Join(st.Streams(), ", "))}
+	}
+	if l == nil {
+		return nil
+	}
+	return cp.CheckLog(&l.Log)
 }
 
 func writeReport(w io.Writer, r *ledger.Report) error {

@@ -170,3 +170,60 @@ func TestWitnessFollowsOneLogPerKey(t *testing.T) {
 		t.Errorf("a checkpoint naming another log: %v", f)
 	}
 }
+
+// TestWitnessFollowsEachStream: the streams of one ledger spread over
+// several are each a log the ledger's one checkpoint key signs; a witness
+// cosigns each and still refuses a new log in a stream it follows, a
+// one-stream ledger's name beside them, and another ledger's streams.
+// Checkpoints of two streams are not held to each other.
+func TestWitnessFollowsEachStream(t *testing.T) {
+	_, key, _ := ed25519.GenerateKey(nil)
+	_, wkey, _ := ed25519.GenerateKey(nil)
+	pub := key.Public().(ed25519.PublicKey)
+	a, b, forked := chain(t, "acme", "a", 3, "x"), chain(t, "acme", "b", 2, "y"), chain(t, "acme", "b", 2, "forked")
+	la, lb, lf := logOf(a), logOf(b), logOf(forked)
+	cks := map[string]*Checkpoint{}
+	sign := func(stream string, l *Log, c []*ledger.Envelope) []byte {
+		ck, err := New(Origin(stream, l), l, Heads([][]*ledger.Envelope{c}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cks[stream] = ck
+		msg, _ := ck.Sign(key)
+		return msg
+	}
+	w := &Witness{Name: "w.example/1", Key: wkey}
+	for _, c := range []struct {
+		name string
+		msg  []byte
+		ok   bool
+	}{
+		{"stream 0", sign("LEDGER-0", la, a), true},
+		{"stream 1", sign("LEDGER-1", lb, b), true},
+		{"stream 1 again", sign("LEDGER-1", lb, b), true},
+		{"a new log in stream 1", func() []byte {
+			ck, _ := New(Origin("LEDGER-1", lf), lf, nil)
+			msg, _ := ck.Sign(key)
+			return msg
+		}(), false},
+		{"the ledger's name as a stream", sign("LEDGER", lf, forked), false},
+		{"another ledger's stream", sign("OTHER-0", lf, forked), false},
+		{"a leading zero", sign("LEDGER-01", lf, forked), false},
+	} {
+		_, err := w.Cosign(c.msg, pub, nil, time.Unix(1, 0))
+		if (err == nil) != c.ok {
+			t.Errorf("%s: cosign %v, want ok %v", c.name, err, c.ok)
+		}
+	}
+	if f := AllConsistent([]*Checkpoint{cks["LEDGER-0"], cks["LEDGER-1"]}, []string{"0", "1"}); len(f) != 0 {
+		t.Errorf("checkpoints of two streams held to each other: %v", f)
+	}
+	if f := AllConsistent([]*Checkpoint{cks["LEDGER-0"], cks["OTHER-0"]}, []string{"0", "other"}); len(f) == 0 {
+		t.Error("checkpoints of two ledgers not held to each other")
+	}
+	for origin, want := range map[string]string{"agentledger/LEDGER-2/0123456789abcdef": "LEDGER-2", "agentledger/LEDGER": "LEDGER", "agentledger": "", "other/x/y": ""} {
+		if got := StreamOf(origin); got != want {
+			t.Errorf("StreamOf(%q) = %q, want %q", origin, got, want)
+		}
+	}
+}

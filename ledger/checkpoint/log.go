@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"strings"
 
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -78,6 +79,42 @@ func Origin(stream string, l *Log) string {
 		id = hex.EncodeToString(leaf[:8])
 	}
 	return "agentledger/" + stream + "/" + id
+}
+
+// StreamOf is the stream an origin names (agentledger/<stream>/...), ""
+// when it names none. In a ledger spread over several streams each stream
+// is a log of its own, with checkpoints of its own: this says which.
+func StreamOf(origin string) string {
+	rest, ok := strings.CutPrefix(origin, "agentledger/")
+	if !ok {
+		return ""
+	}
+	stream, _, _ := strings.Cut(rest, "/")
+	return stream
+}
+
+// OtherStreams reports whether origins a and b name two streams of one
+// ledger spread over several (L-i and L-j, i ≠ j, as ledger/store names
+// them): two logs, whose checkpoints say nothing about each other.
+func OtherStreams(a, b string) bool {
+	sa, sb := StreamOf(a), StreamOf(b)
+	la, oka := ledgerOf(sa)
+	lb, okb := ledgerOf(sb)
+	return oka && okb && la == lb && sa != sb
+}
+
+// ledgerOf is the ledger a stream named L-i is stream i of.
+func ledgerOf(stream string) (string, bool) {
+	i := strings.LastIndexByte(stream, '-')
+	if i <= 0 || i == len(stream)-1 || len(stream)-i > 2 && stream[i+1] == '0' {
+		return "", false
+	}
+	for _, c := range stream[i+1:] {
+		if c < '0' || c > '9' {
+			return "", false
+		}
+	}
+	return stream[:i], true
 }
 
 // InclusionProof is the audit path of leaf Index in the tree of size

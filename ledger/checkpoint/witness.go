@@ -28,7 +28,9 @@ type Seen struct {
 	Size int64  `json:"size"`
 	Root string `json:"root"` // base64
 	// Key is the id of the log key that signed it: a witness follows one
-	// log per key, so that a renamed origin is not a new log.
+	// log per key, so that a renamed origin is not a new log — one per
+	// stream of a ledger spread over several (OtherStreams), whose key
+	// signs each stream's log.
 	Key string `json:"key"`
 }
 
@@ -67,7 +69,7 @@ func (w *Witness) Cosign(msg []byte, logKey ed25519.PublicKey, proof *Consistenc
 	}
 	keyID := logKeyID(logKey)
 	for origin, seen := range w.Seen {
-		if seen.Key == keyID && origin != cp.Origin {
+		if seen.Key == keyID && origin != cp.Origin && !OtherStreams(origin, cp.Origin) {
 			return nil, fmt.Errorf("%s: %w: its key signs the log %s, which this witness follows", cp.Origin, ErrFork, origin)
 		}
 	}

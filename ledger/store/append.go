@@ -308,10 +308,11 @@ func (s *Store) commitRun(ctx context.Context, r run, bulk bool) (uint64, error)
 	if !s.batched(len(r.envs), bulk || r.fence != nil) {
 		return s.storePlain(ctx, r)
 	}
-	if s.group == nil {
+	g := s.shardOf(r.key).group
+	if g == nil {
 		return s.store(ctx, r)
 	}
-	return s.group.commit(ctx, r)
+	return g.commit(ctx, r)
 }
 
 // batched reports whether a run of n envelopes goes as an atomic batch.
@@ -361,12 +362,13 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // the stored message. A duplicate acknowledgement (the same envelope was
 // stored by an earlier attempt) is success.
 func (s *Store) publish(ctx context.Context, key ledger.SessionKey, env *ledger.Envelope, expect uint64) (uint64, error) {
+	sh := s.shardOf(key)
 	msg := &nats.Msg{
-		Subject: s.subj.of(key),
+		Subject: sh.subj.of(key),
 		Data:    env.Bytes(),
 		Header: nats.Header{
 			jetstream.MsgIDHeader:               []string{env.Hash()},
-			jetstream.ExpectedStreamHeader:      []string{s.cfg.Stream},
+			jetstream.ExpectedStreamHeader:      []string{sh.name},
 			jetstream.ExpectedLastSubjSeqHeader: []string{strconv.FormatUint(expect, 10)},
 		},
 	}
@@ -447,7 +449,8 @@ func (s *Store) head(ctx context.Context, k ledger.SessionKey, fresh bool) (cach
 func (s *Store) readHead(ctx context.Context, k ledger.SessionKey) (cachedHead, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
-	m, err := s.stream.GetLastMsgForSubject(ctx, s.subj.of(k))
+	sh := s.shardOf(k)
+	m, err := sh.stream.GetLastMsgForSubject(ctx, sh.subj.of(k))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return cachedHead{}, nil
 	}

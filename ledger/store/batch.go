@@ -52,20 +52,30 @@ type run struct {
 	fence *Fence
 }
 
-// publishBatch stores runs, each of a different session, as one atomic
-// batch: every run's first envelope asserts its subject's last stream
-// sequence, every envelope carries its hash as Nats-Msg-Id. It returns the
-// stream sequence of each run's last envelope. A wrong expected sequence
-// anywhere fails the whole batch with ErrConflict.
+// publishBatch stores runs, each of a different session of one stream, as
+// one atomic batch: every run's first envelope asserts its subject's last
+// stream sequence, every envelope carries its hash as Nats-Msg-Id. It
+// returns the stream sequence of each run's last envelope. A wrong
+// expected sequence anywhere fails the whole batch with ErrConflict.
 func (s *Store) publishBatch(ctx context.Context, runs []run) ([]uint64, error) {
+	if len(runs) == 0 {
+		return nil, errors.New("empty batch")
+	}
 	id := nuid.Next()
 	total := 0
+	sh := s.shardOf(runs[0].key)
 	for _, r := range runs {
 		total += len(r.envs)
+		if s.shardOf(r.key) != sh {
+			return nil, fmt.Errorf("one atomic batch holds sessions of streams %s and %s", sh.name, s.StreamOf(r.key))
+		}
+		if r.fence != nil && s.shardOfSubject(r.fence.Subject) != sh {
+			return nil, fmt.Errorf("the fence %s asserted for %s is not in the session's stream %s", r.fence.Subject, r.key, sh.name)
+		}
 	}
 	n := 0
 	for _, r := range runs {
-		subj := s.subj.of(r.key)
+		subj := sh.subj.of(r.key)
 		for i, e := range r.envs {
 			n++
 			h := nats.Header{

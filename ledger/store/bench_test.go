@@ -195,7 +195,7 @@ func benchStore(b *testing.B, cfg Config, raw ...string) *Store {
 	}
 	b.Cleanup(func() { s.Close() })
 	for _, name := range raw {
-		c := s.streamConfig()
+		c := s.streamConfig(s.shards[0])
 		c.Name, c.Subjects = name, []string{strings.ToLower(name) + ".>"}
 		if _, err := s.js.CreateStream(ctx, c); err != nil {
 			b.Fatal(err)

@@ -59,7 +59,7 @@ func TestGroupCommitSharesBatches(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	if n := s.group.shared.Load(); n == 0 {
+	if n := s.shards[0].group.shared.Load(); n == 0 {
 		t.Fatal("no batch held runs of more than one session")
 	}
 	r, err := s.Verify(ctx, Filter{}, ledger.Deep, nil)
@@ -67,7 +67,7 @@ func TestGroupCommitSharesBatches(t *testing.T) {
 		t.Fatalf("verify: %v %v (%d envelopes)", err, r.Err(), r.Envelopes)
 	}
 	for i := range sessions {
-		m, err := s.stream.GetLastMsgForSubject(ctx, s.Subject(ledger.SessionKey{Tenant: "acme", Session: fmt.Sprintf("g%d", i)}))
+		m, err := s.shards[0].stream.GetLastMsgForSubject(ctx, s.Subject(ledger.SessionKey{Tenant: "acme", Session: fmt.Sprintf("g%d", i)}))
 		if err != nil || m.Sequence != lastSeq[i] {
 			t.Fatalf("session g%d: stream holds its last at %d, append said %d (%v)", i, m.Sequence, lastSeq[i], err)
 		}

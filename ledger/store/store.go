@@ -1,6 +1,7 @@
 // Package store keeps ledger envelopes in a NATS JetStream stream: an
 // embedded nats-server with file storage by default, or an external server
-// or cluster.
+// or cluster, where one ledger may also be spread over several streams by
+// session hash (see Config.Streams).
 //
 // Every session is one subject, <prefix>.<tenant>.<escaped session>. An
 // append publishes with the expected last sequence of its subject and with
@@ -82,8 +83,16 @@ type Config struct {
 	// DataDir holds the embedded server's file store. Default "ledger-data".
 	DataDir string
 	// Stream is the JetStream stream name. Default "LEDGER"; its subjects
-	// are the lowercased name followed by ".>".
+	// are the lowercased name followed by ".>". A ledger of several streams
+	// is named by it too: its streams are Stream-0 to Stream-(N-1).
 	Stream string
+	// Streams is how many streams the ledger is spread over, by session
+	// hash (streams.go): 0 takes the ledger's recorded layout, or one
+	// stream for a ledger that does not exist yet; 1 is the one stream
+	// named Stream; 2 to MaxStreams, on an external server only, are the
+	// streams Stream-0 to Stream-(N-1). A number other than the ledger's
+	// recorded one is refused (ErrLayout).
+	Streams int
 	// Replicas of the stream when this process creates it. Default 1.
 	Replicas int
 	// Sync is the embedded server's fsync policy. Default SyncAlways.
@@ -131,23 +140,24 @@ type Config struct {
 
 var streamName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-// Store is a ledger on one JetStream stream. It is safe for concurrent use.
+// Store is a ledger on one JetStream stream, or spread over several. It is
+// safe for concurrent use.
 type Store struct {
-	cfg    Config
-	subj   subjects
+	cfg Config
+	// shards are the ledger's streams, in order: one unless the ledger is
+	// spread over several (streams.go).
+	shards []*shard
 	srv    *server.Server // nil when external
 	unlock func()
 	// announce writes who holds the data directory into its lock file.
 	announce func(Holder)
 	nc       *nats.Conn
 	js       jetstream.JetStream
-	stream   jetstream.Stream
 
 	locks   [64]sync.Mutex // serialize appends per session within this process
 	mu      sync.Mutex
 	heads   map[ledger.SessionKey]cachedHead
 	noBatch atomic.Bool // the server refused an atomic batch
-	group   *grouper    // shares atomic batches between sessions
 	// syncer fsyncs the embedded server's stream for this process and
 	// the writers recording through it (group fsync, durable.go); nil
 	// when the server syncs every write itself or is not embedded.
@@ -177,6 +187,12 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if !streamName.MatchString(cfg.Stream) {
 		return nil, fmt.Errorf("stream name %q: want 1-64 of [A-Za-z0-9_-]", cfg.Stream)
 	}
+	if cfg.Streams < 0 || cfg.Streams > MaxStreams {
+		return nil, fmt.Errorf("%d streams: want 1 to %d (0: the ledger's own layout)", cfg.Streams, MaxStreams)
+	}
+	if cfg.Streams > 1 && cfg.URL == "" {
+		return nil, fmt.Errorf("%w: a ledger of %d streams needs an external NATS server or cluster (--nats): the embedded server is one node, where one stream is not what bounds the ledger", ErrLayout, cfg.Streams)
+	}
 	if cfg.DataDir == "" {
 		cfg.DataDir = DefaultDataDir
 	}
@@ -198,7 +214,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.RetryFor <= 0 {
 		cfg.RetryFor = 30 * time.Second
 	}
-	s := &Store{cfg: cfg, subj: subjects{prefix: strings.ToLower(cfg.Stream)}, heads: make(map[ledger.SessionKey]cachedHead)}
+	s := &Store{cfg: cfg, heads: make(map[ledger.SessionKey]cachedHead)}
 	s.noBatch.Store(cfg.NoAtomicBatch)
 	var err error
 	if cfg.URL == "" {
@@ -210,14 +226,18 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		s.Close()
 		return nil, err
 	}
-	s.group = newGrouper(s)
+	for _, sh := range s.shards {
+		sh.group = newGrouper(s)
+	}
 	return s, nil
 }
 
 // Close disconnects and, for the embedded server, shuts it down.
 func (s *Store) Close() error {
-	if s.group != nil {
-		s.group.close() // appends after this answer ErrUnavailable
+	for _, sh := range s.shards {
+		if sh.group != nil {
+			sh.group.close() // appends after this answer ErrUnavailable
+		}
 	}
 	if s.srv != nil {
 		// The server stops taking writes before the last fsync.
@@ -332,11 +352,12 @@ func (s *Store) Announce(program, socket string) {
 	s.announce(Holder{PID: os.Getpid(), Program: program, NATSURL: withoutUser(s.ClientURL()), Socket: socket})
 }
 
-// StreamName returns the stream's name.
+// StreamName returns the ledger's name: its stream's, or, spread over
+// several streams, the name they are named after (see Streams).
 func (s *Store) StreamName() string { return s.cfg.Stream }
 
 // Subject returns the subject that holds a session's envelopes.
-func (s *Store) Subject(k ledger.SessionKey) string { return s.subj.of(k) }
+func (s *Store) Subject(k ledger.SessionKey) string { return s.shardOf(k).subj.of(k) }
 
 // denied is what the ledger's own user may never do to a stream: delete or
 // purge it or its messages, or loosen its configuration (an update could
@@ -446,7 +467,7 @@ func (s *Store) startEmbedded(ctx context.Context) error {
 	}
 	ajs, err := jetstream.New(admin)
 	if err == nil {
-		_, err = s.ensureStream(ctx, ajs)
+		err = s.ensureLayout(ctx, ajs)
 	}
 	admin.Close()
 	if err != nil {
@@ -525,12 +546,15 @@ func (s *Store) connectExternal(ctx context.Context) error {
 	// A cluster that is starting has no JetStream leader yet: wait for
 	// one as an append waits out an election (RetryFor).
 	start := time.Now()
-	_, err = s.ensureStream(ctx, js)
+	err = s.ensureLayout(ctx, js)
 	for wait := 0; err != nil && errors.Is(err, ErrUnavailable) && time.Since(start) < s.cfg.RetryFor; wait++ {
 		if !sleep(ctx, min(100*time.Millisecond<<min(wait, 4), time.Second)) {
 			break
 		}
-		_, err = s.ensureStream(ctx, js)
+		err = s.ensureLayout(ctx, js)
+	}
+	if err == nil && len(s.shards) > 1 && nc.ConnectedServerName() == embeddedServerName {
+		err = fmt.Errorf("%w: a ledger of %d streams needs a NATS server or cluster of its own: %s is agentledger's embedded server (ledger serve), which holds one stream", ErrLayout, len(s.shards), redactURL(s.cfg.URL))
 	}
 	if err != nil {
 		nc.Close()
@@ -559,12 +583,12 @@ func (s *Store) attach(ctx context.Context, nc *nats.Conn) error {
 	s.js = js
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
-	st, err := js.Stream(ctx, s.cfg.Stream)
-	if err != nil {
-		return s.wrap(fmt.Sprintf("stream %s", s.cfg.Stream), err)
+	for _, sh := range s.shards {
+		if sh.stream, err = js.Stream(ctx, sh.name); err != nil {
+			return s.wrap(fmt.Sprintf("stream %s", sh.name), err)
+		}
 	}
-	s.stream = st
-	if info := st.CachedInfo(); info != nil {
+	if info := s.shards[0].stream.CachedInfo(); info != nil {
 		staged := info.Config.Replicas <= 1 && info.Config.Storage == jetstream.FileStorage
 		soleWriter := s.srv != nil && (s.cfg.Listen == "" || s.cfg.LocalClients)
 		s.plainShort = staged && soleWriter && !s.cfg.AtomicBatch
@@ -573,11 +597,15 @@ func (s *Store) attach(ctx context.Context, nc *nats.Conn) error {
 }
 
 // streamConfig is the configuration of a ledger stream.
-func (s *Store) streamConfig() jetstream.StreamConfig {
+func (s *Store) streamConfig(sh *shard) jetstream.StreamConfig {
+	desc := "agentledger: hash-chained envelopes, append-only"
+	if len(s.shards) > 1 {
+		desc = fmt.Sprintf("agentledger: hash-chained envelopes, append-only; stream %d of the %d of ledger %s", sh.index, len(s.shards), s.cfg.Stream)
+	}
 	return jetstream.StreamConfig{
-		Name:               s.cfg.Stream,
-		Description:        "agentledger: hash-chained envelopes, append-only",
-		Subjects:           s.subjectsToCreate(),
+		Name:               sh.name,
+		Description:        desc,
+		Subjects:           s.subjectsToCreate(sh),
 		Retention:          jetstream.LimitsPolicy,
 		MaxMsgs:            -1,
 		MaxBytes:           -1,
@@ -592,45 +620,67 @@ func (s *Store) streamConfig() jetstream.StreamConfig {
 		AllowRollup:        false,
 		AllowDirect:        false, // reads of a session head go to the leader
 		AllowAtomicPublish: true,
+		Metadata:           s.layoutMeta(sh),
 	}
 }
 
-func (s *Store) subjectsToCreate() []string {
+func (s *Store) subjectsToCreate(sh *shard) []string {
 	if s.cfg.Fences {
-		return []string{s.subj.all(), s.fenceAll()}
+		return []string{sh.subj.all(), sh.fenceAll()}
 	}
-	return []string{s.subj.all()}
+	return []string{sh.subj.all()}
 }
 
-// ensureStream creates the stream when it does not exist and checks that an
-// existing one is fit to hold a ledger. It never loosens an existing stream.
-func (s *Store) ensureStream(ctx context.Context, js jetstream.JetStream) (jetstream.Stream, error) {
+// ensureLayout decides the ledger's streams (planLayout) and makes sure
+// each exists and is fit to hold its part of the ledger.
+func (s *Store) ensureLayout(ctx context.Context, js jetstream.JetStream) error {
+	lctx, cancel := context.WithTimeout(ctx, 2*s.cfg.Timeout)
+	err := s.planLayout(lctx, js)
+	cancel()
+	if err != nil {
+		return err
+	}
+	for _, sh := range s.shards {
+		if err := s.ensureStream(ctx, js, sh); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ensureStream creates a stream of the ledger when it does not exist and
+// checks that an existing one is fit to hold a ledger, and is the stream
+// of the layout sh belongs to. It never loosens an existing stream.
+func (s *Store) ensureStream(ctx context.Context, js jetstream.JetStream, sh *shard) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*s.cfg.Timeout)
 	defer cancel()
-	st, err := js.Stream(ctx, s.cfg.Stream)
+	st, err := js.Stream(ctx, sh.name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		st, err = js.CreateStream(ctx, s.streamConfig())
+		st, err = js.CreateStream(ctx, s.streamConfig(sh))
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			st, err = js.Stream(ctx, s.cfg.Stream)
+			st, err = js.Stream(ctx, sh.name)
 		}
 	}
 	if err != nil {
-		return nil, s.wrap("stream "+s.cfg.Stream, err)
+		return s.wrap("stream "+sh.name, err)
 	}
 	info, err := st.Info(ctx)
 	if err != nil {
-		return nil, s.wrap("stream info", err)
+		return s.wrap("stream info", err)
 	}
 	c := info.Config
-	switch {
-	case len(c.Subjects) == 0 || c.Subjects[0] != s.subj.all() || len(c.Subjects) > 2 || len(c.Subjects) == 2 && c.Subjects[1] != s.fenceAll():
-		return nil, fmt.Errorf("stream %s holds subjects %v, want [%s] (and, in a fleet, %s)", c.Name, c.Subjects, s.subj.all(), s.fenceAll())
-	case !c.DenyDelete || !c.DenyPurge:
-		return nil, fmt.Errorf("stream %s allows deletes or purges; a ledger stream must set deny_delete and deny_purge", c.Name)
-	case c.AllowRollup || c.MaxAge != 0 || c.MaxMsgs > 0 || c.MaxBytes > 0 && c.Discard == jetstream.DiscardOld:
-		return nil, fmt.Errorf("stream %s has limits or rollups that can remove envelopes", c.Name)
+	if err := s.checkMeta(sh, c.Metadata); err != nil {
+		return err
 	}
-	return st, nil
+	switch {
+	case len(c.Subjects) == 0 || c.Subjects[0] != sh.subj.all() || len(c.Subjects) > 2 || len(c.Subjects) == 2 && c.Subjects[1] != sh.fenceAll():
+		return fmt.Errorf("stream %s holds subjects %v, want [%s] (and, in a fleet, %s)", c.Name, c.Subjects, sh.subj.all(), sh.fenceAll())
+	case !c.DenyDelete || !c.DenyPurge:
+		return fmt.Errorf("stream %s allows deletes or purges; a ledger stream must set deny_delete and deny_purge", c.Name)
+	case c.AllowRollup || c.MaxAge != 0 || c.MaxMsgs > 0 || c.MaxBytes > 0 && c.Discard == jetstream.DiscardOld:
+		return fmt.Errorf("stream %s has limits or rollups that can remove envelopes", c.Name)
+	}
+	return nil
 }
 
 // wrap maps a NATS failure to ErrUnavailable where it is one.

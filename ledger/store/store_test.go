@@ -245,7 +245,7 @@ func TestLedgerUserCannotDeleteOrPurge(t *testing.T) {
 	if err := st.DeleteMsg(short(), 1); err == nil {
 		t.Error("DeleteMsg succeeded, want it refused")
 	}
-	cfg := srv.streamConfig()
+	cfg := srv.streamConfig(srv.shards[0])
 	cfg.MaxAge = time.Second
 	if _, err := js.UpdateStream(short(), cfg); err == nil {
 		t.Error("UpdateStream succeeded, want it refused")
@@ -461,7 +461,7 @@ func TestConcurrentBatchWritersOneChain(t *testing.T) {
 func TestStreamWithoutAtomicBatches(t *testing.T) {
 	ctx := context.Background()
 	srv := openEmbedded(t, "127.0.0.1:0")
-	cfg := srv.streamConfig()
+	cfg := srv.streamConfig(srv.shards[0])
 	cfg.Name, cfg.Subjects, cfg.AllowAtomicPublish = "PLAIN", []string{"plain.>"}, false
 	if _, err := srv.js.CreateStream(ctx, cfg); err != nil {
 		t.Fatal(err)

@@ -114,7 +114,7 @@ func TestTamperWithTheLiveStream(t *testing.T) {
 			doctored = append(doctored, msg{subj(k), chains["donor"][4].Bytes()})
 		}
 	}
-	cfg := st.streamConfig()
+	cfg := st.streamConfig(st.shards[0])
 	st.Close()
 	if err := js.DeleteStream(ctx, DefaultStream); err != nil {
 		t.Fatal(err)

@@ -28,16 +28,7 @@ const fixtures = "../../fixtures"
 
 func connect(t testing.TB, url string) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return nc, js
+	return natstest.Client(t, url)
 }
 
 func candidate(t testing.TB, manifestName string) *decide.Decider {

@@ -85,6 +85,7 @@ const (
 	FlagData         = "data"
 	FlagNATS         = "nats"
 	FlagStream       = "stream"
+	FlagStreams      = "streams"
 	FlagFormat       = "format"
 	FlagReplicas     = "replicas"
 	FlagSync         = "sync"
@@ -97,6 +98,7 @@ var envOf = map[string]string{
 	FlagData:         "LEDGER_DATA",
 	FlagNATS:         "LEDGER_NATS_URL",
 	FlagStream:       "LEDGER_STREAM",
+	FlagStreams:      "LEDGER_STREAMS",
 	FlagFormat:       "LEDGER_FORMAT",
 	FlagReplicas:     "LEDGER_REPLICAS",
 	FlagSync:         "LEDGER_SYNC",
@@ -129,6 +131,7 @@ func GlobalFlags() []cli.Flag {
 		&cli.StringFlag{Name: FlagData, Usage: fmt.Sprintf("embedded server's data `DIR`, used when no --nats is given (env %s, default $XDG_DATA_HOME/agentledger, else ~/.local/share/agentledger: where the hooks record)", envOf[FlagData])},
 		&cli.StringFlag{Name: FlagNATS, Usage: fmt.Sprintf("`URL` of an external NATS server or cluster (env %s)", envOf[FlagNATS])},
 		&cli.StringFlag{Name: FlagStream, Usage: usage(FlagStream, "JetStream stream `NAME`")},
+		&cli.StringFlag{Name: FlagStreams, Usage: fmt.Sprintf("spread a new ledger over `N` streams by session hash, NAME-0 to NAME-(N-1), on --nats only (env %s, default: the ledger's own, 1 for a new one; 1 to %d)", envOf[FlagStreams], store.MaxStreams)},
 		&cli.StringFlag{Name: FlagFormat, Usage: usage(FlagFormat, "output format: text or json")},
 		&cli.StringFlag{Name: FlagReplicas, Usage: usage(FlagReplicas, "stream replicas when the stream is created (3 on a cluster)")},
 		&cli.StringFlag{Name: FlagSync, Usage: usage(FlagSync, "embedded server fsync policy: always or interval")},
@@ -198,6 +201,14 @@ func StoreConfig(c *cli.Context) (store.Config, error) {
 	if _, err := fmt.Sscanf(Resolve(c, FlagReplicas), "%d", &cfg.Replicas); err != nil || cfg.Replicas < 1 || cfg.Replicas > 5 {
 		return cfg, Usage(fmt.Errorf("--replicas %q: want 1 to 5", Resolve(c, FlagReplicas)))
 	}
+	if n := Resolve(c, FlagStreams); n != "" {
+		if cfg.Streams, err = strconv.Atoi(n); err != nil || cfg.Streams < 1 || cfg.Streams > store.MaxStreams {
+			return cfg, Usage(fmt.Errorf("--streams %q: want 1 to %d", n, store.MaxStreams))
+		}
+		if cfg.Streams > 1 && cfg.URL == "" {
+			return cfg, Usage(fmt.Errorf("--streams %d: a ledger of several streams is on a NATS server or cluster of its own (--nats URL); the embedded server holds one stream", cfg.Streams))
+		}
+	}
 	return cfg, nil
 }
 
@@ -239,9 +250,19 @@ func OpenStore(c *cli.Context, access Access) (*store.Store, error) {
 	}
 	s, err := store.Open(c.Context, cfg)
 	if err != nil {
-		return nil, Unavailable(err)
+		return nil, OpenErr(err)
 	}
 	return s, nil
+}
+
+// OpenErr is the exit a failed store.Open ends in: a layout other than
+// the ledger's (another --streams, a stream of a ledger named as one) is
+// a usage error, anything else an unreachable store.
+func OpenErr(err error) error {
+	if errors.Is(err, store.ErrLayout) {
+		return Usage(err)
+	}
+	return Unavailable(err)
 }
 
 // localHolder returns the loopback URL of the process that holds the data
