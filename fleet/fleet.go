@@ -204,7 +204,7 @@ func Join(ctx context.Context, st *store.Store, cfg Config) (*Member, error) {
 		return nil, err
 	}
 	layout, _ := json.Marshal(map[string]any{"partitions": cfg.Partitions, "key": keyPrint(cfg.Key)})
-	if err := checkLayout(ctx, kv, layout, !cfg.Forwarder); err != nil {
+	if err := untilServed(ctx, func() error { return checkLayout(ctx, kv, layout, !cfg.Forwarder) }); err != nil {
 		return nil, err
 	}
 	// The nonce tells this process's leases from those of another process
@@ -596,6 +596,23 @@ func leaseKey(p int) string { return "lease." + strconv.Itoa(p) }
 
 // layoutKey holds the fleet's layout while any member lives.
 const layoutKey = "layout"
+
+// untilServed runs fn again while the server answers no one (a bucket
+// just created on a cluster has no leader yet), for up to 15 seconds.
+func untilServed(ctx context.Context, fn func() error) error {
+	deadline := time.Now().Add(15 * time.Second)
+	for delay := 50 * time.Millisecond; ; delay = min(delay*2, time.Second) {
+		err := fn()
+		if !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, jetstream.ErrNoStreamResponse) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(delay):
+		}
+	}
+}
 
 // errOtherLayout is a fleet whose layout is not this engine's.
 var errOtherLayout = errors.New("fleet: the fleet has another layout")
