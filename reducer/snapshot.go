@@ -9,13 +9,12 @@ package reducer
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
 
 	"github.com/agentledger/agentledger/aarts"
-	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/canon"
 )
 
 // Snapshot is a session's state after some prefix of its envelopes. Every
@@ -352,16 +351,14 @@ var hashBufs = sync.Pool{New: func() any { return new([]byte) }}
 // empty ones, so a snapshot's hash does not depend on how it was built.
 func (s Snapshot) Canonical() []byte { return s.appendCanonical(nil) }
 
-// appendCanonical appends the snapshot's RFC 8785 form to dst.
+// appendCanonical appends the snapshot's RFC 8785 form to dst, written
+// straight from the struct (canon.AppendMarshal: what canonicalizing
+// json.Marshal's text gives, without that text).
 func (s Snapshot) appendCanonical(dst []byte) []byte {
 	s.normalize()
-	raw, err := json.Marshal(s)
+	c, err := canon.AppendMarshal(dst, s)
 	if err != nil {
-		panic(fmt.Sprintf("reducer: marshal snapshot: %v", err)) // plain data; cannot fail
-	}
-	c, err := ledger.AppendCanonical(dst, raw, ledger.Limits{MaxBytes: 64 << 20, MaxDepth: 16})
-	if err != nil {
-		panic(fmt.Sprintf("reducer: canonicalize snapshot: %v", err))
+		panic(fmt.Sprintf("reducer: canonicalize snapshot: %v", err)) // plain data; cannot fail
 	}
 	return c
 }

@@ -34,24 +34,21 @@ strictness := {"allow": 0, "ask": 1, "deny": 2}
 
 thresholds := {"strict": 0, "balanced": 0.7, "permissive": 0.9}
 
-# The signals in the set's order, and ranked by position: strictest first,
-# then by order, then as the set orders them. The first is the winner. (One
-# sort of numbers, not a comprehension per question: the strictest, the
-# first order among those, the winner.)
-listed := [s | some s in found]
+# The signals ranked in one pass (agentledger.rank, policy/rank.go): the
+# winner is the strictest signal, then the lowest order, then the first in
+# the set's order; the reasons go by order; the artifacts are sorted; the
+# allow signals' directives are merged in the set's order.
+ranking := agentledger.rank(found)
 
-ranked := sort([[2 - strictness[s.decision], s.order, i] | some i, s in listed])
-
-winner := listed[ranked[0][2]]
+winner := ranking.winner
 
 top := strictness[winner.decision]
 
-# The reasons by order, and as the set orders signals of one order.
-reasons := [listed[p[1]].reason | some p in sort([[s.order, i] | some i, s in listed])]
+reasons := ranking.reasons
 
-artifacts := sort({a | some s in found; some a in s.artifacts})
+artifacts := ranking.artifacts
 
-directives := object.union_n([s.directives | some s in found; s.decision == "allow"])
+directives := object.union_n(ranking.allow_directives)
 
 downgraded if {
 	winner.decision == "deny"
