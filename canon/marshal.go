@@ -79,9 +79,20 @@ var (
 	marshalerType     = reflect.TypeFor[json.Marshaler]()
 	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
 	numberType        = reflect.TypeFor[json.Number]()
+	rawMessageType    = reflect.TypeFor[json.RawMessage]()
 )
 
 func (b *builder) newEncoder(t reflect.Type) encoder {
+	if t == rawMessageType {
+		// Its own text, canonicalized: json.Marshal only compacts it
+		// (and refuses what is not JSON), which canonicalizing does too.
+		return func(dst []byte, v reflect.Value) ([]byte, error) {
+			if v.Len() == 0 {
+				return append(dst, "null"...), nil
+			}
+			return AppendCanonical(dst, v.Bytes(), Limits{MaxBytes: math.MaxInt, MaxDepth: math.MaxInt})
+		}
+	}
 	if t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType) ||
 		t.Implements(textMarshalerType) || reflect.PointerTo(t).Implements(textMarshalerType) || t == numberType {
 		return viaJSON

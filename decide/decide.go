@@ -331,7 +331,7 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 			return nil, fmt.Errorf("receipt: %w", err)
 		}
 	}
-	payloadV, err := canon.AppendMarshal(nil, step.Record)
+	payloadV, err := canon.AppendMarshal(nil, &step.Record)
 	if err != nil {
 		return nil, fmt.Errorf("verdict: %w", err)
 	}

@@ -356,7 +356,7 @@ func (s Snapshot) Canonical() []byte { return s.appendCanonical(nil) }
 // json.Marshal's text gives, without that text).
 func (s Snapshot) appendCanonical(dst []byte) []byte {
 	s.normalize()
-	c, err := canon.AppendMarshal(dst, s)
+	c, err := canon.AppendMarshal(dst, &s)
 	if err != nil {
 		panic(fmt.Sprintf("reducer: canonicalize snapshot: %v", err)) // plain data; cannot fail
 	}
