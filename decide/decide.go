@@ -7,6 +7,7 @@
 package decide
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -247,6 +248,19 @@ func (d *Decider) Decide(ctx context.Context, s *Session, payload []byte) (*Step
 // the time the policy is evaluated at. A recording engine passes its own
 // receive time; exact replay passes the recorded envelope time.
 func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, payload []byte, at time.Time) (*Step, error) {
+	return d.decide(ctx, s, ev, payload, at, nil)
+}
+
+// DecideRecorded is DecideEvent for a hook event as it was recorded in rec
+// (exact replay): stamped at rec's time, and, when payload is rec's own
+// payload and nothing is sealed, sealed from rec without validating or
+// canonicalizing its payload again (a recorded envelope's payload is
+// canonical).
+func (d *Decider) DecideRecorded(ctx context.Context, s *Session, ev *aarts.Event, rec *ledger.Envelope, payload []byte) (*Step, error) {
+	return d.decide(ctx, s, ev, payload, time.UnixMilli(rec.TsUnixMs()), rec)
+}
+
+func (d *Decider) decide(ctx context.Context, s *Session, ev *aarts.Event, payload []byte, at time.Time, rec *ledger.Envelope) (*Step, error) {
 	var err error
 	tenant, session := s.Snapshot.TenantID, s.Snapshot.SessionID
 	if ev.SessionID != session {
@@ -257,12 +271,7 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 			return nil, &aarts.ValidationError{HookPoint: ev.HookPoint, Field: "turn_id", Msg: err.Error()}
 		}
 	}
-	stored, err := d.Stored(tenant, session, payload)
-	if err != nil {
-		return nil, err
-	}
-	env, err := ledger.Seal(s.Head, ledger.Event{TenantID: tenant, SessionID: session, EventType: ev.HookPoint,
-		TsUnixMs: at.UnixMilli(), Payload: stored}, d.Limits)
+	env, err := d.sealEvent(s, ev, payload, at, rec)
 	if err != nil {
 		return nil, err
 	}
@@ -331,12 +340,12 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 			return nil, fmt.Errorf("receipt: %w", err)
 		}
 	}
-	payloadV, err := canon.AppendMarshal(nil, &step.Record)
+	draft, err := ledger.PrepareRecord(ledger.Event{TenantID: tenant, SessionID: session, EventType: ledger.EventVerdict,
+		TsUnixMs: at.UnixMilli(), Signer: d.RecordSigner()}, &step.Record, d.Limits)
 	if err != nil {
 		return nil, fmt.Errorf("verdict: %w", err)
 	}
-	venv, err := ledger.Seal(env.Head(), ledger.Event{TenantID: tenant, SessionID: session, EventType: ledger.EventVerdict,
-		TsUnixMs: at.UnixMilli(), Payload: payloadV, Signer: d.RecordSigner()}, d.Limits)
+	venv, err := draft.Seal(env.Head())
 	if err != nil {
 		return nil, fmt.Errorf("verdict: %w", err)
 	}
@@ -348,6 +357,27 @@ func (d *Decider) DecideEvent(ctx context.Context, s *Session, ev *aarts.Event, 
 	s.Head, s.Snapshot, s.Inherit = venv.Head(), after, nil
 	s.Events++
 	return step, nil
+}
+
+// sealEvent seals hook event ev, sent as payload, onto s's chain at time
+// at: from rec, the envelope it was recorded in, when rec holds the same
+// event.
+func (d *Decider) sealEvent(s *Session, ev *aarts.Event, payload []byte, at time.Time, rec *ledger.Envelope) (*ledger.Envelope, error) {
+	head, tenant, session := s.Head, s.Snapshot.TenantID, s.Snapshot.SessionID
+	if rec != nil && d.Sealer == nil && rec.TenantID() == tenant && rec.SessionID() == session && rec.EventType() == ev.HookPoint &&
+		rec.TsUnixMs() == at.UnixMilli() && bytes.Equal(rec.Payload(), payload) {
+		draft, err := ledger.PrepareFrom(rec, d.Limits)
+		if err != nil {
+			return nil, err
+		}
+		return draft.Seal(head)
+	}
+	stored, err := d.Stored(tenant, session, payload)
+	if err != nil {
+		return nil, err
+	}
+	return ledger.Seal(head, ledger.Event{TenantID: tenant, SessionID: session, EventType: ev.HookPoint,
+		TsUnixMs: at.UnixMilli(), Payload: stored}, d.Limits)
 }
 
 // ReasonApproved is the reason code of a call an approver approved after

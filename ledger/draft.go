@@ -3,6 +3,8 @@ package ledger
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/agentledger/agentledger/canon"
 )
 
 // Draft is an event checked and canonicalized for sealing. What is left is
@@ -84,6 +86,39 @@ func quotedLen(s string) int { return len(appendString(nil, s)) }
 // so nothing is validated or canonicalized again.
 func DraftOf(e *Envelope, lim Limits) *Draft {
 	return &Draft{ev: Event{TenantID: e.tenant, SessionID: e.session, EventType: e.eventType, TsUnixMs: e.ts, Payload: e.payload}, lim: lim}
+}
+
+// PrepareFrom is DraftOf checked against lim as Prepare checks an event:
+// the sealed size, and a record's keys. The payload is not canonicalized
+// again (it is canonical as e stores it, and its depth was checked when e
+// was decoded).
+func PrepareFrom(e *Envelope, lim Limits) (*Draft, error) {
+	return prepared(DraftOf(e, lim).ev, lim)
+}
+
+// PrepareRecord prepares a record event whose payload is v, written in
+// its canonical form (canon.AppendMarshal: what Prepare makes of
+// json.Marshal(v)) rather than canonicalized from text; ev.Payload is
+// ignored. The record's keys and size are checked as Prepare checks them.
+func PrepareRecord(ev Event, v any, lim Limits) (*Draft, error) {
+	if ev.TenantID == "" {
+		ev.TenantID = DefaultTenant
+	}
+	if err := checkFields(ev.TenantID, ev.SessionID, ev.EventType, ev.TsUnixMs); err != nil {
+		return nil, err
+	}
+	if !IsRecordType(ev.EventType) {
+		return nil, &InputError{Path: "$.event_type", Offset: -1, Msg: fmt.Sprintf("%s is not a record type", ev.EventType)}
+	}
+	payload, err := canon.AppendMarshal(nil, v)
+	if err != nil {
+		return nil, &InputError{Path: "$.payload", Offset: -1, Msg: err.Error()}
+	}
+	if len(payload) > lim.Bytes() {
+		return nil, &InputError{Path: "$.payload", Offset: -1, Msg: fmt.Sprintf("payload is %d bytes, over the %d-byte limit", len(payload), lim.Bytes())}
+	}
+	ev.Payload = payload
+	return prepared(ev, lim) // a record's keys are read under lim's depth there
 }
 
 // Key is the session the draft is for.

@@ -14,7 +14,6 @@ import (
 	"maps"
 	"reflect"
 	"slices"
-	"time"
 
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/decide"
@@ -217,7 +216,7 @@ func (x *exact) hook(ctx context.Context, env *ledger.Envelope, next *aarts.Verd
 		x.recorded.Auth, x.recorded.Inherit, x.recorded.Monitor = auth, inherit, monitor
 	}
 	p := &pending{env: env, before: *x.replayed}
-	if p.step, err = x.d.DecideEvent(ctx, x.replayed, ev, payload, time.UnixMilli(env.TsUnixMs())); err != nil {
+	if p.step, err = x.d.DecideRecorded(ctx, x.replayed, ev, env, payload); err != nil {
 		return nil, err
 	}
 	x.r.StepsReplayed++
@@ -225,7 +224,7 @@ func (x *exact) hook(ctx context.Context, env *ledger.Envelope, next *aarts.Verd
 		return p, nil
 	}
 	probe := *x.recorded
-	if p.baseline, err = x.d.DecideEvent(ctx, &probe, ev, payload, time.UnixMilli(env.TsUnixMs())); err != nil {
+	if p.baseline, err = x.d.DecideRecorded(ctx, &probe, ev, env, payload); err != nil {
 		return nil, err
 	}
 	// The recorded track takes the event now and the recorded verdict when

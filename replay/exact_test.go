@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/manifest"
@@ -237,5 +239,51 @@ func TestNoClockNoRandomness(t *testing.T) {
 				t.Errorf("%s uses %s", f, bad)
 			}
 		}
+	}
+}
+
+// TestDecideRecordedIsDecideEvent: deciding a recorded hook event from its
+// envelope (the replay's way, which skips canonicalizing its payload again)
+// seals the same event and verdict envelopes, byte for byte, as deciding
+// it from its payload, for every hook event of every recording.
+func TestDecideRecordedIsDecideEvent(t *testing.T) {
+	steps := 0
+	for mf, chains := range recorded(t) {
+		d := decider(t, "", mf)
+		for _, c := range chains {
+			if len(c.Envelopes) == 0 {
+				continue
+			}
+			first := c.Envelopes[0]
+			a, b := decide.NewSession(first.TenantID(), first.SessionID()), decide.NewSession(first.TenantID(), first.SessionID())
+			for _, env := range c.Envelopes {
+				if !aarts.IsHookPoint(env.EventType()) {
+					continue
+				}
+				payload, shredded, err := d.Plaintext(env)
+				if err != nil || shredded {
+					t.Fatalf("%s seq %d: %v", first.SessionID(), env.Seq(), err)
+				}
+				ev, err := aarts.ParseEvent(payload)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := d.DecideEvent(context.Background(), a, ev, payload, time.UnixMilli(env.TsUnixMs()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := d.DecideRecorded(context.Background(), b, ev, env, payload)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got.Envelope.Bytes(), want.Envelope.Bytes()) || !bytes.Equal(got.Verdict.Bytes(), want.Verdict.Bytes()) {
+					t.Fatalf("%s seq %d:\nrecorded: %s\n%s\nevent:    %s\n%s", first.SessionID(), env.Seq(), got.Envelope.Bytes(), got.Verdict.Bytes(), want.Envelope.Bytes(), want.Verdict.Bytes())
+				}
+				steps++
+			}
+		}
+	}
+	if steps < 200 {
+		t.Fatalf("only %d hook events decided", steps)
 	}
 }
