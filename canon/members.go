@@ -20,11 +20,16 @@ var ErrNotCanonicalObject = errors.New("not a canonical JSON object")
 // ErrNotCanonicalObject; Members does not check that b is valid JSON
 // beyond what it needs to find the members' bounds, so a caller compares
 // the members with canonical bytes it trusts, or decodes b as well.
-func Members(b []byte) ([]Member, error) {
+func Members(b []byte) ([]Member, error) { return AppendMembers(nil, b) }
+
+// AppendMembers is Members appending to dst, for a caller that keeps a
+// buffer between calls (or one on its stack): it allocates nothing while
+// dst has room.
+func AppendMembers(dst []Member, b []byte) ([]Member, error) {
 	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
 		return nil, ErrNotCanonicalObject
 	}
-	out := make([]Member, 0, 24)
+	out := dst
 	i := 1
 	if b[i] == '}' {
 		if i+1 != len(b) {

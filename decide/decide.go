@@ -571,7 +571,8 @@ func OutcomeDigest(env *ledger.Envelope) string {
 // payload. A sealed payload is canonical, and its members are found
 // without decoding it; any other is decoded.
 func member(payload []byte, name string) (json.RawMessage, bool) {
-	if ms, err := canon.Members(payload); err == nil {
+	var buf [24]canon.Member
+	if ms, err := canon.AppendMembers(buf[:0], payload); err == nil {
 		var v json.RawMessage
 		for _, m := range ms {
 			if string(m.Key) == name {

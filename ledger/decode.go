@@ -8,6 +8,8 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+
+	"github.com/agentledger/agentledger/canon"
 )
 
 // frame is the envelope's members as read straight off canonical bytes,
@@ -531,84 +533,20 @@ func ParseEvent(line []byte, lim Limits) (ev Event, hasTime bool, err error) {
 }
 
 // canonicalMembers splits a canonical (RFC 8785) JSON object into its
-// members without decoding their values: one pass over the bytes, where
-// json.Unmarshal into a map would validate and copy all of it again.
+// members without decoding their values (canon.Members): one pass over the
+// bytes, where json.Unmarshal into a map would validate and copy all of it
+// again.
 func canonicalMembers(c []byte) (map[string]json.RawMessage, error) {
-	m := make(map[string]json.RawMessage, 8)
-	i := 1
-	for i < len(c) && c[i] != '}' {
-		if c[i] == ',' {
-			i++
-		}
-		kEnd := skipString(c, i)
-		if kEnd < 0 || kEnd >= len(c) || c[kEnd] != ':' {
-			return nil, fmt.Errorf("malformed member at offset %d", i)
-		}
-		var key string
-		if raw := c[i+1 : kEnd-1]; bytes.IndexByte(raw, '\\') < 0 {
-			key = string(raw)
-		} else if err := json.Unmarshal(c[i:kEnd], &key); err != nil {
-			return nil, err
-		}
-		vEnd := skipValue(c, kEnd+1)
-		if vEnd < 0 {
-			return nil, fmt.Errorf("malformed value of %q", key)
-		}
-		m[key] = c[kEnd+1 : vEnd : vEnd]
-		i = vEnd
+	var buf [16]canon.Member
+	ms, err := canon.AppendMembers(buf[:0], c)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]json.RawMessage, len(ms))
+	for _, mb := range ms {
+		m[decodeKey(mb.Key, bytes.IndexByte(mb.Key, '\\') >= 0)] = json.RawMessage(mb.Value[:len(mb.Value):len(mb.Value)])
 	}
 	return m, nil
-}
-
-// skipString returns the offset just past the JSON string starting at
-// c[i], or -1.
-func skipString(c []byte, i int) int {
-	if i >= len(c) || c[i] != '"' {
-		return -1
-	}
-	for j := i + 1; j < len(c); j++ {
-		switch c[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return -1
-}
-
-// skipValue returns the offset just past the compact JSON value starting
-// at c[i], or -1.
-func skipValue(c []byte, i int) int {
-	depth := 0
-	for j := i; j < len(c); {
-		switch c[j] {
-		case '"':
-			if j = skipString(c, j); j < 0 {
-				return -1
-			}
-		case '{', '[':
-			depth++
-			j++
-		case '}', ']':
-			if depth == 0 {
-				return j
-			}
-			depth--
-			j++
-		case ',':
-			if depth == 0 {
-				return j
-			}
-			j++
-		default:
-			j++
-		}
-		if depth == 0 && j > i && (j >= len(c) || c[j] == ',' || c[j] == '}' || c[j] == ']') {
-			return j
-		}
-	}
-	return -1
 }
 
 // FrameOf reads, without parsing the payload, the place of an envelope

@@ -33,8 +33,11 @@ var decodeEveryVerdict = false
 // that follows a hook event. It reports false for anything but a
 // canonical object whose keys are unique and in order and whose context
 // members have their plain form; the caller then decodes p exactly.
-func readAhead(p []byte, seq uint64) (*ahead, bool) {
-	ms, err := canon.Members(p)
+//
+// The members are appended to buf[:0] (a buffer the caller keeps for the
+// next read ahead, once this one is done with).
+func readAhead(p []byte, seq uint64, buf []canon.Member) (*ahead, bool) {
+	ms, err := canon.AppendMembers(buf[:0], p)
 	if err != nil {
 		return nil, false
 	}
@@ -82,7 +85,8 @@ var unjudged = map[string]bool{"receipt": true, "sig": true, "policy_digest": tr
 // of the recorded one a (but the unjudged) with the same bytes, and no
 // other; if so it returns the recorded policy digest.
 func (a *ahead) same(got []byte) (digest string, ok bool) {
-	gs, err := canon.Members(got)
+	var buf [24]canon.Member
+	gs, err := canon.AppendMembers(buf[:0], got)
 	if err != nil {
 		return "", false
 	}
@@ -115,7 +119,8 @@ func (a *ahead) same(got []byte) (digest string, ok bool) {
 // the receipt.
 func receiptIdentity(raw []byte) (receipt.Identity, bool) {
 	var id receipt.Identity
-	ms, err := canon.Members(raw)
+	var buf [16]canon.Member
+	ms, err := canon.AppendMembers(buf[:0], raw)
 	if err != nil {
 		// Not in canonical form (a record not written by a sealer): read
 		// as a JSON decoder reads it.

@@ -57,17 +57,17 @@ func TestReadAheadRefuses(t *testing.T) {
 		`{"for_seq": 1}`,                                      // not canonical
 		`{"aarm_decision":"ALLOW","hook_point":"PreToolUse"}`, // no for_seq
 	} {
-		if a, ok := readAhead([]byte(p), 2); ok {
+		if a, ok := readAhead([]byte(p), 2, nil); ok {
 			t.Errorf("readAhead(%s) = %+v, want refused", p, a)
 		}
 	}
-	a, ok := readAhead([]byte(`{"enforced":false,"for_seq":7,"inherited":{"a":1},"receipt":{"v":2}}`), 8)
+	a, ok := readAhead([]byte(`{"enforced":false,"for_seq":7,"inherited":{"a":1},"receipt":{"v":2}}`), 8, nil)
 	if !ok || a.context.ForSeq != 7 || a.context.IsEnforced() || string(a.context.Inherited) != `{"a":1}` || string(a.context.Receipt) != `{"v":2}` {
 		t.Fatalf("readAhead = %+v, %v", a, ok)
 	}
 	// Only the unjudged members may differ.
 	const rec = `{"enforced":false,"for_hash":"a","for_seq":7,"inherited":{"a":1},"policy_digest":"p","receipt":{"v":2},"sig":{"k":1}}`
-	r, _ := readAhead([]byte(rec), 8)
+	r, _ := readAhead([]byte(rec), 8, nil)
 	for _, tt := range []struct {
 		replayed string
 		want     bool

@@ -16,6 +16,7 @@ import (
 	"slices"
 
 	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/canon"
 	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/detect"
 	"github.com/agentledger/agentledger/ledger"
@@ -69,9 +70,11 @@ type exact struct {
 	answerSeq uint64
 	// ahead is the recorded verdict that answers the open hook event,
 	// read ahead by its members only (see ahead).
-	ahead  *ahead
-	cause  *uint64 // seq of the latest verdict change, once there is one
-	policy map[string]bool
+	ahead *ahead
+	// aheadBuf is the members buffer read aheads reuse.
+	aheadBuf []canon.Member
+	cause    *uint64 // seq of the latest verdict change, once there is one
+	policy   map[string]bool
 	// steps are the judged steps, kept cheaply (the tool is described
 	// only if the session changed).
 	steps []judged
@@ -118,7 +121,8 @@ func (x *exact) run(ctx context.Context, chain []*ledger.Envelope) error {
 			var next *aarts.VerdictRecord
 			x.answer, x.ahead = nil, nil
 			if i+1 < len(chain) && chain[i+1].EventType() == ledger.EventVerdict {
-				if a, ok := readAhead(chain[i+1].Payload(), chain[i+1].Seq()); ok && !decodeEveryVerdict {
+				if a, ok := readAhead(chain[i+1].Payload(), chain[i+1].Seq(), x.aheadBuf); ok && !decodeEveryVerdict {
+					x.aheadBuf = a.members
 					if a.context.ForSeq == env.Seq() {
 						next, x.ahead = &a.context, a
 					}
