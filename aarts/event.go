@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentledger/agentledger/canon"
 )
 
 // Version is the AARTS version this package implements.
@@ -177,6 +179,13 @@ func (e *ValidationError) Error() string {
 
 // ParseEvent decodes and validates one AARTS hook event.
 func ParseEvent(payload []byte) (*Event, error) {
+	// A recorded or canonical payload is read in one pass; any other the
+	// general way, with the same result (canon.DecodeCanonical).
+	if v, ok := canon.DecodeCanonical(payload, maxCanonicalDepth); ok {
+		if raw, ok := v.(map[string]any); ok {
+			return fromRaw(raw, payload)
+		}
+	}
 	d := json.NewDecoder(bytes.NewReader(payload))
 	d.UseNumber()
 	var raw map[string]any
@@ -185,6 +194,10 @@ func ParseEvent(payload []byte) (*Event, error) {
 	}
 	return fromRaw(raw, payload)
 }
+
+// maxCanonicalDepth bounds the nesting ParseEvent reads in one pass;
+// deeper events take the general decoder.
+const maxCanonicalDepth = 128
 
 // FromRaw validates an already decoded event.
 func FromRaw(raw map[string]any) (*Event, error) { return fromRaw(raw, nil) }
