@@ -183,7 +183,7 @@ func ParseEvent(payload []byte) (*Event, error) {
 	// general way, with the same result (canon.DecodeCanonical).
 	if v, ok := canon.DecodeCanonical(payload, maxCanonicalDepth); ok {
 		if raw, ok := v.(map[string]any); ok {
-			return fromRaw(raw, payload)
+			return fromRaw(raw, payload, true)
 		}
 	}
 	d := json.NewDecoder(bytes.NewReader(payload))
@@ -192,7 +192,7 @@ func ParseEvent(payload []byte) (*Event, error) {
 	if err := d.Decode(&raw); err != nil {
 		return nil, &ValidationError{Field: "$", Msg: "not a JSON object: " + err.Error()}
 	}
-	return fromRaw(raw, payload)
+	return fromRaw(raw, payload, false)
 }
 
 // maxCanonicalDepth bounds the nesting ParseEvent reads in one pass;
@@ -200,9 +200,12 @@ func ParseEvent(payload []byte) (*Event, error) {
 const maxCanonicalDepth = 128
 
 // FromRaw validates an already decoded event.
-func FromRaw(raw map[string]any) (*Event, error) { return fromRaw(raw, nil) }
+func FromRaw(raw map[string]any) (*Event, error) { return fromRaw(raw, nil, false) }
 
-func fromRaw(raw map[string]any, payload []byte) (*Event, error) {
+// fromRaw validates the event raw decoded from payload (nil: none). unique
+// says raw was read without repeated keys, so that checking its members'
+// types in raw (fitsFields) tells what decoding payload would.
+func fromRaw(raw map[string]any, payload []byte, unique bool) (*Event, error) {
 	e := &Event{Raw: raw}
 	str := func(name string, dst *string) error {
 		v, ok := raw[name]
@@ -314,9 +317,12 @@ func fromRaw(raw map[string]any, payload []byte) (*Event, error) {
 		}
 	}
 	// The hook's own fields must have their types.
-	if payload == nil {
+	switch {
+	case unique && fitsFields(e.HookPoint, raw):
+		err = nil
+	case payload == nil:
 		_, err = e.Fields()
-	} else {
+	default:
 		_, err = e.decodeFields(payload)
 	}
 	if err != nil {

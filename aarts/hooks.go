@@ -158,52 +158,59 @@ func (e *Event) Fields() (any, error) {
 	return e.decodeFields(raw)
 }
 
-func (e *Event) decodeFields(raw []byte) (any, error) {
-	var v any
-	switch e.HookPoint {
+// fieldsOf is a new value of the Go type of hookPoint's own fields, or
+// nil for an unknown hook point.
+func fieldsOf(hookPoint string) any {
+	switch hookPoint {
 	case "SessionStart":
-		v = &SessionStart{}
+		return &SessionStart{}
 	case "SessionEnd":
-		v = &SessionEnd{}
+		return &SessionEnd{}
 	case "PrePluginLoad":
-		v = &PrePluginLoad{}
+		return &PrePluginLoad{}
 	case "PreSkillLoad":
-		v = &PreSkillLoad{}
+		return &PreSkillLoad{}
 	case "PreMCPConnect":
-		v = &PreMCPConnect{}
+		return &PreMCPConnect{}
 	case "PreUserInput":
-		v = &PreUserInput{}
+		return &PreUserInput{}
 	case "PostInputProcessing", "PreToolInputModification":
-		v = &Modification{}
+		return &Modification{}
 	case "PreLLMRequest":
-		v = &PreLLMRequest{}
+		return &PreLLMRequest{}
 	case "PostLLMResponse":
-		v = &PostLLMResponse{}
+		return &PostLLMResponse{}
 	case "PreCompact":
-		v = &PreCompact{}
+		return &PreCompact{}
 	case "PostCompact":
-		v = &PostCompact{}
+		return &PostCompact{}
 	case "PreToolUse":
-		v = &Provenance{}
+		return &Provenance{}
 	case "PostToolUse":
-		v = &PostToolUse{}
+		return &PostToolUse{}
 	case "PreSubAgentSpawn":
-		v = &PreSubAgentSpawn{}
+		return &PreSubAgentSpawn{}
 	case "PostSubAgentResult":
-		v = &PostSubAgentResult{}
+		return &PostSubAgentResult{}
 	case "PreOutputDeliver":
-		v = &PreOutputDeliver{}
+		return &PreOutputDeliver{}
 	case "PreMemoryWrite":
-		v = &PreMemoryWrite{}
+		return &PreMemoryWrite{}
 	case "PreMemoryRead":
-		v = &PreMemoryRead{}
+		return &PreMemoryRead{}
 	case "PostAskResolution":
-		v = &PostAskResolution{}
+		return &PostAskResolution{}
 	case HookSanitized:
-		v = &Sanitized{}
+		return &Sanitized{}
 	case HookHostLifecycle:
-		v = &HostLifecycle{}
-	default:
+		return &HostLifecycle{}
+	}
+	return nil
+}
+
+func (e *Event) decodeFields(raw []byte) (any, error) {
+	v := fieldsOf(e.HookPoint)
+	if v == nil {
 		return nil, &ValidationError{Field: "hook_point", Msg: fmt.Sprintf("unknown hook point %q", e.HookPoint)}
 	}
 	d := json.NewDecoder(bytes.NewReader(raw))

@@ -1,0 +1,140 @@
+package aarts
+
+import (
+	"encoding/json"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// fitsFields reports whether raw, an event decoded in one pass (so without
+// repeated keys), surely decodes into its hook point's own field types, as
+// decodeFields would find: each member a field names has a value of the
+// field's type. False means "not sure" — a member whose name matches a
+// field's only case-insensitively, a value of another type — and the
+// caller decodes, which names what is wrong.
+func fitsFields(hookPoint string, raw map[string]any) bool {
+	v := fieldsOf(hookPoint)
+	if v == nil {
+		return false
+	}
+	return fits(reflect.TypeOf(v).Elem(), raw)
+}
+
+func fits(t reflect.Type, v any) bool {
+	if v == nil {
+		return true // null leaves a field as it is
+	}
+	switch t.Kind() {
+	case reflect.Interface:
+		return t.NumMethod() == 0
+	case reflect.String:
+		_, ok := v.(string)
+		return ok
+	case reflect.Bool:
+		_, ok := v.(bool)
+		return ok
+	case reflect.Int64:
+		n, ok := v.(json.Number)
+		if !ok {
+			return false
+		}
+		_, err := strconv.ParseInt(string(n), 10, 64)
+		return err == nil
+	case reflect.Float64:
+		n, ok := v.(json.Number)
+		if !ok {
+			return false
+		}
+		_, err := strconv.ParseFloat(string(n), 64)
+		return err == nil
+	case reflect.Pointer:
+		return fits(t.Elem(), v)
+	case reflect.Slice:
+		a, ok := v.([]any)
+		if !ok || t.Elem().Kind() == reflect.Uint8 {
+			return false
+		}
+		for _, e := range a {
+			if !fits(t.Elem(), e) {
+				return false
+			}
+		}
+		return true
+	case reflect.Map:
+		m, ok := v.(map[string]any)
+		if !ok || t.Key().Kind() != reflect.String {
+			return false
+		}
+		for _, e := range m {
+			if !fits(t.Elem(), e) {
+				return false
+			}
+		}
+		return true
+	case reflect.Struct:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return false
+		}
+		fs := fieldsByName(t)
+		for k, e := range m {
+			f, ok := fs[k]
+			if !ok {
+				if foldsToField(k, fs) {
+					return false // encoding/json would fill that field
+				}
+				continue
+			}
+			if !fits(f, e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// foldsToField reports whether key could name one of the fields other than
+// exactly: encoding/json matches names case-insensitively, under Unicode
+// folding (the Kelvin sign is a k), so any non-ASCII key is taken to.
+func foldsToField(key string, fs map[string]reflect.Type) bool {
+	for i := 0; i < len(key); i++ {
+		if key[i] >= 0x80 {
+			return true
+		}
+	}
+	for name := range fs {
+		if strings.EqualFold(key, name) {
+			return true
+		}
+	}
+	return false
+}
+
+var structFields sync.Map // reflect.Type -> map[string]reflect.Type
+
+// fieldsByName are a struct type's fields by their JSON names.
+func fieldsByName(t reflect.Type) map[string]reflect.Type {
+	if fs, ok := structFields.Load(t); ok {
+		return fs.(map[string]reflect.Type)
+	}
+	fs := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() || f.Anonymous {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		fs[name] = f.Type
+	}
+	structFields.Store(t, fs)
+	return fs
+}
