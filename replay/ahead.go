@@ -113,11 +113,22 @@ func (a *ahead) same(got []byte) (digest string, ok bool) {
 	return digest, digest != ""
 }
 
+// lastIdentity is the identity a receipt attested last, with the bytes it
+// was decoded from.
+type lastIdentity struct {
+	raw []byte
+	id  receipt.Identity
+}
+
 // receiptIdentity reads the identity a version 2 receipt attests. Only the
 // identity is read, held to its exact form (its members by their exact
 // names, as any exact reader takes them); ledger verify checks the rest of
 // the receipt.
-func receiptIdentity(raw []byte) (receipt.Identity, bool) {
+//
+// last is the identity read before and the bytes it was read from: a
+// session's receipts attest one identity over and over, which is then
+// decoded once.
+func receiptIdentity(raw []byte, last *lastIdentity) (receipt.Identity, bool) {
 	var id receipt.Identity
 	var buf [16]canon.Member
 	ms, err := canon.AppendMembers(buf[:0], raw)
@@ -140,7 +151,13 @@ func receiptIdentity(raw []byte) (receipt.Identity, bool) {
 		case "v":
 			version = string(m.Value) == strconv.Itoa(receipt.Version)
 		case "identity":
-			found = ledger.DecodeExact(m.Value, &id) == nil
+			if last != nil && last.raw != nil && bytes.Equal(last.raw, m.Value) {
+				id, found = last.id, true
+				continue
+			}
+			if found = ledger.DecodeExact(m.Value, &id) == nil; found && last != nil {
+				last.raw, last.id = append(last.raw[:0], m.Value...), id
+			}
 		}
 	}
 	return id, version && found

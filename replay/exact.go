@@ -73,6 +73,8 @@ type exact struct {
 	ahead *ahead
 	// aheadBuf is the members buffer read aheads reuse.
 	aheadBuf []canon.Member
+	// identity is the identity the session's receipts attested last.
+	identity lastIdentity
 	cause    *uint64 // seq of the latest verdict change, once there is one
 	policy   map[string]bool
 	// steps are the judged steps, kept cheaply (the tool is described
@@ -208,7 +210,7 @@ func (x *exact) hook(ctx context.Context, env *ledger.Envelope, next *aarts.Verd
 	if err != nil {
 		return nil, err
 	}
-	auth, inherit, err := recordedContext(next)
+	auth, inherit, err := recordedContext(next, &x.identity)
 	if err != nil {
 		return nil, err
 	}
@@ -252,14 +254,14 @@ func (x *exact) shreddedStep(env *ledger.Envelope) error {
 // recordedContext reads, from the recorded verdict rec that answers a hook
 // event (nil: none), the identity its receipt attests and what the session
 // inherited.
-func recordedContext(rec *aarts.VerdictRecord) (receipt.Authenticated, *reducer.Inheritance, error) {
+func recordedContext(rec *aarts.VerdictRecord, last *lastIdentity) (receipt.Authenticated, *reducer.Inheritance, error) {
 	if rec == nil {
 		return receipt.Authenticated{}, nil, nil
 	}
 	var auth receipt.Authenticated
 	// Receipts before version 2 attested the event's own identity claim:
 	// those sessions were judged unauthenticated.
-	if id, ok := receiptIdentity(rec.Receipt); ok {
+	if id, ok := receiptIdentity(rec.Receipt, last); ok {
 		auth = receipt.Authenticated{Principal: id.Principal, Service: id.Service, Agent: id.Agent, Scope: id.Scope, By: id.AuthenticatedBy}
 		if auth.By == "none" {
 			auth.By = ""
