@@ -791,50 +791,10 @@ func (p *parser) writeRune(r rune) bool {
 func (p *parser) number() error {
 	in := p.in
 	start := p.pos
-	i := p.pos
-	if in[i] == '-' {
-		i++
-	}
-	intStart := i
-	switch {
-	case i < len(in) && in[i] == '0':
-		i++
-	case i < len(in) && in[i] >= '1' && in[i] <= '9':
-		for i < len(in) && in[i] >= '0' && in[i] <= '9' {
-			i++
-		}
-	default:
+	i, intDigits, integer, bad := scanNumber(in, start)
+	if bad != "" {
 		p.pos = i
-		return p.fail("invalid number, want a digit")
-	}
-	intDigits := i - intStart
-	integer := true
-	if i < len(in) && in[i] == '.' {
-		integer = false
-		i++
-		d := i
-		for i < len(in) && in[i] >= '0' && in[i] <= '9' {
-			i++
-		}
-		if i == d {
-			p.pos = i
-			return p.fail("invalid number, want a digit after '.'")
-		}
-	}
-	if i < len(in) && (in[i] == 'e' || in[i] == 'E') {
-		integer = false
-		i++
-		if i < len(in) && (in[i] == '+' || in[i] == '-') {
-			i++
-		}
-		d := i
-		for i < len(in) && in[i] >= '0' && in[i] <= '9' {
-			i++
-		}
-		if i == d {
-			p.pos = i
-			return p.fail("invalid number, want a digit in the exponent")
-		}
+		return p.fail(bad)
 	}
 	lit := in[start:i]
 	p.pos = i
@@ -877,6 +837,55 @@ func (p *parser) number() error {
 	p.pos = i
 	p.out = append(p.out, s...)
 	return nil
+}
+
+// scanNumber reads the JSON number (RFC 8259 grammar) at in[start]: the
+// index after it, the digits of its integer part, and whether it has no
+// fraction or exponent; or, in bad, what is wrong at index end.
+func scanNumber(in []byte, start int) (end, intDigits int, integer bool, bad string) {
+	i := start
+	if in[i] == '-' {
+		i++
+	}
+	intStart := i
+	switch {
+	case i < len(in) && in[i] == '0':
+		i++
+	case i < len(in) && in[i] >= '1' && in[i] <= '9':
+		for i < len(in) && in[i] >= '0' && in[i] <= '9' {
+			i++
+		}
+	default:
+		return i, 0, false, "invalid number, want a digit"
+	}
+	intDigits = i - intStart
+	integer = true
+	if i < len(in) && in[i] == '.' {
+		integer = false
+		i++
+		d := i
+		for i < len(in) && in[i] >= '0' && in[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return i, 0, false, "invalid number, want a digit after '.'"
+		}
+	}
+	if i < len(in) && (in[i] == 'e' || in[i] == 'E') {
+		integer = false
+		i++
+		if i < len(in) && (in[i] == '+' || in[i] == '-') {
+			i++
+		}
+		d := i
+		for i < len(in) && in[i] >= '0' && in[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return i, 0, false, "invalid number, want a digit in the exponent"
+		}
+	}
+	return i, intDigits, integer, ""
 }
 
 func nonZeroMantissa(lit []byte) bool {

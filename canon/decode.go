@@ -215,44 +215,10 @@ func (d *fastDecoder) escaped(start int) (any, bool) {
 // number reads a number's literal as json.Number, as UseNumber keeps it.
 func (d *fastDecoder) number() (any, bool) {
 	start := d.pos
-	in := d.in
-	i := d.pos
-	if in[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(in) && in[i] == '0':
-		i++
-	case i < len(in) && in[i] >= '1' && in[i] <= '9':
-		for i < len(in) && in[i] >= '0' && in[i] <= '9' {
-			i++
-		}
-	default:
+	end, _, _, bad := scanNumber(d.in, start)
+	if bad != "" {
 		return nil, false
 	}
-	if i < len(in) && in[i] == '.' {
-		i++
-		d := i
-		for i < len(in) && in[i] >= '0' && in[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return nil, false
-		}
-	}
-	if i < len(in) && (in[i] == 'e' || in[i] == 'E') {
-		i++
-		if i < len(in) && (in[i] == '+' || in[i] == '-') {
-			i++
-		}
-		d := i
-		for i < len(in) && in[i] >= '0' && in[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return nil, false
-		}
-	}
-	d.pos = i
-	return json.Number(in[start:i]), true
+	d.pos = end
+	return json.Number(d.in[start:end]), true
 }

@@ -107,7 +107,7 @@ func (b *builder) newEncoder(t reflect.Type) encoder {
 	case reflect.Float64:
 		return func(dst []byte, v reflect.Value) ([]byte, error) { return appendFloat(dst, v.Float()) }
 	case reflect.String:
-		return func(dst []byte, v reflect.Value) ([]byte, error) { return appendString(dst, v.String()), nil }
+		return func(dst []byte, v reflect.Value) ([]byte, error) { return AppendString(dst, v.String()), nil }
 	case reflect.Interface:
 		return func(dst []byte, v reflect.Value) ([]byte, error) {
 			if v.IsNil() {
@@ -200,7 +200,7 @@ func (b *builder) mapEncoder(t reflect.Type) encoder {
 				}
 				dst = append(dst, ',')
 			}
-			dst = appendString(dst, m.key)
+			dst = AppendString(dst, m.key)
 			dst = append(dst, ':')
 			if dst, err = elem(dst, m.val); err != nil {
 				return dst, err
@@ -248,7 +248,7 @@ func (b *builder) structEncoder(t reflect.Type) encoder {
 				return viaJSON
 			}
 		}
-		fields = append(fields, field{index: i, name: append(appendString(nil, name), ':'), omitEmpty: omit, enc: b.of(f.Type)})
+		fields = append(fields, field{index: i, name: append(AppendString(nil, name), ':'), omitEmpty: omit, enc: b.of(f.Type)})
 	}
 	slices.SortFunc(fields, func(a, b field) int { return compareUTF16Bytes(a.name, b.name) })
 	for i := 1; i < len(fields); i++ {
@@ -369,9 +369,9 @@ func validUTF8(s string) string {
 	return b.String()
 }
 
-// appendString writes s as an RFC 8785 string; invalid UTF-8 becomes
+// AppendString appends s as an RFC 8785 string; invalid UTF-8 becomes
 // U+FFFD, as json.Marshal writes it.
-func appendString(dst []byte, s string) []byte {
+func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	run := 0
 	for i := 0; i < len(s); {

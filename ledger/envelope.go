@@ -16,6 +16,8 @@ import (
 	"regexp"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/agentledger/agentledger/canon"
 )
 
 // Version is the envelope format version written in every envelope's "v".
@@ -245,32 +247,5 @@ func hashWithout(b []byte, from, to int) [32]byte {
 	return sum
 }
 
-// appendString appends s as an RFC 8785 string. s is valid UTF-8.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c < 0x20:
-			switch c {
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-		default:
-			b = append(b, c)
-		}
-	}
-	return append(b, '"')
-}
+// appendString appends s as an RFC 8785 string.
+func appendString(b []byte, s string) []byte { return canon.AppendString(b, s) }
