@@ -490,10 +490,19 @@ func decisionOf(v any) (*Decision, error) {
 	if !ok {
 		return nil, fmt.Errorf("decision is %T, want an object", v)
 	}
+	// A field the engine does not read is refused, the first in key order
+	// named (sorting only then).
+	for k := range obj {
+		if !decisionFields[k] {
+			for _, k := range slices.Sorted(maps.Keys(obj)) {
+				if !decisionFields[k] {
+					return nil, fmt.Errorf("unknown field %q", k)
+				}
+			}
+		}
+	}
 	d := &Decision{}
-	known := map[string]bool{}
 	str := func(name string, dst *string) error {
-		known[name] = true
 		x, ok := obj[name]
 		if !ok {
 			return nil
@@ -506,7 +515,6 @@ func decisionOf(v any) (*Decision, error) {
 		return nil
 	}
 	strs := func(name string, dst *[]string) error {
-		known[name] = true
 		x, ok := obj[name]
 		if !ok {
 			return nil
@@ -527,7 +535,6 @@ func decisionOf(v any) (*Decision, error) {
 		return nil
 	}
 	object := func(name string, dst *map[string]any) error {
-		known[name] = true
 		x, ok := obj[name]
 		if !ok {
 			return nil
@@ -549,7 +556,6 @@ func decisionOf(v any) (*Decision, error) {
 			return nil, f
 		}
 	}
-	known["explicit"] = true
 	switch x := obj["explicit"].(type) {
 	case nil:
 	case bool:
@@ -557,7 +563,6 @@ func decisionOf(v any) (*Decision, error) {
 	default:
 		return nil, fmt.Errorf("explicit is %T, want a boolean", x)
 	}
-	known["confidence"] = true
 	switch c := obj["confidence"].(type) {
 	case nil:
 		d.Confidence = 1
@@ -570,12 +575,14 @@ func decisionOf(v any) (*Decision, error) {
 	default:
 		return nil, fmt.Errorf("confidence is %T, want a number", c)
 	}
-	for _, k := range slices.Sorted(maps.Keys(obj)) {
-		if !known[k] {
-			return nil, fmt.Errorf("unknown field %q", k)
-		}
-	}
 	return d, nil
+}
+
+// decisionFields are the fields of a policy's decision the engine reads.
+var decisionFields = map[string]bool{
+	"decision": true, "aarm_decision": true, "reason_code": true, "category": true, "severity": true, "source": true,
+	"matched_rule_id": true, "reasons": true, "artifacts": true, "constraints": true, "directives": true,
+	"explicit": true, "confidence": true,
 }
 
 // plainNumbers writes every number of v as JSON writes it plainly: OPA

@@ -193,3 +193,23 @@ func TestSelfProtectionCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestDecisionUnknownField: a decision with a field the engine does not
+// read is a policy error naming the first such field in key order.
+func TestDecisionUnknownField(t *testing.T) {
+	dir := t.TempDir()
+	rego := "package agentledger.policy\n\nimport rego.v1\n\ndecision := {\"decision\": \"allow\", \"aarm_decision\": \"ALLOW\", \"reason_code\": \"ALLOW\", \"category\": \"none\", \"source\": \"policy\", \"severity\": \"info\", \"zz_extra\": 1, \"b_extra\": 2}\n"
+	if err := os.WriteFile(filepath.Join(dir, "p.rego"), []byte(rego), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Load(context.Background(), dir, DefaultManifest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 { // map order varies: the field named must not
+		_, err = p.Evaluate(context.Background(), Input{Event: map[string]any{"hook_point": "PreToolUse"}}, time.Unix(0, 0))
+		if err == nil || !strings.Contains(err.Error(), `unknown field "b_extra"`) {
+			t.Fatalf("got %v, want the unknown field b_extra named", err)
+		}
+	}
+}
