@@ -1,6 +1,7 @@
 package aarts
 
 import (
+	"encoding"
 	"encoding/json"
 	"reflect"
 	"strconv"
@@ -25,6 +26,9 @@ func fitsFields(hookPoint string, raw map[string]any) bool {
 func fits(t reflect.Type, v any) bool {
 	if v == nil {
 		return true // null leaves a field as it is
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) || reflect.PointerTo(t).Implements(textUnmarshalerType) {
+		return false // decodes by its own rules
 	}
 	switch t.Kind() {
 	case reflect.Interface:
@@ -78,7 +82,10 @@ func fits(t reflect.Type, v any) bool {
 		if !ok {
 			return false
 		}
-		fs := fieldsByName(t)
+		fs, plain := fieldsByName(t)
+		if !plain {
+			return false
+		}
 		for k, e := range m {
 			f, ok := fs[k]
 			if !ok {
@@ -113,28 +120,63 @@ func foldsToField(key string, fs map[string]reflect.Type) bool {
 	return false
 }
 
-var structFields sync.Map // reflect.Type -> map[string]reflect.Type
+var structFields sync.Map // reflect.Type -> fieldSet
 
-// fieldsByName are a struct type's fields by their JSON names.
-func fieldsByName(t reflect.Type) map[string]reflect.Type {
+// fieldSet is a struct type's fields by their JSON names; plain is false
+// for a struct encoding/json reads by rules fits does not follow
+// (embedded fields, tags it would ignore or that name two fields).
+type fieldSet struct {
+	byName map[string]reflect.Type
+	plain  bool
+}
+
+var (
+	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// fieldsByName are a struct type's fields by their JSON names, and whether
+// the struct is plain enough for fits to judge.
+func fieldsByName(t reflect.Type) (map[string]reflect.Type, bool) {
 	if fs, ok := structFields.Load(t); ok {
-		return fs.(map[string]reflect.Type)
+		return fs.(fieldSet).byName, fs.(fieldSet).plain
 	}
-	fs := map[string]reflect.Type{}
+	fs := fieldSet{byName: map[string]reflect.Type{}, plain: true}
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if !f.IsExported() || f.Anonymous {
+		if f.Anonymous {
+			fs.plain = false
 			continue
 		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" {
+		if !f.IsExported() {
 			continue
 		}
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
 		if name == "" {
 			name = f.Name
+		} else if !plainTagName(name) {
+			fs.plain = false
 		}
-		fs[name] = f.Type
+		if _, twice := fs.byName[name]; twice {
+			fs.plain = false
+		}
+		fs.byName[name] = f.Type
 	}
 	structFields.Store(t, fs)
-	return fs
+	return fs.byName, fs.plain
+}
+
+// plainTagName is a tag name of lower-case ASCII letters, digits and
+// underscores: one encoding/json takes as it is.
+func plainTagName(s string) bool {
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/gowebpki/jcs"
@@ -34,11 +35,21 @@ func AppendMarshal(dst []byte, v any) ([]byte, error) {
 		return append(dst, "null"...), nil
 	}
 	rv := reflect.ValueOf(v)
-	return encoderOf(rv.Type())(dst, rv)
+	return encoderOf(rv.Type())(dst, rv, 0)
 }
 
-// encoder appends the canonical form of one value of a type.
-type encoder func(dst []byte, v reflect.Value) ([]byte, error)
+// encoder appends the canonical form of one value of a type, nested depth
+// containers deep.
+type encoder func(dst []byte, v reflect.Value, depth int) ([]byte, error)
+
+// maxMarshalDepth bounds the containers AppendMarshal nests: a value that
+// holds itself (which json.Marshal refuses as a cycle) or is nested deeper
+// is refused, as is a json.RawMessage nested deeper on its own (as
+// json.Marshal refuses it).
+const maxMarshalDepth = 10000
+
+// errTooDeep is the error of a value nested past maxMarshalDepth.
+var errTooDeep = fmt.Errorf("canon: value nested deeper than %d (or holding itself)", maxMarshalDepth)
 
 var encoders sync.Map // reflect.Type -> encoder
 
@@ -67,7 +78,7 @@ func (b *builder) of(t reflect.Type) encoder {
 	}
 	if cell, ok := b.cells[t]; ok {
 		// A type within itself: its encoder is still being built.
-		return func(dst []byte, v reflect.Value) ([]byte, error) { return (*cell)(dst, v) }
+		return func(dst []byte, v reflect.Value, depth int) ([]byte, error) { return (*cell)(dst, v, depth) }
 	}
 	cell := new(encoder)
 	b.cells[t] = cell
@@ -85,36 +96,55 @@ var (
 func (b *builder) newEncoder(t reflect.Type) encoder {
 	if t == rawMessageType {
 		// Its own text, canonicalized: json.Marshal only compacts it
-		// (and refuses what is not JSON), which canonicalizing does too.
-		return func(dst []byte, v reflect.Value) ([]byte, error) {
-			if v.Len() == 0 {
+		// (and refuses what is not JSON, or nested deeper than 10,000),
+		// which canonicalizing does too.
+		return func(dst []byte, v reflect.Value, depth int) ([]byte, error) {
+			if v.IsNil() {
 				return append(dst, "null"...), nil
 			}
-			return AppendCanonical(dst, v.Bytes(), Limits{MaxBytes: math.MaxInt, MaxDepth: math.MaxInt})
+			return AppendCanonical(dst, v.Bytes(), Limits{MaxBytes: math.MaxInt, MaxDepth: maxMarshalDepth})
 		}
 	}
-	if t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType) ||
-		t.Implements(textMarshalerType) || reflect.PointerTo(t).Implements(textMarshalerType) || t == numberType {
+	if t.Implements(marshalerType) || t.Implements(textMarshalerType) || t == numberType {
 		return viaJSON
 	}
+	if reflect.PointerTo(t).Implements(marshalerType) || reflect.PointerTo(t).Implements(textMarshalerType) {
+		// json.Marshal calls the pointer's method on a value it can take
+		// the address of (an element of a slice, a field reached through
+		// a pointer), and writes any other as what it is.
+		plain := b.plainEncoder(t)
+		return func(dst []byte, v reflect.Value, depth int) ([]byte, error) {
+			if v.CanAddr() {
+				return viaJSON(dst, v.Addr(), depth)
+			}
+			return plain(dst, v, depth)
+		}
+	}
+	return b.plainEncoder(t)
+}
+
+// plainEncoder encodes t by its kind, leaving its methods aside.
+func (b *builder) plainEncoder(t reflect.Type) encoder {
 	switch t.Kind() {
 	case reflect.Bool:
-		return func(dst []byte, v reflect.Value) ([]byte, error) { return strconv.AppendBool(dst, v.Bool()), nil }
+		return func(dst []byte, v reflect.Value, _ int) ([]byte, error) {
+			return strconv.AppendBool(dst, v.Bool()), nil
+		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return func(dst []byte, v reflect.Value) ([]byte, error) { return appendInt(dst, v.Int()) }
+		return func(dst []byte, v reflect.Value, _ int) ([]byte, error) { return appendInt(dst, v.Int()) }
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return func(dst []byte, v reflect.Value) ([]byte, error) { return appendUint(dst, v.Uint()) }
+		return func(dst []byte, v reflect.Value, _ int) ([]byte, error) { return appendUint(dst, v.Uint()) }
 	case reflect.Float64:
-		return func(dst []byte, v reflect.Value) ([]byte, error) { return appendFloat(dst, v.Float()) }
+		return func(dst []byte, v reflect.Value, _ int) ([]byte, error) { return appendFloat(dst, v.Float()) }
 	case reflect.String:
-		return func(dst []byte, v reflect.Value) ([]byte, error) { return AppendString(dst, v.String()), nil }
+		return func(dst []byte, v reflect.Value, _ int) ([]byte, error) { return AppendString(dst, v.String()), nil }
 	case reflect.Interface:
-		return func(dst []byte, v reflect.Value) ([]byte, error) {
+		return func(dst []byte, v reflect.Value, depth int) ([]byte, error) {
 			if v.IsNil() {
 				return append(dst, "null"...), nil
 			}
 			e := v.Elem()
-			return encoderOf(e.Type())(dst, e)
+			return encoderOf(e.Type())(dst, e, depth)
 		}
 	case reflect.Pointer:
 		return b.pointerEncoder(t)
@@ -123,15 +153,15 @@ func (b *builder) newEncoder(t reflect.Type) encoder {
 			return viaJSON // base64, as json.Marshal writes it
 		}
 		elem := b.of(t.Elem())
-		return func(dst []byte, v reflect.Value) ([]byte, error) {
+		return func(dst []byte, v reflect.Value, depth int) ([]byte, error) {
 			if v.IsNil() {
 				return append(dst, "null"...), nil
 			}
-			return appendElems(dst, v, elem)
+			return appendElems(dst, v, elem, depth)
 		}
 	case reflect.Array:
 		elem := b.of(t.Elem())
-		return func(dst []byte, v reflect.Value) ([]byte, error) { return appendElems(dst, v, elem) }
+		return func(dst []byte, v reflect.Value, depth int) ([]byte, error) { return appendElems(dst, v, elem, depth) }
 	case reflect.Map:
 		if t.Key().Kind() != reflect.String {
 			return viaJSON
@@ -144,7 +174,7 @@ func (b *builder) newEncoder(t reflect.Type) encoder {
 }
 
 // viaJSON writes v as json.Marshal does, canonicalized.
-func viaJSON(dst []byte, v reflect.Value) ([]byte, error) {
+func viaJSON(dst []byte, v reflect.Value, _ int) ([]byte, error) {
 	raw, err := json.Marshal(v.Interface())
 	if err != nil {
 		return dst, err
@@ -154,22 +184,25 @@ func viaJSON(dst []byte, v reflect.Value) ([]byte, error) {
 
 func (b *builder) pointerEncoder(t reflect.Type) encoder {
 	elem := b.of(t.Elem())
-	return func(dst []byte, v reflect.Value) ([]byte, error) {
+	return func(dst []byte, v reflect.Value, depth int) ([]byte, error) {
 		if v.IsNil() {
 			return append(dst, "null"...), nil
 		}
-		return elem(dst, v.Elem())
+		return elem(dst, v.Elem(), depth)
 	}
 }
 
-func appendElems(dst []byte, v reflect.Value, elem encoder) ([]byte, error) {
+func appendElems(dst []byte, v reflect.Value, elem encoder, depth int) ([]byte, error) {
+	if depth++; depth > maxMarshalDepth {
+		return dst, errTooDeep
+	}
 	dst = append(dst, '[')
 	var err error
 	for i := range v.Len() {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		if dst, err = elem(dst, v.Index(i)); err != nil {
+		if dst, err = elem(dst, v.Index(i), depth); err != nil {
 			return dst, err
 		}
 	}
@@ -178,9 +211,12 @@ func appendElems(dst []byte, v reflect.Value, elem encoder) ([]byte, error) {
 
 func (b *builder) mapEncoder(t reflect.Type) encoder {
 	elem := b.of(t.Elem())
-	return func(dst []byte, v reflect.Value) ([]byte, error) {
+	return func(dst []byte, v reflect.Value, depth int) ([]byte, error) {
 		if v.IsNil() {
 			return append(dst, "null"...), nil
+		}
+		if depth++; depth > maxMarshalDepth {
+			return dst, errTooDeep
 		}
 		type kv struct {
 			key string
@@ -202,7 +238,7 @@ func (b *builder) mapEncoder(t reflect.Type) encoder {
 			}
 			dst = AppendString(dst, m.key)
 			dst = append(dst, ':')
-			if dst, err = elem(dst, m.val); err != nil {
+			if dst, err = elem(dst, m.val, depth); err != nil {
 				return dst, err
 			}
 		}
@@ -213,6 +249,7 @@ func (b *builder) mapEncoder(t reflect.Type) encoder {
 // field is a struct field as json.Marshal writes it.
 type field struct {
 	index     int
+	key       string // its name
 	name      []byte // the key, written as a canonical string with its colon
 	omitEmpty bool
 	enc       encoder
@@ -248,15 +285,18 @@ func (b *builder) structEncoder(t reflect.Type) encoder {
 				return viaJSON
 			}
 		}
-		fields = append(fields, field{index: i, name: append(AppendString(nil, name), ':'), omitEmpty: omit, enc: b.of(f.Type)})
+		fields = append(fields, field{index: i, key: name, name: append(AppendString(nil, name), ':'), omitEmpty: omit, enc: b.of(f.Type)})
 	}
-	slices.SortFunc(fields, func(a, b field) int { return compareUTF16Bytes(a.name, b.name) })
+	slices.SortFunc(fields, func(a, b field) int { return compareUTF16(a.key, b.key) })
 	for i := 1; i < len(fields); i++ {
-		if string(fields[i].name) == string(fields[i-1].name) {
+		if fields[i].key == fields[i-1].key {
 			return viaJSON // json.Marshal drops both
 		}
 	}
-	return func(dst []byte, v reflect.Value) ([]byte, error) {
+	return func(dst []byte, v reflect.Value, depth int) ([]byte, error) {
+		if depth++; depth > maxMarshalDepth {
+			return dst, errTooDeep
+		}
 		dst = append(dst, '{')
 		first := true
 		var err error
@@ -270,7 +310,7 @@ func (b *builder) structEncoder(t reflect.Type) encoder {
 			}
 			first = false
 			dst = append(dst, f.name...)
-			if dst, err = f.enc(dst, fv); err != nil {
+			if dst, err = f.enc(dst, fv, depth); err != nil {
 				return dst, err
 			}
 		}
@@ -286,7 +326,7 @@ func validTagName(s string) bool {
 	for _, c := range s {
 		switch {
 		case strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c):
-		case !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c > 0x7f):
+		case !unicode.IsLetter(c) && !unicode.IsDigit(c):
 			return false
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,7 +38,6 @@ type kinds struct {
 	Raw    json.RawMessage   `json:"raw,omitempty"`
 	Num    json.Number       `json:"num,omitempty"`
 	T      time.Time         `json:"t"`
-	Str    int               `json:"str,string"`
 	Skip   string            `json:"-"`
 	Dash   string            `json:"-,"`
 	NoTag  string            //nolint
@@ -60,7 +60,8 @@ type inner struct {
 // embeds has an embedded struct: json.Marshal's promotion rules apply.
 type embeds struct {
 	inner
-	Z int `json:"z"`
+	Z   int `json:"z"`
+	Str int `json:"str,string"`
 }
 
 func reference(v any) ([]byte, error) {
@@ -102,8 +103,61 @@ func TestMarshalIsCanonicalizedJSON(t *testing.T) {
 	if errs == 0 {
 		t.Fatal("no random value was refused: the edge cases (NaN-free big integers, duplicate keys) were never reached")
 	}
-	for _, v := range []any{nil, math.NaN(), math.Inf(1), uint64(1<<53 + 1), int64(1 << 60), "\xff\xfe", map[string]int{"\xff": 1, "\xfe": 2}, []float64{-0.0, 1e21, 1e-7}, make(chan int)} {
+	for _, v := range []any{nil, math.NaN(), math.Inf(1), uint64(1<<53 + 1), int64(1 << 60), "\xff\xfe", map[string]int{"\xff": 1, "\xfe": 2}, []float64{math.Copysign(0, -1), 1e21, 1e-7}, make(chan int)} {
 		sameAsReference(t, v)
+	}
+}
+
+// ptrM and ptrT marshal through their pointers: json.Marshal calls the
+// methods on values it can take the address of (slice elements, fields
+// reached through a pointer) and writes other values as they are.
+type ptrM struct{ X int }
+
+func (*ptrM) MarshalJSON() ([]byte, error) { return []byte(` "custom" `), nil }
+
+type ptrT struct{ X int }
+
+func (*ptrT) MarshalText() ([]byte, error) { return []byte("text"), nil }
+
+type holdsPtr struct {
+	M ptrM `json:"m"`
+	T ptrT `json:"t"`
+}
+
+type cycle struct {
+	Next *cycle `json:"next"`
+}
+
+// TestMarshalEdges: the cases the random values do not reach.
+func TestMarshalEdges(t *testing.T) {
+	c := &cycle{}
+	c.Next = c
+	type symbolTag struct {
+		A string `json:"a€"` // € is not a letter or digit: json.Marshal uses the field's name
+	}
+	type punctuationOrder struct {
+		A int `json:"a"`
+		B int `json:"a!"` // sorted by the key, not by its quoted form
+		C int `json:"k"`
+		D int `json:"k x"`
+	}
+	type raw struct {
+		R json.RawMessage `json:"r"`
+	}
+	type negZero struct {
+		F float64 `json:"f,omitempty"`
+		G float64 `json:"g"`
+	}
+	deep := json.RawMessage(strings.Repeat("[", 10001) + strings.Repeat("]", 10001))
+	for _, v := range []any{
+		[]ptrM{{1}}, &holdsPtr{}, holdsPtr{}, []ptrT{{1}}, map[string]ptrM{"a": {1}},
+		symbolTag{"x"}, punctuationOrder{1, 2, 3, 4}, raw{json.RawMessage{}}, raw{nil}, raw{json.RawMessage(" [1, {\"b\":2,\"a\":1}] ")},
+		map[string]any{"r": deep}, negZero{math.Copysign(0, -1), math.Copysign(0, -1)}, c,
+	} {
+		sameAsReference(t, v)
+	}
+	if _, err := AppendMarshal(nil, c); err == nil {
+		t.Fatal("a value holding itself was written")
 	}
 }
 

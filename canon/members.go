@@ -122,3 +122,27 @@ func skipValue(b []byte, i int) int {
 	}
 	return j
 }
+
+// NestingDepth is how deep the objects and arrays of the JSON text b nest
+// (a scalar is 0, {} is 1), read without parsing: brackets are counted
+// outside strings. For text that is not JSON it is a bound, not a check.
+func NestingDepth(b []byte) int {
+	depth, deepest := 0, 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			if j := skipString(b, i); j > 0 {
+				i = j - 1
+			} else {
+				return deepest
+			}
+		case '{', '[':
+			if depth++; depth > deepest {
+				deepest = depth
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return deepest
+}

@@ -95,5 +95,13 @@ func FuzzMembers(f *testing.F) {
 		if !bytes.Equal(b.Bytes(), c) {
 			t.Fatalf("members rejoined %s, want %s", b.Bytes(), c)
 		}
+		// NestingDepth is the depth the parser counts.
+		d := NestingDepth(c)
+		if _, err := Canonicalize(c, Limits{MaxDepth: d}); err != nil {
+			t.Fatalf("NestingDepth(%s) = %d, but: %v", c, d, err)
+		}
+		if _, err := Canonicalize(c, Limits{MaxDepth: d - 1}); d > 1 && err == nil {
+			t.Fatalf("NestingDepth(%s) = %d, but it reads at %d", c, d, d-1)
+		}
 	})
 }

@@ -89,17 +89,27 @@ func DraftOf(e *Envelope, lim Limits) *Draft {
 }
 
 // PrepareFrom is DraftOf checked against lim as Prepare checks an event:
-// the sealed size, and a record's keys. The payload is not canonicalized
-// again (it is canonical as e stores it, and its depth was checked when e
-// was decoded).
+// the payload's nesting, the sealed size, and a record's keys. The payload
+// is not canonicalized again: it is canonical as e stores it.
 func PrepareFrom(e *Envelope, lim Limits) (*Draft, error) {
+	if canon.NestingDepth(e.payload) > lim.Depth() {
+		// Deeper than lim allows (e was read under other limits): refused
+		// as Prepare refuses it, with its error.
+		if _, err := Canonicalize(e.payload, lim); err != nil {
+			return nil, prefixPath(err, "$.payload")
+		}
+	}
 	return prepared(DraftOf(e, lim).ev, lim)
 }
 
 // PrepareRecord prepares a record event whose payload is v, written in
 // its canonical form (canon.AppendMarshal: what Prepare makes of
 // json.Marshal(v)) rather than canonicalized from text; ev.Payload is
-// ignored. The record's keys and size are checked as Prepare checks them.
+// ignored. The record's keys, nesting and size are checked as Prepare
+// checks them, the size on the canonical text: Prepare, given
+// json.Marshal's text, counts the six bytes it writes for each <, >, & and
+// U+2028 or U+2029 where the canonical text, which is what is stored, has
+// one to three.
 func PrepareRecord(ev Event, v any, lim Limits) (*Draft, error) {
 	if ev.TenantID == "" {
 		ev.TenantID = DefaultTenant

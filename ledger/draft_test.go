@@ -31,8 +31,10 @@ type record struct {
 }
 
 // TestPrepareRecordIsSeal: a record prepared from its value seals to the
-// envelope Seal makes of json.Marshal's text, signed or not, at genesis or
-// linked; what Seal refuses, PrepareRecord refuses.
+// envelope Seal makes of its canonical text (json.Marshal's, canonicalized),
+// signed or not, at genesis or linked; what Seal refuses, PrepareRecord
+// refuses. (Given json.Marshal's own text, Seal counts its escapes of <, >
+// and & against the byte limit: TestPrepareRecordCountsStoredBytes.)
 func TestPrepareRecordIsSeal(t *testing.T) {
 	signer := edSigner{ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, 32))}
 	rng := rand.New(rand.NewPCG(3, 8785))
@@ -49,6 +51,9 @@ func TestPrepareRecordIsSeal(t *testing.T) {
 		raw, err := json.Marshal(r)
 		if err != nil {
 			continue
+		}
+		if c, err := Canonicalize(raw, Limits{MaxBytes: 1 << 30, MaxDepth: 1 << 10}); err == nil {
+			raw = c
 		}
 		h := head
 		if i%3 == 0 {
@@ -117,5 +122,53 @@ func TestPrepareFromIsSeal(t *testing.T) {
 	_, perr := PrepareFrom(rec, small)
 	if serr == nil || perr == nil {
 		t.Fatalf("an envelope over the byte limit: Seal %v, PrepareFrom %v", serr, perr)
+	}
+}
+
+// TestPrepareRecordCountsStoredBytes: the byte limit applies to the
+// record as stored. A record whose json.Marshal text is over the limit
+// only by its escapes of < (six bytes each, one stored) is sealed; one
+// over the limit as stored is refused.
+func TestPrepareRecordCountsStoredBytes(t *testing.T) {
+	ev := Event{TenantID: "acme", SessionID: "s1", EventType: EventVerdict, TsUnixMs: 1}
+	r := record{Decision: "deny", Reasons: []string{strings.Repeat("<", 300)}}
+	raw, _ := json.Marshal(r)
+	lim := Limits{MaxBytes: 1000}
+	if len(raw) <= lim.MaxBytes {
+		t.Fatalf("json.Marshal's text is %d bytes: the case needs it over %d", len(raw), lim.MaxBytes)
+	}
+	if _, err := seal(Head{}, ev, raw, lim); err == nil {
+		t.Fatal("Seal took json.Marshal's text over the limit")
+	}
+	d, err := PrepareRecord(ev, &r, lim)
+	if err != nil {
+		t.Fatalf("a record of %d stored bytes under a %d-byte limit: %v", len(r.Reasons[0]), lim.MaxBytes, err)
+	}
+	e, err := d.Seal(Head{})
+	if err != nil || len(e.Bytes()) > lim.MaxBytes {
+		t.Fatalf("%v, %d bytes", err, len(e.Bytes()))
+	}
+	r.Reasons[0] = strings.Repeat("<", 1000)
+	if _, err := PrepareRecord(ev, &r, lim); !errors.Is(err, ErrInvalidInput) {
+		t.Fatalf("a record over the limit as stored: %v", err)
+	}
+}
+
+// TestPrepareFromChecksDepth: an envelope read under looser limits is
+// refused under tighter ones, as Seal refuses its payload.
+func TestPrepareFromChecksDepth(t *testing.T) {
+	payload := []byte(`{"a":{"b":{"c":{"d":[1]}}}}`)
+	ev := Event{TenantID: "acme", SessionID: "s1", EventType: "PreToolUse", TsUnixMs: 1, Payload: payload}
+	rec, err := Seal(Head{}, ev, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for depth := 3; depth <= 6; depth++ {
+		lim := Limits{MaxDepth: depth}
+		_, serr := Seal(Head{}, ev, lim)
+		_, perr := PrepareFrom(rec, lim)
+		if (serr == nil) != (perr == nil) || serr != nil && serr.Error() != perr.Error() {
+			t.Fatalf("depth limit %d: Seal says %v, PrepareFrom says %v", depth, serr, perr)
+		}
 	}
 }

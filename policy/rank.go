@@ -24,8 +24,9 @@ import (
 //     order, for object.union_n.
 //
 // A signal that is not what sig() builds (an object with a decision of
-// allow, ask or deny, a numeric order, a reason, a list of artifacts and, for
-// an allow, an object of directives) halts the evaluation: a policy error,
+// allow, ask or deny, a numeric order and confidence, a reason, strings
+// aarm_decision, reason_code, category and severity, a list of artifacts
+// and, for an allow, an object of directives) halts the evaluation: a policy error,
 // which the engine answers with a deny. (The comprehensions skipped such a
 // signal, and a set of only such signals fell through to the default allow.)
 var rankBuiltin = &ast.Builtin{
@@ -48,6 +49,8 @@ var (
 	rankCode       = ast.StringTerm("reason_code")
 	rankArtifacts  = ast.StringTerm("artifacts")
 	rankDirectives = ast.StringTerm("directives")
+	rankConfidence = ast.StringTerm("confidence")
+	verdictStrings = []*ast.Term{ast.StringTerm("aarm_decision"), rankCode, ast.StringTerm("category"), ast.StringTerm("severity")}
 	strictnessOf   = map[ast.String]int{"allow": 0, "ask": 1, "deny": 2}
 )
 
@@ -137,6 +140,22 @@ func rankedOf(t *ast.Term, index int) (ranked, error) {
 	}
 	if s.Get(rankReason) == nil {
 		return ranked{}, fmt.Errorf("agentledger.rank: signal %s has no reason", codeOf(s))
+	}
+	// What the verdict is built from: a winner without one of these would
+	// leave the decision undefined, and the policy's default allow would
+	// answer.
+	for _, k := range verdictStrings {
+		name := string(k.Value.(ast.String))
+		if v := s.Get(k); v == nil {
+			return ranked{}, fmt.Errorf("agentledger.rank: signal %s has no %s", codeOf(s), name)
+		} else if _, ok := v.Value.(ast.String); !ok {
+			return ranked{}, fmt.Errorf("agentledger.rank: signal %s: %s is a %s, not a string", codeOf(s), name, ast.ValueName(v.Value))
+		}
+	}
+	if c := s.Get(rankConfidence); c == nil {
+		return ranked{}, fmt.Errorf("agentledger.rank: signal %s has no confidence", codeOf(s))
+	} else if _, ok := c.Value.(ast.Number); !ok {
+		return ranked{}, fmt.Errorf("agentledger.rank: signal %s: confidence is a %s, not a number", codeOf(s), ast.ValueName(c.Value))
 	}
 	return r, nil
 }

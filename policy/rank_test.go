@@ -66,6 +66,7 @@ func randomSignals(rng *rand.Rand) []any {
 			"decision": decisions[rng.IntN(3)], "order": orders[rng.IntN(len(orders))],
 			"reason": fmt.Sprintf("reason %d", rng.IntN(5)), "reason_code": fmt.Sprintf("C%d", rng.IntN(4)),
 			"artifacts": arts, "directives": dir, "confidence": []any{1, 0.6, 0.8}[rng.IntN(3)],
+			"aarm_decision": "X", "category": "c", "severity": "warning",
 		})
 	}
 	return sigs
@@ -104,19 +105,28 @@ func TestRankIsTheComprehensions(t *testing.T) {
 // the evaluation, and a policy with one is a policy error (which the engine
 // answers with a deny), never the default allow.
 func TestRankRefusesMalformedSignals(t *testing.T) {
-	cases := map[string]string{
-		"no decision":           `{"order": 1, "reason": "r", "artifacts": [], "directives": {}}`,
-		"unknown decision":      `{"decision": "maybe", "order": 1, "reason": "r", "artifacts": [], "directives": {}}`,
-		"order not a number":    `{"decision": "deny", "order": "1", "reason": "r", "artifacts": [], "directives": {}}`,
-		"no reason":             `{"decision": "deny", "order": 1, "artifacts": [], "directives": {}}`,
-		"no artifacts":          `{"decision": "deny", "order": 1, "reason": "r", "directives": {}}`,
-		"artifacts a string":    `{"decision": "deny", "order": 1, "reason": "r", "artifacts": "x", "directives": {}}`,
-		"allow, no directives":  `{"decision": "allow", "order": 1, "reason": "r", "artifacts": []}`,
-		"directives not object": `{"decision": "allow", "order": 1, "reason": "r", "artifacts": [], "directives": []}`,
-		"not an object":         `"deny"`,
+	// full is the rest of what sig() builds.
+	full := `, "aarm_decision": "DENY", "reason_code": "X", "category": "c", "severity": "critical", "confidence": 1}`
+	cases := map[string][2]string{ // the signal, and what the error says
+		"no confidence":                   {`{"decision": "deny", "aarm_decision": "DENY", "reason_code": "X", "category": "c", "severity": "critical", "order": 1, "reason": "r", "artifacts": [], "directives": {}}`, "no confidence"},
+		"no category":                     {`{"decision": "deny", "aarm_decision": "DENY", "reason_code": "X", "severity": "critical", "order": 1, "reason": "r", "artifacts": [], "directives": {}, "confidence": 1}`, "no category"},
+		"no reason_code, no aarm":         {`{"decision": "deny", "category": "c", "severity": "critical", "order": 1, "reason": "r", "artifacts": [], "directives": {}, "confidence": 1}`, "no aarm_decision"},
+		"ask, no confidence, no severity": {`{"decision": "ask", "aarm_decision": "STEP_UP", "reason_code": "X", "category": "c", "order": 1, "reason": "r", "artifacts": [], "directives": {}}`, "no severity"},
+		"severity a number":               {`{"decision": "deny", "aarm_decision": "DENY", "reason_code": "X", "category": "c", "severity": 3, "order": 1, "reason": "r", "artifacts": [], "directives": {}, "confidence": 1}`, "severity is a number"},
+		"confidence a string":             {`{"decision": "deny", "order": 1, "reason": "r", "artifacts": [], "directives": {}, "aarm_decision": "DENY", "reason_code": "X", "category": "c", "severity": "critical", "confidence": "1"}`, "confidence is a string"},
+		"no decision":                     {`{"order": 1, "reason": "r", "artifacts": [], "directives": {}` + full, "decision is"},
+		"unknown decision":                {`{"decision": "maybe", "order": 1, "reason": "r", "artifacts": [], "directives": {}` + full, "not allow, ask or deny"},
+		"order not a number":              {`{"decision": "deny", "order": "1", "reason": "r", "artifacts": [], "directives": {}` + full, "order is a string"},
+		"no reason":                       {`{"decision": "deny", "order": 1, "artifacts": [], "directives": {}` + full, "no reason"},
+		"no artifacts":                    {`{"decision": "deny", "order": 1, "reason": "r", "directives": {}` + full, "no artifacts"},
+		"artifacts a string":              {`{"decision": "deny", "order": 1, "reason": "r", "artifacts": "x", "directives": {}` + full, "artifacts are a string"},
+		"allow, no directives":            {`{"decision": "allow", "order": 1, "reason": "r", "artifacts": []` + full, "no directives"},
+		"directives not object":           {`{"decision": "allow", "order": 1, "reason": "r", "artifacts": [], "directives": []` + full, "directives are a array"},
+		"not an object":                   {`"deny"`, "not an object"},
 	}
-	for name, sig := range cases {
+	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
+			sig, want := c[0], c[1]
 			dir := t.TempDir()
 			mod := "package agentledger.policy\n\nimport rego.v1\n\nsignals contains " + sig + " if input.event.hook_point == \"PreToolUse\"\n"
 			if err := os.WriteFile(filepath.Join(dir, "bad.rego"), []byte(mod), 0o600); err != nil {
@@ -127,8 +137,8 @@ func TestRankRefusesMalformedSignals(t *testing.T) {
 				t.Fatal(err)
 			}
 			d, err := p.Evaluate(context.Background(), Input{Event: map[string]any{"hook_point": "PreToolUse", "tool_name": "read", "tool_input": map[string]any{"path": "README.md"}}}, time.Unix(0, 0))
-			if err == nil || !errors.Is(err, ErrPolicy) || !strings.Contains(err.Error(), "agentledger.rank") {
-				t.Fatalf("got %+v, %v; want a policy error from agentledger.rank", d, err)
+			if err == nil || !errors.Is(err, ErrPolicy) || !strings.Contains(err.Error(), "agentledger.rank") || !strings.Contains(err.Error(), want) {
+				t.Fatalf("got %+v, %v; want a policy error from agentledger.rank saying %q", d, err, want)
 			}
 		})
 	}
