@@ -39,19 +39,17 @@ func fits(t reflect.Type, v any) bool {
 	case reflect.Bool:
 		_, ok := v.(bool)
 		return ok
-	case reflect.Int64:
+	case reflect.Int64, reflect.Float64:
 		n, ok := v.(json.Number)
 		if !ok {
 			return false
 		}
-		_, err := strconv.ParseInt(string(n), 10, 64)
-		return err == nil
-	case reflect.Float64:
-		n, ok := v.(json.Number)
-		if !ok {
-			return false
+		var err error
+		if t.Kind() == reflect.Int64 {
+			_, err = strconv.ParseInt(string(n), 10, 64)
+		} else {
+			_, err = strconv.ParseFloat(string(n), 64)
 		}
-		_, err := strconv.ParseFloat(string(n), 64)
 		return err == nil
 	case reflect.Pointer:
 		return fits(t.Elem(), v)

@@ -29,7 +29,9 @@ import (
 // result is the same for every value; the package tests hold the two to
 // byte equality. A value json.Marshal or AppendCanonical refuses (NaN, an
 // integer above 2^53 that a float64 does not hold, a channel, duplicate
-// keys after invalid UTF-8 is replaced) is refused with an error.
+// keys after invalid UTF-8 is replaced) is refused with an error, and so
+// is a value nested past 10,000 containers: one that holds itself, which
+// json.Marshal refuses too, or one that deep, which it would write.
 func AppendMarshal(dst []byte, v any) ([]byte, error) {
 	if v == nil {
 		return append(dst, "null"...), nil

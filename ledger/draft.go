@@ -21,10 +21,7 @@ type Draft struct {
 // outgrow the limit): the size is checked as if at the largest seq, linked
 // to a previous envelope.
 func Prepare(ev Event, lim Limits) (*Draft, error) {
-	if ev.TenantID == "" {
-		ev.TenantID = DefaultTenant
-	}
-	if err := checkFields(ev.TenantID, ev.SessionID, ev.EventType, ev.TsUnixMs); err != nil {
+	if err := checkEvent(&ev); err != nil {
 		return nil, err
 	}
 	if len(ev.Payload) == 0 {
@@ -36,6 +33,14 @@ func Prepare(ev Event, lim Limits) (*Draft, error) {
 	}
 	ev.Payload = payload
 	return prepared(ev, lim)
+}
+
+// checkEvent fills in ev's default tenant and checks its fields.
+func checkEvent(ev *Event) error {
+	if ev.TenantID == "" {
+		ev.TenantID = DefaultTenant
+	}
+	return checkFields(ev.TenantID, ev.SessionID, ev.EventType, ev.TsUnixMs)
 }
 
 // ParseDraft reads one line of `ledger append` input (see ParseEvent) and
@@ -111,10 +116,7 @@ func PrepareFrom(e *Envelope, lim Limits) (*Draft, error) {
 // U+2028 or U+2029 where the canonical text, which is what is stored, has
 // one to three.
 func PrepareRecord(ev Event, v any, lim Limits) (*Draft, error) {
-	if ev.TenantID == "" {
-		ev.TenantID = DefaultTenant
-	}
-	if err := checkFields(ev.TenantID, ev.SessionID, ev.EventType, ev.TsUnixMs); err != nil {
+	if err := checkEvent(&ev); err != nil {
 		return nil, err
 	}
 	if !IsRecordType(ev.EventType) {
@@ -124,11 +126,8 @@ func PrepareRecord(ev Event, v any, lim Limits) (*Draft, error) {
 	if err != nil {
 		return nil, &InputError{Path: "$.payload", Offset: -1, Msg: err.Error()}
 	}
-	if len(payload) > lim.Bytes() {
-		return nil, &InputError{Path: "$.payload", Offset: -1, Msg: fmt.Sprintf("payload is %d bytes, over the %d-byte limit", len(payload), lim.Bytes())}
-	}
 	ev.Payload = payload
-	return prepared(ev, lim) // a record's keys are read under lim's depth there
+	return prepared(ev, lim) // keys under lim's depth, and the sealed size
 }
 
 // Key is the session the draft is for.
