@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -191,12 +192,12 @@ func TestThreeStreamLedger(t *testing.T) {
 
 	// A doctored copy of an envelope stored in one stream behind the
 	// ledger's back: verify names the session and its stream.
-	nc, _ := natstest.Client(t, url)
+	// (a JetStream publish returns once the stream has stored it)
+	_, js := natstest.Client(t, url)
 	stored := infos[5]
-	if err := nc.Publish(stored.Subject, []byte(`{"not":"an envelope"}`)); err != nil {
+	if _, err := js.Publish(context.Background(), stored.Subject, []byte(`{"not":"an envelope"}`)); err != nil {
 		t.Fatal(err)
 	}
-	nc.Flush()
 	code, out, _ = ledger("verify")
 	if want := "[stream " + streamOf[stored.Session] + " seq "; code != 1 || !strings.Contains(out, want) {
 		t.Fatalf("verify after tampering: exit %d, want a fault naming %q:\n%s", code, want, out)

@@ -271,7 +271,10 @@ func TestStreamsTamperAndRoundTrip(t *testing.T) {
 
 	// Tamper with one session in each stream: a doctored copy of its seq 1
 	// stored behind the ledger's back.
-	nc, _ := natstest.Client(t, url)
+	// A JetStream publish returns once the stream has stored the message
+	// (a core publish and Flush only reach the server, which stores it
+	// asynchronously).
+	_, js := natstest.Client(t, url)
 	tampered := map[string]string{} // stream -> session
 	for id, envs := range chains {
 		k := envs[0].Key()
@@ -280,12 +283,9 @@ func TestStreamsTamperAndRoundTrip(t *testing.T) {
 		}
 		tampered[s.StreamOf(k)] = id
 		doctored := bytes.Replace(envs[1].Bytes(), []byte("echo 1"), []byte("echo 9"), 1)
-		if err := nc.Publish(s.Subject(k), doctored); err != nil {
+		if _, err := js.Publish(ctx, s.Subject(k), doctored); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := nc.Flush(); err != nil {
-		t.Fatal(err)
 	}
 	if len(tampered) != 4 {
 		t.Fatalf("sessions in %d streams, want all 4", len(tampered))
