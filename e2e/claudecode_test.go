@@ -66,6 +66,7 @@ func host(t *testing.T, env string) string {
 type hostRun struct {
 	work, data string
 	result     map[string]any // what the host printed, when it prints JSON
+	output     string         // what the host printed otherwise
 	records    []*ledger.Envelope
 }
 

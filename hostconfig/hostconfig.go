@@ -43,6 +43,15 @@ func (s Scope) home() (string, error) {
 	return os.UserHomeDir()
 }
 
+// root is the directory a scope's wrapper is under: the project, or the
+// user's home.
+func (s Scope) root() (string, error) {
+	if s.User {
+		return s.home()
+	}
+	return s.Dir, nil
+}
+
 func (s Scope) env(k string) string {
 	if s.Getenv == nil {
 		return os.Getenv(k)
@@ -582,10 +591,10 @@ func shellWords(s string) []string {
 // (cmd/agentledger-hook).
 const ThinHook = "agentledger-hook"
 
-// HookCommand is the hook command for host that runs the thin hook at exe
-// (an absolute path: a user's own install).
-func HookCommand(exe, host string, args ...string) string {
-	return strings.Join(append([]string{shellQuote(exe), host}, args...), " ")
+// ShellCommand is the shell command running the program at exe (an
+// absolute path) with args.
+func ShellCommand(exe string, args ...string) string {
+	return strings.Join(append([]string{shellQuote(exe)}, args...), " ")
 }
 
 // projectDirVar is the variable in which each host tells its hooks the

@@ -5,12 +5,20 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
-// WrapperPath is a project's hook wrapper, relative to the project: a
-// POSIX shell script `engine install` writes beside the host's
-// configuration, to be committed with it.
+// WrapperPath is a hook wrapper's path, relative to its project (a POSIX
+// shell script `engine install` writes beside the host's configuration,
+// to be committed with it) or, for a user's install, to the user's home.
 const WrapperPath = ".agentledger/hook"
+
+// installedMark is the line of Wrapper a user's wrapper replaces with the
+// hook command its install found; installedTag ends the line that runs it.
+const (
+	installedTag  = "# the install's own"
+	installedMark = "# (a user's wrapper runs the hook program its install found here)\n"
+)
 
 // Wrapper is the project's hook wrapper. It runs agentledger-hook from PATH
 // with its arguments, so the committed configuration works for every
@@ -29,11 +37,12 @@ const Wrapper = `#!/bin/sh
 # treats as a block) and leaves a note in the agentledger data directory's
 # spool, which the next agentledger engine there puts on the record.
 # Install agentledger: go install ./cmd/... in a clone of agentledger
+# (a user's wrapper runs the hook program its install found here)
 if command -v agentledger-hook >/dev/null 2>&1; then
 	exec agentledger-hook "$@"
 fi
 host=$1
-case $host in claude-code|cursor|copilot|gemini) ;; *) host=unknown ;; esac
+case $host in claude-code|codex|cursor|copilot|gemini) ;; *) host=unknown ;; esac
 tenant=default
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -64,25 +73,58 @@ printf '{"id":"%s","tenant":"%s","session":"%s","event_type":"EngineFailure","at
 exit 2
 `
 
-// WrapperChange plans writing the project's hook wrapper: nil when it is
-// already there as Wrapper.
-func WrapperChange(project string) (*Change, error) {
-	p := filepath.Join(project, WrapperPath)
+// UserWrapper is a user's hook wrapper (WrapperPath in the home): Wrapper,
+// which first runs installed — the hook command, an absolute program and
+// its leading arguments (agentledger-hook, or engine hook), that the
+// install found — while that program is there. A host without a
+// fail-closed setting (Codex, Gemini CLI, Copilot) lets a call through
+// when its hook command cannot start; the wrapper, not the program, is what
+// such a host runs, so a program moved or removed blocks the call and is
+// noted for the record instead.
+func UserWrapper(installed string) string {
+	prog := CommandProgram(installed)
+	line := fmt.Sprintf("if [ -x %s ]; then\n\texec %s \"$@\" %s\nfi\n", shellQuote(prog), installed, installedTag)
+	return strings.Replace(Wrapper, installedMark, line, 1)
+}
+
+// UserCommand is the hook command a user's configuration holds for host:
+// the user's wrapper (UserWrapper, at WrapperPath in home).
+func UserCommand(home, host string, args ...string) string {
+	return strings.Join(append([]string{shellQuote(filepath.Join(home, WrapperPath)), host}, args...), " ")
+}
+
+// WrapperChange plans writing the hook wrapper of a scope: the project's
+// (Wrapper), or the user's (UserWrapper(installed)); nil when it is already
+// there as it would be written.
+func WrapperChange(s Scope, installed string) (*Change, error) {
+	root, err := s.root()
+	if err != nil {
+		return nil, err
+	}
+	want := Wrapper
+	if s.User {
+		want = UserWrapper(installed)
+	}
+	p := filepath.Join(root, WrapperPath)
 	before, err := os.ReadFile(p)
 	if err != nil && !os.IsNotExist(err) {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
-	if err == nil && bytes.Equal(before, []byte(Wrapper)) {
+	if err == nil && bytes.Equal(before, []byte(want)) {
 		return nil, nil
 	}
-	return &Change{Path: p, Before: before, After: []byte(Wrapper), Existed: err == nil, Mode: 0o755, root: project}, nil
+	return &Change{Path: p, Before: before, After: []byte(want), Existed: err == nil, Mode: 0o755, root: root}, nil
 }
 
-// WrapperRemoval plans removing the project's hook wrapper once no host's
-// project configuration names it: nil while one does, or when there is
-// none.
-func WrapperRemoval(project string) (*Change, error) {
-	p := filepath.Join(project, WrapperPath)
+// WrapperRemoval plans removing a scope's hook wrapper once no host's
+// configuration of that scope names it: nil while one does, or when there
+// is none.
+func WrapperRemoval(s Scope) (*Change, error) {
+	root, err := s.root()
+	if err != nil {
+		return nil, err
+	}
+	p := filepath.Join(root, WrapperPath)
 	before, err := os.ReadFile(p)
 	if os.IsNotExist(err) {
 		return nil, nil
@@ -91,7 +133,7 @@ func WrapperRemoval(project string) (*Change, error) {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
 	for _, host := range Hosts() {
-		file, err := specs[host].file(Scope{Dir: project})
+		file, err := specs[host].file(s)
 		if err != nil {
 			continue
 		}
@@ -99,5 +141,16 @@ func WrapperRemoval(project string) (*Change, error) {
 			return nil, nil
 		}
 	}
-	return &Change{Path: p, Before: before, Existed: true, root: project}, nil
+	return &Change{Path: p, Before: before, Existed: true, root: root}, nil
+}
+
+// InstalledBy is the hook command a user's wrapper runs first (what
+// UserWrapper was given), or "" for a project's wrapper or another file.
+func InstalledBy(wrapper []byte) string {
+	for line := range strings.Lines(string(wrapper)) {
+		if cmd, ok := strings.CutPrefix(line, "\texec "); ok && strings.HasSuffix(cmd, " \"$@\" "+installedTag+"\n") {
+			return strings.TrimSuffix(cmd, " \"$@\" "+installedTag+"\n")
+		}
+	}
+	return ""
 }

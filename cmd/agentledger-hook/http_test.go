@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentledger/agentledger/hostconfig"
 )
 
 // TestHTTPHooks: `engine install claude-code --user --transport http`
@@ -51,8 +53,11 @@ func TestHTTPHooks(t *testing.T) {
 	if pre.Type != "http" || !strings.HasPrefix(pre.URL, "http://127.0.0.1:") || pre.OnFailure != "block" || len(token) != 64 {
 		t.Fatalf("PreToolUse hook %+v: want an http hook on loopback, onFailure block, a token", pre)
 	}
-	if start.Type != "command" || !strings.Contains(start.Command, "agentledger-hook claude-code") {
-		t.Fatalf("SessionStart hook %+v: want the command hook that starts the engine", start)
+	if start.Type != "command" || !strings.Contains(start.Command, "/.agentledger/hook claude-code") {
+		t.Fatalf("SessionStart hook %+v: want the command hook that starts the engine (the user's wrapper)", start)
+	}
+	if w, err := os.ReadFile(filepath.Join(home, ".agentledger", "hook")); err != nil || !strings.Contains(hostconfig.InstalledBy(w), "agentledger-hook") {
+		t.Fatalf("the user's wrapper runs %q (%v), want agentledger-hook", hostconfig.InstalledBy(w), err)
 	}
 	if bytes.Contains(diff, []byte(token)) {
 		t.Errorf("the install's diff shows the token: %s", diff)

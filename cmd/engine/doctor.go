@@ -182,6 +182,9 @@ func resolveHook(command, project, thin string) (string, string) {
 		return "warn", "no engine listens on " + addr + ": the host blocks these calls until a session start starts one"
 	}
 	prog := hostconfig.CommandProgram(command)
+	if filepath.IsAbs(prog) && strings.HasSuffix(prog, "/"+hostconfig.WrapperPath) {
+		return resolveUserWrapper(prog, thin)
+	}
 	if strings.HasSuffix(prog, "/"+hostconfig.WrapperPath) || prog == hostconfig.WrapperPath {
 		w := filepath.Join(project, hostconfig.WrapperPath)
 		switch {
@@ -202,6 +205,23 @@ func resolveHook(command, project, thin string) (string, string) {
 		return "ok", "runs " + p
 	}
 	return "fail", prog + " is not on PATH"
+}
+
+// resolveUserWrapper says what a user's wrapper at w runs: the program
+// its install found, else agentledger-hook on PATH, else nothing (every
+// call blocked).
+func resolveUserWrapper(w, thin string) (string, string) {
+	raw, err := os.ReadFile(w)
+	if err != nil || !hookwire.IsProgram(w) {
+		return "fail", "the user's wrapper " + w + " is missing or not executable: the host lets every call through (engine install HOST --user writes it)"
+	}
+	if prog := hostconfig.CommandProgram(hostconfig.InstalledBy(raw)); prog != "" && hookwire.IsProgram(prog) {
+		return "ok", "the user's wrapper runs " + prog
+	}
+	if thin != "" {
+		return "warn", "the program the user's wrapper was installed with is gone; it runs " + thin + " from PATH (engine install HOST --user again)"
+	}
+	return "fail", "the user's wrapper finds no agentledger program: every call is blocked and noted for the record (engine install HOST --user again)"
 }
 
 func lookProgram(name string) string {

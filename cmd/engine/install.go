@@ -65,7 +65,7 @@ func (a *app) install(c *cli.Context, remove bool) error {
 	if c.Bool("user") && c.IsSet("project") {
 		return cmdline.Usage(errors.New("--project and --user exclude each other"))
 	}
-	command, err := hookCommandOf(c, host, remove)
+	command, installed, err := hookCommandOf(c, host, remove)
 	if err != nil {
 		return err
 	}
@@ -92,17 +92,17 @@ func (a *app) install(c *cli.Context, remove bool) error {
 	if err := a.applyChange(c, change, secret); err != nil {
 		return err
 	}
-	if c.Bool("user") || c.Bool("dry-run") && remove {
+	if c.Bool("dry-run") && remove {
 		return nil
 	}
-	// The project's wrapper: written with a configuration that names it,
+	// The scope's wrapper: written with a configuration that names it,
 	// removed with the last one that did.
 	var wrapper *hostconfig.Change
 	switch {
 	case remove:
-		wrapper, err = hostconfig.WrapperRemoval(dir)
+		wrapper, err = hostconfig.WrapperRemoval(scope)
 	case strings.Contains(command, hostconfig.WrapperPath):
-		wrapper, err = hostconfig.WrapperChange(dir)
+		wrapper, err = hostconfig.WrapperChange(scope, installed)
 	}
 	if err != nil {
 		return cmdline.Usage(err)
@@ -220,19 +220,19 @@ func (a *app) applyChange(c *cli.Context, change *hostconfig.Change, secret stri
 }
 
 // hookCommandOf is the hook command an install writes: --command, or the
-// default; with --monitor, in monitor mode.
-func hookCommandOf(c *cli.Context, host string, remove bool) (string, error) {
-	command := c.String("command")
+// default; with --monitor, in monitor mode. For a user's default install
+// it is the user's wrapper, which runs installed.
+func hookCommandOf(c *cli.Context, host string, remove bool) (command, installed string, err error) {
+	command = c.String("command")
 	if command == "" {
-		var err error
-		if command, err = defaultHookCommand(host, c.Bool("user")); err != nil {
-			return "", err
+		if command, installed, err = defaultHookCommand(host, c.Bool("user")); err != nil {
+			return "", "", err
 		}
 	}
 	if c.Bool("monitor") && !remove {
 		command += " --monitor"
 	}
-	return command, nil
+	return command, installed, nil
 }
 
 // httpHeaders are the headers of an HTTP install's hooks.
@@ -245,21 +245,27 @@ func httpHeaders(token string, cfg hookwire.Config, monitor bool) [][2]string {
 }
 
 // defaultHookCommand is the hook install writes: in a project, the
-// project's wrapper; for the user, agentledger-hook beside this engine
-// program (this engine's own `hook` where there is none).
-func defaultHookCommand(host string, user bool) (string, error) {
+// project's wrapper; for the user, the user's wrapper, which runs
+// installed: agentledger-hook beside this engine program (this engine's own
+// `hook` where there is none).
+func defaultHookCommand(host string, user bool) (command, installed string, err error) {
 	if !user {
-		return hostconfig.ProjectCommand(host), nil
+		return hostconfig.ProjectCommand(host), "", nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", "", err
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if exe, err = filepath.Abs(exe); err != nil {
-		return "", err
+		return "", "", err
 	}
+	installed = hostconfig.ShellCommand(exe, "hook")
 	if thin := filepath.Join(filepath.Dir(exe), hostconfig.ThinHook); hookwire.IsProgram(thin) {
-		return hostconfig.HookCommand(thin, host), nil
+		installed = hostconfig.ShellCommand(thin)
 	}
-	return hostconfig.Command(exe, host), nil
+	return hostconfig.UserCommand(home, host), installed, nil
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentledger/agentledger/hostconfig"
 )
 
 // TestInstallCommand: `engine install HOST --dry-run` prints the diff and
@@ -96,4 +98,59 @@ func readInstalled(t *testing.T, dir string) string {
 		return nil
 	})
 	return b.String()
+}
+
+// TestUserInstallWrapper: a user's install names the user's wrapper
+// (~/.agentledger/hook), which runs the program the install found; doctor
+// follows the wrapper to that program and fails when the wrapper is gone;
+// the wrapper stays while any host's user configuration names it and goes
+// with the last.
+func TestUserInstallWrapper(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("CODEX_HOME", "")
+	t.Setenv("COPILOT_HOME", "")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrapper := filepath.Join(home, hostconfig.WrapperPath)
+	hosts := hostconfig.Hosts()
+	for _, host := range hosts {
+		if code, _, errOut := run(t, "", "install", host, "--user"); code != 0 {
+			t.Fatalf("install %s --user: %d %s", host, code, errOut)
+		}
+		in, err := hostconfig.Inspect(host, hostconfig.Scope{User: true, Home: home})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for event, cmds := range in.Commands {
+			if len(cmds) != 1 || cmds[0] != hostconfig.UserCommand(home, host) {
+				t.Errorf("%s %s: hook commands %q, want the user's wrapper", host, event, cmds)
+			}
+		}
+	}
+	raw, err := os.ReadFile(wrapper)
+	if info, serr := os.Stat(wrapper); err != nil || serr != nil || info.Mode().Perm()&0o111 == 0 {
+		t.Fatalf("the user's wrapper: %v %v", err, serr)
+	}
+	abs, _ := filepath.Abs(exe)
+	if got, want := hostconfig.InstalledBy(raw), hostconfig.ShellCommand(abs, "hook"); got != want {
+		t.Errorf("the wrapper runs %q, want %q", got, want)
+	}
+	if status, detail := resolveHook(hostconfig.UserCommand(home, "codex"), t.TempDir(), ""); status != "ok" || !strings.Contains(detail, abs) {
+		t.Errorf("doctor on the user's wrapper: %s %s", status, detail)
+	}
+	for i, host := range hosts {
+		if code, _, errOut := run(t, "", "uninstall", host, "--user"); code != 0 {
+			t.Fatalf("uninstall %s --user: %d %s", host, code, errOut)
+		}
+		_, err := os.Stat(wrapper)
+		if last := i == len(hosts)-1; (err == nil) == last {
+			t.Errorf("after uninstalling %s (the last: %v) the wrapper exists: %v", host, last, err == nil)
+		}
+	}
+	if status, _ := resolveHook(hostconfig.UserCommand(home, "codex"), t.TempDir(), ""); status != "fail" {
+		t.Errorf("doctor on a missing user's wrapper: %s, want fail", status)
+	}
 }
