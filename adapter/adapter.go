@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,6 +32,11 @@ type Host struct {
 	// Blocking reports whether the host waits for the answer to its event
 	// and can block it. An unknown event counts as blocking.
 	Blocking func(event string) bool
+	// Notice reports whether event is a notice: the host goes on whatever
+	// the answer, and Render gives it no decision there (a sub-agent
+	// start, a session start). Its verdict is recorded with no host answer
+	// and holds nothing for an approver. An input whose event cannot be told is no notice.
+	Notice func(event string) bool
 	// Asks, when set, reports whether the host prompts its user for an ask
 	// at event (hostAsks: the hook's word that it does); where it does not,
 	// an ask is answered and recorded as deny. Nil: it always does.
@@ -50,11 +56,20 @@ type Mapped struct {
 
 // Hosts are the host adapters, by name.
 var Hosts = map[string]*Host{
-	"claude-code": {Name: "claude-code", Map: mapClaudeCode, Render: renderClaudeCode, Blocking: claudeCodeBlocking, Asks: claudeCodeAsks, Defers: claudeCodeDefers},
-	"cursor":      {Name: "cursor", Map: mapCursor, Render: renderCursor, Blocking: cursorBlocking, Asks: cursorAsks},
-	"copilot":     {Name: "copilot", Map: mapCopilot, Render: renderCopilot, Blocking: copilotBlocking, Asks: copilotAsks},
-	"gemini":      {Name: "gemini", Map: mapGemini, Render: renderGemini, Blocking: geminiBlocking, Asks: geminiAsks},
-	"codex":       {Name: "codex", Map: mapCodex, Render: renderCodex, Blocking: codexBlocking, Asks: codexAsks},
+	"claude-code": {Name: "claude-code", Map: mapClaudeCode, Render: renderClaudeCode, Blocking: claudeCodeBlocking, Notice: notBlocking(claudeCodeBlocking), Asks: claudeCodeAsks, Defers: claudeCodeDefers},
+	"cursor":      {Name: "cursor", Map: mapCursor, Render: renderCursor, Blocking: cursorBlocking, Notice: notBlocking(cursorBlocking, "postToolUse"), Asks: cursorAsks},
+	"copilot":     {Name: "copilot", Map: mapCopilot, Render: renderCopilot, Blocking: copilotBlocking, Notice: notBlocking(copilotBlocking, "postToolUse", "PostToolUse"), Asks: copilotAsks},
+	"gemini":      {Name: "gemini", Map: mapGemini, Render: renderGemini, Blocking: geminiBlocking, Notice: notBlocking(geminiBlocking), Asks: geminiAsks},
+	"codex":       {Name: "codex", Map: mapCodex, Render: renderCodex, Blocking: codexBlocking, Notice: notBlocking(codexBlocking), Asks: codexAsks},
+}
+
+// notBlocking is a host's Notice: the events blocking says it cannot
+// block, but for those named in acted (where the host still acts on a
+// denial, replacing a tool's result).
+func notBlocking(blocking func(string) bool, acted ...string) func(string) bool {
+	return func(event string) bool {
+		return event != "" && !blocking(event) && !slices.Contains(acted, event)
+	}
 }
 
 // hostEvent starts the AARTS event an adapter maps a host input to: the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/action"
+	"github.com/agentledger/agentledger/hostconfig"
 )
 
 // checkAction checks the tool an adapter mapped ev to and what the engine
@@ -50,5 +51,40 @@ func TestNoEngineInside(t *testing.T) {
 			strings.HasSuffix(d, "agentledger/engine"), strings.HasSuffix(d, "agentledger/decide"), strings.HasSuffix(d, "agentledger/policy"):
 			t.Errorf("adapter depends on %s", d)
 		}
+	}
+}
+
+// TestNoticesGetNoDecision: an event a host adapter calls a notice (the
+// host goes on whatever the answer; recorded with no host answer) is
+// rendered with no decision, however strict the answer; and each host's
+// calls before a tool runs are no notices.
+func TestNoticesGetNoDecision(t *testing.T) {
+	answers := []Answer{
+		{Decision: aarts.Deny, ReasonCode: "FORBIDDEN", Reasons: []string{"no"}},
+		{Decision: aarts.Ask, ReasonCode: "TAINTED_TO_HIGH_RISK", HostAnswer: aarts.Deny},
+		{Decision: aarts.Allow, Rewrite: map[string]any{"command": "true"}},
+	}
+	notices := 0
+	for name, h := range Hosts {
+		for _, event := range hostconfig.Events(name) {
+			if !h.Notice(event) {
+				continue
+			}
+			notices++
+			for _, a := range answers {
+				if out := h.Render(event, []byte(`{}`), a); string(out) != "{}" {
+					t.Errorf("%s %s, a notice, rendered %s for %s", name, event, out, a.Decision)
+				}
+			}
+		}
+		pre := map[string]string{"claude-code": "PreToolUse", "codex": "PreToolUse", "copilot": "preToolUse", "gemini": "BeforeTool", "cursor": "beforeShellExecution"}
+		for _, event := range []string{"", pre[name]} {
+			if h.Notice(event) {
+				t.Errorf("%s: %q is taken for a notice", name, event)
+			}
+		}
+	}
+	if notices < 10 {
+		t.Errorf("%d notices over every host, want the session and sub-agent lifecycle events", notices)
 	}
 }

@@ -322,8 +322,10 @@ func (d *Decider) decide(ctx context.Context, s *Session, ev *aarts.Event, paylo
 	if step.Record.HostAnswer == aarts.Ask || dec.Decision == aarts.Ask {
 		step.Record.TurnID = ev.TurnID // what a PostAskResolution must name
 	}
-	if dec.Decision == aarts.Ask || dec.AARMDecision == aarts.AARMStepUp || dec.AARMDecision == aarts.AARMDefer {
-		// Who can close the ask: the host's own prompt, or an approver.
+	if (dec.Decision == aarts.Ask || dec.AARMDecision == aarts.AARMStepUp || dec.AARMDecision == aarts.AARMDefer) &&
+		(dec.Decision == aarts.Allow || step.Record.HostAnswer != aarts.HostAnswerNone) {
+		// Who can close the ask: the host's own prompt, or an approver
+		// (none where the host went on without waiting).
 		step.Record.AskOwner, step.Record.AskedBy = aarts.AskOwnerApprover, asker
 		if step.Record.HostAnswer == aarts.Ask {
 			step.Record.AskOwner = aarts.AskOwnerHost
@@ -456,6 +458,11 @@ func HostAnswer(ev *aarts.Event, dec *policy.Decision) string {
 			return aarts.Ask // an AARTS host its deployment says prompts its user
 		}
 		return ""
+	}
+	if ev.Field("host_waits") == false {
+		// An event the host does not wait on: it goes on whatever the
+		// answer, and is given none.
+		return aarts.HostAnswerNone
 	}
 	if dec.Decision == aarts.Ask && ev.Field("host_defers") == true {
 		// No one attends the run. A deferral waits for the run's caller,

@@ -338,3 +338,38 @@ func keys(m map[string]recorded) []string {
 	}
 	return out
 }
+
+// TestClaudeCodeSubagentRecordsWhatHostDid: Claude Code starts a
+// sub-agent (the Agent tool) and does not wait on SubagentStart's answer:
+// the sub-agent runs whatever agentledger says there. The record says so —
+// the spawn's verdict gives the host no answer (host_answer none), holds
+// nothing for an approver — and the sub-agent's run is on the record.
+func TestClaudeCodeSubagentRecordsWhatHostDid(t *testing.T) {
+	r := runClaude(t, []turn{
+		{Calls: []call{{"Agent", map[string]any{"description": "look around", "prompt": "List the files here and report.", "subagent_type": "general-purpose"}}}},
+		{Text: "Task finished."},
+	}, "default")
+	issued, results := r.model.calls()
+	if len(issued) != 1 || !strings.Contains(results["toolu_00_0"], "agent") {
+		t.Fatalf("the model issued %v; the Agent call's result %q, want the sub-agent launched", issued, results["toolu_00_0"])
+	}
+	spawns := 0
+	for _, rec := range r.byTurn("PreSubAgentSpawn") {
+		spawns++
+		v := rec.verdict
+		if v["host_answer"] != "none" || v["ask_owner"] != nil {
+			t.Errorf("the sub-agent spawn (which ran): verdict %v, want host answer none and no one owning an ask", v)
+		}
+	}
+	for _, e := range r.records {
+		var p map[string]any
+		_ = json.Unmarshal(e.Payload(), &p)
+		if e.EventType() == "PreSubAgentSpawn" && p["host_waits"] != false {
+			t.Errorf("seq %d: the spawn is not marked as an event Claude Code does not wait on: %v", e.Seq(), p)
+		}
+	}
+	if spawns == 0 {
+		t.Fatalf("no sub-agent spawn on the record (%d envelopes)", len(r.records))
+	}
+	r.noUnboundResults(t)
+}

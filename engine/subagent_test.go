@@ -124,3 +124,51 @@ func TestSubAgentAnswersToTheUsersRequest(t *testing.T) {
 		t.Errorf("the sub-agent's edit after a read-only request: %s %s %v", r.Decision, r.ReasonCode, r.Reasons)
 	}
 }
+
+// TestSubAgentSpawnIsANotice: Claude Code and Codex go on from
+// SubagentStart whatever the answer, so a spawn the policy asks about (a
+// tainted session delegating) is recorded as what happened — no host
+// answer, no one owning the ask — and leaves nothing waiting for an
+// approver; a sender of AARTS events cannot claim the notice for itself.
+func TestSubAgentSpawnIsANotice(t *testing.T) {
+	for _, host := range []string{"claude-code", "codex"} {
+		t.Run(host, func(t *testing.T) {
+			st := openStore(t, t.TempDir())
+			defer st.Close()
+			e := newEngine(t, decider(t, "coding-agent.json"), st)
+			base := `"session_id":"notice-` + host + `","transcript_path":"/t","cwd":"/workspace/shop","model":"m","permission_mode":"default","turn_id":"turn-1"`
+			send := func(event, extra string) HookResponse {
+				t.Helper()
+				r := e.Answer(context.Background(), Request{Host: host, Body: []byte(`{` + base + `,"hook_event_name":"` + event + `"` + extra + `}`)})
+				if r.ReasonCode == ReasonInputRejected || r.ReasonCode == ReasonEngineFailure {
+					t.Fatalf("%s: %s %v", event, r.ReasonCode, r.Reasons)
+				}
+				return r
+			}
+			send("PreToolUse", `,"tool_name":"WebFetch","tool_input":{"url":"https://docs.example.com/a","prompt":"read"},"tool_use_id":"w1"`)
+			send("PostToolUse", `,"tool_name":"WebFetch","tool_input":{"url":"https://docs.example.com/a","prompt":"read"},"tool_use_id":"w1","tool_response":"some page text"`)
+			r := send("SubagentStart", `,"agent_id":"ag-1","agent_type":"general-purpose"`)
+			if r.Verdict.Decision != aarts.Ask {
+				t.Fatalf("the tainted spawn: %s %s, want the ask this test is about", r.Verdict.Decision, r.ReasonCode)
+			}
+			if r.HostAnswer != aarts.HostAnswerNone || r.AskOwner != "" || r.PendingID != "" {
+				t.Errorf("the spawn, which runs whatever the answer: host answer %q, ask owner %q, pending %q; want none, none, none", r.HostAnswer, r.AskOwner, r.PendingID)
+			}
+			if p := e.Pending(context.Background(), ledger.DefaultTenant); len(p) != 0 {
+				t.Errorf("approvals waiting for a spawn that ran: %+v", p)
+			}
+			if string(r.HostOutput) != "{}" {
+				t.Errorf("the host was told %s at a notice", r.HostOutput)
+			}
+		})
+	}
+	// An AARTS sender (perhaps the agent itself) cannot mark its own event
+	// a notice.
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	e := newEngine(t, decider(t, "coding-agent.json"), st)
+	r := e.Answer(context.Background(), Request{Body: []byte(`{"aarts_version":"0.1","session_id":"forged","timestamp":"2026-01-01T00:00:00Z","hook_point":"PreToolUse","turn_id":"t1","tool_name":"shell","tool_name_native":"Bash","tool_input":{"command":"ls"},"host_waits":false}`)})
+	if r.ReasonCode != ReasonInputRejected || !strings.Contains(strings.Join(r.Reasons, " "), "host_waits") {
+		t.Errorf("an event claiming host_waits: %s %s %v, want it rejected naming the member", r.Verdict.Decision, r.ReasonCode, r.Reasons)
+	}
+}

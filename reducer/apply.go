@@ -430,6 +430,11 @@ func (n *Snapshot) foldVerdict(v *aarts.VerdictRecord) error {
 	if !v.IsEnforced() {
 		return nil // monitor mode: no one was asked, so nothing waits
 	}
+	if v.HostAnswer == aarts.HostAnswerNone && v.Verdict.Decision != aarts.Allow {
+		// An event the host does not wait on (it went on whatever the
+		// answer): nothing waits for an approval.
+		return nil
+	}
 	if v.Verdict.Decision == aarts.Ask || v.AARMDecision == aarts.AARMStepUp || v.AARMDecision == aarts.AARMDefer {
 		p := Pending{ForSeq: v.ForSeq, HookPoint: v.HookPoint, AARMDecision: v.AARMDecision,
 			ReasonCode: v.ReasonCode, Artifacts: v.Verdict.Artifacts, Action: v.ActionSHA256, TurnID: v.TurnID,
