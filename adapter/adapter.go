@@ -37,6 +37,11 @@ type Host struct {
 	// start, a session start). Its verdict is recorded with no host answer
 	// and holds nothing for an approver. An input whose event cannot be told is no notice.
 	Notice func(event string) bool
+	// Allows, when set, reports whether the host carries out an allow
+	// that brings no new input at event (switching its own approval off);
+	// where it does not, such an allow gives it no decision, and is
+	// recorded so. Nil: it does.
+	Allows func(event string) bool
 	// Asks, when set, reports whether the host prompts its user for an ask
 	// at event (hostAsks: the hook's word that it does); where it does not,
 	// an ask is answered and recorded as deny. Nil: it always does.
@@ -60,7 +65,7 @@ var Hosts = map[string]*Host{
 	"cursor":      {Name: "cursor", Map: mapCursor, Render: renderCursor, Blocking: cursorBlocking, Notice: notBlocking(cursorBlocking, "postToolUse"), Asks: cursorAsks},
 	"copilot":     {Name: "copilot", Map: mapCopilot, Render: renderCopilot, Blocking: copilotBlocking, Notice: notBlocking(copilotBlocking, "postToolUse", "PostToolUse"), Asks: copilotAsks},
 	"gemini":      {Name: "gemini", Map: mapGemini, Render: renderGemini, Blocking: geminiBlocking, Notice: notBlocking(geminiBlocking), Asks: geminiAsks},
-	"codex":       {Name: "codex", Map: mapCodex, Render: renderCodex, Blocking: codexBlocking, Notice: notBlocking(codexBlocking), Asks: codexAsks},
+	"codex":       {Name: "codex", Map: mapCodex, Render: renderCodex, Blocking: codexBlocking, Notice: notBlocking(codexBlocking), Allows: codexAllows, Asks: codexAsks},
 }
 
 // notBlocking is a host's Notice: the events blocking says it cannot

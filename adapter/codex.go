@@ -48,6 +48,11 @@ func codexBlocking(event string) bool {
 	return true
 }
 
+// codexAllows: at PreToolUse Codex takes an allow only together with the
+// input to run (an allow alone fails there, and its own approval policy
+// decides); at PermissionRequest an allow answers its prompt.
+func codexAllows(event string) bool { return event != "PreToolUse" }
+
 // codexAsks: an ask is never Codex's to carry out. At PreToolUse it fails
 // and lets the call run; at PermissionRequest, where Codex prompts its
 // user for its own reasons, agentledger's ask would be that prompt, whose

@@ -476,6 +476,19 @@ func HostAnswer(ev *aarts.Event, dec *policy.Decision) string {
 	if dec.Decision == aarts.Ask && ev.Field("host_asks") == false {
 		return aarts.Deny // no one to prompt: the host is answered deny
 	}
+	if dec.Decision == aarts.Allow && ev.Field("host_allows") == false {
+		// The host takes an allow only with the input to run (Codex at
+		// PreToolUse): an explicit rewrite is one; a rewrite the user
+		// would have to approve is refused (the host cannot ask); any
+		// other allow gives it no decision.
+		switch {
+		case RewrittenInput(dec.Directives) == nil:
+			return aarts.HostAnswerNone
+		case dec.Explicit:
+			return aarts.Allow
+		}
+		return aarts.Deny
+	}
 	if dec.Decision != aarts.Allow || dec.Explicit {
 		return dec.Decision
 	}

@@ -244,7 +244,9 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 
 // hostMembers adds to event, which host mapped from its input body (its
 // event named native), what the engine knows of the host's run: a notice,
-// which the host goes on from whatever the answer (host_waits false);
+// which the host goes on from whatever the answer (host_waits false); an
+// event where the host carries out no allow without new input
+// (host_allows false);
 // where no one attends it and the host can defer the call for its caller to resume,
 // an ask is deferred (host_defers); where the host has no one to prompt,
 // an ask is answered, and recorded, as deny (host_asks false).
@@ -252,6 +254,9 @@ func hostMembers(host *adapter.Host, native string, body, event []byte, unattend
 	switch {
 	case host.Notice != nil && host.Notice(native):
 		return withMember(event, "host_waits", false)
+	case host.Allows != nil && !host.Allows(native):
+		// Neither an allow nor an ask is the host's to carry out here.
+		return withMember(withMember(event, "host_allows", false), "host_asks", false)
 	case unattended && host.Defers != nil && host.Defers(native, body):
 		return withMember(event, "host_defers", true)
 	case unattended || host.Asks != nil && !host.Asks(native, hostAsks):
@@ -267,7 +272,7 @@ func hostMembers(host *adapter.Host, native string, body, event []byte, unattend
 // result with no call before it). A sender of AARTS events — which may be
 // the agent itself — cannot claim them: an event that claimed a host's
 // prompt could close its own ask.
-var adapterMembers = []string{"adapter", "host_refused", "host_defers", "host_asks", "host_prompts", "host_waits", "auto_approve", "result_only"}
+var adapterMembers = []string{"adapter", "host_refused", "host_defers", "host_asks", "host_prompts", "host_waits", "host_allows", "auto_approve", "result_only"}
 
 // GatewayMembers are the members of the MCP gateway's events that its tool
 // pinning rests on (what a server declared and how its tools stand); no

@@ -82,8 +82,11 @@ func TestApprovalReleasesTheActionOnce(t *testing.T) {
 		t.Errorf("the approval released the same input to another tool: %s %s", r.Decision, r.ReasonCode)
 	}
 	again := codex("call_3", "rm -rf build")
-	if again.Decision != aarts.Allow || again.ReasonCode != decide.ReasonApproved || again.HostAnswer != aarts.Allow {
-		t.Fatalf("the approved call sent again: %s %s host %s %v", again.Decision, again.ReasonCode, again.HostAnswer, again.Reasons)
+	// Codex takes a PreToolUse allow only with the input to run: the
+	// released call gets no decision (its own policy runs it), and the
+	// record says so.
+	if again.Decision != aarts.Allow || again.ReasonCode != decide.ReasonApproved || again.HostAnswer != aarts.HostAnswerNone || string(again.HostOutput) != "{}" {
+		t.Fatalf("the approved call sent again: %s %s host %s %s %v", again.Decision, again.ReasonCode, again.HostAnswer, again.HostOutput, again.Reasons)
 	}
 	if r := codex("call_4", "rm -rf build"); r.Decision != aarts.Ask {
 		t.Errorf("the approved call a second time: %s %s, want asked again", r.Decision, r.ReasonCode)

@@ -172,3 +172,30 @@ func TestSubAgentSpawnIsANotice(t *testing.T) {
 		t.Errorf("an event claiming host_waits: %s %s %v, want it rejected naming the member", r.Verdict.Decision, r.ReasonCode, r.Reasons)
 	}
 }
+
+// TestCodexExplicitAllowGivesNoDecision: Codex takes a PreToolUse allow
+// only with the input to run, so an explicit allow without new input
+// gives it no decision ({}), and is recorded so (host answer none); its
+// PermissionRequest prompt an explicit allow does answer.
+func TestCodexExplicitAllowGivesNoDecision(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	d := deciderWith(t, "coding-agent.json", func(m *manifest.Manifest) {
+		m.Rules.Allow = append(m.Rules.Allow, "shell(touch *)")
+	})
+	e := newEngine(t, d, st)
+	base := `"session_id":"codex-allow","transcript_path":"/t","cwd":"/workspace/shop","model":"m","permission_mode":"default","turn_id":"turn-1"`
+	send := func(event, extra string) HookResponse {
+		t.Helper()
+		return e.Answer(context.Background(), Request{Host: "codex", Body: []byte(`{` + base + `,"hook_event_name":"` + event + `"` + extra + `}`)})
+	}
+	r := send("PreToolUse", `,"tool_name":"Bash","tool_input":{"command":"touch a"},"tool_use_id":"c1"`)
+	if r.Verdict.Decision != aarts.Allow || r.Verdict.MatchedRuleID == "" || r.HostAnswer != aarts.HostAnswerNone || string(r.HostOutput) != "{}" {
+		t.Errorf("an explicit allow at PreToolUse: %s rule %q, host answer %q, output %s; want the allow, host answer none, no decision",
+			r.Verdict.Decision, r.Verdict.MatchedRuleID, r.HostAnswer, r.HostOutput)
+	}
+	r = send("PermissionRequest", `,"tool_name":"Bash","tool_input":{"command":"touch b"},"tool_use_id":"c2"`)
+	if r.HostAnswer != aarts.Allow || !strings.Contains(string(r.HostOutput), `"behavior":"allow"`) {
+		t.Errorf("an explicit allow at PermissionRequest: host answer %q, output %s; want the prompt answered allow", r.HostAnswer, r.HostOutput)
+	}
+}

@@ -23,10 +23,13 @@ func installCommand(a *app, remove bool) *cli.Command {
 		"In a project (the default) the hook is the project's wrapper .agentledger/hook, written beside\n" +
 		"the configuration for you to commit: it runs agentledger-hook from PATH for whoever works in\n" +
 		"the project, and blocks a call (exit 2, noted for the record) where agentledger is not\n" +
-		"installed. With --user the hook is this installation's agentledger-hook, by absolute path.\n" +
-		"Files: claude-code .claude/settings.json, cursor .cursor/hooks.json, copilot\n" +
-		".github/hooks/agentledger.json (user: ~/.copilot/hooks/), gemini .gemini/settings.json; in the\n" +
-		"project directory, or under the home directory with --user."
+		"installed. With --user the hook is the user's wrapper ~/.agentledger/hook, written beside it:\n" +
+		"it runs this installation's agentledger-hook by absolute path, else agentledger-hook from PATH,\n" +
+		"else blocks the call (noted for the record) — hosts that let a call through when its hook\n" +
+		"cannot start (Codex, Gemini CLI, Copilot) then still stop it.\n" +
+		"Files: claude-code .claude/settings.json, codex .codex/hooks.json (user: $CODEX_HOME), cursor\n" +
+		".cursor/hooks.json, copilot .github/hooks/agentledger.json (user: ~/.copilot/hooks/), gemini\n" +
+		".gemini/settings.json; in the project directory, or under the home directory with --user."
 	if remove {
 		name, usage = "uninstall", "remove agentledger's hooks from an agent host's configuration"
 		desc = "Removes exactly the hooks `engine install` wrote (any engine program running `hook HOST`) and\n" +
@@ -44,7 +47,7 @@ func installCommand(a *app, remove bool) *cli.Command {
 			&cli.BoolFlag{Name: "monitor", Usage: "install the hooks in monitor mode (engine hook --monitor): every call judged and recorded, none decided — watch a policy before enforcing it, then install again without it"},
 			&cli.StringFlag{Name: "transport", Value: "command", Usage: "`command` (a hook process per call, the default) or http (Claude Code's HTTP hooks with onFailure block, to the local engine on loopback with a token of this install; --user only: the token is written into the user's settings)"},
 			&cli.StringFlag{Name: "tenant", Value: "default", Usage: "`TENANT` of an http install's token"},
-			&cli.StringFlag{Name: "command", Usage: "the hook `COMMAND` to write (default: the project's wrapper; with --user, agentledger-hook beside this engine program, by absolute path); with --mcp, the engine program the servers start with (default: this one, by absolute path)"},
+			&cli.StringFlag{Name: "command", Usage: "the hook `COMMAND` to write (default: the project's wrapper; with --user, the user's wrapper, running agentledger-hook beside this engine program); with --mcp, the engine program the servers start with (default: this one, by absolute path)"},
 			&cli.BoolFlag{Name: "mcp", Usage: "instead of hooks, start each of the host's stdio MCP servers behind engine mcp-proxy (" + strings.Join(hostconfig.MCPHosts(), ", ") + "): uninstall --mcp starts them as they were"},
 			&cli.StringFlag{Name: "manifest", Usage: "with --mcp, the manifest `FILE` the proxied servers are judged by"},
 		},
