@@ -160,6 +160,13 @@ type VerdictRecord struct {
 	// (its canonical tool_result, sealed values sealed).
 	Completes     *CallRef `json:"completes,omitempty"`
 	OutcomeSHA256 string   `json:"outcome_sha256,omitempty"`
+	// Unreported, in the verdict of an event that ends a turn (output
+	// delivered, the session's end), names the calls the host was let run
+	// whose outcome it has not reported by then (a call the host refused
+	// on its own, a command still running): open calls the turn closes as
+	// "outcome not reported by the host". A result reported later still
+	// completes its call.
+	Unreported []CallRef `json:"unreported,omitempty"`
 	// Receipt is the decision receipt of this verdict (AARM R5), when the
 	// engine signs; package receipt defines and checks it.
 	Receipt json.RawMessage `json:"receipt,omitempty"`

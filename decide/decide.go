@@ -319,6 +319,9 @@ func (d *Decider) decide(ctx context.Context, s *Session, ev *aarts.Event, paylo
 		step.Record.Completes, step.Record.OutcomeSHA256 = &call, OutcomeDigest(env)
 	}
 	step.Record.Unbound = unbound
+	if reducer.EndsTurn(ev.HookPoint) {
+		step.Record.Unreported = snap.UnreportedCalls()
+	}
 	if step.Record.HostAnswer == aarts.Ask || dec.Decision == aarts.Ask {
 		step.Record.TurnID = ev.TurnID // what a PostAskResolution must name
 	}

@@ -373,3 +373,66 @@ func TestClaudeCodeSubagentRecordsWhatHostDid(t *testing.T) {
 	}
 	r.noUnboundResults(t)
 }
+
+// TestClaudeCodeRefusedCallIsClosed: in print mode's default permission
+// mode agentledger gives an ordinary command no decision, and Claude Code
+// refuses it on its own (no one to ask), sending no event about it. The
+// turn's end closes the call on the record as one whose outcome the host
+// never reported.
+func TestClaudeCodeRefusedCallIsClosed(t *testing.T) {
+	r := runClaude(t, []turn{
+		{Calls: []call{{"Bash", map[string]any{"command": "touch refused-marker", "description": "make a marker"}}}},
+		{Text: "Task finished."},
+	}, "default")
+	if _, err := os.Stat(filepath.Join(r.work, "refused-marker")); err == nil {
+		t.Fatal("the command ran: this test needs Claude Code to refuse it")
+	}
+	pre := r.byTurn("PreToolUse")["toolu_00_0"]
+	if pre.verdict["host_answer"] != "none" {
+		t.Fatalf("touch: verdict %v, want no decision from agentledger", pre.verdict)
+	}
+	if _, reported := r.byTurn("PostToolUse")["toolu_00_0"]; reported {
+		t.Fatal("Claude Code reported an outcome: this test needs it not to")
+	}
+	closed := unreportedAtTurnEnd(t, r.records)
+	if !closed[seqOf(t, pre.verdict["for_seq"])] {
+		t.Errorf("the refused call (seq %v) is not closed as unreported at the turn's end: %v", pre.verdict["for_seq"], closed)
+	}
+}
+
+// unreportedAtTurnEnd are the event seqs of the calls the record's
+// turn-ending verdicts name as unreported.
+func unreportedAtTurnEnd(t *testing.T, records []*ledger.Envelope) map[uint64]bool {
+	t.Helper()
+	out := map[uint64]bool{}
+	for _, e := range records {
+		if e.EventType() != ledger.EventVerdict {
+			continue
+		}
+		var v struct {
+			HookPoint  string `json:"hook_point"`
+			Unreported []struct {
+				EventSeq uint64 `json:"event_seq"`
+			} `json:"unreported"`
+		}
+		if err := json.Unmarshal(e.Payload(), &v); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range v.Unreported {
+			if v.HookPoint != "PreOutputDeliver" && v.HookPoint != "SessionEnd" {
+				t.Errorf("seq %d: %s names unreported calls", e.Seq(), v.HookPoint)
+			}
+			out[c.EventSeq] = true
+		}
+	}
+	return out
+}
+
+func seqOf(t *testing.T, v any) uint64 {
+	t.Helper()
+	f, ok := v.(float64)
+	if !ok {
+		t.Fatalf("seq %v", v)
+	}
+	return uint64(f)
+}

@@ -310,3 +310,24 @@ func explicitManifest(t *testing.T) string {
 	}
 	return p
 }
+
+// TestCodexUnreportedOutcomeIsClosed: Codex applies a patch given to its
+// shell tool itself and sends no PostToolUse for it; the turn's end closes
+// the call on the record as one whose outcome the host never reported.
+func TestCodexUnreportedOutcomeIsClosed(t *testing.T) {
+	patch := "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: patched.txt\n+hello\n*** End Patch\nEOF\n"
+	r, _ := runCodex(t, []turn{
+		{Calls: []call{{"exec_command", map[string]any{"cmd": patch, "login": false}}}},
+		{Text: "Task finished."},
+	})
+	pre, ok := r.byTurn("PreToolUse")["toolu_00_0"]
+	if !ok {
+		t.Fatalf("the patch call is not on the record")
+	}
+	if _, reported := r.byTurn("PostToolUse")["toolu_00_0"]; reported {
+		t.Fatal("Codex reported the patch's outcome: this test needs a call it does not report")
+	}
+	if closed := unreportedAtTurnEnd(t, r.records); !closed[seqOf(t, pre.verdict["for_seq"])] {
+		t.Errorf("the patch call (seq %v, %v) is not closed as unreported at the turn's end: %v", pre.verdict["for_seq"], pre.verdict["host_answer"], closed)
+	}
+}

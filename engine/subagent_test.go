@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -197,5 +198,60 @@ func TestCodexExplicitAllowGivesNoDecision(t *testing.T) {
 	r = send("PermissionRequest", `,"tool_name":"Bash","tool_input":{"command":"touch b"},"tool_use_id":"c2"`)
 	if r.HostAnswer != aarts.Allow || !strings.Contains(string(r.HostOutput), `"behavior":"allow"`) {
 		t.Errorf("an explicit allow at PermissionRequest: host answer %q, output %s; want the prompt answered allow", r.HostAnswer, r.HostOutput)
+	}
+}
+
+// TestUnreportedCallsCloseAtTurnEnd: a call the host was let run and
+// never reported on is named once by the verdict of the turn's end
+// (unreported); a result reported later still binds to it.
+func TestUnreportedCallsCloseAtTurnEnd(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	e := newEngine(t, decider(t, "coding-agent.json"), st)
+	base := `"session_id":"unreported","transcript_path":"/t","cwd":"/workspace/shop","permission_mode":"default"`
+	send := func(event, extra string) HookResponse {
+		t.Helper()
+		r := e.Answer(context.Background(), Request{Host: "claude-code", Body: []byte(`{` + base + `,"hook_event_name":"` + event + `"` + extra + `}`)})
+		if r.ReasonCode == ReasonInputRejected || r.ReasonCode == ReasonEngineFailure {
+			t.Fatalf("%s: %s %v", event, r.ReasonCode, r.Reasons)
+		}
+		return r
+	}
+	call := `,"tool_name":"Bash","tool_input":{"command":"go test ./..."},"tool_use_id":"u1"`
+	opened := send("PreToolUse", call)
+	send("PreToolUse", `,"tool_name":"Bash","tool_input":{"command":"go vet ./..."},"tool_use_id":"u2"`)
+	send("PostToolUse", `,"tool_name":"Bash","tool_input":{"command":"go vet ./..."},"tool_use_id":"u2","tool_response":"ok"`)
+	send("Stop", `,"stop_hook_active":false,"last_assistant_message":"done"`)
+	send("Stop", `,"stop_hook_active":false,"last_assistant_message":"done again"`)
+	late := send("PostToolUse", call+`,"tool_response":"PASS"`)
+	if late.Unbound != "" || late.Verdict.Decision != aarts.Allow {
+		t.Errorf("the late result: %s unbound %q, want it bound to its call", late.Verdict.Decision, late.Unbound)
+	}
+	var named [][]uint64
+	for _, env := range readSession(t, st, ledger.SessionKey{Tenant: ledger.DefaultTenant, Session: "unreported"}) {
+		if env.EventType() != ledger.EventVerdict {
+			continue
+		}
+		var v aarts.VerdictRecord
+		if err := json.Unmarshal(env.Payload(), &v); err != nil {
+			t.Fatal(err)
+		}
+		if v.HookPoint != "PreOutputDeliver" {
+			if len(v.Unreported) != 0 {
+				t.Errorf("seq %d (%s) names unreported calls %v", env.Seq(), v.HookPoint, v.Unreported)
+			}
+			continue
+		}
+		var seqs []uint64
+		for _, c := range v.Unreported {
+			seqs = append(seqs, c.EventSeq)
+			if c.VerdictSeq != c.EventSeq+1 || c.VerdictHash == "" {
+				t.Errorf("unreported %+v does not name the call's verdict", c)
+			}
+		}
+		named = append(named, seqs)
+	}
+	if len(named) != 2 || !slices.Equal(named[0], []uint64{opened.Seq}) || len(named[1]) != 0 {
+		t.Errorf("unreported calls named at the two turn ends: %v, want [[%d] []]", named, opened.Seq)
 	}
 }

@@ -402,6 +402,13 @@ func (n *Snapshot) foldVerdict(v *aarts.VerdictRecord) error {
 	if v.Verdict.Decision == aarts.Deny {
 		n.DeniedCount++
 	}
+	for _, u := range v.Unreported {
+		for i := range n.Calls {
+			if n.Calls[i].EventSeq == u.EventSeq {
+				n.Calls[i].Unreported = true
+			}
+		}
+	}
 	if v.ReleasedBy != 0 {
 		n.Released = slices.DeleteFunc(n.Released, func(r Release) bool { return r.Seq == v.ReleasedBy })
 	}

@@ -170,9 +170,31 @@ type CallRef struct {
 	// value); Rewritten those of the input a MODIFY verdict replaced it
 	// with: the members a result carries must be those of one of them
 	// (InputKeys).
-	Input       map[string]string `json:"input,omitempty"`
-	Rewritten   map[string]string `json:"rewritten,omitempty"`
+	Input     map[string]string `json:"input,omitempty"`
+	Rewritten map[string]string `json:"rewritten,omitempty"`
+	// Unreported: a turn ended without the call's outcome
+	// (aarts.VerdictRecord.Unreported); it stays open for a late result.
+	Unreported  bool `json:"unreported,omitempty"`
 	verdictHash string
+}
+
+// EndsTurn reports whether an event at hookPoint ends a turn: whatever
+// the host let run before it has had its outcome reported by then.
+func EndsTurn(hookPoint string) bool {
+	return hookPoint == "PreOutputDeliver" || hookPoint == "SessionEnd"
+}
+
+// UnreportedCalls are the calls the host was let run whose outcome it
+// has not reported, and that no earlier turn's end named (for
+// aarts.VerdictRecord.Unreported), oldest first.
+func (s Snapshot) UnreportedCalls() []aarts.CallRef {
+	var out []aarts.CallRef
+	for _, c := range s.Calls {
+		if !c.Unreported {
+			out = append(out, aarts.CallRef{EventSeq: c.EventSeq, VerdictSeq: c.VerdictSeq, VerdictHash: c.verdictHash})
+		}
+	}
+	return out
 }
 
 // maxCalls bounds Calls.
