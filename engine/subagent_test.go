@@ -34,14 +34,7 @@ func TestHostSubAgentCeiling(t *testing.T) {
 			e := newEngine(t, d, st)
 			parent := "sub-" + host
 			base := `"session_id":"` + parent + `","transcript_path":"/t","cwd":"/workspace/shop","model":"m","permission_mode":"default","turn_id":"turn-1"`
-			send := func(event, extra string) HookResponse {
-				t.Helper()
-				r := e.Answer(context.Background(), Request{Host: host, Body: []byte(`{` + base + `,"hook_event_name":"` + event + `"` + extra + `}`)})
-				if r.ReasonCode == ReasonInputRejected || r.ReasonCode == ReasonEngineFailure {
-					t.Fatalf("%s %s: %s %v", event, extra, r.ReasonCode, r.Reasons)
-				}
-				return r
-			}
+			send := hostSender(t, e, host, base)
 			call := func(agent, id, tool, input string) HookResponse {
 				t.Helper()
 				a := ""
@@ -115,9 +108,7 @@ func TestSubAgentAnswersToTheUsersRequest(t *testing.T) {
 	st := openStore(t, t.TempDir())
 	defer st.Close()
 	e := newEngine(t, decider(t, "coding-agent.json"), st)
-	send := func(event, extra string) HookResponse {
-		return e.Answer(context.Background(), Request{Host: "claude-code", Body: []byte(`{"session_id":"sub-intent","transcript_path":"/t","cwd":"/workspace/shop","permission_mode":"default","hook_event_name":"` + event + `"` + extra + `}`)})
-	}
+	send := hostSender(t, e, "claude-code", `"session_id":"sub-intent","transcript_path":"/t","cwd":"/workspace/shop","permission_mode":"default"`)
 	send("UserPromptSubmit", `,"prompt":"Explain the checkout flow, change nothing."`)
 	send("SubagentStart", `,"agent_id":"ag-1","agent_type":"general-purpose"`)
 	r := send("PreToolUse", `,"tool_name":"Edit","tool_input":{"file_path":"/workspace/shop/cart.go","old_string":"a","new_string":"b"},"tool_use_id":"toolu_s1","agent_id":"ag-1","agent_type":"general-purpose"`)
@@ -138,14 +129,7 @@ func TestSubAgentSpawnIsANotice(t *testing.T) {
 			defer st.Close()
 			e := newEngine(t, decider(t, "coding-agent.json"), st)
 			base := `"session_id":"notice-` + host + `","transcript_path":"/t","cwd":"/workspace/shop","model":"m","permission_mode":"default","turn_id":"turn-1"`
-			send := func(event, extra string) HookResponse {
-				t.Helper()
-				r := e.Answer(context.Background(), Request{Host: host, Body: []byte(`{` + base + `,"hook_event_name":"` + event + `"` + extra + `}`)})
-				if r.ReasonCode == ReasonInputRejected || r.ReasonCode == ReasonEngineFailure {
-					t.Fatalf("%s: %s %v", event, r.ReasonCode, r.Reasons)
-				}
-				return r
-			}
+			send := hostSender(t, e, host, base)
 			send("PreToolUse", `,"tool_name":"WebFetch","tool_input":{"url":"https://docs.example.com/a","prompt":"read"},"tool_use_id":"w1"`)
 			send("PostToolUse", `,"tool_name":"WebFetch","tool_input":{"url":"https://docs.example.com/a","prompt":"read"},"tool_use_id":"w1","tool_response":"some page text"`)
 			r := send("SubagentStart", `,"agent_id":"ag-1","agent_type":"general-purpose"`)
@@ -186,10 +170,7 @@ func TestCodexExplicitAllowGivesNoDecision(t *testing.T) {
 	})
 	e := newEngine(t, d, st)
 	base := `"session_id":"codex-allow","transcript_path":"/t","cwd":"/workspace/shop","model":"m","permission_mode":"default","turn_id":"turn-1"`
-	send := func(event, extra string) HookResponse {
-		t.Helper()
-		return e.Answer(context.Background(), Request{Host: "codex", Body: []byte(`{` + base + `,"hook_event_name":"` + event + `"` + extra + `}`)})
-	}
+	send := hostSender(t, e, "codex", base)
 	r := send("PreToolUse", `,"tool_name":"Bash","tool_input":{"command":"touch a"},"tool_use_id":"c1"`)
 	if r.Verdict.Decision != aarts.Allow || r.Verdict.MatchedRuleID == "" || r.HostAnswer != aarts.HostAnswerNone || string(r.HostOutput) != "{}" {
 		t.Errorf("an explicit allow at PreToolUse: %s rule %q, host answer %q, output %s; want the allow, host answer none, no decision",
@@ -209,14 +190,7 @@ func TestUnreportedCallsCloseAtTurnEnd(t *testing.T) {
 	defer st.Close()
 	e := newEngine(t, decider(t, "coding-agent.json"), st)
 	base := `"session_id":"unreported","transcript_path":"/t","cwd":"/workspace/shop","permission_mode":"default"`
-	send := func(event, extra string) HookResponse {
-		t.Helper()
-		r := e.Answer(context.Background(), Request{Host: "claude-code", Body: []byte(`{` + base + `,"hook_event_name":"` + event + `"` + extra + `}`)})
-		if r.ReasonCode == ReasonInputRejected || r.ReasonCode == ReasonEngineFailure {
-			t.Fatalf("%s: %s %v", event, r.ReasonCode, r.Reasons)
-		}
-		return r
-	}
+	send := hostSender(t, e, "claude-code", base)
 	call := `,"tool_name":"Bash","tool_input":{"command":"go test ./..."},"tool_use_id":"u1"`
 	opened := send("PreToolUse", call)
 	send("PreToolUse", `,"tool_name":"Bash","tool_input":{"command":"go vet ./..."},"tool_use_id":"u2"`)
@@ -253,5 +227,19 @@ func TestUnreportedCallsCloseAtTurnEnd(t *testing.T) {
 	}
 	if len(named) != 2 || !slices.Equal(named[0], []uint64{opened.Seq}) || len(named[1]) != 0 {
 		t.Errorf("unreported calls named at the two turn ends: %v, want [[%d] []]", named, opened.Seq)
+	}
+}
+
+// hostSender sends host's native events to e, each the object base (its
+// members, without braces) with hook_event_name event and extra members;
+// an input rejected or an engine failure fails t.
+func hostSender(t *testing.T, e *Engine, host, base string) func(event, extra string) HookResponse {
+	return func(event, extra string) HookResponse {
+		t.Helper()
+		r := e.Answer(context.Background(), Request{Host: host, Body: []byte(`{` + base + `,"hook_event_name":"` + event + `"` + extra + `}`)})
+		if r.ReasonCode == ReasonInputRejected || r.ReasonCode == ReasonEngineFailure {
+			t.Fatalf("%s %s: %s %v", event, extra, r.ReasonCode, r.Reasons)
+		}
+		return r
 	}
 }
