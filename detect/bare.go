@@ -231,8 +231,9 @@ func entropy(v string) float64 {
 
 // bareFound reports whether a bare-credential detector finds one in text.
 func bareFound(text string) bool {
-	for i := range detectors {
-		d := &detectors[i]
+	ds := detectors()
+	for i := range ds {
+		d := &ds[i]
 		if d.gate == nil || d.class != ClassSecret {
 			continue
 		}

@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Data classes the detectors assign.
@@ -108,56 +109,61 @@ func containsFold(s, needle string) bool {
 	return false
 }
 
-var detectors = []detector{
-	// Personal data.
-	{name: "email", class: ClassPII, re: regexp.MustCompile(`[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}\b`), hints: []string{"@"}, classifies: true},
-	{name: "phone", class: ClassPII, re: regexp.MustCompile(`(?:\+\d{1,3}[ .-]?)?\(?\b\d{3}\)?[ .-]\d{3}[ .-]\d{4}\b`), hints: []string{"0"}, classifies: true},
-	{name: "national_id", class: ClassPII, re: regexp.MustCompile(`\b\d{3}-\d{2}-\d{4}\b`), check: validSSN, hints: []string{"-"}, classifies: true},
-	{name: "payment_card", class: ClassPaymentCard, re: regexp.MustCompile(`\b(?:\d[ -]?){12,18}\d\b`), check: luhn, hints: []string{"0"}, classifies: true},
+// detectors are the detectors, compiled once on first use (a program
+// that only links this package, such as the thin hook, pays nothing at
+// start).
+var detectors = sync.OnceValue(func() []detector {
+	return []detector{
+		// Personal data.
+		{name: "email", class: ClassPII, re: regexp.MustCompile(`[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}\b`), hints: []string{"@"}, classifies: true},
+		{name: "phone", class: ClassPII, re: regexp.MustCompile(`(?:\+\d{1,3}[ .-]?)?\(?\b\d{3}\)?[ .-]\d{3}[ .-]\d{4}\b`), hints: []string{"0"}, classifies: true},
+		{name: "national_id", class: ClassPII, re: regexp.MustCompile(`\b\d{3}-\d{2}-\d{4}\b`), check: validSSN, hints: []string{"-"}, classifies: true},
+		{name: "payment_card", class: ClassPaymentCard, re: regexp.MustCompile(`\b(?:\d[ -]?){12,18}\d\b`), check: luhn, hints: []string{"0"}, classifies: true},
 
-	// Secrets that say what they are.
-	{name: "private_key", class: ClassSecret, re: regexp.MustCompile(`-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY( BLOCK)?-----`), hints: []string{"PRIVATE KEY"}, classifies: true},
-	{name: "aws_access_key", class: ClassSecret, re: regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), hints: []string{"AKIA", "ASIA"}, classifies: true},
-	{name: "aws_secret_key", class: ClassSecret, re: regexp.MustCompile(`(?i)aws_secret_access_key["']?(?:\s*[=:]\s*|\s+)["']?[A-Za-z0-9/+=]{40}`), hints: []string{"secret_access_key"}, fold: true, classifies: true},
-	{name: "github_token", class: ClassSecret, re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{60,})\b`), hints: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, classifies: true},
-	{name: "slack_token", class: ClassSecret, re: regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}\b`), hints: []string{"xox"}, classifies: true},
-	{name: "stripe_key", class: ClassSecret, re: regexp.MustCompile(`\b[sr]k_live_[0-9A-Za-z]{20,}\b`), hints: []string{"k_live_"}, classifies: true},
-	{name: "google_api_key", class: ClassSecret, re: regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`), hints: []string{"AIza"}, classifies: true},
-	{name: "openai_key", class: ClassSecret, re: regexp.MustCompile(`\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}\b`), hints: []string{"sk-"}, classifies: true},
-	{name: "jwt", class: ClassSecret, re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), hints: []string{"eyJ"}, classifies: true},
-	{name: "gitlab_token", class: ClassSecret, re: regexp.MustCompile(`\bgl(?:pat|dt|rt|ptt)-[A-Za-z0-9_-]{20,}`), hints: []string{"glpat-", "gldt-", "glrt-", "glptt-"}},
-	{name: "npm_token", class: ClassSecret, re: regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}\b`), hints: []string{"npm_"}},
-	{name: "huggingface_token", class: ClassSecret, re: regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}\b`), hints: []string{"hf_"}},
-	{name: "sendgrid_key", class: ClassSecret, re: regexp.MustCompile(`\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b`), hints: []string{"SG."}},
-	{name: "google_oauth_token", class: ClassSecret, re: regexp.MustCompile(`\bya29\.[0-9A-Za-z_-]{20,}`), hints: []string{"ya29."}},
-	{name: "webhook_url", class: ClassSecret, re: regexp.MustCompile(`https://(?:hooks\.slack\.com/services|discord(?:app)?\.com/api/webhooks)/[A-Za-z0-9/_-]{16,}`), hints: []string{"hooks.slack.com", "/api/webhooks/"}},
+		// Secrets that say what they are.
+		{name: "private_key", class: ClassSecret, re: regexp.MustCompile(`-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY( BLOCK)?-----`), hints: []string{"PRIVATE KEY"}, classifies: true},
+		{name: "aws_access_key", class: ClassSecret, re: regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), hints: []string{"AKIA", "ASIA"}, classifies: true},
+		{name: "aws_secret_key", class: ClassSecret, re: regexp.MustCompile(`(?i)aws_secret_access_key["']?(?:\s*[=:]\s*|\s+)["']?[A-Za-z0-9/+=]{40}`), hints: []string{"secret_access_key"}, fold: true, classifies: true},
+		{name: "github_token", class: ClassSecret, re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{60,})\b`), hints: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, classifies: true},
+		{name: "slack_token", class: ClassSecret, re: regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}\b`), hints: []string{"xox"}, classifies: true},
+		{name: "stripe_key", class: ClassSecret, re: regexp.MustCompile(`\b[sr]k_live_[0-9A-Za-z]{20,}\b`), hints: []string{"k_live_"}, classifies: true},
+		{name: "google_api_key", class: ClassSecret, re: regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`), hints: []string{"AIza"}, classifies: true},
+		{name: "openai_key", class: ClassSecret, re: regexp.MustCompile(`\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}\b`), hints: []string{"sk-"}, classifies: true},
+		{name: "jwt", class: ClassSecret, re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), hints: []string{"eyJ"}, classifies: true},
+		{name: "gitlab_token", class: ClassSecret, re: regexp.MustCompile(`\bgl(?:pat|dt|rt|ptt)-[A-Za-z0-9_-]{20,}`), hints: []string{"glpat-", "gldt-", "glrt-", "glptt-"}},
+		{name: "npm_token", class: ClassSecret, re: regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}\b`), hints: []string{"npm_"}},
+		{name: "huggingface_token", class: ClassSecret, re: regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}\b`), hints: []string{"hf_"}},
+		{name: "sendgrid_key", class: ClassSecret, re: regexp.MustCompile(`\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b`), hints: []string{"SG."}},
+		{name: "google_oauth_token", class: ClassSecret, re: regexp.MustCompile(`\bya29\.[0-9A-Za-z_-]{20,}`), hints: []string{"ya29."}},
+		{name: "webhook_url", class: ClassSecret, re: regexp.MustCompile(`https://(?:hooks\.slack\.com/services|discord(?:app)?\.com/api/webhooks)/[A-Za-z0-9/_-]{16,}`), hints: []string{"hooks.slack.com", "/api/webhooks/"}},
 
-	// Credentials found by where they stand: the value alone is the span.
-	{name: "bearer_token", class: ClassSecret, re: regexp.MustCompile(`(?i)\b(?:bearer|token)\s+([A-Za-z0-9._~+/=-]{12,})`), group: 1, check: randomLooking, hints: []string{"bearer", "token "}, fold: true},
-	{name: "basic_auth", class: ClassSecret, re: regexp.MustCompile(`(?i)\bbasic\s+([A-Za-z0-9+/]{8,}={0,2})`), group: 1, check: basicCredential, hints: []string{"basic"}, fold: true},
-	{name: "url_password", class: ClassSecret, re: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s/:@"'<>]*:([^\s/@"'<>]+)@`), group: 1, hints: []string{"://"}},
-	{name: "password_flag", class: ClassSecret, re: regexp.MustCompile(`(?i)(?:^|[\s"'])--?(?:password|passwd|pass|pwd|token|secret|api-?key|access-?key|secret-?key|client-?secret|auth-?token)(?:=|\s+)("[^"\n]*"|'[^'\n]*'|[^\s"'|&;]+)`), group: 1, check: notPlaceholder, hints: []string{"-pass", "-pwd", "-token", "-secret", "-api", "-access", "-client", "-auth"}, fold: true},
-	{name: "sql_password", class: ClassSecret, re: regexp.MustCompile(`(?i)\b(?:identified\s+by|(?:with|encrypted)\s+password)\s+('[^'\n]*'|"[^"\n]*")`), group: 1, hints: []string{"identified", "password"}, fold: true},
-	{name: "secret_assignment", class: ClassSecret, re: regexp.MustCompile(`(?i)\b[A-Za-z0-9_.-]*(?:password|passwd|passphrase|pwd|secret|token|api[-_]?key|access[-_]?key|accountkey|private[-_]?key|auth[-_]?key|subscription[-_]?key|credentials?)["']?\s*(?::=|[:=])\s*("[^"\n]*"|'[^'\n]*'|[^\s"'&;|,(){}\[\]<>` + "`" + `]+)`), group: 1, check: assignedLiteral, hints: []string{"pass", "pwd", "secret", "token", "key", "credential"}, fold: true},
-	// NAME=value in a shell or an env file, the name in capitals: the value
-	// is a literal whatever it looks like.
-	{name: "secret_assignment", class: ClassSecret, re: regexp.MustCompile(`\b([A-Z0-9_]*(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|API_?KEY|ACCESS_KEY|PRIVATE_KEY|_KEY|_PAT)[A-Z0-9_]*)=("[^"\n]*"|'[^'\n]*'|[^\s"'&;|` + "`" + `]+)`), group: 2, check: envLiteral, hints: []string{"PASS", "SECRET", "TOKEN", "KEY", "_PAT"}},
-	// A user:password a command takes (curl -u), and passwords tools take
-	// after -p: glued to it in the MySQL family, after login commands and
-	// sshpass.
-	{name: "password_flag", class: ClassSecret, re: regexp.MustCompile(`(?:^|\s)(?:-u|--user)(?:\s+|=)["']?[^\s:"']*[A-Za-z][^\s:"']*:([^\s"'@]+)`), group: 1, check: notPlaceholder, hints: []string{" -u", "-u ", "--user"}},
-	{name: "password_flag", class: ClassSecret, re: regexp.MustCompile(`(?i)\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p([^\s"'|&;]{3,})`), group: 1, check: notPlaceholder, hints: []string{"mysql", "mariadb"}, fold: true},
-	{name: "password_flag", class: ClassSecret, re: regexp.MustCompile(`(?i)\b(?:sshpass|login)\b[^\n|;&]*?\s-p\s*("[^"\n]*"|'[^'\n]*'|[^\s"'|&;]+)`), group: 1, check: notPlaceholder, hints: []string{"sshpass", "login"}, fold: true},
+		// Credentials found by where they stand: the value alone is the span.
+		{name: "bearer_token", class: ClassSecret, re: regexp.MustCompile(`(?i)\b(?:bearer|token)\s+([A-Za-z0-9._~+/=-]{12,})`), group: 1, check: randomLooking, hints: []string{"bearer", "token "}, fold: true},
+		{name: "basic_auth", class: ClassSecret, re: regexp.MustCompile(`(?i)\bbasic\s+([A-Za-z0-9+/]{8,}={0,2})`), group: 1, check: basicCredential, hints: []string{"basic"}, fold: true},
+		{name: "url_password", class: ClassSecret, re: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s/:@"'<>]*:([^\s/@"'<>]+)@`), group: 1, hints: []string{"://"}},
+		{name: "password_flag", class: ClassSecret, re: regexp.MustCompile(`(?i)(?:^|[\s"'])--?(?:password|passwd|pass|pwd|token|secret|api-?key|access-?key|secret-?key|client-?secret|auth-?token)(?:=|\s+)("[^"\n]*"|'[^'\n]*'|[^\s"'|&;]+)`), group: 1, check: notPlaceholder, hints: []string{"-pass", "-pwd", "-token", "-secret", "-api", "-access", "-client", "-auth"}, fold: true},
+		{name: "sql_password", class: ClassSecret, re: regexp.MustCompile(`(?i)\b(?:identified\s+by|(?:with|encrypted)\s+password)\s+('[^'\n]*'|"[^"\n]*")`), group: 1, hints: []string{"identified", "password"}, fold: true},
+		{name: "secret_assignment", class: ClassSecret, re: regexp.MustCompile(`(?i)\b[A-Za-z0-9_.-]*(?:password|passwd|passphrase|pwd|secret|token|api[-_]?key|access[-_]?key|accountkey|private[-_]?key|auth[-_]?key|subscription[-_]?key|credentials?)["']?\s*(?::=|[:=])\s*("[^"\n]*"|'[^'\n]*'|[^\s"'&;|,(){}\[\]<>` + "`" + `]+)`), group: 1, check: assignedLiteral, hints: []string{"pass", "pwd", "secret", "token", "key", "credential"}, fold: true},
+		// NAME=value in a shell or an env file, the name in capitals: the value
+		// is a literal whatever it looks like.
+		{name: "secret_assignment", class: ClassSecret, re: regexp.MustCompile(`\b([A-Z0-9_]*(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|API_?KEY|ACCESS_KEY|PRIVATE_KEY|_KEY|_PAT)[A-Z0-9_]*)=("[^"\n]*"|'[^'\n]*'|[^\s"'&;|` + "`" + `]+)`), group: 2, check: envLiteral, hints: []string{"PASS", "SECRET", "TOKEN", "KEY", "_PAT"}},
+		// A user:password a command takes (curl -u), and passwords tools take
+		// after -p: glued to it in the MySQL family, after login commands and
+		// sshpass.
+		{name: "password_flag", class: ClassSecret, re: regexp.MustCompile(`(?:^|\s)(?:-u|--user)(?:\s+|=)["']?[^\s:"']*[A-Za-z][^\s:"']*:([^\s"'@]+)`), group: 1, check: notPlaceholder, hints: []string{" -u", "-u ", "--user"}},
+		{name: "password_flag", class: ClassSecret, re: regexp.MustCompile(`(?i)\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p([^\s"'|&;]{3,})`), group: 1, check: notPlaceholder, hints: []string{"mysql", "mariadb"}, fold: true},
+		{name: "password_flag", class: ClassSecret, re: regexp.MustCompile(`(?i)\b(?:sshpass|login)\b[^\n|;&]*?\s-p\s*("[^"\n]*"|'[^'\n]*'|[^\s"'|&;]+)`), group: 1, check: notPlaceholder, hints: []string{"sshpass", "login"}, fold: true},
 
-	// Credentials found by their shape alone (bare.go): an AWS secret
-	// access key with no name beside it. The pattern finds maximal runs of
-	// its characters (after a JSON escape such as \n, which is not part of
-	// the run); bareAWSSecret calibrates. A heuristic: it seals and
-	// redacts, never classifies.
-	{name: "bare_aws_secret", class: ClassSecret, re: regexp.MustCompile(`(?:\\[nrtbf])?([A-Za-z0-9/+]{40,})`), group: 1, check: bareAWSSecret, gate: hasLongRun},
-	// Other tokens of random letters and digits alone (bareToken).
-	{name: "bare_token", class: ClassSecret, re: regexp.MustCompile(`(?:\\[nrtbf])?([A-Za-z0-9]{32,})`), group: 1, check: bareToken, gate: hasAlnumRun},
-}
+		// Credentials found by their shape alone (bare.go): an AWS secret
+		// access key with no name beside it. The pattern finds maximal runs of
+		// its characters (after a JSON escape such as \n, which is not part of
+		// the run); bareAWSSecret calibrates. A heuristic: it seals and
+		// redacts, never classifies.
+		{name: "bare_aws_secret", class: ClassSecret, re: regexp.MustCompile(`(?:\\[nrtbf])?([A-Za-z0-9/+]{40,})`), group: 1, check: bareAWSSecret, gate: hasLongRun},
+		// Other tokens of random letters and digits alone (bareToken).
+		{name: "bare_token", class: ClassSecret, re: regexp.MustCompile(`(?:\\[nrtbf])?([A-Za-z0-9]{32,})`), group: 1, check: bareToken, gate: hasAlnumRun},
+	}
+})
 
 // window is how much of a text the detectors read at once; texts longer
 // than that are read in overlapping windows, so that a match across a
@@ -208,8 +214,9 @@ func classRank(class string) int {
 
 func windowSpans(text string) []Span {
 	var out []Span
-	for i := range detectors {
-		d := &detectors[i]
+	ds := detectors()
+	for i := range ds {
+		d := &ds[i]
 		if !d.mayMatch(text) {
 			continue
 		}
@@ -252,8 +259,9 @@ func Classify(text string) []Detection {
 	for start := 0; ; start += window - overlap {
 		end := min(len(text), start+window)
 		w := text[start:end]
-		for i := range detectors {
-			d := &detectors[i]
+		ds := detectors()
+		for i := range ds {
+			d := &ds[i]
 			if !d.classifies || !d.mayMatch(w) || slices.Contains(out, Detection{d.class, d.name}) {
 				continue
 			}
@@ -298,7 +306,7 @@ func MayHoldSecret(text string) bool {
 			longRun = longRun || run >= bareTokenMin
 		}
 	}
-	for _, h := range secretHints {
+	for _, h := range secretHints() {
 		all := true
 		for _, t := range h.trigrams {
 			if seen[t>>6]&(1<<(t&63)) == 0 {
@@ -359,10 +367,10 @@ type hint struct {
 }
 
 // secretHints are the hints of every secret detector, in lower case.
-var secretHints = func() []hint {
+var secretHints = sync.OnceValue(func() []hint {
 	var out []hint
 	seen := map[string]bool{}
-	for _, d := range detectors {
+	for _, d := range detectors() {
 		if d.class != ClassSecret {
 			continue
 		}
@@ -385,7 +393,7 @@ var secretHints = func() []hint {
 		}
 	}
 	return out
-}()
+})
 
 func lowerASCII(c byte) byte { return lowerTable[c] }
 

@@ -79,7 +79,7 @@ func TestOrdinaryEventNeedsNoScan(t *testing.T) {
 		`"description":"run the checkout tests","timeout":120000},"transcript_path":"/home/dev/.claude/projects/shop/2f6c1e0a.jsonl","permission_mode":"default"}`
 	if MayHoldSecret(ev) {
 		t.Error("MayHoldSecret is true for an ordinary event")
-		for _, h := range secretHints {
+		for _, h := range secretHints() {
 			if h.exact && strings.Contains(ev, h.text) || !h.exact && containsFold(UnescapeJSON(ev), h.text) {
 				t.Errorf("hint %q is in an ordinary event", h.text)
 			}
