@@ -42,6 +42,7 @@ type CopilotInput struct {
 	Trigger        string          `json:"trigger"`
 	TranscriptPath string          `json:"transcriptPath"`
 	TranscriptSn   string          `json:"transcript_path"`
+	Timestamp      json.RawMessage `json:"timestamp"`
 }
 
 // copilotEvents are Copilot's PascalCase event names and their camelCase
@@ -154,7 +155,7 @@ func (in *CopilotInput) AARTS(event string, now time.Time) (map[string]any, erro
 	if derived {
 		e["session_derived"] = true // agentledger extension
 	}
-	turn := clockTurn(now)
+	turn := hostTurn(in.Timestamp, now)
 	switch event {
 	case "preToolUse", "postToolUse", "postToolUseFailure":
 		args, err := objectInput(in.ToolArgs, "copilot "+event, "toolArgs")

@@ -1,6 +1,7 @@
 package adapter
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -129,5 +130,42 @@ func TestCopilotMCPToolNames(t *testing.T) {
 	}
 	if ev.ToolName != aarts.ToolMCPCall || ev.ToolNameNative != "mcp__github-mcp-server__create_issue" || ev.String("tool_name_host") != "github-mcp-server-create_issue" {
 		t.Errorf("mapped to %s %s (host %q)", ev.ToolName, ev.ToolNameNative, ev.String("tool_name_host"))
+	}
+}
+
+// TestHostTurns: a prompt (Copilot, Gemini CLI) names its turn by the
+// host's own time stamp — the same input received at two times names one
+// turn, in either of the stamp's forms — and by the time it was received
+// only when the host gave none.
+func TestHostTurns(t *testing.T) {
+	turnOf := func(m Mapped) string {
+		var e map[string]any
+		if err := json.Unmarshal(m.Event, &e); err != nil {
+			t.Fatal(err)
+		}
+		s, _ := e["turn_id"].(string)
+		return s
+	}
+	first, later := time.Date(2026, 12, 3, 4, 0, 0, 0, time.UTC), time.Date(2026, 12, 3, 4, 0, 5, 0, time.UTC)
+	for _, c := range []struct {
+		host, in string
+	}{
+		{"copilot", `{"hook_event_name":"UserPromptSubmit","session_id":"s-1","timestamp":"2026-12-03T03:55:30.045Z","cwd":"/w","prompt":"do the task"}`},
+		{"copilot", `{"sessionId":"s-1","timestamp":1796270130045,"cwd":"/w","prompt":"do the task"}`},
+		{"gemini", `{"hook_event_name":"BeforeAgent","session_id":"s-1","transcript_path":"/t","cwd":"/w","timestamp":"2026-12-03T03:55:30.045Z","prompt":"do the task"}`},
+	} {
+		h := Hosts[c.host]
+		a, errA := h.Map([]byte(c.in), first, false)
+		b, errB := h.Map([]byte(c.in), later, false)
+		if errA != nil || errB != nil {
+			t.Fatalf("%s: %v %v", c.host, errA, errB)
+		}
+		if got := turnOf(a); got != "t20261203T035530.045000000" || turnOf(b) != got {
+			t.Errorf("%s %s: turns %q and %q, want the host's time stamp's", c.host, c.in, got, turnOf(b))
+		}
+	}
+	none, err := Hosts["copilot"].Map([]byte(`{"sessionId":"s-1","cwd":"/w","prompt":"hi"}`), first, false)
+	if err != nil || turnOf(none) != clockTurn(first) {
+		t.Errorf("no time stamp: turn %q %v, want the time received", turnOf(none), err)
 	}
 }

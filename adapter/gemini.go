@@ -15,11 +15,11 @@ import (
 // (settings.json "hooks"): the fields every event carries and those of the
 // events the adapter maps.
 type GeminiInput struct {
-	SessionID      string `json:"session_id"`
-	TranscriptPath string `json:"transcript_path"`
-	Cwd            string `json:"cwd"`
-	HookEventName  string `json:"hook_event_name"`
-	Timestamp      string `json:"timestamp"`
+	SessionID      string          `json:"session_id"`
+	TranscriptPath string          `json:"transcript_path"`
+	Cwd            string          `json:"cwd"`
+	HookEventName  string          `json:"hook_event_name"`
+	Timestamp      json.RawMessage `json:"timestamp"`
 
 	ToolName     string          `json:"tool_name,omitempty"`
 	ToolInput    json.RawMessage `json:"tool_input,omitempty"`
@@ -151,7 +151,7 @@ func (in *GeminiInput) nativeTool() string {
 // for (Notification, BeforeToolSelection).
 func (in *GeminiInput) AARTS(now time.Time) (map[string]any, error) {
 	e := hostEvent("gemini-cli", in.SessionID, in.Cwd, now)
-	turn := clockTurn(now)
+	turn := hostTurn(in.Timestamp, now)
 	switch in.HookEventName {
 	case "BeforeTool", "AfterTool":
 		args, err := objectInput(in.ToolInput, "gemini "+in.HookEventName, "tool_input")
@@ -228,6 +228,24 @@ func (in *GeminiInput) AARTS(now time.Time) (map[string]any, error) {
 // own by the time it was received.
 func clockTurn(now time.Time) string {
 	return "t" + now.UTC().Format("20060102T150405.000000000")
+}
+
+// hostTurn names the turn of such an event by the host's own time stamp
+// (raw: an RFC 3339 string, or milliseconds since the epoch), so that the
+// same input names the same turn whenever it is received; by the time it
+// was received (clockTurn) when the host gave none it can read.
+func hostTurn(raw json.RawMessage, now time.Time) string {
+	var text string
+	var ms int64
+	switch {
+	case json.Unmarshal(raw, &text) == nil:
+		if t, err := time.Parse(time.RFC3339Nano, text); err == nil {
+			return clockTurn(t)
+		}
+	case json.Unmarshal(raw, &ms) == nil && ms > 0:
+		return clockTurn(time.UnixMilli(ms))
+	}
+	return clockTurn(now)
 }
 
 // renderGemini renders an answer as Gemini CLI reads it for event.

@@ -237,7 +237,8 @@ func TestApplyRefusesOutOfOrder(t *testing.T) {
 // time formatting are allowed, reading the clock is not). Nothing starts a
 // goroutine or shares state between calls, but for scratch kept for reuse
 // (sync.Pool) and caches of what never changes (sync.Map of a type's
-// fields): neither can change a result.
+// fields, sync.OnceValue of a table built on first use): none can change
+// a result.
 func TestPure(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}|{{.Dir}}|{{join .GoFiles \",\"}}|{{join .Imports \",\"}}", ".").Output()
 	if err != nil {
@@ -270,7 +271,7 @@ func TestPure(t *testing.T) {
 				}
 			}
 			for _, use := range regexp.MustCompile(`\bsync\.[A-Za-z]+|(?m)^\s+go [a-z]`).FindAllString(string(src), -1) {
-				if use != "sync.Pool" && use != "sync.Map" {
+				if use != "sync.Pool" && use != "sync.Map" && use != "sync.OnceValue" {
 					t.Errorf("%s/%s shares state or runs concurrently (%s)", path, name, strings.TrimSpace(use))
 				}
 			}
