@@ -436,3 +436,56 @@ func seqOf(t *testing.T, v any) uint64 {
 	}
 	return uint64(f)
 }
+
+// TestClaudeCodeCompoundBehindAllowedPrefix: a manifest allow rule for
+// shell(git status*) is an explicit allow, which switches Claude Code's
+// own prompt off — for git status alone, never for a compound that only
+// begins with it. In print mode's default permission mode Claude Code then
+// refuses the compound on its own, and its second command does not run.
+func TestClaudeCodeCompoundBehindAllowedPrefix(t *testing.T) {
+	manifest := ruleManifest(t, "shell(git status*)")
+	r := runClaude(t, []turn{
+		{Calls: []call{{"Bash", map[string]any{"command": "git status", "description": "status"}}}},
+		{Calls: []call{{"Bash", map[string]any{"command": "git status && touch compound-marker", "description": "status and a marker"}}}},
+		{Text: "Task finished."},
+	}, "default", "--command", `"$CLAUDE_PROJECT_DIR"/.agentledger/hook claude-code --manifest `+manifest)
+	pre := r.byTurn("PreToolUse")
+	if v := pre["toolu_00_0"].verdict; v["host_answer"] != "allow" {
+		t.Errorf("git status: verdict %v, want the rule's explicit allow", v)
+	}
+	if v := pre["toolu_01_0"].verdict; v == nil || v["host_answer"] == "allow" {
+		t.Errorf("git status && touch: verdict %v, want no explicit allow", v)
+	}
+	if _, err := os.Stat(filepath.Join(r.work, "compound-marker")); err == nil {
+		t.Error("the command behind the allowed prefix ran")
+	}
+}
+
+// ruleManifest is the coding-agent manifest with the allow rules rules.
+func ruleManifest(t *testing.T, rules ...string) string {
+	t.Helper()
+	raw, err := os.ReadFile("../fixtures/manifests/coding-agent.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := m["rules"].(map[string]any)
+	if r == nil {
+		r = map[string]any{}
+		m["rules"] = r
+	}
+	allow, _ := r["allow"].([]any)
+	for _, rule := range rules {
+		allow = append(allow, rule)
+	}
+	r["allow"] = allow
+	p := filepath.Join(t.TempDir(), "manifest.json")
+	out, _ := json.Marshal(m)
+	if err := os.WriteFile(p, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

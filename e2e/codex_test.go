@@ -261,7 +261,7 @@ func withoutOnPath(env []string, dir string) []string {
 // and Codex's own policy decides; the record says so (host answer none,
 // not allow), and the command runs as Codex's policy lets it.
 func TestCodexExplicitAllowIsRecordedAsGiven(t *testing.T) {
-	manifest := explicitManifest(t)
+	manifest := ruleManifest(t, "shell(touch *)")
 	r, _ := runCodexWith(t, []turn{
 		{Calls: []call{{"exec_command", map[string]any{"cmd": "touch allowed-marker", "login": false}}}},
 		{Text: "Task finished."},
@@ -282,33 +282,6 @@ func TestCodexExplicitAllowIsRecordedAsGiven(t *testing.T) {
 		t.Errorf("the allowed command did not run: %v", err)
 	}
 	r.noUnboundResults(t)
-}
-
-// explicitManifest is the coding-agent manifest with an allow rule for
-// shell(touch *).
-func explicitManifest(t *testing.T) string {
-	t.Helper()
-	raw, err := os.ReadFile("../fixtures/manifests/coding-agent.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatal(err)
-	}
-	rules, _ := m["rules"].(map[string]any)
-	if rules == nil {
-		rules = map[string]any{}
-		m["rules"] = rules
-	}
-	allow, _ := rules["allow"].([]any)
-	rules["allow"] = append(allow, "shell(touch *)")
-	p := filepath.Join(t.TempDir(), "coding-agent-touch.json")
-	out, _ := json.Marshal(m)
-	if err := os.WriteFile(p, out, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 // TestCodexUnreportedOutcomeIsClosed: Codex applies a patch given to its
