@@ -83,6 +83,9 @@ exit 2
 // noted for the record instead.
 func UserWrapper(installed string) string {
 	prog := CommandProgram(installed)
+	if prog == "" {
+		return Wrapper // nothing found at install: agentledger-hook from PATH
+	}
 	line := fmt.Sprintf("if [ -x %s ]; then\n\texec %s \"$@\" %s\nfi\n", shellQuote(prog), installed, installedTag)
 	return strings.Replace(Wrapper, installedMark, line, 1)
 }
@@ -110,7 +113,9 @@ func WrapperChange(s Scope, installed string) (*Change, error) {
 	if err != nil && !os.IsNotExist(err) {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
-	if err == nil && bytes.Equal(before, []byte(want)) {
+	if err == nil && (bytes.Equal(before, []byte(want)) || s.User && installed == "") {
+		// A user's install that names the wrapper itself (--command)
+		// found no program of its own: the wrapper there stays as it is.
 		return nil, nil
 	}
 	return &Change{Path: p, Before: before, After: []byte(want), Existed: err == nil, Mode: 0o755, root: root}, nil

@@ -77,3 +77,44 @@ func TestUserWrapper(t *testing.T) {
 		t.Fatalf("the note: %v\n%s", err, raw)
 	}
 }
+
+// TestUserWrapperWithoutProgram: a user's install that found no program
+// of its own (--command naming the wrapper) writes the plain wrapper, which
+// blocks where no agentledger-hook is on PATH — it never runs its
+// arguments as a command — and leaves a wrapper already there as it is.
+func TestUserWrapperWithoutProgram(t *testing.T) {
+	if UserWrapper("") != Wrapper {
+		t.Fatal("UserWrapper(\"\") is not the plain wrapper")
+	}
+	home := t.TempDir()
+	c, err := WrapperChange(Scope{User: true, Home: home}, "")
+	if err != nil || c == nil || string(c.After) != Wrapper || c.Apply() != nil {
+		t.Fatalf("a new user's wrapper without a program: %+v %v", c, err)
+	}
+	bin := t.TempDir()
+	// A program named as the host: a wrapper that ran its arguments would
+	// run it.
+	if err := os.WriteFile(filepath.Join(bin, "codex"), []byte("#!/bin/sh\ntouch \"$HOME/ran\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("/bin/sh", "-c", UserCommand(home, "codex"))
+	cmd.Env = []string{"HOME=" + home, "PATH=" + bin + ":/usr/bin:/bin"}
+	cmd.Stdin = strings.NewReader(`{"session_id":"s-2","hook_event_name":"PreToolUse"}`)
+	err = cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+		t.Errorf("the plain user's wrapper with no agentledger-hook: %v, want exit 2", err)
+	}
+	if _, err := os.Stat(filepath.Join(home, "ran")); err == nil {
+		t.Error("the wrapper ran its arguments as a command")
+	}
+	// A wrapper written by a default install stays when a later install
+	// names it with --command.
+	installed := UserWrapper(ShellCommand("/opt/agentledger/agentledger-hook"))
+	if err := os.WriteFile(filepath.Join(home, WrapperPath), []byte(installed), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := WrapperChange(Scope{User: true, Home: home}, ""); err != nil || c != nil {
+		t.Errorf("an install naming the wrapper would change it: %+v %v", c, err)
+	}
+}

@@ -215,11 +215,14 @@ func resolveUserWrapper(w, thin string) (string, string) {
 	if err != nil || !hookwire.IsProgram(w) {
 		return "fail", "the user's wrapper " + w + " is missing or not executable: the host lets every call through (engine install HOST --user writes it)"
 	}
-	if prog := hostconfig.CommandProgram(hostconfig.InstalledBy(raw)); prog != "" && hookwire.IsProgram(prog) {
+	prog := hostconfig.CommandProgram(hostconfig.InstalledBy(raw))
+	switch {
+	case prog != "" && hookwire.IsProgram(prog):
 		return "ok", "the user's wrapper runs " + prog
-	}
-	if thin != "" {
-		return "warn", "the program the user's wrapper was installed with is gone; it runs " + thin + " from PATH (engine install HOST --user again)"
+	case prog == "" && thin != "":
+		return "ok", "the user's wrapper runs " + thin + " from PATH"
+	case thin != "":
+		return "warn", "the program the user's wrapper was installed with (" + prog + ") is gone; it runs " + thin + " from PATH (engine install HOST --user again)"
 	}
 	return "fail", "the user's wrapper finds no agentledger program: every call is blocked and noted for the record (engine install HOST --user again)"
 }
