@@ -30,8 +30,8 @@ func buildPrograms(t *testing.T) string {
 		if programs.dir, programs.err = os.MkdirTemp("", "agentledger-e2e"); programs.err != nil {
 			return
 		}
-		for _, p := range []string{"engine", "ledger", "agentledger-hook"} {
-			out, err := exec.Command("go", "build", "-o", filepath.Join(programs.dir, p), "../cmd/"+p).CombinedOutput()
+		for _, p := range []string{"cmd/engine", "cmd/ledger", "cmd/agentledger-hook", "fixtures/mcpserver"} {
+			out, err := exec.Command("go", "build", "-o", filepath.Join(programs.dir, filepath.Base(p)), "../"+p).CombinedOutput()
 			if err != nil {
 				programs.err = fmt.Errorf("go build %s: %v: %s", p, err, out)
 				return
@@ -110,19 +110,39 @@ func install(t *testing.T, env []string, args ...string) {
 // reaches beyond the machine whatever the hooks answer.
 func runClaude(t *testing.T, script []turn, mode string, installArgs ...string) *claudeRun {
 	t.Helper()
+	return runClaudeWith(t, script, mode, claudeOptions{install: installArgs})
+}
+
+// claudeOptions vary a Claude Code run.
+type claudeOptions struct {
+	install []string                   // more arguments of engine install claude-code
+	setup   func(work string) []string // prepares the project before the install; returns more arguments of claude
+	mcp     []string                   // also engine install claude-code --mcp, with these arguments
+}
+
+// runClaudeWith is runClaude with options.
+func runClaudeWith(t *testing.T, script []turn, mode string, o claudeOptions) *claudeRun {
+	t.Helper()
 	claude := host(t, "AGENTLEDGER_E2E_CLAUDE")
 	home, work, env := project(t)
-	install(t, env, append([]string{"claude-code", "--project", work}, installArgs...)...)
+	var args []string
+	if o.setup != nil {
+		args = o.setup(work)
+	}
+	install(t, env, append([]string{"claude-code", "--project", work}, o.install...)...)
+	if o.mcp != nil {
+		install(t, env, append([]string{"claude-code", "--project", work, "--mcp"}, o.mcp...)...)
+	}
 	model, url := newScriptedAnthropic(t, script)
 	r := &claudeRun{hostRun: hostRun{work: work, data: filepath.Join(home, ".local", "share", "agentledger")}, model: model}
 	t.Cleanup(func() { stopEngine(r.data) })
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, claude, "-p", "do the task", "--output-format", "json", "--permission-mode", mode)
+	cmd := exec.CommandContext(ctx, claude, append([]string{"-p", "do the task", "--output-format", "json", "--permission-mode", mode}, args...)...)
 	cmd.Dir = work
 	cmd.Env = append(env, "ANTHROPIC_BASE_URL="+url, "ANTHROPIC_API_KEY=sk-ant-scripted-not-a-key",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1")
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "ENABLE_TOOL_SEARCH=false", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1")
 	if mode == "bypassPermissions" && os.Getuid() == 0 {
 		cmd.Env = append(cmd.Env, "IS_SANDBOX=1") // Claude Code refuses bypassPermissions as root otherwise
 	}

@@ -192,6 +192,9 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 		}
 	}
 	payload = withCuts(payload, cuts)
+	if !req.Gateway {
+		payload = e.withGatewayPin(ctx, req.Tenant, payload)
+	}
 	// The event is validated and canonicalized once, when it is sealed:
 	// what is not I-JSON, over a limit or not a valid event comes back as an
 	// input error and is rejected below.
@@ -277,7 +280,7 @@ var adapterMembers = []string{"adapter", "host_refused", "host_defers", "host_as
 // GatewayMembers are the members of the MCP gateway's events that its tool
 // pinning rests on (what a server declared and how its tools stand); no
 // other sender may set them, and GatewaySessionPrefix names its sessions.
-var GatewayMembers = []string{"tool_pins", "tool_changes", "tool_pin"}
+var GatewayMembers = []string{"tool_pins", "tool_changes", "tool_pin", "read_only_tools"}
 
 // GatewaySessionPrefix begins the name of every session of the MCP
 // gateway.

@@ -53,6 +53,9 @@ type Engine struct {
 	// are in the ledger.
 	spoolDir string
 	warn     func(error)
+	// pins, when set, is the MCP gateway's record of the tools it pins
+	// (WithGatewayPins).
+	pins GatewayPins
 
 	recent recent // the last answers, for Status
 	// findings are the last results that answer no call the host was let

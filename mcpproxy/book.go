@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -23,13 +22,15 @@ type Ledger interface {
 }
 
 // pinBook is the pins of one server for one tenant, shared by every
-// session the proxy opens: tool name → digest of its pinned entry.
+// session the proxy opens: tool name → digest of its pinned entry, and
+// whether that entry declares the tool read-only and closed-world.
 type pinBook struct {
-	mu   sync.Mutex
-	pins map[string]string
+	mu       sync.Mutex
+	pins     map[string]string
+	readOnly map[string]bool
 }
 
-func newPinBook() *pinBook { return &pinBook{pins: map[string]string{}} }
+func newPinBook() *pinBook { return &pinBook{pins: map[string]string{}, readOnly: map[string]bool{}} }
 
 func (b *pinBook) get(name string) (string, bool) {
 	b.mu.Lock()
@@ -38,10 +39,27 @@ func (b *pinBook) get(name string) (string, bool) {
 	return d, ok
 }
 
-func (b *pinBook) set(name, digest string) {
+// set pins a tool's entry (digest), read-only where the entry declares it.
+func (b *pinBook) set(name, digest string, readOnly bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.pins[name] = digest
+	b.readOnly[name] = readOnly
+}
+
+// pinOf is a pinned tool as a PreToolUse's tool_pin says it (nil: none).
+func (b *pinBook) pinOf(name string) map[string]any {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	d, ok := b.pins[name]
+	if !ok {
+		return nil
+	}
+	out := map[string]any{"status": "pinned", "pinned": d}
+	if b.readOnly[name] {
+		out["read_only"] = true
+	}
+	return out
 }
 
 func (b *pinBook) names() []string {
@@ -53,6 +71,12 @@ func (b *pinBook) names() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// pinned is a tool's entry as a declaration asks to pin it.
+type pinned struct {
+	digest   string
+	readOnly bool
 }
 
 // approvedResolutions are the resolutions that let what was asked stand.
@@ -81,7 +105,7 @@ func loadPins(ctx context.Context, l Ledger, tenant, server string) (*pinBook, e
 		return cmp.Or(cmp.Compare(a.FirstTs, b.FirstTs), strings.Compare(a.Session, b.Session))
 	})
 	for _, info := range infos {
-		redeclared := map[uint64]map[string]string{} // seq of a re-declaration → the digests it asks to pin
+		redeclared := map[uint64]map[string]pinned{} // seq of a re-declaration → the entries it asks to pin
 		err := l.ReadSession(ctx, info.Key(), func(m store.Msg) error {
 			e, err := ledger.Decode(m.Data, ledger.Limits{})
 			if err != nil {
@@ -92,6 +116,7 @@ func loadPins(ctx context.Context, l Ledger, tenant, server string) (*pinBook, e
 				var ev struct {
 					ServerID string            `json:"server_id"`
 					Pins     map[string]string `json:"tool_pins"`
+					ReadOnly []string          `json:"read_only_tools"`
 					Changes  *struct {
 						Changed []string `json:"changed"`
 						Added   []string `json:"added"`
@@ -105,13 +130,15 @@ func loadPins(ctx context.Context, l Ledger, tenant, server string) (*pinBook, e
 					// pins without an approver (the live proxy declares
 					// any later new tool as added).
 					if len(book.pins) == 0 {
-						maps.Copy(book.pins, ev.Pins)
+						for name, d := range ev.Pins {
+							book.pins[name], book.readOnly[name] = d, slices.Contains(ev.ReadOnly, name)
+						}
 					}
 					return nil
 				}
-				asked := map[string]string{}
+				asked := map[string]pinned{}
 				for _, name := range append(ev.Changes.Changed, ev.Changes.Added...) {
-					asked[name] = ev.Pins[name]
+					asked[name] = pinned{ev.Pins[name], slices.Contains(ev.ReadOnly, name)}
 				}
 				redeclared[e.Seq()] = asked
 			case ledger.EventResolution:
@@ -120,8 +147,8 @@ func loadPins(ctx context.Context, l Ledger, tenant, server string) (*pinBook, e
 					Resolution string `json:"resolution"`
 				}
 				if json.Unmarshal(e.Payload(), &r) == nil && slices.Contains(approvedResolutions, r.Resolution) {
-					for name, d := range redeclared[r.ForSeq] {
-						book.pins[name] = d
+					for name, p := range redeclared[r.ForSeq] {
+						book.pins[name], book.readOnly[name] = p.digest, p.readOnly
 					}
 				}
 			}

@@ -56,7 +56,7 @@ func (p *Proxy) trustOnFirstUse(tools []*mcp.Tool) {
 		return
 	}
 	for _, t := range tools {
-		p.book.set(t.Name, pin(t))
+		p.book.set(t.Name, pin(t), readOnly(t))
 	}
 }
 
@@ -174,7 +174,7 @@ func (p *Proxy) declare(ctx context.Context, list []*mcp.Tool, current map[strin
 		pins[k] = v
 	}
 	members := map[string]any{"server_id": p.cfg.Server, "transport": p.cfg.Transport, "server_uri": p.cfg.URI, "source": p.cfg.Source,
-		"declared_tools": names(list), "tool_pins": pins}
+		"declared_tools": names(list), "tool_pins": pins, "read_only_tools": readOnlyNames(list)}
 	if changes != nil {
 		members["tool_changes"] = changes
 	}
@@ -199,7 +199,7 @@ func (p *Proxy) repinWhenApproved(id string, current map[string]string) {
 			p.mu.Lock()
 			for name, q := range p.quarantine {
 				if current[name] == q.current {
-					p.book.set(name, q.current)
+					p.book.set(name, q.current, p.listed[name].digest == q.current && p.listed[name].readOnly)
 					delete(p.quarantine, name)
 				}
 			}
@@ -235,6 +235,19 @@ func (p *Proxy) permitted(tools []*mcp.Tool) []*mcp.Tool {
 	return slices.DeleteFunc(tools, func(t *mcp.Tool) bool {
 		return !policy.ToolListed(m.Tools, aarts.ToolMCPCall, "mcp__"+p.cfg.Server+"__"+t.Name)
 	})
+}
+
+// readOnlyNames are the names of the tools the server declares read-only
+// and closed-world, sorted.
+func readOnlyNames(tools []*mcp.Tool) []any {
+	out := []any{}
+	for _, t := range tools {
+		if readOnly(t) {
+			out = append(out, t.Name)
+		}
+	}
+	slices.SortFunc(out, func(a, b any) int { return strings.Compare(a.(string), b.(string)) })
+	return out
 }
 
 func names(tools []*mcp.Tool) []any {

@@ -15,6 +15,7 @@ import (
 	"github.com/agentledger/agentledger/fleet"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
+	"github.com/agentledger/agentledger/mcpproxy"
 	"github.com/agentledger/agentledger/policy"
 )
 
@@ -117,7 +118,7 @@ func (a *app) recordingEngine(c *cli.Context) (*engine.Engine, *store.Store, err
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := []engine.Option{engine.WithPendingTimeout(c.Duration("pending-timeout"))}
+	opts := []engine.Option{engine.WithPendingTimeout(c.Duration("pending-timeout")), engine.WithGatewayPins(mcpproxy.NewPinIndex(st))}
 	m, err := a.forwarderOf(c, st)
 	if err != nil {
 		st.Close()

@@ -23,6 +23,7 @@ import (
 	"github.com/agentledger/agentledger/fleet"
 	"github.com/agentledger/agentledger/hookwire"
 	"github.com/agentledger/agentledger/ledger/store"
+	"github.com/agentledger/agentledger/mcpproxy"
 	"github.com/agentledger/agentledger/otlp"
 	"github.com/agentledger/agentledger/policy"
 	"github.com/agentledger/agentledger/receipt"
@@ -177,6 +178,7 @@ func (a *app) newServeEngine(c *cli.Context, f serveFlags, p *policy.Policy, st 
 		prev := closeOpts
 		closeOpts = func() { member.Close(); prev() }
 	}
+	opts = append(opts, engine.WithGatewayPins(mcpproxy.NewPinIndex(st)))
 	eng, err := engine.New(d, st, opts...)
 	if err != nil {
 		closeOpts()

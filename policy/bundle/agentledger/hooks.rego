@@ -7,7 +7,19 @@ import rego.v1
 
 signals contains sig(1, "MCP_UNTRUSTED", "deny", "DENY", "supply_chain", "critical", sprintf("MCP server %s is not allowed", [input.event.server_id]), [input.event.server_id], 1) if {
 	input.event.hook_point == "PreMCPConnect"
+	names_mcp_servers
 	not input.event.server_id in input.manifest.mcp.allowed_servers
+}
+
+# A manifest that names no MCP server (neither mcp.allowed_servers nor a
+# tool mcp__SERVER__...) leaves the choice of servers to the host's own
+# configuration, as it does for their calls (mcp_server_declared): the
+# gateway then pins and judges every server the user configured.
+names_mcp_servers if count(object.get(input.manifest.mcp, "allowed_servers", [])) > 0
+
+names_mcp_servers if {
+	some t in input.manifest.tools
+	startswith(t, "mcp__")
 }
 
 signals contains sig(1, "MCP_UNTRUSTED", "deny", "DENY", "supply_chain", "critical", sprintf("MCP server from %s source is not trusted", [input.event.source]), [input.event.server_id], 1) if {
