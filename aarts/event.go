@@ -70,7 +70,11 @@ type Event struct {
 
 	IsSubAgent      bool   `json:"is_sub_agent,omitempty"` // Provenance
 	ParentSessionID string `json:"parent_session_id,omitempty"`
-	ActiveSkill     string `json:"active_skill,omitempty"`
+	// SpawnSessionID is the session the host reported a nested
+	// sub-agent's spawn in, where it is not its parent's (an agentledger
+	// extension, set only by the engine from the host's own record).
+	SpawnSessionID string `json:"spawn_session_id,omitempty"`
+	ActiveSkill    string `json:"active_skill,omitempty"`
 
 	Cwd          string `json:"cwd,omitempty"`           // host context, when sent
 	SanitizerKey string `json:"sanitizer_key,omitempty"` // agentledger extension
@@ -248,7 +252,7 @@ func fromRaw(raw map[string]any, payload []byte, unique bool) (*Event, error) {
 		{"session_id", &e.SessionID}, {"timestamp", &e.Timestamp}, {"host_id", &e.HostID}, {"host_version", &e.HostVersion},
 		{"aarts_version", &e.AARTSVersion}, {"locale", &e.Locale}, {"turn_id", &e.TurnID}, {"tool_name", &e.ToolName},
 		{"tool_name_native", &e.ToolNameNative}, {"source", &e.Source}, {"source_id", &e.SourceID},
-		{"parent_session_id", &e.ParentSessionID}, {"active_skill", &e.ActiveSkill}, {"cwd", &e.Cwd},
+		{"parent_session_id", &e.ParentSessionID}, {"spawn_session_id", &e.SpawnSessionID}, {"active_skill", &e.ActiveSkill}, {"cwd", &e.Cwd},
 		{"sanitizer_key", &e.SanitizerKey},
 	} {
 		if err := str(f.name, f.dst); err != nil {

@@ -51,6 +51,11 @@ type Host struct {
 	// and end the run for its caller to resume once someone has decided.
 	// Where it cannot, an unattended ask is a deny.
 	Defers func(event string, input []byte) bool
+	// Spawner, when set, finds in the host's own record of a sub-agent
+	// (read: a file of it, on the engine's machine) the sub-agent that
+	// started the one input is of: the spawner's session, "" when the
+	// host started it from its own session or keeps no record.
+	Spawner func(input []byte, read func(path string) ([]byte, error)) string
 }
 
 // Mapped is a host input mapped to AARTS.
@@ -61,7 +66,7 @@ type Mapped struct {
 
 // Hosts are the host adapters, by name.
 var Hosts = map[string]*Host{
-	"claude-code": {Name: "claude-code", Map: mapClaudeCode, Render: renderClaudeCode, Blocking: claudeCodeBlocking, Notice: notBlocking(claudeCodeBlocking), Asks: claudeCodeAsks, Defers: claudeCodeDefers},
+	"claude-code": {Name: "claude-code", Map: mapClaudeCode, Render: renderClaudeCode, Blocking: claudeCodeBlocking, Notice: notBlocking(claudeCodeBlocking), Asks: claudeCodeAsks, Defers: claudeCodeDefers, Spawner: claudeCodeSpawner},
 	"cursor":      {Name: "cursor", Map: mapCursor, Render: renderCursor, Blocking: cursorBlocking, Notice: notBlocking(cursorBlocking, "postToolUse"), Asks: cursorAsks},
 	"copilot":     {Name: "copilot", Map: mapCopilot, Render: renderCopilot, Blocking: copilotBlocking, Notice: notBlocking(copilotBlocking, "postToolUse", "PostToolUse"), Asks: copilotAsks},
 	"gemini":      {Name: "gemini", Map: mapGemini, Render: renderGemini, Blocking: geminiBlocking, Notice: notBlocking(geminiBlocking), Asks: geminiAsks},

@@ -1,12 +1,12 @@
 package adapter
 
 import (
-	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -71,14 +71,11 @@ func ParseClaudeCode(stdin []byte) (*ClaudeCodeInput, error) {
 // shape (Claude Code, Codex), naming the host in its errors.
 func parseClaudeLike(host string, stdin []byte) (*ClaudeCodeInput, error) {
 	var in ClaudeCodeInput
-	if err := json.Unmarshal(bytes.TrimSpace(stdin), &in); err != nil {
-		return nil, fmt.Errorf("%s hook input is not a JSON object: %w", host, err)
+	if err := decodeInput(host, stdin, &in); err != nil {
+		return nil, err
 	}
-	switch {
-	case in.SessionID == "":
-		return nil, fmt.Errorf("%s hook input: missing session_id", host)
-	case in.HookEventName == "":
-		return nil, fmt.Errorf("%s hook input: missing hook_event_name", host)
+	if err := required(host, in.HookEventName, field{"session_id", in.SessionID}); err != nil {
+		return nil, err
 	}
 	switch in.HookEventName {
 	case "PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest":
@@ -103,21 +100,8 @@ func mapClaudeCode(native []byte, at time.Time, autoApprove bool) (Mapped, error
 // mapClaudeLike maps the input of a host whose hooks take Claude Code's
 // shape.
 func mapClaudeLike(host string, in *ClaudeCodeInput, at time.Time, autoApprove bool) (Mapped, error) {
-	ev, ok, err := in.event(host, at)
-	if err != nil || !ok {
-		return Mapped{Native: in.HookEventName}, err
-	}
-	if autoApprove {
-		var m map[string]any
-		if err := json.Unmarshal(ev, &m); err != nil {
-			return Mapped{}, err
-		}
-		m["auto_approve"] = true
-		if ev, err = json.Marshal(m); err != nil {
-			return Mapped{}, err
-		}
-	}
-	return Mapped{Native: in.HookEventName, Event: ev}, nil
+	e, err := in.event(host, at)
+	return mapped(in.HookEventName, e, err, autoApprove)
 }
 
 // claudeCodeBlocking: the Claude Code events whose answer can stop
@@ -163,14 +147,20 @@ func claudeCodeDefers(event string, input []byte) bool {
 // tool names go through the taxonomy with the native name kept. ok is false
 // for events AARTS has no hook point for (Notification).
 func (in *ClaudeCodeInput) AARTS(now time.Time) (event []byte, ok bool, err error) {
-	return in.event("claude-code", now)
+	e, err := in.event("claude-code", now)
+	if err != nil || e == nil {
+		return nil, false, err
+	}
+	event, err = json.Marshal(e)
+	return event, true, err
 }
 
 // event maps the input as host sent it (Claude Code, or Codex, whose hooks
 // take the same shape): a call's turn is its tool_use_id, any other
 // event's the prompt it belongs to (Claude Code's prompt_id, Codex's
 // turn_id).
-func (in *ClaudeCodeInput) event(host string, now time.Time) (event []byte, ok bool, err error) {
+// A nil event is one AARTS has no hook point for.
+func (in *ClaudeCodeInput) event(host string, now time.Time) (map[string]any, error) {
 	e := hostEvent(host, in.SessionID, in.Cwd, now)
 	turn := in.ToolUseID
 	if turn == "" {
@@ -203,7 +193,7 @@ func (in *ClaudeCodeInput) event(host string, now time.Time) (event []byte, ok b
 		// the refusal as the call's result. Recorded as that result; it
 		// closes an ask about the call as denied.
 		if in.ToolUseID == "" || in.ToolName == "" {
-			return nil, false, nil
+			return nil, nil
 		}
 		setTool(e, "PostToolUse", turn, in.ToolName, in.ToolInput)
 		e["tool_result"] = map[string]any{"error": in.Reason, "permission_denied": true}
@@ -232,7 +222,7 @@ func (in *ClaudeCodeInput) event(host string, now time.Time) (event []byte, ok b
 		// ceiling (the manifest's sub_agents). The task went with the
 		// parent's Task/Agent call; the host does not repeat it here.
 		if in.AgentID == "" {
-			return nil, false, nil
+			return nil, nil
 		}
 		e["hook_point"] = "PreSubAgentSpawn"
 		e["sub_agent_id"] = SubAgentSession(in.SessionID, in.AgentID)
@@ -281,7 +271,7 @@ func (in *ClaudeCodeInput) event(host string, now time.Time) (event []byte, ok b
 		e["was_modified"] = true
 		e["modifier_chain"] = []string{"claude-code:compact:" + in.Trigger}
 	default:
-		return nil, false, nil
+		return nil, nil
 	}
 	if in.AgentID != "" && e["hook_point"] != "PreSubAgentSpawn" && e["hook_point"] != "PostSubAgentResult" {
 		// A sub-agent's own event: its session is the sub-agent's, a
@@ -297,8 +287,7 @@ func (in *ClaudeCodeInput) event(host string, now time.Time) (event []byte, ok b
 	if in.AgentType != "" && e["hook_point"] == "PreToolUse" {
 		e["active_skill"] = in.AgentType // the agent definition the call runs under
 	}
-	raw, err := json.Marshal(e)
-	return raw, true, err
+	return e, nil
 }
 
 // SubAgentSession is the session of the sub-agent agentID of the host
@@ -396,4 +385,50 @@ func permissionTurn(in *ClaudeCodeInput) string {
 		h.Write([]byte{0})
 	}
 	return "permission-" + hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// claudeCodeSpawner finds the sub-agent that started the sub-agent whose
+// event input is. Claude Code reports every spawn (SubagentStart) in the
+// main session, and names no spawner in any hook input; it records each
+// sub-agent's in a file beside the session's transcript,
+// SESSION/subagents/agent-ID.meta.json (parentAgentId, for one started by
+// another sub-agent), written by the time the sub-agent makes its first
+// call (not yet at SubagentStart). Every name that makes the path is
+// checked before it is read.
+func claudeCodeSpawner(input []byte, read func(string) ([]byte, error)) string {
+	var in struct {
+		SessionID      string `json:"session_id"`
+		AgentID        string `json:"agent_id"`
+		TranscriptPath string `json:"transcript_path"`
+	}
+	if json.Unmarshal(input, &in) != nil || !plainName(in.AgentID) || !plainName(in.SessionID) ||
+		!filepath.IsAbs(in.TranscriptPath) || filepath.Base(in.TranscriptPath) != in.SessionID+".jsonl" {
+		return ""
+	}
+	meta := filepath.Join(filepath.Dir(in.TranscriptPath), in.SessionID, "subagents", "agent-"+in.AgentID+".meta.json")
+	raw, err := read(meta)
+	if err != nil {
+		return ""
+	}
+	var m struct {
+		ParentAgentID string `json:"parentAgentId"`
+	}
+	if json.Unmarshal(raw, &m) != nil || m.ParentAgentID == in.AgentID || !plainName(m.ParentAgentID) {
+		return ""
+	}
+	return SubAgentSession(in.SessionID, m.ParentAgentID)
+}
+
+// plainName reports whether s is a name that is safe as one path element:
+// letters, digits, '-' and '_', at most 128 of them.
+func plainName(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
 }

@@ -109,8 +109,8 @@ func (in *CopilotInput) normalize() {
 // ParseCopilot reads a Copilot hook input, naming what is missing.
 func ParseCopilot(stdin []byte) (*CopilotInput, string, error) {
 	var in CopilotInput
-	if err := json.Unmarshal(bytes.TrimSpace(stdin), &in); err != nil {
-		return nil, "", fmt.Errorf("copilot hook input is not a JSON object: %w", err)
+	if err := decodeInput("copilot", stdin, &in); err != nil {
+		return nil, "", err
 	}
 	in.normalize()
 	event := in.event()
@@ -129,14 +129,7 @@ func mapCopilot(native []byte, at time.Time, autoApprove bool) (Mapped, error) {
 		return Mapped{Native: event}, err
 	}
 	e, err := in.AARTS(event, at)
-	if err != nil || e == nil {
-		return Mapped{Native: event}, err
-	}
-	if autoApprove {
-		e["auto_approve"] = true
-	}
-	ev, err := json.Marshal(e)
-	return Mapped{Native: event, Event: ev}, err
+	return mapped(event, e, err, autoApprove)
 }
 
 // AARTS maps a Copilot hook input for event to the AARTS hook event,

@@ -1,7 +1,6 @@
 package adapter
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -63,14 +62,11 @@ func cursorBlocking(event string) bool {
 // malformed.
 func ParseCursor(stdin []byte) (*CursorInput, error) {
 	var in CursorInput
-	if err := json.Unmarshal(bytes.TrimSpace(stdin), &in); err != nil {
-		return nil, fmt.Errorf("cursor hook input is not a JSON object: %w", err)
+	if err := decodeInput("cursor", stdin, &in); err != nil {
+		return nil, err
 	}
-	switch {
-	case in.HookEventName == "":
-		return nil, fmt.Errorf("cursor hook input: missing hook_event_name")
-	case in.ConversationID == "":
-		return nil, fmt.Errorf("cursor %s input: missing conversation_id", in.HookEventName)
+	if err := required("cursor", in.HookEventName, field{"conversation_id", in.ConversationID}); err != nil {
+		return nil, err
 	}
 	need := func(field, v string) error {
 		if v == "" {
@@ -132,14 +128,7 @@ func mapCursor(native []byte, at time.Time, autoApprove bool) (Mapped, error) {
 		return Mapped{}, err
 	}
 	e, err := in.AARTS(at)
-	if err != nil || e == nil {
-		return Mapped{Native: in.HookEventName}, err
-	}
-	if autoApprove {
-		e["auto_approve"] = true
-	}
-	ev, err := json.Marshal(e)
-	return Mapped{Native: in.HookEventName, Event: ev}, err
+	return mapped(in.HookEventName, e, err, autoApprove)
 }
 
 // AARTS maps a Cursor hook input to the AARTS hook event, stamped at now:

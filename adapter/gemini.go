@@ -1,7 +1,6 @@
 package adapter
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -84,14 +83,11 @@ func geminiBlocking(event string) bool {
 // malformed.
 func ParseGemini(stdin []byte) (*GeminiInput, error) {
 	var in GeminiInput
-	if err := json.Unmarshal(bytes.TrimSpace(stdin), &in); err != nil {
-		return nil, fmt.Errorf("gemini hook input is not a JSON object: %w", err)
+	if err := decodeInput("gemini", stdin, &in); err != nil {
+		return nil, err
 	}
-	switch {
-	case in.HookEventName == "":
-		return nil, fmt.Errorf("gemini hook input: missing hook_event_name")
-	case in.SessionID == "":
-		return nil, fmt.Errorf("gemini %s input: missing session_id", in.HookEventName)
+	if err := required("gemini", in.HookEventName, field{"session_id", in.SessionID}); err != nil {
+		return nil, err
 	}
 	switch in.HookEventName {
 	case "BeforeTool", "AfterTool":
@@ -119,14 +115,7 @@ func mapGemini(native []byte, at time.Time, autoApprove bool) (Mapped, error) {
 		return Mapped{}, err
 	}
 	e, err := in.AARTS(at)
-	if err != nil || e == nil {
-		return Mapped{Native: in.HookEventName}, err
-	}
-	if autoApprove {
-		e["auto_approve"] = true
-	}
-	ev, err := json.Marshal(e)
-	return Mapped{Native: in.HookEventName, Event: ev}, err
+	return mapped(in.HookEventName, e, err, autoApprove)
 }
 
 // nativeTool is the call's tool name: an MCP tool is named

@@ -564,18 +564,30 @@ func inheritedAuth(auth receipt.Authenticated, in *reducer.Inheritance) receipt.
 
 // InheritanceFor is what the session s inherits from the parent session
 // id that its next event names (parent_session_id), or nil: no parent, or
-// s has inherited already. parent looks the parent's state up in the same
-// tenant (nil: unknown).
-func InheritanceFor(id string, s *Session, parent func(id string) *Session) *reducer.Inheritance {
+// s has inherited already. spawnID, when not "" or id, is the session the
+// host reported the spawn in (spawn_session_id: a sub-agent another
+// sub-agent started), whose grant bounds the child with the parent's own
+// ceiling (reducer.SpawnedElsewhere). lookup finds a session's state in
+// the same tenant (nil: unknown).
+func InheritanceFor(id, spawnID string, s *Session, lookup func(id string) *Session) *reducer.Inheritance {
 	if id == "" || id == s.Snapshot.SessionID || !s.Snapshot.NeedsInheritance() {
 		return nil
 	}
-	p := parent(id)
-	var in reducer.Inheritance
-	if p == nil {
-		in = reducer.InheritanceOf(id, nil, "", s.Snapshot.SessionID, "", "")
+	of := func(id string, p *Session) reducer.Inheritance {
+		if p == nil {
+			return reducer.InheritanceOf(id, nil, "", s.Snapshot.SessionID, "", "")
+		}
+		return reducer.InheritanceOf(id, &p.Snapshot, p.Head.Hash, s.Snapshot.SessionID, p.Auth.Principal, p.Auth.Agent)
+	}
+	if spawnID == "" || spawnID == id || spawnID == s.Snapshot.SessionID {
+		in := of(id, lookup(id))
+		return &in
+	}
+	in := of(spawnID, lookup(spawnID))
+	if p := lookup(id); p != nil {
+		in = reducer.SpawnedElsewhere(in, id, &p.Snapshot, p.Head.Hash, p.Auth.Principal, p.Auth.Agent)
 	} else {
-		in = reducer.InheritanceOf(id, &p.Snapshot, p.Head.Hash, s.Snapshot.SessionID, p.Auth.Principal, p.Auth.Agent)
+		in = reducer.SpawnedElsewhere(in, id, nil, "", "", "")
 	}
 	return &in
 }

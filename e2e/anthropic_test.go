@@ -32,6 +32,10 @@ type call struct {
 // issued and the tool results the host sent back.
 type scriptedAnthropic struct {
 	script []turn
+	// agents are the scripts of sub-agents, by a word their task (the
+	// first user message of their requests) holds; their calls are named
+	// toolu_<word>_<turn>_<index>.
+	agents map[string][]turn
 	mu     sync.Mutex
 	issued []string          // tool_use ids, in order
 	result map[string]string // tool_use id → the tool_result the host sent (as JSON)
@@ -77,8 +81,16 @@ func (m *scriptedAnthropic) messages(w http.ResponseWriter, r *http.Request) {
 	for _, t := range req.Tools {
 		offered[t.Name] = true
 	}
+	script, tag := m.script, ""
+	if len(req.Messages) > 0 && req.Messages[0].Role == "user" {
+		for word, s := range m.agents {
+			if strings.Contains(string(req.Messages[0].Content), word) {
+				script, tag = s, word+"_"
+			}
+		}
+	}
 	main := len(offered) > 0
-	for _, st := range m.script {
+	for _, st := range script {
 		for _, c := range st.Calls {
 			main = main && offered[c.Tool]
 		}
@@ -97,16 +109,16 @@ func (m *scriptedAnthropic) messages(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case !main:
 		blocks = []map[string]any{{"type": "text", "text": "ok"}}
-	case n >= len(m.script) || m.script[n].Text != "":
+	case n >= len(script) || script[n].Text != "":
 		text := "done."
-		if n < len(m.script) {
-			text = m.script[n].Text
+		if n < len(script) {
+			text = script[n].Text
 		}
 		blocks = []map[string]any{{"type": "text", "text": text}}
 	default:
 		stop = "tool_use"
-		for i, c := range m.script[n].Calls {
-			id := fmt.Sprintf("toolu_%02d_%d", n, i)
+		for i, c := range script[n].Calls {
+			id := fmt.Sprintf("toolu_%s%02d_%d", tag, n, i)
 			m.mu.Lock()
 			if !slices.Contains(m.issued, id) {
 				m.issued = append(m.issued, id)

@@ -115,9 +115,11 @@ func runClaude(t *testing.T, script []turn, mode string, installArgs ...string) 
 
 // claudeOptions vary a Claude Code run.
 type claudeOptions struct {
-	install []string                   // more arguments of engine install claude-code
-	setup   func(work string) []string // prepares the project before the install; returns more arguments of claude
-	mcp     []string                   // also engine install claude-code --mcp, with these arguments
+	install      []string                   // more arguments of engine install claude-code
+	setup        func(work string) []string // prepares the project before the install; returns more arguments of claude
+	mcp          []string                   // also engine install claude-code --mcp, with these arguments
+	agents       map[string][]turn          // the sub-agents' scripts (scriptedAnthropic.agents)
+	afterInstall func(home, work string)
 }
 
 // runClaudeWith is runClaude with options.
@@ -133,7 +135,11 @@ func runClaudeWith(t *testing.T, script []turn, mode string, o claudeOptions) *c
 	if o.mcp != nil {
 		install(t, env, append([]string{"claude-code", "--project", work, "--mcp"}, o.mcp...)...)
 	}
+	if o.afterInstall != nil {
+		o.afterInstall(home, work)
+	}
 	model, url := newScriptedAnthropic(t, script)
+	model.agents = o.agents
 	r := &claudeRun{hostRun: hostRun{work: work, data: filepath.Join(home, ".local", "share", "agentledger")}, model: model}
 	t.Cleanup(func() { stopEngine(r.data) })
 
@@ -390,6 +396,57 @@ func TestClaudeCodeSubagentRecordsWhatHostDid(t *testing.T) {
 	}
 	if spawns == 0 {
 		t.Fatalf("no sub-agent spawn on the record (%d envelopes)", len(r.records))
+	}
+	r.noUnboundResults(t)
+}
+
+// TestClaudeCodeNestedSubAgentNamesItsParent: a sub-agent starts another
+// (Agent within Agent). Claude Code reports both spawns in the main
+// session and names no spawner in any hook input; its own record of the
+// inner sub-agent (beside the transcript) names the outer one. The inner
+// sub-agent's events name the outer sub-agent's session as their parent,
+// and the main session as where the spawn was reported; it inherits from
+// both (not an orphan: its command runs).
+func TestClaudeCodeNestedSubAgentNamesItsParent(t *testing.T) {
+	r := runClaudeWith(t, []turn{
+		{Calls: []call{{"Agent", map[string]any{"description": "outer", "prompt": "OUTERAGENT: start an inner agent.", "subagent_type": "general-purpose"}}}},
+		{Text: "Task finished."},
+	}, "bypassPermissions", claudeOptions{agents: map[string][]turn{
+		"OUTERAGENT": {{Calls: []call{{"Agent", map[string]any{"description": "inner", "prompt": "INNERAGENT: make a marker.", "subagent_type": "general-purpose"}}}}, {Text: "outer done"}},
+		"INNERAGENT": {{Calls: []call{{"Bash", map[string]any{"command": "touch nested-marker", "description": "marker"}}}}, {Text: "inner done"}},
+	}})
+	if _, err := os.Stat(filepath.Join(r.work, "nested-marker")); err != nil {
+		t.Fatalf("the inner sub-agent's command did not run: %v", err)
+	}
+	var outer, inner map[string]any // the first PreToolUse of each sub-agent
+	for _, e := range r.records {
+		var p map[string]any
+		_ = json.Unmarshal(e.Payload(), &p)
+		if e.EventType() != "PreToolUse" || p["is_sub_agent"] != true {
+			continue
+		}
+		switch p["turn_id"] {
+		case "toolu_OUTERAGENT_00_0":
+			outer = p
+		case "toolu_INNERAGENT_00_0":
+			inner = p
+		}
+	}
+	if outer == nil || inner == nil {
+		t.Fatalf("the sub-agents' calls are not on the record: outer %v, inner %v", outer, inner)
+	}
+	root, _ := outer["parent_session_id"].(string)
+	if outer["spawn_session_id"] != nil || root == "" {
+		t.Errorf("the outer sub-agent: parent %v, spawn session %v; want the main session as its parent", outer["parent_session_id"], outer["spawn_session_id"])
+	}
+	if inner["parent_session_id"] != outer["session_id"] || inner["spawn_session_id"] != root {
+		t.Errorf("the inner sub-agent: parent %v, spawn session %v; want parent %v (the outer sub-agent), spawn session %v",
+			inner["parent_session_id"], inner["spawn_session_id"], outer["session_id"], root)
+	}
+	pre := r.byTurn("PreToolUse")["toolu_INNERAGENT_00_0"]
+	in, _ := pre.verdict["inherited"].(map[string]any)
+	if in["known"] != true || in["parent_session_id"] != outer["session_id"] || in["spawn_session_id"] != root {
+		t.Errorf("the inner sub-agent's first verdict inherited %v, want from the outer sub-agent, with the spawn in the main session", pre.verdict["inherited"])
 	}
 	r.noUnboundResults(t)
 }

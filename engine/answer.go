@@ -188,7 +188,7 @@ func (e *Engine) Answer(ctx context.Context, req Request) HookResponse {
 		}
 		payload = hostMembers(host, native, body, m.Event, req.Unattended, req.HostAsks)
 		if req.Observe {
-			payload = observe(ctx, payload)
+			payload = observe(ctx, e.withSpawner(host, body, payload))
 		}
 	}
 	payload = withCuts(payload, cuts)
@@ -275,7 +275,7 @@ func hostMembers(host *adapter.Host, native string, body, event []byte, unattend
 // result with no call before it). A sender of AARTS events — which may be
 // the agent itself — cannot claim them: an event that claimed a host's
 // prompt could close its own ask.
-var adapterMembers = []string{"adapter", "host_refused", "host_defers", "host_asks", "host_prompts", "host_waits", "host_allows", "auto_approve", "result_only"}
+var adapterMembers = []string{"adapter", "host_refused", "host_defers", "host_asks", "host_prompts", "host_waits", "host_allows", "auto_approve", "result_only", "spawn_session_id"}
 
 // GatewayMembers are the members of the MCP gateway's events that its tool
 // pinning rests on (what a server declared and how its tools stand); no

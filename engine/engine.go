@@ -53,6 +53,7 @@ type Engine struct {
 	// are in the ledger.
 	spoolDir string
 	warn     func(error)
+	spawners spawners
 	// pins, when set, is the MCP gateway's record of the tools it pins
 	// (WithGatewayPins).
 	pins GatewayPins
@@ -224,15 +225,22 @@ func (e *Engine) decideHere(ctx context.Context, tenant string, auth receipt.Aut
 	// A sub-agent's parent is read before the child's lock is taken (never
 	// one session's lock inside another's: two sessions naming each other
 	// as parent must not deadlock), and only until the child has inherited.
-	var parent *decide.Session
+	// A nested sub-agent's spawn session (spawn_session_id) is read the
+	// same way.
+	known := map[string]*decide.Session{}
 	parentErr := error(nil)
-	if p := ev.ParentSessionID; p != "" && p != ev.SessionID && sessionIDValid(tenant, p) == nil && !e.hasInherited(key) {
-		ps, err := e.Snapshot(ctx, ledger.SessionKey{Tenant: tenant, Session: p})
-		switch {
-		case err != nil:
-			parentErr = fmt.Errorf("read parent session %s: %w", p, err)
-		case ps.Snapshot.Seq >= 0:
-			parent = &ps
+	if ev.ParentSessionID != "" && ev.ParentSessionID != ev.SessionID && !e.hasInherited(key) {
+		for _, p := range []string{ev.ParentSessionID, ev.SpawnSessionID} {
+			if p == "" || p == ev.SessionID || known[p] != nil || sessionIDValid(tenant, p) != nil {
+				continue
+			}
+			ps, err := e.Snapshot(ctx, ledger.SessionKey{Tenant: tenant, Session: p})
+			switch {
+			case err != nil:
+				parentErr = errors.Join(parentErr, fmt.Errorf("read parent session %s: %w", p, err))
+			case ps.Snapshot.Seq >= 0:
+				known[p] = &ps
+			}
 		}
 	}
 	var step *decide.Step
@@ -245,7 +253,7 @@ func (e *Engine) decideHere(ctx context.Context, tenant string, auth receipt.Aut
 		}
 		next := *en.state
 		next.Auth, next.Monitor = auth, monitor
-		next.Inherit = decide.InheritanceFor(ev.ParentSessionID, &next, func(string) *decide.Session { return parent })
+		next.Inherit = decide.InheritanceFor(ev.ParentSessionID, ev.SpawnSessionID, &next, func(id string) *decide.Session { return known[id] })
 		if next.Inherit != nil && parentErr != nil {
 			return parentErr
 		}

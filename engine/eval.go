@@ -46,6 +46,7 @@ func Eval(ctx context.Context, d *decide.Decider, tenant string, r io.Reader, w 
 		var probe struct {
 			SessionID       string `json:"session_id"`
 			ParentSessionID string `json:"parent_session_id"`
+			SpawnSessionID  string `json:"spawn_session_id"`
 		}
 		if err := json.Unmarshal(line, &probe); err != nil || probe.SessionID == "" {
 			return fmt.Errorf("line %d: %w", n, orMissing(err))
@@ -55,7 +56,7 @@ func Eval(ctx context.Context, d *decide.Decider, tenant string, r io.Reader, w 
 			s = decide.NewSession(tenant, probe.SessionID)
 			sessions[probe.SessionID] = s
 		}
-		s.Inherit = decide.InheritanceFor(probe.ParentSessionID, s, func(id string) *decide.Session { return sessions[id] })
+		s.Inherit = decide.InheritanceFor(probe.ParentSessionID, probe.SpawnSessionID, s, func(id string) *decide.Session { return sessions[id] })
 		step, err := d.Decide(ctx, s, line)
 		if err != nil {
 			return fmt.Errorf("line %d: %w", n, err)

@@ -175,7 +175,7 @@ func TestAgentCannotApproveThroughAnyChannel(t *testing.T) {
 				}
 			}
 			// 3. An AARTS event that claims a host's prompt or adapter.
-			for _, m := range []string{`"host_prompts":true`, `"adapter":"claude-code"`, `"host_asks":true`} {
+			for _, m := range []string{`"host_prompts":true`, `"adapter":"claude-code"`, `"host_asks":true`, `"spawn_session_id":"other"`} {
 				claim := strings.Replace(hostShellCall("", session+"-claim", "c", kind.command, ""), `"cwd"`, m+`,"cwd"`, 1)
 				if r := send(su.token, "", claim, false, false); r.ReasonCode != ReasonInputRejected {
 					t.Errorf("%s: an event claiming %s: %s %s, want it rejected", name, m, r.Decision, r.ReasonCode)

@@ -1,6 +1,9 @@
 package reducer
 
-import "slices"
+import (
+	"cmp"
+	"slices"
+)
 
 // Inheritance is what a sub-agent's session takes from its parent's when
 // it first names it (AARTS §8.5.1): the tool ceiling the parent's
@@ -29,6 +32,15 @@ type Inheritance struct {
 	// Intent is what the user asked the parent, which the sub-agent's
 	// calls answer to as well.
 	Intent *Intent `json:"intent,omitempty"`
+	// SpawnSessionID is the session the host reported the spawn in, where
+	// it is not the parent's: a sub-agent another sub-agent started (a
+	// host reports every spawn in its own session). The ceiling is then
+	// the spawn's grant there, narrowed by the parent's own ceiling, and
+	// the taint is both sessions'. SpawnSeq and SpawnHash are that
+	// session's head when the child inherited.
+	SpawnSessionID string `json:"spawn_session_id,omitempty"`
+	SpawnSeq       int64  `json:"spawn_seq,omitempty"`
+	SpawnHash      string `json:"spawn_hash,omitempty"`
 }
 
 // NeedsInheritance reports whether a sub-agent session has yet to inherit
@@ -78,6 +90,42 @@ func InheritanceOf(parentID string, parent *Snapshot, parentHead, child, princip
 	in.DataClasses = slices.Clone(parent.DataClasses)
 	in.Principal, in.Agent = principal, agent
 	in.Intent = parent.Intent
+	return in
+}
+
+// SpawnedElsewhere is what a child inherits whose spawn the host reported
+// in another session than its parent's: spawn is what it inherits from
+// that session (InheritanceOf), parent the parent's snapshot at head
+// parentHead (nil: unknown, and the child is an orphan). The spawn's grant
+// is narrowed by the parent's ceiling, and the parent's taint, data
+// classes, identity and intent are added: a sub-agent never has more than
+// the agent that started it.
+func SpawnedElsewhere(spawn Inheritance, parentID string, parent *Snapshot, parentHead, principal, agent string) Inheritance {
+	in := spawn
+	in.SpawnSessionID, in.SpawnSeq, in.SpawnHash = spawn.ParentSessionID, spawn.ParentSeq, spawn.ParentHash
+	in.ParentSessionID, in.ParentSeq, in.ParentHash = parentID, -1, ""
+	if parent == nil || parent.Seq < 0 {
+		in.Known = false
+		return in
+	}
+	in.ParentSeq, in.ParentHash = parent.Seq, parentHead
+	if parent.PermittedTools != nil {
+		if in.PermittedTools == nil {
+			in.PermittedTools = slices.Clone(parent.PermittedTools)
+		} else {
+			in.PermittedTools = narrow(in.PermittedTools, parent.PermittedTools)
+		}
+	}
+	for _, k := range parent.TaintKinds {
+		in.TaintKinds = addSorted(in.TaintKinds, k)
+	}
+	for _, c := range parent.DataClasses {
+		in.DataClasses = addSorted(in.DataClasses, c)
+	}
+	in.Principal, in.Agent = cmp.Or(principal, in.Principal), cmp.Or(agent, in.Agent)
+	if parent.Intent != nil {
+		in.Intent = parent.Intent
+	}
 	return in
 }
 

@@ -392,3 +392,29 @@ func TestIntentOf(t *testing.T) {
 		}
 	}
 }
+
+// TestSpawnedElsewhere: a sub-agent another sub-agent started, whose spawn
+// the host reported in its main session, gets the spawn's grant narrowed
+// by its parent's ceiling and its parent's taint; with its parent unknown
+// it is an orphan.
+func TestSpawnedElsewhere(t *testing.T) {
+	spawn := Inheritance{ParentSessionID: "main", Known: true, ParentSeq: 7, ParentHash: "m", PermittedTools: []string{"file_read", "shell"}, TaintKinds: []string{"web"}}
+	parent := Snapshot{Seq: 3, PermittedTools: []string{"file_read", "web_request"}, TaintKinds: []string{"mcp"}, DataClasses: []string{"pii"}}
+	in := SpawnedElsewhere(spawn, "main:agent:outer", &parent, "o", "alice", "")
+	if !in.Known || in.ParentSessionID != "main:agent:outer" || in.ParentSeq != 3 || in.ParentHash != "o" || in.SpawnSessionID != "main" || in.SpawnSeq != 7 || in.SpawnHash != "m" {
+		t.Errorf("inheritance %+v: want the parent named, and the spawn's session beside it", in)
+	}
+	if !slices.Equal(in.PermittedTools, []string{"file_read"}) {
+		t.Errorf("ceiling %v, want the grant narrowed by the parent's (file_read)", in.PermittedTools)
+	}
+	if !slices.Equal(in.TaintKinds, []string{"mcp", "web"}) || !slices.Equal(in.DataClasses, []string{"pii"}) || in.Principal != "alice" {
+		t.Errorf("taint %v, data %v, principal %q: want both sessions' taint and the parent's data and principal", in.TaintKinds, in.DataClasses, in.Principal)
+	}
+	unlimited := SpawnedElsewhere(Inheritance{ParentSessionID: "main", Known: true}, "main:agent:outer", &parent, "o", "", "")
+	if !slices.Equal(unlimited.PermittedTools, parent.PermittedTools) {
+		t.Errorf("a grant with no ceiling under a parent with one: %v, want the parent's", unlimited.PermittedTools)
+	}
+	if orphan := SpawnedElsewhere(spawn, "main:agent:gone", nil, "", "", ""); orphan.Known {
+		t.Errorf("an unknown parent: %+v, want an orphan", orphan)
+	}
+}
