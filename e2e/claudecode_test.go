@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -44,22 +45,78 @@ func buildPrograms(t *testing.T) string {
 	return programs.dir
 }
 
-// host returns the program a host test drives, from env, or skips: the
-// hosts are installed by .ci/run, which also sets AGENTLEDGER_E2E_REQUIRED
-// so that a missing host fails there.
+// host returns the program a host test drives: the one env names, else
+// the one .ci/run installed into the cache (e2e/hosts.tsv); else it skips,
+// unless AGENTLEDGER_E2E_REQUIRED=1 (which .ci/run sets) says the host must
+// run. A skipped host is named at the end of the run (TestMain).
 func host(t *testing.T, env string) string {
 	t.Helper()
 	p := os.Getenv(env)
 	if p == "" {
+		p = cachedHost(env)
+	}
+	if p == "" {
 		if os.Getenv("AGENTLEDGER_E2E_REQUIRED") == "1" {
 			t.Fatalf("%s is not set, but AGENTLEDGER_E2E_REQUIRED=1", env)
 		}
+		skipped.add(env)
 		t.Skipf("%s is not set (.ci/run installs the host and sets it)", env)
 	}
 	if _, err := os.Stat(p); err != nil {
 		t.Fatalf("%s=%s: %v", env, p, err)
 	}
 	return p
+}
+
+// cachedHost is the program of the host env names as .ci/run installs it
+// (e2e/hosts.tsv, into $AGENTLEDGER_E2E_CACHE), or "" when it is not
+// there.
+func cachedHost(env string) string {
+	raw, err := os.ReadFile("hosts.tsv")
+	if err != nil {
+		return ""
+	}
+	cache := os.Getenv("AGENTLEDGER_E2E_CACHE")
+	if cache == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		cache = filepath.Join(home, ".cache", "agentledger-e2e")
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 3 || f[0] != env {
+			continue
+		}
+		p := filepath.Join(cache, strings.NewReplacer("@", "_", "/", "_").Replace(f[1]), "node_modules", ".bin", f[2])
+		if info, err := os.Stat(p); err == nil && !info.IsDir() {
+			return p
+		}
+	}
+	return ""
+}
+
+// skipped are the hosts whose tests skipped, for TestMain to name.
+var skipped skippedHosts
+
+type skippedHosts struct {
+	mu    sync.Mutex
+	hosts []string
+}
+
+func (s *skippedHosts) add(env string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !slices.Contains(s.hosts, env) {
+		s.hosts = append(s.hosts, env)
+	}
+}
+
+func (s *skippedHosts) list() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.hosts)
 }
 
 // hostRun is one non-interactive run of a real host, and its record.
@@ -120,6 +177,7 @@ type claudeOptions struct {
 	mcp          []string                   // also engine install claude-code --mcp, with these arguments
 	agents       map[string][]turn          // the sub-agents' scripts (scriptedAnthropic.agents)
 	afterInstall func(home, work string)
+	hostEnv      func(env []string) []string // the host's environment, from the one agentledger was installed in
 }
 
 // runClaudeWith is runClaude with options.
@@ -147,6 +205,9 @@ func runClaudeWith(t *testing.T, script []turn, mode string, o claudeOptions) *c
 	defer cancel()
 	cmd := exec.CommandContext(ctx, claude, append([]string{"-p", "do the task", "--output-format", "json", "--permission-mode", mode}, args...)...)
 	cmd.Dir = work
+	if o.hostEnv != nil {
+		env = o.hostEnv(env)
+	}
 	cmd.Env = append(env, "ANTHROPIC_BASE_URL="+url, "ANTHROPIC_API_KEY=sk-ant-scripted-not-a-key",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "ENABLE_TOOL_SEARCH=false", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1")
 	if mode == "bypassPermissions" && os.Getuid() == 0 {
@@ -159,10 +220,9 @@ func runClaudeWith(t *testing.T, script []turn, mode string, o claudeOptions) *c
 		t.Fatalf("claude -p: %v, stdout %q, stderr %s", err, out, stderr.String())
 	}
 	stopEngine(r.data)
-	if _, held := store.HeldBy(r.data); !held {
-		if _, err := os.Stat(filepath.Join(r.data, "jetstream")); err != nil {
-			t.Logf("claude -p printed %s; stderr %s", out, stderr.String())
-		}
+	if _, err := os.Stat(filepath.Join(r.data, "jetstream")); err != nil {
+		t.Logf("no record; claude -p printed %s; stderr %s", out, stderr.String())
+		return r
 	}
 	r.records = readRecord(t, r.data)
 	return r

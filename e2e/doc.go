@@ -1,6 +1,9 @@
 // Package e2e holds the end-to-end tests that drive real agent hosts (the
-// Claude Code CLI from npm) against a scripted model, with agentledger's
-// hooks installed by `engine install`. The hosts are installed by .ci/run;
-// a test whose host is absent is skipped, unless AGENTLEDGER_E2E_REQUIRED=1
-// says it must run.
+// Claude Code, Codex, Gemini and Copilot CLIs from npm, pinned in
+// hosts.tsv) against scripted models of the protocols they speak
+// (Anthropic Messages, OpenAI Responses, Gemini), with agentledger's hooks
+// installed by `engine install`. The test binary runs itself in a network
+// namespace that has only loopback (TestMain). The hosts are installed by
+// .ci/run; a test whose host is absent is skipped, and the run names the
+// hosts it skipped, unless AGENTLEDGER_E2E_REQUIRED=1 says they must run.
 package e2e

@@ -1,0 +1,111 @@
+package e2e
+
+import (
+	"cmp"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// shellHost is a host the cross-host tests drive: how to run it, and its
+// shell tool.
+type shellHost struct {
+	name  string
+	id    string // the host_id its events are recorded under
+	mode  string // a headless mode in which the host refuses what no one allowed ("": it has none that still runs tools)
+	run   func(t *testing.T, script []turn, mode string, o hostOptions) *hostRun
+	shell func(command string) call
+}
+
+var shellHosts = []shellHost{
+	{"claude-code", "claude-code", "default", func(t *testing.T, script []turn, mode string, o hostOptions) *hostRun {
+		r := runClaudeWith(t, script, mode, claudeOptions{install: o.install, hostEnv: o.hostEnv,
+			setup: func(work string) []string { writeFiles(t, work, o.files); return nil }})
+		return &r.hostRun
+	}, func(c string) call { return call{"Bash", map[string]any{"command": c, "description": "run it"}} }},
+	{"copilot", "copilot", "", func(t *testing.T, script []turn, _ string, o hostOptions) *hostRun {
+		r, _ := runCopilotWith(t, script, o)
+		return r
+	}, func(c string) call { return call{"bash", map[string]any{"command": c, "description": "run it"}} }},
+	// Gemini CLI's -p leaves out the tools that would need a
+	// confirmation unless in yolo mode.
+	{"gemini", "gemini-cli", "", func(t *testing.T, script []turn, mode string, o hostOptions) *hostRun {
+		r, _ := runGemini(t, script, cmp.Or(mode, "yolo"), o)
+		return r
+	}, func(c string) call {
+		return call{"run_shell_command", map[string]any{"command": c, "description": "run it"}}
+	}},
+}
+
+// TestHookProgramMissing: with agentledger's hooks installed in a project
+// and agentledger-hook on no PATH (a teammate who has not installed it),
+// the project's wrapper blocks every call and notes it in the spool; the
+// call does not run, whatever the host's own mode would let through.
+func TestHookProgramMissing(t *testing.T) {
+	for _, h := range shellHosts {
+		t.Run(h.name, func(t *testing.T) {
+			mode := "bypassPermissions"
+			if h.name == "gemini" {
+				mode = "yolo"
+			}
+			r := h.run(t, []turn{{Calls: []call{h.shell("touch ran-marker")}}, {Text: "Task finished."}}, mode,
+				hostOptions{hostEnv: func(env []string) []string { return withoutOnPath(env, buildPrograms(t)) }})
+			if _, err := os.Stat(filepath.Join(r.work, "ran-marker")); err == nil {
+				t.Fatal("the call ran although agentledger-hook is missing")
+			}
+			if len(r.records) != 0 {
+				t.Fatalf("a record without agentledger: %d envelopes", len(r.records))
+			}
+			notes, _ := filepath.Glob(filepath.Join(r.data, "spool", "*.json"))
+			if len(notes) == 0 {
+				t.Fatalf("no note of the blocked calls in %s/spool", r.data)
+			}
+			for _, n := range notes {
+				raw, err := os.ReadFile(n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(string(raw), `"host":"`+h.name+`"`) || strings.Contains(string(raw), "ran-marker") {
+					t.Errorf("%s: %s, want a note naming %s and not holding the call's input", filepath.Base(n), raw, h.name)
+				}
+			}
+		})
+	}
+}
+
+// TestCompoundBehindAllowedPrefixOnEveryHost: a manifest allow rule for
+// shell(git status*) is an explicit allow for git status alone, never for
+// a compound that only begins with it; where the host's mode refuses what
+// no one allowed, the compound's second command does not run.
+func TestCompoundBehindAllowedPrefixOnEveryHost(t *testing.T) {
+	for _, h := range shellHosts[1:] { // Claude Code: TestClaudeCodeCompoundBehindAllowedPrefix
+		t.Run(h.name, func(t *testing.T) {
+			manifest := ruleManifest(t, "shell(git status*)")
+			r := h.run(t, []turn{
+				{Calls: []call{h.shell("git status")}},
+				{Calls: []call{h.shell("git status && touch compound-marker")}},
+				{Text: "Task finished."},
+			}, h.mode, hostOptions{install: []string{"--command", "agentledger-hook " + h.name + " --manifest " + manifest}})
+			pre := r.byTurn("PreToolUse")
+			var plain, compound map[string]any
+			for _, rec := range pre {
+				switch rec.event["tool_input"].(map[string]any)["command"] {
+				case "git status":
+					plain = rec.verdict
+				case "git status && touch compound-marker":
+					compound = rec.verdict
+				}
+			}
+			if plain["host_answer"] != "allow" {
+				t.Errorf("git status: verdict %v, want the rule's explicit allow", plain)
+			}
+			if compound == nil || compound["host_answer"] == "allow" {
+				t.Errorf("git status && touch: verdict %v, want no explicit allow", compound)
+			}
+			if _, err := os.Stat(filepath.Join(r.work, "compound-marker")); err == nil && h.mode != "" {
+				t.Errorf("the command behind the allowed prefix ran in %s's %s mode", h.name, h.mode)
+			}
+		})
+	}
+}
