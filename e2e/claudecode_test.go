@@ -125,6 +125,9 @@ type hostRun struct {
 	result     map[string]any // what the host printed, when it prints JSON
 	output     string         // what the host printed otherwise
 	records    []*ledger.Envelope
+	// results are the tool results the host gave the scripted model, by
+	// call id.
+	results func() map[string]string
 }
 
 // claudeRun is one print-mode run of the real Claude Code CLI.
@@ -198,7 +201,8 @@ func runClaudeWith(t *testing.T, script []turn, mode string, o claudeOptions) *c
 	}
 	model, url := newScriptedAnthropic(t, script)
 	model.agents = o.agents
-	r := &claudeRun{hostRun: hostRun{work: work, data: filepath.Join(home, ".local", "share", "agentledger")}, model: model}
+	r := &claudeRun{hostRun: hostRun{work: work, data: filepath.Join(home, ".local", "share", "agentledger"),
+		results: func() map[string]string { _, res := model.calls(); return res }}, model: model}
 	t.Cleanup(func() { stopEngine(r.data) })
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

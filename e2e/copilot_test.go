@@ -63,7 +63,8 @@ func runCopilotWith(t *testing.T, script []turn, o hostOptions) (*hostRun, *scri
 	}
 	install(t, env, append([]string{"copilot", "--project", work}, o.install...)...)
 	model, url := newScriptedAnthropic(t, script)
-	r := &hostRun{work: work, data: filepath.Join(home, ".local", "share", "agentledger")}
+	r := &hostRun{work: work, data: filepath.Join(home, ".local", "share", "agentledger"),
+		results: func() map[string]string { _, res := model.calls(); return res }}
 	t.Cleanup(func() { stopEngine(r.data) })
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -123,30 +124,4 @@ func TestCopilotEndToEnd(t *testing.T) {
 		t.Errorf("the model got %q for the denied call, want agentledger's reason", results["toolu_01_0"])
 	}
 	r.noUnboundResults(t)
-}
-
-// TestCopilotSecretInResult: a command prints a token; Copilot's model
-// never sees it, and the record does not hold it in the clear.
-func TestCopilotSecretInResult(t *testing.T) {
-	const token = "ghp_R7dKq2R7dKq2R7dKq2R7dKq2R7dKq2sP2aXy"
-	r, model := runCopilotWith(t, []turn{
-		{Calls: []call{{"bash", map[string]any{"command": "cat deploy/NOTES.md", "description": "show the deploy note"}}}},
-		{Text: "Task finished."},
-	}, hostOptions{files: map[string]string{"deploy/NOTES.md": "Deploy with the bot token " + token + " until it is rotated.\n"}})
-	_, results := model.calls()
-	got, ok := results["toolu_00_0"]
-	if !ok {
-		t.Fatalf("the command's result never reached the model\n%s", r.output)
-	}
-	if strings.Contains(got, token) {
-		t.Errorf("the model got the token: %q", got)
-	}
-	for _, e := range r.records {
-		if strings.Contains(string(e.Payload()), token) {
-			t.Errorf("seq %d %s holds the token in the clear", e.Seq(), e.EventType())
-		}
-	}
-	if len(r.byTurn("PostToolUse")) == 0 {
-		t.Error("the result is not on the record")
-	}
 }

@@ -201,7 +201,7 @@ func runGemini(t *testing.T, script []turn, mode string, o hostOptions) (*hostRu
 	raw, _ := json.Marshal(settings)
 	writeFiles(t, home, map[string]string{".gemini/settings.json": string(raw)})
 	model, url := newScriptedGemini(t, script)
-	r := &hostRun{work: work, data: filepath.Join(home, ".local", "share", "agentledger")}
+	r := &hostRun{work: work, data: filepath.Join(home, ".local", "share", "agentledger"), results: model.results}
 	t.Cleanup(func() { stopEngine(r.data) })
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -109,3 +109,64 @@ func TestCompoundBehindAllowedPrefixOnEveryHost(t *testing.T) {
 		})
 	}
 }
+
+// TestAskFormOnEveryHost: a call the policy asks about (git push) reaches
+// a headless host that prompts no one as a deny that names the approval it
+// waits for; the record says the ask was answered as that deny, owned by an
+// approver.
+func TestAskFormOnEveryHost(t *testing.T) {
+	for _, h := range shellHosts[1:] { // Claude Code: TestClaudeCodeEndToEnd (its own deferral, or a deny)
+		t.Run(h.name, func(t *testing.T) {
+			r := h.run(t, []turn{
+				{Calls: []call{h.shell("git push origin main")}},
+				{Text: "Task finished."},
+			}, "", hostOptions{})
+			var ask recorded
+			for _, rec := range r.byTurn("PreToolUse") {
+				ask = rec
+			}
+			v := ask.verdict
+			if decisionOf(v) != "ask" || v["host_answer"] != "deny" || v["ask_owner"] != "approver" {
+				t.Fatalf("git push: verdict %v, want an ask answered deny, owned by an approver", v)
+			}
+			said := r.output
+			for _, res := range r.results() {
+				said += res
+			}
+			if !strings.Contains(said, "held for an approver as pending") {
+				t.Errorf("the host was not told which approval the call waits for:\n%s", r.output)
+			}
+		})
+	}
+}
+
+// TestSecretInResultOnEveryHost: a command prints a file holding a token;
+// the model never sees the token, and the record does not hold it in the
+// clear.
+func TestSecretInResultOnEveryHost(t *testing.T) {
+	const token = "ghp_R7dKq2R7dKq2R7dKq2R7dKq2R7dKq2sP2aXy"
+	for _, h := range shellHosts {
+		t.Run(h.name, func(t *testing.T) {
+			mode := map[string]string{"claude-code": "bypassPermissions"}[h.name]
+			r := h.run(t, []turn{
+				{Calls: []call{h.shell("cat deploy/NOTES.md")}},
+				{Text: "Task finished."},
+			}, mode, hostOptions{files: map[string]string{"deploy/NOTES.md": "Deploy with the bot token " + token + " until it is rotated.\n"}})
+			got, ok := r.results()["toolu_00_0"]
+			if !ok {
+				t.Fatalf("the command's result never reached the model\n%s", r.output)
+			}
+			if strings.Contains(got, token) {
+				t.Errorf("the model got the token: %q", got)
+			}
+			for _, e := range r.records {
+				if strings.Contains(string(e.Payload()), token) {
+					t.Errorf("seq %d %s holds the token in the clear", e.Seq(), e.EventType())
+				}
+			}
+			if len(r.byTurn("PostToolUse")) == 0 {
+				t.Error("the result is not on the record")
+			}
+		})
+	}
+}
