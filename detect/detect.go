@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 )
 
 // Data classes the detectors assign.
@@ -56,6 +57,15 @@ type detector struct {
 	// gate, when set, stands for hints: a text can only match if gate
 	// says so.
 	gate func(text string) bool
+	// shape: the detector goes by a value's shape alone, with nothing
+	// beside it that names it a credential; it seals and redacts what it
+	// finds, but what it finds is not shown to be a secret (Secrets).
+	shape bool
+	// guess: the detector goes by the name a value is given (password=,
+	// --token, a URL's password), which a project's local defaults share
+	// with real credentials; Secrets counts a value it finds only when the
+	// value itself looks like a credential (strongValue).
+	guess bool
 }
 
 // mayMatch reports whether text contains one of d's hints.
@@ -140,28 +150,28 @@ var detectors = sync.OnceValue(func() []detector {
 		// Credentials found by where they stand: the value alone is the span.
 		{name: "bearer_token", class: ClassSecret, re: regexp.MustCompile(`(?i)\b(?:bearer|token)\s+([A-Za-z0-9._~+/=-]{12,})`), group: 1, check: randomLooking, hints: []string{"bearer", "token "}, fold: true},
 		{name: "basic_auth", class: ClassSecret, re: regexp.MustCompile(`(?i)\bbasic\s+([A-Za-z0-9+/]{8,}={0,2})`), group: 1, check: basicCredential, hints: []string{"basic"}, fold: true},
-		{name: "url_password", class: ClassSecret, re: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s/:@"'<>]*:([^\s/@"'<>]+)@`), group: 1, hints: []string{"://"}},
-		{name: "password_flag", class: ClassSecret, re: regexp.MustCompile(`(?i)(?:^|[\s"'])--?(?:password|passwd|pass|pwd|token|secret|api-?key|access-?key|secret-?key|client-?secret|auth-?token)(?:=|\s+)("[^"\n]*"|'[^'\n]*'|[^\s"'|&;]+)`), group: 1, check: notPlaceholder, hints: []string{"-pass", "-pwd", "-token", "-secret", "-api", "-access", "-client", "-auth"}, fold: true},
-		{name: "sql_password", class: ClassSecret, re: regexp.MustCompile(`(?i)\b(?:identified\s+by|(?:with|encrypted)\s+password)\s+('[^'\n]*'|"[^"\n]*")`), group: 1, hints: []string{"identified", "password"}, fold: true},
-		{name: "secret_assignment", class: ClassSecret, re: regexp.MustCompile(`(?i)\b[A-Za-z0-9_.-]*(?:password|passwd|passphrase|pwd|secret|token|api[-_]?key|access[-_]?key|accountkey|private[-_]?key|auth[-_]?key|subscription[-_]?key|credentials?)["']?\s*(?::=|[:=])\s*("[^"\n]*"|'[^'\n]*'|[^\s"'&;|,(){}\[\]<>` + "`" + `]+)`), group: 1, check: assignedLiteral, hints: []string{"pass", "pwd", "secret", "token", "key", "credential"}, fold: true},
+		{name: "url_password", class: ClassSecret, re: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s/:@"'<>]*:([^\s/@"'<>]+)@`), group: 1, hints: []string{"://"}, guess: true},
+		{name: "password_flag", class: ClassSecret, re: regexp.MustCompile(`(?i)(?:^|[\s"'])--?(?:password|passwd|pass|pwd|token|secret|api-?key|access-?key|secret-?key|client-?secret|auth-?token)(?:=|\s+)("[^"\n]*"|'[^'\n]*'|[^\s"'|&;]+)`), group: 1, check: notPlaceholder, hints: []string{"-pass", "-pwd", "-token", "-secret", "-api", "-access", "-client", "-auth"}, fold: true, guess: true},
+		{name: "sql_password", class: ClassSecret, re: regexp.MustCompile(`(?i)\b(?:identified\s+by|(?:with|encrypted)\s+password)\s+('[^'\n]*'|"[^"\n]*")`), group: 1, hints: []string{"identified", "password"}, fold: true, guess: true},
+		{name: "secret_assignment", class: ClassSecret, re: regexp.MustCompile(`(?i)\b[A-Za-z0-9_.-]*(?:password|passwd|passphrase|pwd|secret|token|api[-_]?key|access[-_]?key|accountkey|private[-_]?key|auth[-_]?key|subscription[-_]?key|credentials?)["']?\s*(?::=|[:=])\s*("[^"\n]*"|'[^'\n]*'|[^\s"'&;|,(){}\[\]<>` + "`" + `]+)`), group: 1, check: assignedLiteral, hints: []string{"pass", "pwd", "secret", "token", "key", "credential"}, fold: true, guess: true},
 		// NAME=value in a shell or an env file, the name in capitals: the value
 		// is a literal whatever it looks like.
-		{name: "secret_assignment", class: ClassSecret, re: regexp.MustCompile(`\b([A-Z0-9_]*(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|API_?KEY|ACCESS_KEY|PRIVATE_KEY|_KEY|_PAT)[A-Z0-9_]*)=("[^"\n]*"|'[^'\n]*'|[^\s"'&;|` + "`" + `]+)`), group: 2, check: envLiteral, hints: []string{"PASS", "SECRET", "TOKEN", "KEY", "_PAT"}},
+		{name: "secret_assignment", class: ClassSecret, re: regexp.MustCompile(`\b([A-Z0-9_]*(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|API_?KEY|ACCESS_KEY|PRIVATE_KEY|_KEY|_PAT)[A-Z0-9_]*)=("[^"\n]*"|'[^'\n]*'|[^\s"'&;|` + "`" + `]+)`), group: 2, check: envLiteral, hints: []string{"PASS", "SECRET", "TOKEN", "KEY", "_PAT"}, guess: true},
 		// A user:password a command takes (curl -u), and passwords tools take
 		// after -p: glued to it in the MySQL family, after login commands and
 		// sshpass.
-		{name: "password_flag", class: ClassSecret, re: regexp.MustCompile(`(?:^|\s)(?:-u|--user)(?:\s+|=)["']?[^\s:"']*[A-Za-z][^\s:"']*:([^\s"'@]+)`), group: 1, check: notPlaceholder, hints: []string{" -u", "-u ", "--user"}},
-		{name: "password_flag", class: ClassSecret, re: regexp.MustCompile(`(?i)\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p([^\s"'|&;]{3,})`), group: 1, check: notPlaceholder, hints: []string{"mysql", "mariadb"}, fold: true},
-		{name: "password_flag", class: ClassSecret, re: regexp.MustCompile(`(?i)\b(?:sshpass|login)\b[^\n|;&]*?\s-p\s*("[^"\n]*"|'[^'\n]*'|[^\s"'|&;]+)`), group: 1, check: notPlaceholder, hints: []string{"sshpass", "login"}, fold: true},
+		{name: "password_flag", class: ClassSecret, re: regexp.MustCompile(`(?:^|\s)(?:-u|--user)(?:\s+|=)["']?[^\s:"']*[A-Za-z][^\s:"']*:([^\s"'@]+)`), group: 1, check: notPlaceholder, hints: []string{" -u", "-u ", "--user"}, guess: true},
+		{name: "password_flag", class: ClassSecret, re: regexp.MustCompile(`(?i)\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p([^\s"'|&;]{3,})`), group: 1, check: notPlaceholder, hints: []string{"mysql", "mariadb"}, fold: true, guess: true},
+		{name: "password_flag", class: ClassSecret, re: regexp.MustCompile(`(?i)\b(?:sshpass|login)\b[^\n|;&]*?\s-p\s*("[^"\n]*"|'[^'\n]*'|[^\s"'|&;]+)`), group: 1, check: notPlaceholder, hints: []string{"sshpass", "login"}, fold: true, guess: true},
 
 		// Credentials found by their shape alone (bare.go): an AWS secret
 		// access key with no name beside it. The pattern finds maximal runs of
 		// its characters (after a JSON escape such as \n, which is not part of
 		// the run); bareAWSSecret calibrates. A heuristic: it seals and
 		// redacts, never classifies.
-		{name: "bare_aws_secret", class: ClassSecret, re: regexp.MustCompile(`(?:\\[nrtbf])?([A-Za-z0-9/+]{40,})`), group: 1, check: bareAWSSecret, gate: hasLongRun},
+		{name: "bare_aws_secret", class: ClassSecret, re: regexp.MustCompile(`(?:\\[nrtbf])?([A-Za-z0-9/+]{40,})`), group: 1, check: bareAWSSecret, gate: hasLongRun, shape: true},
 		// Other tokens of random letters and digits alone (bareToken).
-		{name: "bare_token", class: ClassSecret, re: regexp.MustCompile(`(?:\\[nrtbf])?([A-Za-z0-9]{32,})`), group: 1, check: bareToken, gate: hasAlnumRun},
+		{name: "bare_token", class: ClassSecret, re: regexp.MustCompile(`(?:\\[nrtbf])?([A-Za-z0-9]{32,})`), group: 1, check: bareToken, gate: hasAlnumRun, shape: true},
 	}
 })
 
@@ -462,6 +472,51 @@ func Redact(text string) string {
 	}
 	out, _ := Replace(text, sp, func(s Span) string { return "‹redacted:" + s.Detector + "›" })
 	return out
+}
+
+// Secrets names, sorted, the detectors that find a secret in text by its
+// format or by what names it (a token's prefix, "password=", "Bearer"), not
+// by its shape alone: a text that holds one must not reach a model as it
+// is. It finds more than Classify, whose detectors are also sure of what
+// kind of data a value is.
+func Secrets(text string) []string {
+	var out []string
+	kinds := secretKinds()
+	for _, sp := range Spans(text) {
+		k := kinds[sp.Detector]
+		if sp.Class != ClassSecret || k.shape || slices.Contains(out, sp.Detector) {
+			continue
+		}
+		if k.guess && !strongValue(text[sp.Start:sp.End]) {
+			continue // POSTGRES_PASSWORD: shop, a project's local default
+		}
+		out = append(out, sp.Detector)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// secretKinds says of each detector whether it goes by shape or by a
+// name (a detector may have several patterns; any one says so).
+var secretKinds = sync.OnceValue(func() map[string]struct{ shape, guess bool } {
+	out := map[string]struct{ shape, guess bool }{}
+	for _, d := range detectors() {
+		k := out[d.name]
+		k.shape, k.guess = k.shape || d.shape, k.guess || d.guess
+		out[d.name] = k
+	}
+	return out
+})
+
+// strongValue reports whether v (quotes aside) looks like a credential
+// rather than a word: 20 characters or more, or 8 or more mixing letters
+// and digits.
+func strongValue(v string) bool {
+	v = strings.Trim(v, `"'`)
+	if len(v) >= 20 {
+		return true
+	}
+	return len(v) >= 8 && strings.ContainsAny(v, "0123456789") && strings.IndexFunc(v, unicode.IsLetter) >= 0
 }
 
 // RedactJSONText is Redact for raw JSON text (an excerpt of an input, an

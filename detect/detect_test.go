@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -155,6 +156,28 @@ func TestUnescapeJSON(t *testing.T) {
 	} {
 		if got := UnescapeJSON(in); got != want {
 			t.Errorf("UnescapeJSON(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestSecrets: what a tool result must not show a model — credentials by
+// format, or named and strong — and what it may: values found by shape
+// alone, and a project's weak local defaults.
+func TestSecrets(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want []string
+	}{
+		{"token ghp_R7dKq2R7dKq2R7dKq2R7dKq2R7dKq2sP2a", []string{"bearer_token"}},
+		{"DB_PASSWORD=Vq8kPz2Lm9", []string{"secret_assignment"}},
+		{"POSTGRES_PASSWORD: shop", nil},
+		{"postgres://shop:shop@localhost/shop", nil},
+		{"postgres://app:Vq8kPz2Lm9x@db.internal/shop", []string{"url_password"}},
+		{"commit 3f9a1c2b7d4e5f60718293a4b5c6d7e8f9012345", nil},
+		{"AKIAABCDEFGHIJKLMNOP", []string{"aws_access_key"}},
+	} {
+		if got := Secrets(c.text); !slices.Equal(got, c.want) {
+			t.Errorf("Secrets(%q) = %v, want %v", c.text, got, c.want)
 		}
 	}
 }

@@ -81,3 +81,42 @@ func TestDeniedResultsAreWithheld(t *testing.T) {
 		c.check(t, out)
 	}
 }
+
+// TestEveryCredentialIsWithheld: a credential the data findings do not
+// classify — a token named by the word beside it, a registry token, a
+// password in a URL or an assignment — is withheld from the model all the
+// same (the record seals it; the model must not read it either), while a
+// result that holds only hashes, ids and prose reaches it as it is.
+func TestEveryCredentialIsWithheld(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	e := newEngine(t, decider(t, "coding-agent.json"), st)
+	result := func(n int, stdout string) []byte {
+		raw, _ := json.Marshal(map[string]any{"session_id": "cred", "transcript_path": "/t", "cwd": "/workspace/shop", "permission_mode": "default",
+			"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": map[string]any{"command": "cat notes.txt"}, "tool_use_id": "toolu_" + string(rune('a'+n)),
+			"tool_response": map[string]any{"stdout": stdout, "stderr": "", "interrupted": false, "isImage": false}})
+		return raw
+	}
+	for i, c := range []struct{ stdout, secret string }{
+		{"Deploy with the bot token ghp_R7dKq2R7dKq2R7dKq2R7dKq2R7dKq2sP2a until it is rotated.", "R7dKq2R7dKq2R7dKq2"},
+		{"//registry.npmjs.org/:_authToken=npm_aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5", "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9"},
+		{"DATABASE_URL=postgres://app:Vq8#kPz2Lm@db.internal:5432/shop", "Vq8#kPz2Lm"},
+		{"glpat-x7Yq2Rk9Wm4Tz8Nc3Vb6", "x7Yq2Rk9Wm4Tz8Nc3Vb6"},
+	} {
+		r := e.Answer(context.Background(), Request{Host: "claude-code", Body: result(i, c.stdout)})
+		if r.ReasonCode != "SECRET_IN_RESULT" || strings.Contains(string(r.HostOutput), c.secret) {
+			t.Errorf("%q: %s %s, answer %s; want it withheld", c.stdout, r.Decision, r.ReasonCode, r.HostOutput)
+		}
+	}
+	for i, stdout := range []string{
+		"commit 3f9a1c2b7d4e5f60718293a4b5c6d7e8f9012345\nAuthor: dev <dev@example.com>\n\n    fix the total",
+		`"integrity": "sha512-Zx8vQ2kR7mP4tN1wL6yB3cJ9hF5gD0sA2eU8iO7pK4lM3nQ6rT1vX9zY5bW2cE8fG4hJ7kL0mN3pQ6rS9tU2vW==",`,
+		"ok  \tgithub.com/acme/shop/checkout\t0.012s\nthe token bucket refills every second",
+		"services:\n  db:\n    environment:\n      POSTGRES_PASSWORD: shop\n      DATABASE_URL: postgres://shop:shop@localhost:5432/shop",
+	} {
+		r := e.Answer(context.Background(), Request{Host: "claude-code", Body: result(10+i, stdout)})
+		if r.ReasonCode == "SECRET_IN_RESULT" {
+			t.Errorf("%q: withheld (%v), want it shown as it is", stdout, r.Reasons)
+		}
+	}
+}

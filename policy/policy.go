@@ -35,6 +35,7 @@ import (
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/action"
 	"github.com/agentledger/agentledger/canon"
+	"github.com/agentledger/agentledger/detect"
 	"github.com/agentledger/agentledger/manifest"
 )
 
@@ -438,6 +439,24 @@ func (p *Policy) addFacts(am map[string]any, a *action.Analysis, event map[strin
 	am["manifest_facts"] = manifestFacts(p.manifest, p.domains, p.denied, a, cv.binaries)
 	am["changes"] = changesOf(a)
 	am["protected_hits"] = orEmpty(p.guard.hits(a, shellDir))
+	am["result_secrets"] = resultSecrets(event)
+}
+
+// resultSecrets names the secrets a tool result holds (detect.Secrets), for
+// a PostToolUse: a result that holds one reaches the model with them taken
+// out. Unlike the snapshot's data findings, they do not make the session's
+// data secret (a later send is not judged exfiltration on their word).
+func resultSecrets(event map[string]any) []string {
+	result, ok := event["tool_result"]
+	if !ok || event["hook_point"] != "PostToolUse" || result == nil {
+		return []string{}
+	}
+	text, isString := result.(string)
+	if !isString {
+		b, _ := json.Marshal(result)
+		text = string(b)
+	}
+	return orEmpty(detect.Secrets(text))
 }
 
 // matchArtifact returns the first of the action's tool, command lines and

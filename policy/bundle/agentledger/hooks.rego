@@ -183,6 +183,17 @@ signals contains sig(8, "SECRET_IN_RESULT", "deny", "DENY", "data_exfiltration",
 	f.class == "SECRET"
 }
 
+# A credential the data findings do not classify (a token named by what
+# stands beside it, a password in a URL or an assignment, a registry token)
+# is withheld from the model too; it does not make the session's data
+# secret, so no later send is judged on its word.
+signals contains sig(8, "SECRET_IN_RESULT", "deny", "DENY", "data_exfiltration", "critical", sprintf("tool result contains %s", [d]), [d], 1) if {
+	input.event.hook_point == "PostToolUse"
+	"result_secrets" in input.gates
+	not input.event.result_delivered == "redacted" # the MCP gateway took them out already
+	some d in input.action.result_secrets
+}
+
 # Content a host is about to hand the agent with the call (Cursor's
 # beforeReadFile): a secret in it is withheld by denying the read.
 signals contains sig(8, "SECRET_IN_RESULT", "deny", "DENY", "data_exfiltration", "critical", sprintf("the file's content contains %s", [f.detector]), [f.detector], 1) if {
