@@ -72,13 +72,14 @@ func StandardTool(native string) string {
 }
 
 // nativeTools maps host tool names, lowercased, to canonical names. Hosts
-// covered: Claude Code, Cursor, Copilot, Gemini CLI, Codex, OpenClaw and
+// covered: Claude Code, Cursor, Copilot, Gemini CLI, Codex, Qwen Code,
+// Droid (Execute, ApplyPatch), OpenClaw and
 // common framework names.
 var nativeTools = map[string]string{
 	// shell
 	"bash": ToolShell, "shell": ToolShell, "exec": ToolShell, "terminal": ToolShell, "run_shell_command": ToolShell,
 	"run_terminal_cmd": ToolShell, "execute_command": ToolShell, "local_shell": ToolShell, "powershell": ToolShell,
-	"run_in_terminal": ToolShell, "sh": ToolShell, "cmd": ToolShell, "exec_command": ToolShell,
+	"run_in_terminal": ToolShell, "sh": ToolShell, "cmd": ToolShell, "exec_command": ToolShell, "execute": ToolShell,
 	// Codex asks for network access on behalf of a shell command (its
 	// PermissionRequest names the command).
 	"networkaccess": ToolShell,
@@ -86,7 +87,7 @@ var nativeTools = map[string]string{
 	"write": ToolFileWrite, "save_memory": ToolFileWrite, "create": ToolFileWrite, "create_file": ToolFileWrite, "write_file": ToolFileWrite, "write_to_file": ToolFileWrite,
 	"notebookwrite": ToolFileWrite,
 	// file edit
-	"edit": ToolFileEdit, "multiedit": ToolFileEdit, "apply_patch": ToolFileEdit, "str_replace": ToolFileEdit,
+	"edit": ToolFileEdit, "multiedit": ToolFileEdit, "apply_patch": ToolFileEdit, "applypatch": ToolFileEdit, "str_replace": ToolFileEdit,
 	"str_replace_editor": ToolFileEdit, "str_replace_based_edit_tool": ToolFileEdit, "replace": ToolFileEdit,
 	"edit_file": ToolFileEdit, "search_replace": ToolFileEdit, "notebookedit": ToolFileEdit, "insert_edit_into_file": ToolFileEdit,
 	// file read

@@ -70,6 +70,8 @@ var Hosts = map[string]*Host{
 	"cursor":      {Name: "cursor", Map: mapCursor, Render: renderCursor, Blocking: cursorBlocking, Notice: notBlocking(cursorBlocking, "postToolUse"), Asks: cursorAsks},
 	"copilot":     {Name: "copilot", Map: mapCopilot, Render: renderCopilot, Blocking: copilotBlocking, Notice: notBlocking(copilotBlocking, "postToolUse", "PostToolUse"), Asks: copilotAsks},
 	"gemini":      {Name: "gemini", Map: mapGemini, Render: renderGemini, Blocking: geminiBlocking, Notice: notBlocking(geminiBlocking), Asks: geminiAsks},
+	qwenHost:      {Name: qwenHost, Map: mapQwen, Render: renderQwen, Blocking: qwenBlocking, Notice: notBlocking(qwenBlocking), Allows: func(e string) bool { return e != "PreToolUse" }, Asks: func(string, bool) bool { return false }},
+	droidHost:     {Name: droidHost, Map: mapDroid, Render: renderDroid, Blocking: droidBlocking, Notice: notBlocking(droidBlocking), Asks: droidAsks},
 	"codex":       {Name: "codex", Map: mapCodex, Render: renderCodex, Blocking: codexBlocking, Notice: notBlocking(codexBlocking), Allows: codexAllows, Asks: codexAsks},
 }
 

@@ -23,10 +23,12 @@ type ClaudeCodeInput struct {
 	// PromptID names the user prompt being processed (Claude Code
 	// 2.1.196+; absent before the first one): the turn of events that are
 	// not a tool call.
-	PromptID           string          `json:"prompt_id,omitempty"`
-	ToolName           string          `json:"tool_name,omitempty"`
-	ToolInput          json.RawMessage `json:"tool_input,omitempty"`
-	ToolUseID          string          `json:"tool_use_id,omitempty"`
+	PromptID  string          `json:"prompt_id,omitempty"`
+	ToolName  string          `json:"tool_name,omitempty"`
+	ToolInput json.RawMessage `json:"tool_input,omitempty"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	// CallingSessionID is Droid's: a sub-agent's session names its caller.
+	CallingSessionID   string          `json:"calling_session_id,omitempty"`
 	ToolResponse       json.RawMessage `json:"tool_response,omitempty"`
 	Prompt             string          `json:"prompt,omitempty"`
 	Source             string          `json:"source,omitempty"`

@@ -89,7 +89,7 @@ func cachedHost(env string) string {
 		if len(f) != 3 || f[0] != env {
 			continue
 		}
-		p := filepath.Join(cache, strings.NewReplacer("@", "_", "/", "_").Replace(f[1]), "node_modules", ".bin", f[2])
+		p := filepath.Join(cache, strings.NewReplacer("@", "_", "/", "_").Replace(f[1]), "node_modules", filepath.FromSlash(f[2]))
 		if info, err := os.Stat(p); err == nil && !info.IsDir() {
 			return p
 		}

@@ -11,30 +11,50 @@ import (
 // shellHost is a host the cross-host tests drive: how to run it, and its
 // shell tool.
 type shellHost struct {
-	name  string
-	id    string // the host_id its events are recorded under
-	mode  string // a headless mode in which the host refuses what no one allowed ("": it has none that still runs tools)
-	run   func(t *testing.T, script []turn, mode string, o hostOptions) *hostRun
-	shell func(command string) call
+	name string
+	id   string // the host_id its events are recorded under
+	mode string // a headless mode in which the host refuses what no one allowed ("": it has none that still runs tools)
+	// noAllow: the host carries out no explicit allow at PreToolUse (its
+	// hook runs after its own approval), so none is given or recorded.
+	noAllow bool
+	// noWithhold: the host shows the model a tool's result whatever the
+	// hook answers (the record says so: host answer none).
+	noWithhold bool
+	run        func(t *testing.T, script []turn, mode string, o hostOptions) *hostRun
+	shell      func(command string) call
 }
 
 var shellHosts = []shellHost{
-	{"claude-code", "claude-code", "default", func(t *testing.T, script []turn, mode string, o hostOptions) *hostRun {
+	{"claude-code", "claude-code", "default", false, false, func(t *testing.T, script []turn, mode string, o hostOptions) *hostRun {
 		r := runClaudeWith(t, script, mode, claudeOptions{install: o.install, hostEnv: o.hostEnv,
 			setup: func(work string) []string { writeFiles(t, work, o.files); return nil }})
 		return &r.hostRun
 	}, func(c string) call { return call{"Bash", map[string]any{"command": c, "description": "run it"}} }},
-	{"copilot", "copilot", "", func(t *testing.T, script []turn, _ string, o hostOptions) *hostRun {
+	{"copilot", "copilot", "", false, false, func(t *testing.T, script []turn, _ string, o hostOptions) *hostRun {
 		r, _ := runCopilotWith(t, script, o)
 		return r
 	}, func(c string) call { return call{"bash", map[string]any{"command": c, "description": "run it"}} }},
 	// Gemini CLI's -p leaves out the tools that would need a
 	// confirmation unless in yolo mode.
-	{"gemini", "gemini-cli", "", func(t *testing.T, script []turn, mode string, o hostOptions) *hostRun {
+	{"gemini", "gemini-cli", "", false, false, func(t *testing.T, script []turn, mode string, o hostOptions) *hostRun {
 		r, _ := runGemini(t, script, cmp.Or(mode, "yolo"), o)
 		return r
 	}, func(c string) call {
 		return call{"run_shell_command", map[string]any{"command": c, "description": "run it"}}
+	}},
+	// Headless Qwen Code offers shell and file tools only in yolo mode.
+	{"qwen-code", "qwen-code", "", true, true, func(t *testing.T, script []turn, mode string, o hostOptions) *hostRun {
+		r, _ := runQwen(t, script, mode, o)
+		return r
+	}, func(c string) call {
+		return call{"run_shell_command", map[string]any{"command": c, "is_background": false, "description": "run it"}}
+	}},
+	// Droid shows the model a tool's result whatever a hook answers.
+	{"droid", "droid", "", false, true, func(t *testing.T, script []turn, _ string, o hostOptions) *hostRun {
+		r, _ := runDroid(t, script, o)
+		return r
+	}, func(c string) call {
+		return call{"Execute", map[string]any{"command": c, "riskLevel": "low", "riskLevelReason": "runs it"}}
 	}},
 }
 
@@ -45,9 +65,9 @@ var shellHosts = []shellHost{
 func TestHookProgramMissing(t *testing.T) {
 	for _, h := range shellHosts {
 		t.Run(h.name, func(t *testing.T) {
-			mode := "bypassPermissions"
-			if h.name == "gemini" {
-				mode = "yolo"
+			mode := "" // the host's headless mode that runs every tool
+			if h.name == "claude-code" {
+				mode = "bypassPermissions"
 			}
 			r := h.run(t, []turn{{Calls: []call{h.shell("touch ran-marker")}}, {Text: "Task finished."}}, mode,
 				hostOptions{hostEnv: func(env []string) []string { return withoutOnPath(env, buildPrograms(t)) }})
@@ -59,6 +79,7 @@ func TestHookProgramMissing(t *testing.T) {
 			}
 			notes, _ := filepath.Glob(filepath.Join(r.data, "spool", "*.json"))
 			if len(notes) == 0 {
+				t.Logf("the host printed:\n%s", r.output)
 				t.Fatalf("no note of the blocked calls in %s/spool", r.data)
 			}
 			for _, n := range notes {
@@ -97,8 +118,12 @@ func TestCompoundBehindAllowedPrefixOnEveryHost(t *testing.T) {
 					compound = rec.verdict
 				}
 			}
-			if plain["host_answer"] != "allow" {
-				t.Errorf("git status: verdict %v, want the rule's explicit allow", plain)
+			want := "allow"
+			if h.noAllow {
+				want = "none"
+			}
+			if plain["host_answer"] != want {
+				t.Errorf("git status: verdict %v, want host answer %s (the rule's explicit allow, as %s carries it out)", plain, want, h.name)
 			}
 			if compound == nil || compound["host_answer"] == "allow" {
 				t.Errorf("git status && touch: verdict %v, want no explicit allow", compound)
@@ -141,8 +166,9 @@ func TestAskFormOnEveryHost(t *testing.T) {
 }
 
 // TestSecretInResultOnEveryHost: a command prints a file holding a token;
-// the model never sees the token, and the record does not hold it in the
-// clear.
+// the record does not hold it in the clear, and the model never sees it
+// where the host lets a hook replace a result (elsewhere the record says
+// the host got no decision).
 func TestSecretInResultOnEveryHost(t *testing.T) {
 	const token = "ghp_R7dKq2R7dKq2R7dKq2R7dKq2R7dKq2sP2aXy"
 	for _, h := range shellHosts {
@@ -156,7 +182,15 @@ func TestSecretInResultOnEveryHost(t *testing.T) {
 			if !ok {
 				t.Fatalf("the command's result never reached the model\n%s", r.output)
 			}
-			if strings.Contains(got, token) {
+			post := r.byTurn("PostToolUse")
+			switch {
+			case h.noWithhold:
+				for _, rec := range post {
+					if rec.verdict["host_answer"] != "none" {
+						t.Errorf("%s shows the result whatever the answer; verdict %v, want host answer none", h.name, rec.verdict)
+					}
+				}
+			case strings.Contains(got, token):
 				t.Errorf("the model got the token: %q", got)
 			}
 			for _, e := range r.records {
@@ -164,7 +198,7 @@ func TestSecretInResultOnEveryHost(t *testing.T) {
 					t.Errorf("seq %d %s holds the token in the clear", e.Seq(), e.EventType())
 				}
 			}
-			if len(r.byTurn("PostToolUse")) == 0 {
+			if len(post) == 0 {
 				t.Error("the result is not on the record")
 			}
 		})

@@ -167,6 +167,40 @@ var specs = map[string]*spec{
 			return object(member{"name", scalar("agentledger")}, member{"type", scalar("command")}, member{"command", scalar(c)}, member{"timeout", scalar(HookTimeout * 1000)})
 		},
 	},
+	// Qwen Code: Claude Code's settings shape; its timeout in seconds.
+	"qwen-code": {
+		events: []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PreCompact", "PostCompact",
+			"SubagentStart", "SubagentStop", "Stop", "SessionEnd"},
+		file: dirFile(".qwen/settings.json", ".qwen/settings.json"),
+		base: func() *node { return object() }, grouped: true,
+		matcher: func(event string) string {
+			if event == "PreToolUse" || event == "PostToolUse" || event == "PostToolUseFailure" {
+				return "*"
+			}
+			return ""
+		},
+		commandKey: "command",
+		handler: func(c string) *node {
+			return object(member{"type", scalar("command")}, member{"command", scalar(c)}, member{"timeout", scalar(HookTimeout)})
+		},
+	},
+	// Droid: the hooks member of .factory/settings.json (a hooks.json in
+	// the same directory takes the events it names over).
+	"droid": {
+		events: []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact", "SubagentStop", "Stop", "SessionEnd"},
+		file:   dirFile(".factory/settings.json", ".factory/settings.json"),
+		base:   func() *node { return object() }, grouped: true,
+		matcher: func(event string) string {
+			if event == "PreToolUse" || event == "PostToolUse" {
+				return "*"
+			}
+			return ""
+		},
+		commandKey: "command",
+		handler: func(c string) *node {
+			return object(member{"type", scalar("command")}, member{"command", scalar(c)}, member{"timeout", scalar(HookTimeout)})
+		},
+	},
 	"codex": {
 		events: []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse", "PreCompact", "PostCompact",
 			"SubagentStart", "SubagentStop", "Stop", "SessionEnd"},
@@ -600,7 +634,7 @@ func ShellCommand(exe string, args ...string) string {
 // projectDirVar is the variable in which each host tells its hooks the
 // project directory (Copilot documents none: its hooks run in the
 // repository).
-var projectDirVar = map[string]string{"claude-code": "CLAUDE_PROJECT_DIR", "cursor": "CURSOR_PROJECT_DIR", "gemini": "GEMINI_PROJECT_DIR"}
+var projectDirVar = map[string]string{"claude-code": "CLAUDE_PROJECT_DIR", "cursor": "CURSOR_PROJECT_DIR", "gemini": "GEMINI_PROJECT_DIR", "droid": "FACTORY_PROJECT_DIR", "qwen-code": "QWEN_PROJECT_DIR"}
 
 // ProjectCommand is the hook command a project's configuration holds: the
 // project's hook wrapper (WrapperPath, committed with it), which runs

@@ -84,6 +84,34 @@ var existing = map[string]string{
   }
 }
 `,
+	"qwen-code": `{
+  "general": {"enableAutoUpdate": false},
+  "hooks": {
+    "PreToolUse": [
+      {
+        "matcher": "run_shell_command",
+        "hooks": [
+          {"type": "command", "command": "./scripts/check-shell.sh", "timeout": 10}
+        ]
+      }
+    ]
+  }
+}
+`,
+	"droid": `{
+  "model": "custom:local",
+  "hooks": {
+    "PostToolUse": [
+      {
+        "matcher": "Edit|Create",
+        "hooks": [
+          {"type": "command", "command": "gofmt -l .", "timeout": 20}
+        ]
+      }
+    ]
+  }
+}
+`,
 	"codex": `{
   "hooks": {
     "PreToolUse": [

@@ -42,7 +42,7 @@ if command -v agentledger-hook >/dev/null 2>&1; then
 	exec agentledger-hook "$@"
 fi
 host=$1
-case $host in claude-code|codex|cursor|copilot|gemini) ;; *) host=unknown ;; esac
+case $host in claude-code|codex|cursor|copilot|gemini|qwen-code|droid) ;; *) host=unknown ;; esac
 tenant=default
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -66,10 +66,15 @@ event=$(field hook_event_name)
 tool=$(field 'tool_name|toolName')
 rm -f "$tmp"
 [ -n "$session" ] || session=rejected
+# A blocked Stop keeps the agent going (Claude Code, Codex, Qwen Code, Droid
+# take exit 2 there as "do not stop"): the agent is let stop.
+answered=deny
+case $event in Stop|SubagentStop|stop|subagentStop) answered=allow ;; esac
 ms=$(date +%s)000
-printf '{"id":"%s","tenant":"%s","session":"%s","event_type":"EngineFailure","at_unix_ms":%s,"payload":{"id":"%s","event":{"host":"%s","host_event":"%s","tool_name":"%s","sha256":"%s","length":%s},"answered":"deny","error":"agentledger-hook is not installed: the project hook wrapper found none on PATH","at_unix_ms":%s}}\n' \
-	"$id" "$tenant" "$session" "$ms" "$id" "$host" "$event" "$tool" "$sum" "$length" "$ms" >"$spool/$id.tmp" &&
+printf '{"id":"%s","tenant":"%s","session":"%s","event_type":"EngineFailure","at_unix_ms":%s,"payload":{"id":"%s","event":{"host":"%s","host_event":"%s","tool_name":"%s","sha256":"%s","length":%s},"answered":"%s","error":"agentledger-hook is not installed: the project hook wrapper found none on PATH","at_unix_ms":%s}}\n' \
+	"$id" "$tenant" "$session" "$ms" "$id" "$host" "$event" "$tool" "$sum" "$length" "$answered" "$ms" >"$spool/$id.tmp" &&
 	mv "$spool/$id.tmp" "$spool/$id.json" && sync 2>/dev/null
+[ "$answered" = allow ] && exit 0
 exit 2
 `
 

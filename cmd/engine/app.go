@@ -258,6 +258,20 @@ func hooksCommand(a *app) *cli.Command {
 					"PreCompress). BeforeTool runs after Gemini CLI's own confirmation, so an ask is a deny; a rewrite\n"+
 					"is merged into the call's arguments (one that drops an argument is a deny). Input the engine\n"+
 					"cannot accept is denied and recorded. Exit 0 with Gemini CLI's JSON on stdout."),
+			hookCommand(a, "qwen-code", "Qwen Code",
+				"`engine install qwen-code [--user]` writes into .qwen/settings.json (or ~/.qwen/settings.json):\n"+
+					`  {"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"engine hook qwen-code","timeout":30}]}]}}`+
+					"\n(likewise PostToolUse, PostToolUseFailure, UserPromptSubmit, SessionStart, Stop, PreCompact,\n"+
+					"PostCompact, SubagentStart, SubagentStop, SessionEnd). Its PreToolUse runs after its own approval,\n"+
+					"so only a deny is carried out there: an ask is a deny, an allow gives no decision, a rewrite is a\n"+
+					"deny. Input the engine cannot accept is denied and recorded. Exit 0 with Qwen Code's JSON."),
+			hookCommand(a, "droid", "Factory Droid",
+				"`engine install droid [--user]` writes into .factory/settings.json (or ~/.factory/settings.json):\n"+
+					`  {"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"engine hook droid","timeout":30}]}]}}`+
+					"\n(likewise PostToolUse, UserPromptSubmit, SessionStart, Stop, PreCompact, SubagentStop, SessionEnd).\n"+
+					"At PreToolUse a deny is carried out, an explicit allow skips Droid's own check, a rewrite is merged\n"+
+					"into the call's input; an ask falls through to Droid's own check, so it is a deny. Input the engine\n"+
+					"cannot accept is denied and recorded. Exit 0 with Droid's JSON on stdout."),
 			hookCommand(a, "codex", "Codex CLI",
 				"`engine install codex [--user]` writes into .codex/hooks.json (or $CODEX_HOME/hooks.json):\n"+
 					`  {"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"engine hook codex","timeout":30}]}]}}`+

@@ -42,7 +42,7 @@ func evalCommand(a *app) *cli.Command {
 
 func scoreHosts() string {
 	var names []string
-	for _, h := range []string{"claude-code", "codex", "cursor", "copilot", "gemini"} {
+	for _, h := range []string{"claude-code", "codex", "cursor", "copilot", "gemini", "qwen-code", "droid"} {
 		if adapter.Named(h) != nil {
 			names = append(names, h)
 		}

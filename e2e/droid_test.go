@@ -1,0 +1,46 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// runDroid runs the real Factory Droid CLI (droid exec, autonomy high:
+// it runs what its own check lets through) in a new project with
+// agentledger's hooks as `engine install droid --project` writes them,
+// against the scripted Anthropic model as a custom model, air-gapped (no
+// Factory account: FACTORY_AIRGAP_ENABLED).
+func runDroid(t *testing.T, script []turn, o hostOptions) (*hostRun, *scriptedAnthropic) {
+	t.Helper()
+	droid := host(t, "AGENTLEDGER_E2E_DROID")
+	home, work, env := project(t)
+	writeFiles(t, work, o.files)
+	install(t, env, append([]string{"droid", "--project", work}, o.install...)...)
+	model, url := newScriptedAnthropic(t, script)
+	settings, _ := json.Marshal(map[string]any{"customModels": []any{map[string]any{"model": "claude-sonnet-4-5", "displayName": "scripted",
+		"baseUrl": url, "apiKey": "sk-ant-scripted-not-a-key", "provider": "anthropic", "maxOutputTokens": 1024}}})
+	writeFiles(t, home, map[string]string{".factory/settings.json": string(settings)})
+	r := &hostRun{work: work, data: filepath.Join(home, ".local", "share", "agentledger"),
+		results: func() map[string]string { _, res := model.calls(); return res }}
+	t.Cleanup(func() { stopEngine(r.data) })
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, droid, "exec", "--model", "custom:claude-sonnet-4-5", "--auto", "high", "-o", "json", "do the task")
+	cmd.Dir = work
+	cmd.Env = append(o.envFor(env), "FACTORY_AIRGAP_ENABLED=true", "FACTORY_DROID_AUTO_UPDATE_ENABLED=false", "OTEL_SDK_DISABLED=true")
+	out, err := cmd.CombinedOutput()
+	r.output = string(out)
+	if ctx.Err() != nil {
+		t.Fatalf("droid exec did not end: %v\n%s", err, out)
+	}
+	stopEngine(r.data)
+	if _, err := os.Stat(filepath.Join(r.data, "jetstream")); err == nil {
+		r.records = readRecord(t, r.data)
+	}
+	return r, model
+}
