@@ -1,6 +1,6 @@
 // Package e2e holds the end-to-end tests that drive real agent hosts (the
-// Claude Code, Codex, Gemini and Copilot CLIs from npm, pinned in
-// hosts.tsv) against scripted models of the protocols they speak
+// Claude Code, Codex, Gemini, Copilot, Qwen Code and Droid CLIs from npm,
+// pinned in hosts.tsv) against scripted models of the protocols they speak
 // (Anthropic Messages, OpenAI Responses, Gemini), with agentledger's hooks
 // installed by `engine install`. The test binary runs itself in a network
 // namespace that has only loopback (TestMain). The hosts are installed by
