@@ -42,7 +42,13 @@ type scriptedAnthropic struct {
 }
 
 func newScriptedAnthropic(t *testing.T, script []turn) (*scriptedAnthropic, string) {
-	m := &scriptedAnthropic{script: script, result: map[string]string{}}
+	return newScriptedAnthropicWith(t, script, nil)
+}
+
+// newScriptedAnthropicWith is newScriptedAnthropic with the sub-agents'
+// scripts (set before the server starts: it reads them unlocked).
+func newScriptedAnthropicWith(t *testing.T, script []turn, agents map[string][]turn) (*scriptedAnthropic, string) {
+	m := &scriptedAnthropic{script: script, agents: agents, result: map[string]string{}}
 	srv := httptest.NewServer(http.HandlerFunc(m.serve))
 	t.Cleanup(srv.Close)
 	return m, srv.URL

@@ -199,8 +199,7 @@ func runClaudeWith(t *testing.T, script []turn, mode string, o claudeOptions) *c
 	if o.afterInstall != nil {
 		o.afterInstall(home, work)
 	}
-	model, url := newScriptedAnthropic(t, script)
-	model.agents = o.agents
+	model, url := newScriptedAnthropicWith(t, script, o.agents)
 	r := &claudeRun{hostRun: hostRun{work: work, data: filepath.Join(home, ".local", "share", "agentledger"),
 		results: func() map[string]string { _, res := model.calls(); return res }}, model: model}
 	t.Cleanup(func() { stopEngine(r.data) })

@@ -1,13 +1,9 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 )
 
 // runDroid runs the real Factory Droid CLI (droid exec, autonomy high:
@@ -28,19 +24,7 @@ func runDroid(t *testing.T, script []turn, o hostOptions) (*hostRun, *scriptedAn
 	r := &hostRun{work: work, data: filepath.Join(home, ".local", "share", "agentledger"),
 		results: func() map[string]string { _, res := model.calls(); return res }}
 	t.Cleanup(func() { stopEngine(r.data) })
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, droid, "exec", "--model", "custom:claude-sonnet-4-5", "--auto", "high", "-o", "json", "do the task")
-	cmd.Dir = work
-	cmd.Env = append(o.envFor(env), "FACTORY_AIRGAP_ENABLED=true", "FACTORY_DROID_AUTO_UPDATE_ENABLED=false", "OTEL_SDK_DISABLED=true")
-	out, err := cmd.CombinedOutput()
-	r.output = string(out)
-	if ctx.Err() != nil {
-		t.Fatalf("droid exec did not end: %v\n%s", err, out)
-	}
-	stopEngine(r.data)
-	if _, err := os.Stat(filepath.Join(r.data, "jetstream")); err == nil {
-		r.records = readRecord(t, r.data)
-	}
+	r.play(t, append(o.envFor(env), "FACTORY_AIRGAP_ENABLED=true", "FACTORY_DROID_AUTO_UPDATE_ENABLED=false", "OTEL_SDK_DISABLED=true"),
+		droid, "exec", "--model", "custom:claude-sonnet-4-5", "--auto", "high", "-o", "json", "do the task")
 	return r, model
 }

@@ -1,13 +1,9 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 )
 
 // runQwen runs the real Qwen Code CLI (qwen PROMPT, headless, approval
@@ -31,20 +27,7 @@ func runQwen(t *testing.T, script []turn, mode string, o hostOptions) (*hostRun,
 	if mode == "" {
 		mode = "yolo"
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, qwen, "do the task", "--approval-mode", mode, "--auth-type", "anthropic", "-o", "json")
-	cmd.Dir = work
-	cmd.Env = append(o.envFor(env), "ANTHROPIC_API_KEY=sk-ant-scripted-not-a-key", "ANTHROPIC_BASE_URL="+url, "ANTHROPIC_MODEL=claude-sonnet-4-5",
-		"QWEN_USAGE_STATISTICS_ENABLED=false", "NO_BROWSER=1", "CI=1")
-	out, err := cmd.CombinedOutput()
-	r.output = string(out)
-	if ctx.Err() != nil {
-		t.Fatalf("qwen did not end: %v\n%s", err, out)
-	}
-	stopEngine(r.data)
-	if _, err := os.Stat(filepath.Join(r.data, "jetstream")); err == nil {
-		r.records = readRecord(t, r.data)
-	}
+	r.play(t, append(o.envFor(env), "ANTHROPIC_API_KEY=sk-ant-scripted-not-a-key", "ANTHROPIC_BASE_URL="+url, "ANTHROPIC_MODEL=claude-sonnet-4-5",
+		"QWEN_USAGE_STATISTICS_ENABLED=false", "NO_BROWSER=1", "CI=1"), qwen, "do the task", "--approval-mode", mode, "--auth-type", "anthropic", "-o", "json")
 	return r, model
 }

@@ -221,65 +221,73 @@ func stdioCommand(a *app) *cli.Command {
 
 // hooksCommand is `hook`.
 func hooksCommand(a *app) *cli.Command {
-	return &cli.Command{
-		Name:  "hook",
-		Usage: "answer an agent host's hook with a recorded verdict",
-		Subcommands: []*cli.Command{
-			hookCommand(a, "claude-code", "Claude Code",
-				"`engine install claude-code [--user]` writes into .claude/settings.json, for every event:\n"+
-					`  {"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"engine hook claude-code","timeout":30}]}]}}`+
-					"\n(likewise for PostToolUse, PostToolUseFailure, UserPromptSubmit, SessionStart, SessionEnd, Stop, SubagentStop, PreCompact, PostCompact,\n"+
-					"PermissionDenied).\n"+
-					"Every hook process of the user reaches one local engine on DATA/engine.sock, started by the\n"+
-					"first hook that finds none (it exits after --idle-exit without hooks), or the engine\n"+
-					"serve given with --engine. An allow gives Claude Code no permission decision, so its own\n"+
-					"permission prompt still applies, unless a manifest allow rule or an allow_always matched\n"+
-					"(or --auto-approve is given). Input the engine cannot accept is denied and recorded.\n"+
-					"Exit 0 with Claude Code's JSON on stdout, always."),
-			hookCommand(a, "cursor", "Cursor",
-				"`engine install cursor [--user]` writes into .cursor/hooks.json (or ~/.cursor/hooks.json):\n"+
-					`  {"version":1,"hooks":{"beforeShellExecution":[{"command":"engine hook cursor","timeout":30}]}}`+
-					"\n(likewise for beforeMCPExecution, beforeReadFile, beforeSubmitPrompt, preToolUse,\n"+
-					"afterShellExecution, afterMCPExecution, afterFileEdit, stop). Every hook process reaches one\n"+
-					"local engine, as for Claude Code. An allow that rests on no explicit allow gives Cursor no\n"+
-					"permission, so its own flow still applies; beforeReadFile cannot ask, so an ask is a deny\n"+
-					"there. Input the engine cannot accept is denied and recorded. Exit 0 with Cursor's JSON."),
-			hookCommand(a, "copilot", "GitHub Copilot",
-				"`engine install copilot [--user]` writes .github/hooks/agentledger.json (or ~/.copilot/hooks/):\n"+
-					`  {"version":1,"hooks":{"PreToolUse":[{"type":"command","bash":"engine hook copilot","timeoutSec":30}]}}`+
-					"\n(likewise PostToolUse, UserPromptSubmit, SessionStart, SessionEnd, Stop; the PascalCase names\n"+
-					"make every payload name its event; camelCase payloads are recognised by their fields).\n"+
-					"Only PreToolUse is answered: an allow that rests on no explicit allow gives no decision, so\n"+
-					"Copilot's own permission flow applies. Input the engine cannot accept is denied and recorded."),
-			hookCommand(a, "gemini", "Gemini CLI",
-				"`engine install gemini [--user]` writes into .gemini/settings.json (or ~/.gemini/settings.json):\n"+
-					`  {"hooks":{"BeforeTool":[{"matcher":".*","hooks":[{"type":"command","name":"agentledger","command":"engine hook gemini","timeout":30000}]}]}}`+
-					"\n(likewise AfterTool, BeforeAgent, AfterAgent, BeforeModel, AfterModel, SessionStart, SessionEnd,\n"+
-					"PreCompress). BeforeTool runs after Gemini CLI's own confirmation, so an ask is a deny; a rewrite\n"+
-					"is merged into the call's arguments (one that drops an argument is a deny). Input the engine\n"+
-					"cannot accept is denied and recorded. Exit 0 with Gemini CLI's JSON on stdout."),
-			hookCommand(a, "qwen-code", "Qwen Code",
-				"`engine install qwen-code [--user]` writes into .qwen/settings.json (or ~/.qwen/settings.json):\n"+
-					`  {"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"engine hook qwen-code","timeout":30}]}]}}`+
-					"\n(likewise PostToolUse, PostToolUseFailure, UserPromptSubmit, SessionStart, Stop, PreCompact,\n"+
-					"PostCompact, SubagentStart, SubagentStop, SessionEnd). Its PreToolUse runs after its own approval,\n"+
-					"so only a deny is carried out there: an ask is a deny, an allow gives no decision, a rewrite is a\n"+
-					"deny. Input the engine cannot accept is denied and recorded. Exit 0 with Qwen Code's JSON."),
-			hookCommand(a, "droid", "Factory Droid",
-				"`engine install droid [--user]` writes into .factory/settings.json (or ~/.factory/settings.json):\n"+
-					`  {"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"engine hook droid","timeout":30}]}]}}`+
-					"\n(likewise PostToolUse, UserPromptSubmit, SessionStart, Stop, PreCompact, SubagentStop, SessionEnd).\n"+
-					"At PreToolUse a deny is carried out, an explicit allow skips Droid's own check, a rewrite is merged\n"+
-					"into the call's input; an ask falls through to Droid's own check, so it is a deny. Input the engine\n"+
-					"cannot accept is denied and recorded. Exit 0 with Droid's JSON on stdout."),
-			hookCommand(a, "codex", "Codex CLI",
-				"`engine install codex [--user]` writes into .codex/hooks.json (or $CODEX_HOME/hooks.json):\n"+
-					`  {"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"engine hook codex","timeout":30}]}]}}`+
-					"\n(likewise PermissionRequest, PostToolUse, UserPromptSubmit, SessionStart, Stop, PreCompact,\n"+
-					"PostCompact, SubagentStart, SubagentStop, SessionEnd). Codex carries out only a deny at\n"+
-					"PreToolUse, so an ask is a deny there and an allow gives no decision; at PermissionRequest an\n"+
-					"explicit allow answers Codex's prompt, an ask is a deny, another allow leaves it to the user. Input\n"+
-					"the engine cannot accept is denied and recorded. Exit 0 with Codex's JSON on stdout."),
-		},
+	var subs []*cli.Command
+	for _, h := range hostHooks {
+		subs = append(subs, hookCommand(a, h.name, h.title, h.about))
 	}
+	return &cli.Command{
+		Name:        "hook",
+		Usage:       "answer an agent host's hook with a recorded verdict",
+		Subcommands: subs,
+	}
+}
+
+// hostHooks are the hosts `engine hook` answers, with what each one's
+// subcommand says of its install and of what the host carries out.
+var hostHooks = []struct{ name, title, about string }{
+	{"claude-code", "Claude Code",
+		"`engine install claude-code [--user]` writes into .claude/settings.json, for every event:\n" +
+			`  {"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"engine hook claude-code","timeout":30}]}]}}` +
+			"\n(likewise for PostToolUse, PostToolUseFailure, UserPromptSubmit, SessionStart, SessionEnd, Stop, SubagentStop, PreCompact, PostCompact,\n" +
+			"PermissionDenied).\n" +
+			"Every hook process of the user reaches one local engine on DATA/engine.sock, started by the\n" +
+			"first hook that finds none (it exits after --idle-exit without hooks), or the engine\n" +
+			"serve given with --engine. An allow gives Claude Code no permission decision, so its own\n" +
+			"permission prompt still applies, unless a manifest allow rule or an allow_always matched\n" +
+			"(or --auto-approve is given). Input the engine cannot accept is denied and recorded.\n" +
+			"Exit 0 with Claude Code's JSON on stdout, always."},
+	{"cursor", "Cursor",
+		"`engine install cursor [--user]` writes into .cursor/hooks.json (or ~/.cursor/hooks.json):\n" +
+			`  {"version":1,"hooks":{"beforeShellExecution":[{"command":"engine hook cursor","timeout":30}]}}` +
+			"\n(likewise for beforeMCPExecution, beforeReadFile, beforeSubmitPrompt, preToolUse,\n" +
+			"afterShellExecution, afterMCPExecution, afterFileEdit, stop). Every hook process reaches one\n" +
+			"local engine, as for Claude Code. An allow that rests on no explicit allow gives Cursor no\n" +
+			"permission, so its own flow still applies; beforeReadFile cannot ask, so an ask is a deny\n" +
+			"there. Input the engine cannot accept is denied and recorded. Exit 0 with Cursor's JSON."},
+	{"copilot", "GitHub Copilot",
+		"`engine install copilot [--user]` writes .github/hooks/agentledger.json (or ~/.copilot/hooks/):\n" +
+			`  {"version":1,"hooks":{"PreToolUse":[{"type":"command","bash":"engine hook copilot","timeoutSec":30}]}}` +
+			"\n(likewise PostToolUse, UserPromptSubmit, SessionStart, SessionEnd, Stop; the PascalCase names\n" +
+			"make every payload name its event; camelCase payloads are recognised by their fields).\n" +
+			"Only PreToolUse is answered: an allow that rests on no explicit allow gives no decision, so\n" +
+			"Copilot's own permission flow applies. Input the engine cannot accept is denied and recorded."},
+	{"gemini", "Gemini CLI",
+		"`engine install gemini [--user]` writes into .gemini/settings.json (or ~/.gemini/settings.json):\n" +
+			`  {"hooks":{"BeforeTool":[{"matcher":".*","hooks":[{"type":"command","name":"agentledger","command":"engine hook gemini","timeout":30000}]}]}}` +
+			"\n(likewise AfterTool, BeforeAgent, AfterAgent, BeforeModel, AfterModel, SessionStart, SessionEnd,\n" +
+			"PreCompress). BeforeTool runs after Gemini CLI's own confirmation, so an ask is a deny; a rewrite\n" +
+			"is merged into the call's arguments (one that drops an argument is a deny). Input the engine\n" +
+			"cannot accept is denied and recorded. Exit 0 with Gemini CLI's JSON on stdout."},
+	{"qwen-code", "Qwen Code",
+		"`engine install qwen-code [--user]` writes into .qwen/settings.json (or ~/.qwen/settings.json):\n" +
+			`  {"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"engine hook qwen-code","timeout":30}]}]}}` +
+			"\n(likewise PostToolUse, PostToolUseFailure, UserPromptSubmit, SessionStart, Stop, PreCompact,\n" +
+			"PostCompact, SubagentStart, SubagentStop, SessionEnd). Its PreToolUse runs after its own approval,\n" +
+			"so only a deny is carried out there: an ask is a deny, an allow gives no decision, a rewrite is a\n" +
+			"deny. Input the engine cannot accept is denied and recorded. Exit 0 with Qwen Code's JSON."},
+	{"droid", "Factory Droid",
+		"`engine install droid [--user]` writes into .factory/settings.json (or ~/.factory/settings.json):\n" +
+			`  {"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"engine hook droid","timeout":30}]}]}}` +
+			"\n(likewise PostToolUse, UserPromptSubmit, SessionStart, Stop, PreCompact, SubagentStop, SessionEnd).\n" +
+			"At PreToolUse a deny is carried out, an explicit allow skips Droid's own check, a rewrite is merged\n" +
+			"into the call's input; an ask falls through to Droid's own check, so it is a deny. Input the engine\n" +
+			"cannot accept is denied and recorded. Exit 0 with Droid's JSON on stdout."},
+	{"codex", "Codex CLI",
+		"`engine install codex [--user]` writes into .codex/hooks.json (or $CODEX_HOME/hooks.json):\n" +
+			`  {"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"engine hook codex","timeout":30}]}]}}` +
+			"\n(likewise PermissionRequest, PostToolUse, UserPromptSubmit, SessionStart, Stop, PreCompact,\n" +
+			"PostCompact, SubagentStart, SubagentStop, SessionEnd). Codex carries out only a deny at\n" +
+			"PreToolUse, so an ask is a deny there and an allow gives no decision; at PermissionRequest an\n" +
+			"explicit allow answers Codex's prompt, an ask is a deny, another allow leaves it to the user. Input\n" +
+			"the engine cannot accept is denied and recorded. Exit 0 with Codex's JSON on stdout."},
 }
