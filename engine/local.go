@@ -3,10 +3,12 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -31,16 +33,17 @@ const SocketName = hookwire.SocketName
 // SocketPath returns the engine socket of a data directory.
 func SocketPath(dataDir string) string { return hookwire.SocketPath(dataDir) }
 
-// maxSocketPath is the longest path a Unix socket address holds on Linux
-// (sun_path is 108 bytes, one for the terminating NUL).
-const maxSocketPath = 107
-
 // ListenUnix listens on the socket at path, readable and writable by this
 // user only. A socket file nobody answers on (left by a crashed engine) is
 // replaced; one that answers is an error: another engine serves it.
 func ListenUnix(path string) (net.Listener, error) {
-	if len(path) > maxSocketPath {
-		return nil, fmt.Errorf("socket path %s is %d bytes, over the %d a Unix socket allows: use a shorter --data directory", path, len(path), maxSocketPath)
+	if len(path) > hookwire.MaxSocketPath {
+		return nil, fmt.Errorf("socket path %s is %d bytes, over the %d a Unix socket allows: use a shorter --data directory", path, len(path), hookwire.MaxSocketPath)
+	}
+	if dir := filepath.Dir(path); dir == hookwire.ShortSocketDir() {
+		if err := privateDir(dir); err != nil {
+			return nil, err
+		}
 	}
 	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
 		c.Close()
@@ -148,4 +151,17 @@ func PostLocal(ctx context.Context, l *localengine.Local, in hookwire.Input) (Ho
 		return r, fmt.Errorf("local engine: bad answer: %w", err)
 	}
 	return r, nil
+}
+
+// privateDir makes dir, a directory of this user's alone (0700), or checks
+// that the one there is (hookwire.PrivateSocketDir); anything else is
+// refused, since another user could then answer for the engine.
+func privateDir(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("socket directory: %w", err)
+	}
+	if err := hookwire.PrivateSocketDir(dir); err != nil {
+		return fmt.Errorf("%w: refusing to serve there", err)
+	}
+	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/textproto"
 	"strconv"
 	"strings"
@@ -20,8 +19,7 @@ import (
 // A 409 is ErrStale; any other status but 200 an error with the engine's
 // message.
 func Exchange(ctx context.Context, path string, in Input) ([]byte, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", path)
+	conn, err := DialSocket(ctx, path)
 	if err != nil {
 		return nil, fmt.Errorf("engine %s: %w", path, err)
 	}

@@ -10,6 +10,7 @@ package hookwire
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -17,15 +18,39 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // SocketName is the local engine's socket in a data directory.
 const SocketName = "engine.sock"
 
-// SocketPath returns the local engine's socket of a data directory.
-func SocketPath(dataDir string) string { return filepath.Join(dataDir, SocketName) }
+// SocketPath returns the local engine's socket of a data directory:
+// DATA/engine.sock, or, where that is longer than a Unix socket address
+// holds (a data directory under a deep home), a short one named by a
+// digest of the directory in this user's own directory under /tmp
+// (ShortSocketDir), which the engine creates private to the user.
+func SocketPath(dataDir string) string {
+	p := filepath.Join(dataDir, SocketName)
+	if len(p) <= MaxSocketPath {
+		return p
+	}
+	if abs, err := filepath.Abs(dataDir); err == nil {
+		dataDir = abs
+	}
+	sum := sha256.Sum256([]byte(dataDir))
+	return filepath.Join(ShortSocketDir(), "engine-"+hex.EncodeToString(sum[:8])+".sock")
+}
+
+// MaxSocketPath is the longest path a Unix socket address holds (Linux's
+// sun_path is 108 bytes, one for the terminating NUL; macOS's 104).
+const MaxSocketPath = 103
+
+// ShortSocketDir is the directory of the short sockets of this user's data
+// directories whose own socket path would be too long.
+func ShortSocketDir() string { return fmt.Sprintf("/tmp/agentledger-%d", os.Getuid()) }
 
 // MaxInput is the most of one hook input agentledger reads: an input up to
 // it is recorded (its longest values cut to fit the record's limit), one
@@ -192,4 +217,32 @@ func BinaryIdentity(path string) string {
 // mode (-p); AGENTLEDGER_UNATTENDED=1 says so for any host.
 func Unattended() bool {
 	return os.Getenv("CLAUDE_CODE_SESSION_ATTENDED") == "0" || os.Getenv("AGENTLEDGER_UNATTENDED") == "1"
+}
+
+// PrivateSocketDir checks that dir is this user's private directory: a
+// directory (not a link) it owns that no one else may enter. A socket in
+// the shared /tmp is answered only from such a directory: in any other,
+// another user could answer for the engine.
+func PrivateSocketDir(dir string) error {
+	info, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("socket directory: %w", err)
+	}
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !info.IsDir() || !ok || int(st.Uid) != os.Getuid() || info.Mode().Perm()&0o077 != 0 {
+		return fmt.Errorf("socket directory %s is not this user's private directory", dir)
+	}
+	return nil
+}
+
+// DialSocket connects to the engine socket at path; a short socket
+// (SocketPath) only in this user's private directory.
+func DialSocket(ctx context.Context, path string) (net.Conn, error) {
+	if dir := filepath.Dir(path); dir == ShortSocketDir() {
+		if err := PrivateSocketDir(dir); err != nil {
+			return nil, err
+		}
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, "unix", path)
 }

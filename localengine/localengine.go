@@ -208,8 +208,7 @@ func Post(ctx context.Context, client *http.Client, baseURL, token string, in ho
 func UnixClient(path string) *http.Client {
 	return &http.Client{Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", path)
+			return hookwire.DialSocket(ctx, path)
 		},
 		DisableKeepAlives: true,
 	}}
