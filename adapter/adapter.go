@@ -54,8 +54,9 @@ type Host struct {
 	// Spawner, when set, finds in the host's own record of a sub-agent
 	// (read: a file of it, on the engine's machine) the sub-agent that
 	// started the one input is of: the spawner's session, "" when the
-	// host started it from its own session or keeps no record.
-	Spawner func(input []byte, read func(path string) ([]byte, error)) string
+	// host started it from its own session; recorded is false where the
+	// host keeps no record of it (yet).
+	Spawner func(input []byte, read func(path string) ([]byte, error)) (spawner string, recorded bool)
 }
 
 // Mapped is a host input mapped to AARTS.

@@ -397,7 +397,7 @@ func permissionTurn(in *ClaudeCodeInput) string {
 // another sub-agent), written by the time the sub-agent makes its first
 // call (not yet at SubagentStart). Every name that makes the path is
 // checked before it is read.
-func claudeCodeSpawner(input []byte, read func(string) ([]byte, error)) string {
+func claudeCodeSpawner(input []byte, read func(string) ([]byte, error)) (string, bool) {
 	var in struct {
 		SessionID      string `json:"session_id"`
 		AgentID        string `json:"agent_id"`
@@ -405,20 +405,23 @@ func claudeCodeSpawner(input []byte, read func(string) ([]byte, error)) string {
 	}
 	if json.Unmarshal(input, &in) != nil || !plainName(in.AgentID) || !plainName(in.SessionID) ||
 		!filepath.IsAbs(in.TranscriptPath) || filepath.Base(in.TranscriptPath) != in.SessionID+".jsonl" {
-		return ""
+		return "", false
 	}
 	meta := filepath.Join(filepath.Dir(in.TranscriptPath), in.SessionID, "subagents", "agent-"+in.AgentID+".meta.json")
 	raw, err := read(meta)
 	if err != nil {
-		return ""
+		return "", false
 	}
 	var m struct {
 		ParentAgentID string `json:"parentAgentId"`
 	}
-	if json.Unmarshal(raw, &m) != nil || m.ParentAgentID == in.AgentID || !plainName(m.ParentAgentID) {
-		return ""
+	if json.Unmarshal(raw, &m) != nil {
+		return "", false
 	}
-	return SubAgentSession(in.SessionID, m.ParentAgentID)
+	if m.ParentAgentID == "" || m.ParentAgentID == in.AgentID || !plainName(m.ParentAgentID) {
+		return "", true // started by the main session (or named by what cannot be a name)
+	}
+	return SubAgentSession(in.SessionID, m.ParentAgentID), true
 }
 
 // plainName reports whether s is a name that is safe as one path element:

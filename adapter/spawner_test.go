@@ -39,19 +39,20 @@ func TestClaudeCodeSpawner(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name, agent, transcript, want string
+		recorded                      bool
 	}{
-		{"nested", "inner1", transcript, SubAgentSession(session, "outer1")},
-		{"started by the main session", "outer1", transcript, ""},
-		{"no record yet", "fresh1", transcript, ""},
-		{"itself", "self1", transcript, ""},
-		{"a parent that is no name", "odd1", transcript, ""},
-		{"an agent id that is a path", "../../agent-escape", transcript, ""},
-		{"another session's transcript", "inner1", filepath.Join(dir, "other.jsonl"), ""},
-		{"a relative transcript", "inner1", session + ".jsonl", ""},
-		{"the main agent", "", transcript, ""},
+		{"nested", "inner1", transcript, SubAgentSession(session, "outer1"), true},
+		{"started by the main session", "outer1", transcript, "", true},
+		{"no record yet", "fresh1", transcript, "", false},
+		{"itself", "self1", transcript, "", true},
+		{"a parent that is no name", "odd1", transcript, "", true},
+		{"an agent id that is a path", "../../agent-escape", transcript, "", false},
+		{"another session's transcript", "inner1", filepath.Join(dir, "other.jsonl"), "", false},
+		{"a relative transcript", "inner1", session + ".jsonl", "", false},
+		{"the main agent", "", transcript, "", false},
 	} {
-		if got := claudeCodeSpawner(input(c.agent, c.transcript), reader); got != c.want {
-			t.Errorf("%s: spawner %q, want %q", c.name, got, c.want)
+		if got, recorded := claudeCodeSpawner(input(c.agent, c.transcript), reader); got != c.want || recorded != c.recorded {
+			t.Errorf("%s: spawner %q (recorded %v), want %q (%v)", c.name, got, recorded, c.want, c.recorded)
 		}
 	}
 	for _, p := range read {

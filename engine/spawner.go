@@ -46,9 +46,12 @@ func (e *Engine) withSpawner(host *adapter.Host, input, event []byte) []byte {
 	spawner, known := e.spawners.of[ev.SessionID]
 	e.spawners.mu.Unlock()
 	if !known {
-		if spawner = host.Spawner(input, readSmall); spawner == "" {
+		var recorded bool
+		if spawner, recorded = host.Spawner(input, readSmall); !recorded {
 			return event // not (yet) on the host's record: asked again next time
 		}
+		// Remembered either way (a spawner, or none: started by the main
+		// session), so each sub-agent's record is read once.
 		e.spawners.mu.Lock()
 		if e.spawners.of == nil || len(e.spawners.of) >= maxSpawners {
 			e.spawners.of = map[string]string{}
@@ -56,7 +59,7 @@ func (e *Engine) withSpawner(host *adapter.Host, input, event []byte) []byte {
 		e.spawners.of[ev.SessionID] = spawner
 		e.spawners.mu.Unlock()
 	}
-	if spawner == ev.Parent || spawner == ev.SessionID {
+	if spawner == "" || spawner == ev.Parent || spawner == ev.SessionID {
 		return event
 	}
 	return withMember(withMember(event, "parent_session_id", spawner), "spawn_session_id", ev.Parent)

@@ -20,6 +20,7 @@ type PinIndex struct {
 
 	mu    sync.Mutex
 	books map[string]indexed // tenant NUL server → its pins as last read
+	load  sync.Mutex         // one reading of the record at a time
 }
 
 // indexed is one server's pins as read at a time.
@@ -29,11 +30,15 @@ type indexed struct {
 }
 
 // How long a server's pins as read are used before the record is read
-// again, and how soon a tool they lack sends the index back to it (a
-// gateway that connected since).
+// again: reading them lists the tenant's sessions, so it is done at most
+// this often per server, never per call. A server no gateway pinned (a
+// host's server not behind the gateway, the common case) is read again
+// only after pinIndexNone; a call judged meanwhile without a pin is judged
+// as it was before any gateway, and the gateway itself quarantines what
+// its pins do not cover.
 const (
 	pinIndexFresh = 2 * time.Second
-	pinIndexMiss  = 250 * time.Millisecond
+	pinIndexNone  = 30 * time.Second
 	pinIndexMax   = 1024 // servers kept
 )
 
@@ -44,17 +49,17 @@ func NewPinIndex(l Ledger) *PinIndex {
 
 // ToolPin implements engine.GatewayPins: the gateway's pin of server's
 // tool for tenant, nil when there is none or the record cannot be read
-// (then the call is judged without it, as before any gateway).
+// (then the call is judged without it, as before any gateway). Calls that
+// find the pins stale at once wait for one reading of the record.
 func (x *PinIndex) ToolPin(ctx context.Context, tenant, server, tool string) map[string]any {
 	key := tenant + "\x00" + server
-	now := x.now()
-	x.mu.Lock()
-	ix, ok := x.books[key]
-	x.mu.Unlock()
-	if ok {
-		if p := ix.book.pinOf(tool); now.Sub(ix.at) < pinIndexFresh && (p != nil || now.Sub(ix.at) < pinIndexMiss) {
-			return p
-		}
+	if book := x.fresh(key); book != nil {
+		return book.pinOf(tool)
+	}
+	x.load.Lock()
+	defer x.load.Unlock()
+	if book := x.fresh(key); book != nil {
+		return book.pinOf(tool) // read meanwhile
 	}
 	book, err := loadPins(ctx, x.ledger, tenant, server)
 	if err != nil {
@@ -64,7 +69,25 @@ func (x *PinIndex) ToolPin(ctx context.Context, tenant, server, tool string) map
 	if len(x.books) >= pinIndexMax {
 		clear(x.books)
 	}
-	x.books[key] = indexed{book: book, at: now}
+	x.books[key] = indexed{book: book, at: x.now()}
 	x.mu.Unlock()
 	return book.pinOf(tool)
+}
+
+// fresh is the server's pins as last read, nil when they are stale.
+func (x *PinIndex) fresh(key string) *pinBook {
+	x.mu.Lock()
+	ix, ok := x.books[key]
+	x.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	life := pinIndexFresh
+	if len(ix.book.names()) == 0 {
+		life = pinIndexNone
+	}
+	if x.now().Sub(ix.at) >= life {
+		return nil
+	}
+	return ix.book
 }
