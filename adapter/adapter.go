@@ -73,6 +73,8 @@ var Hosts = map[string]*Host{
 	"gemini":      {Name: "gemini", Map: mapGemini, Render: renderGemini, Blocking: geminiBlocking, Notice: notBlocking(geminiBlocking), Asks: geminiAsks},
 	qwenHost:      {Name: qwenHost, Map: mapQwen, Render: renderQwen, Blocking: qwenBlocking, Notice: notBlocking(qwenBlocking), Allows: func(e string) bool { return e != "PreToolUse" }, Asks: func(string, bool) bool { return false }},
 	droidHost:     {Name: droidHost, Map: mapDroid, Render: renderDroid, Blocking: droidBlocking, Notice: notBlocking(droidBlocking), Asks: droidAsks},
+	opencodeHost:  opencodeHostFor(opencodeHost),
+	kiloHost:      opencodeHostFor(kiloHost),
 	"codex":       {Name: "codex", Map: mapCodex, Render: renderCodex, Blocking: codexBlocking, Notice: notBlocking(codexBlocking), Allows: codexAllows, Asks: codexAsks},
 }
 

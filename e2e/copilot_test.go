@@ -23,6 +23,7 @@ type hostOptions struct {
 	install []string
 	files   map[string]string
 	hostEnv func(env []string) []string // the host's environment, from the one agentledger was installed in
+	agents  map[string][]turn           // sub-agents' scripts (newScriptedAnthropicWith), where the host runs them
 }
 
 // envFor is env as o.hostEnv makes it for the host.

@@ -24,42 +24,62 @@ type shellHost struct {
 	// noWithhold: the host shows the model a tool's result whatever the
 	// hook answers (the record says so: host answer none).
 	noWithhold bool
-	run        func(t *testing.T, script []turn, mode string, o hostOptions) *hostRun
-	shell      func(command string) call
+	// rewrites: a rewritten call runs headless (the host takes new input
+	// from a hook, and its own permission check, after the hook, judges
+	// it); elsewhere a rewrite is held for someone to see the new call
+	// (Copilot, Gemini CLI: their checks ran before the hook), or denied
+	// (Qwen Code takes no new input).
+	rewrites bool
+	run      func(t *testing.T, script []turn, mode string, o hostOptions) *hostRun
+	shell    func(command string) call
 }
 
 var shellHosts = []shellHost{
-	{"claude-code", "claude-code", "default", false, false, func(t *testing.T, script []turn, mode string, o hostOptions) *hostRun {
+	{"claude-code", "claude-code", "default", false, false, false, func(t *testing.T, script []turn, mode string, o hostOptions) *hostRun {
 		r := runClaudeWith(t, script, mode, claudeOptions{install: o.install, hostEnv: o.hostEnv,
 			setup: func(work string) []string { writeFiles(t, work, o.files); return nil }})
 		return &r.hostRun
 	}, func(c string) call { return call{"Bash", map[string]any{"command": c, "description": "run it"}} }},
-	{"copilot", "copilot", "", false, false, func(t *testing.T, script []turn, _ string, o hostOptions) *hostRun {
+	{"copilot", "copilot", "", false, false, false, func(t *testing.T, script []turn, _ string, o hostOptions) *hostRun {
 		r, _ := runCopilotWith(t, script, o)
 		return r
 	}, func(c string) call { return call{"bash", map[string]any{"command": c, "description": "run it"}} }},
 	// Gemini CLI's -p leaves out the tools that would need a
 	// confirmation unless in yolo mode.
-	{"gemini", "gemini-cli", "", false, false, func(t *testing.T, script []turn, mode string, o hostOptions) *hostRun {
+	{"gemini", "gemini-cli", "", false, false, false, func(t *testing.T, script []turn, mode string, o hostOptions) *hostRun {
 		r, _ := runGemini(t, script, cmp.Or(mode, "yolo"), o)
 		return r
 	}, func(c string) call {
 		return call{"run_shell_command", map[string]any{"command": c, "description": "run it"}}
 	}},
 	// Headless Qwen Code offers shell and file tools only in yolo mode.
-	{"qwen-code", "qwen-code", "", true, true, func(t *testing.T, script []turn, mode string, o hostOptions) *hostRun {
+	{"qwen-code", "qwen-code", "", true, true, false, func(t *testing.T, script []turn, mode string, o hostOptions) *hostRun {
 		r, _ := runQwen(t, script, mode, o)
 		return r
 	}, func(c string) call {
 		return call{"run_shell_command", map[string]any{"command": c, "is_background": false, "description": "run it"}}
 	}},
 	// Droid shows the model a tool's result whatever a hook answers.
-	{"droid", "droid", "", false, true, func(t *testing.T, script []turn, _ string, o hostOptions) *hostRun {
+	{"droid", "droid", "", false, true, true, func(t *testing.T, script []turn, _ string, o hostOptions) *hostRun {
 		r, _ := runDroid(t, script, o)
 		return r
 	}, func(c string) call {
 		return call{"Execute", map[string]any{"command": c, "riskLevel": "low", "riskLevelReason": "runs it"}}
 	}},
+	// opencode and Kilo: their own permission rules run after the plugin,
+	// which cannot answer them.
+	{"opencode", "opencode", "", true, false, true, func(t *testing.T, script []turn, _ string, o hostOptions) *hostRun {
+		r, _ := runOpencode(t, "opencode", script, o)
+		return r
+	}, opencodeShell},
+	{"kilo", "kilo", "", true, false, true, func(t *testing.T, script []turn, _ string, o hostOptions) *hostRun {
+		r, _ := runOpencode(t, "kilo", script, o)
+		return r
+	}, opencodeShell},
+}
+
+func opencodeShell(c string) call {
+	return call{"bash", map[string]any{"command": c, "description": "run it"}}
 }
 
 // TestHookProgramMissing: with agentledger's hooks installed in a project
@@ -269,4 +289,53 @@ func (r *hostRun) play(t *testing.T, env []string, program string, args ...strin
 		r.records = readRecord(t, r.data)
 	}
 	return stdout.Bytes()
+}
+
+// TestModifyOnEveryHost: a policy that rewrites a call (AARM MODIFY with
+// new tool input) never has the call the model sent run. Where the host
+// takes new input from a hook and judges it by its own check afterwards,
+// the rewritten call runs; elsewhere nothing runs and the record says the
+// host was answered with an ask (for someone to see the new call, which a
+// headless host refuses) or a deny.
+func TestModifyOnEveryHost(t *testing.T) {
+	policy := t.TempDir()
+	writeFiles(t, policy, map[string]string{"modify.rego": `package agentledger.policy
+
+import rego.v1
+
+signals contains s if {
+	input.event.hook_point == "PreToolUse"
+	input.event.tool_input.command == "touch original-marker"
+	s := object.union(sig(12, "SAFER_COMMAND", "allow", "MODIFY", "tool_execution", "info", "runs the reviewed command instead", [], 1),
+		{"directives": {"tool_input": object.union(input.event.tool_input, {"command": "touch rewritten-marker"})}})
+}
+`})
+	for _, h := range shellHosts[1:] { // Claude Code: a rewrite goes with its prompt (TestHookClaudeCodeModify)
+		t.Run(h.name, func(t *testing.T) {
+			r := h.run(t, []turn{
+				{Calls: []call{h.shell("touch original-marker")}},
+				{Text: "Task finished."},
+			}, "", hostOptions{install: []string{"--command", "agentledger-hook " + h.name + " --policy default --policy " + policy}})
+			_, errOriginal := os.Stat(filepath.Join(r.work, "original-marker"))
+			_, errRewritten := os.Stat(filepath.Join(r.work, "rewritten-marker"))
+			if errOriginal == nil {
+				t.Errorf("the call the model sent ran, not the rewritten one\n%s", r.output)
+			}
+			var v map[string]any
+			for _, rec := range r.byTurn("PreToolUse") {
+				v = rec.verdict
+			}
+			switch {
+			case !h.rewrites:
+				if ha := v["host_answer"]; errRewritten == nil || ha != "deny" && ha != "ask" {
+					t.Errorf("%s headless: the rewritten call ran: %v; verdict %v, want host answer deny or ask", h.name, errRewritten == nil, v)
+				}
+			case errRewritten != nil:
+				t.Errorf("the rewritten call did not run: %v (verdict %v)\n%s", errRewritten, v, r.output)
+			}
+			if v["aarm_decision"] != "MODIFY" {
+				t.Errorf("verdict %v, want MODIFY on the record", v)
+			}
+		})
+	}
 }

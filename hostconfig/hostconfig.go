@@ -1,6 +1,7 @@
 // Package hostconfig writes agentledger's hooks into an agent host's own
-// configuration file (Claude Code, Cursor, GitHub Copilot, Gemini CLI) and
-// takes them out again.
+// configuration file (Claude Code, Cursor, GitHub Copilot, Gemini CLI, Qwen
+// Code, Droid, Codex), or its plugin into a host that loads plugins
+// (opencode, Kilo CLI), and takes them out again.
 //
 // An install merges: every member of the file agentledger does not own
 // keeps its place and its value, the hook entries are added beside the
@@ -234,6 +235,9 @@ func Hosts() []string {
 	for h := range specs {
 		out = append(out, h)
 	}
+	for h := range pluginSpecs {
+		out = append(out, h)
+	}
 	slices.Sort(out)
 	return out
 }
@@ -241,6 +245,9 @@ func Hosts() []string {
 // Events are the host events an install sends to agentledger.
 func Events(host string) []string {
 	if s := specs[host]; s != nil {
+		return slices.Clone(s.events)
+	}
+	if s := pluginSpecs[host]; s != nil {
 		return slices.Clone(s.events)
 	}
 	return nil
@@ -362,6 +369,9 @@ func load(host string, scope Scope) (*spec, *Change, *node, error) {
 // flags). Hooks of agentledger already in place for an event are updated
 // to command, duplicates of them removed; the user's own hooks stay.
 func Install(host string, scope Scope, command string) (*Change, error) {
+	if ps := pluginSpecs[host]; ps != nil {
+		return installPlugin(host, ps, scope, command)
+	}
 	sp := specs[host]
 	if sp == nil {
 		return nil, fmt.Errorf("unknown host %q (one of %s)", host, strings.Join(Hosts(), ", "))
@@ -448,6 +458,9 @@ func install(host string, scope Scope, prog string, handlerFor func(event string
 // hooks object that only held them. A file that then holds nothing but
 // what an install started it with is removed.
 func Uninstall(host string, scope Scope, command string) (*Change, error) {
+	if ps := pluginSpecs[host]; ps != nil {
+		return uninstallPlugin(host, ps, scope)
+	}
 	sp, c, doc, err := load(host, scope)
 	if err != nil {
 		return nil, err
@@ -634,7 +647,9 @@ func ShellCommand(exe string, args ...string) string {
 // projectDirVar is the variable in which each host tells its hooks the
 // project directory (Copilot documents none: its hooks run in the
 // repository).
-var projectDirVar = map[string]string{"claude-code": "CLAUDE_PROJECT_DIR", "cursor": "CURSOR_PROJECT_DIR", "gemini": "GEMINI_PROJECT_DIR", "droid": "FACTORY_PROJECT_DIR", "qwen-code": "QWEN_PROJECT_DIR"}
+var projectDirVar = map[string]string{"claude-code": "CLAUDE_PROJECT_DIR", "cursor": "CURSOR_PROJECT_DIR", "gemini": "GEMINI_PROJECT_DIR", "droid": "FACTORY_PROJECT_DIR", "qwen-code": "QWEN_PROJECT_DIR",
+	// agentledger's plugin sets it for its hook command (hostconfig.Plugin).
+	"opencode": "OPENCODE_PROJECT_DIR", "kilo": "KILO_PROJECT_DIR"}
 
 // ProjectCommand is the hook command a project's configuration holds: the
 // project's hook wrapper (WrapperPath, committed with it), which runs
@@ -686,6 +701,9 @@ func (in Installed) Missing(host string) []string {
 // Inspect reads what a host's configuration for scope holds of
 // agentledger, changing nothing.
 func Inspect(host string, scope Scope) (Installed, error) {
+	if ps := pluginSpecs[host]; ps != nil {
+		return inspectPlugin(host, ps, scope)
+	}
 	sp, c, doc, err := load(host, scope)
 	if err != nil {
 		return Installed{}, err

@@ -42,7 +42,7 @@ if command -v agentledger-hook >/dev/null 2>&1; then
 	exec agentledger-hook "$@"
 fi
 host=$1
-case $host in claude-code|codex|cursor|copilot|gemini|qwen-code|droid) ;; *) host=unknown ;; esac
+case $host in claude-code|codex|cursor|copilot|gemini|qwen-code|droid|opencode|kilo) ;; *) host=unknown ;; esac
 tenant=default
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -63,7 +63,7 @@ sum=$( (sha256sum "$tmp" 2>/dev/null || shasum -a 256 "$tmp") | cut -c1-64)
 field() { grep -o -E "\"($1)\"[[:space:]]*:[[:space:]]*\"[A-Za-z0-9._:-]{1,128}\"" "$tmp" | head -n 1 | sed -E 's/.*"([^"]*)"$/\1/'; }
 session=$(field 'session_id|conversation_id|sessionId')
 event=$(field hook_event_name)
-tool=$(field 'tool_name|toolName')
+tool=$(field 'tool_name|toolName|tool')
 rm -f "$tmp"
 [ -n "$session" ] || session=rejected
 # A blocked Stop keeps the agent going (Claude Code, Codex, Qwen Code, Droid
@@ -143,7 +143,7 @@ func WrapperRemoval(s Scope) (*Change, error) {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
 	for _, host := range Hosts() {
-		file, err := specs[host].file(s)
+		file, err := configFile(host, s)
 		if err != nil {
 			continue
 		}

@@ -282,6 +282,17 @@ var hostHooks = []struct{ name, title, about string }{
 			"At PreToolUse a deny is carried out, an explicit allow skips Droid's own check, a rewrite is merged\n" +
 			"into the call's input; an ask falls through to Droid's own check, so it is a deny. Input the engine\n" +
 			"cannot accept is denied and recorded. Exit 0 with Droid's JSON on stdout."},
+	{"opencode", "opencode",
+		"`engine install opencode [--user]` writes agentledger's plugin, .opencode/plugin/agentledger.js (or\n" +
+			"~/.config/opencode/plugin/), which opencode loads into its own process. The plugin runs this hook\n" +
+			"command with one JSON object per tool call (tool.execute.before), result (tool.execute.after),\n" +
+			"prompt (chat.message) and session start (session.created), and stops what is denied. opencode's\n" +
+			"own permission rules run after the plugin, so an ask is a deny and an allow gives no decision; a\n" +
+			"rewrite replaces the call's arguments; a result holding a secret is withheld. Input the engine\n" +
+			"cannot accept is denied and recorded. Exit 0 with the plugin's JSON on stdout."},
+	{"kilo", "Kilo CLI",
+		"`engine install kilo [--user]` writes agentledger's plugin, .kilo/plugin/agentledger.js (or\n" +
+			"~/.config/kilo/plugin/); Kilo CLI, an opencode fork, loads it and answers as opencode does."},
 	{"codex", "Codex CLI",
 		"`engine install codex [--user]` writes into .codex/hooks.json (or $CODEX_HOME/hooks.json):\n" +
 			`  {"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"engine hook codex","timeout":30}]}]}}` +
