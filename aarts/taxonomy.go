@@ -73,7 +73,7 @@ func StandardTool(native string) string {
 
 // nativeTools maps host tool names, lowercased, to canonical names. Hosts
 // covered: Claude Code, Cursor, Copilot, Gemini CLI, Codex, Qwen Code,
-// Droid (Execute, ApplyPatch), OpenClaw and
+// Droid (Execute, ApplyPatch, FetchUrl), opencode, Kilo CLI, OpenClaw and
 // common framework names.
 var nativeTools = map[string]string{
 	// shell
@@ -98,7 +98,7 @@ var nativeTools = map[string]string{
 	"delete": ToolFileDelete, "rm": ToolFileDelete, "delete_file": ToolFileDelete,
 	// web
 	"webfetch": ToolWebRequest, "web_fetch": ToolWebRequest, "fetch": ToolWebRequest, "curl": ToolWebRequest,
-	"http_request": ToolWebRequest, "websearch": ToolWebRequest, "web_search": ToolWebRequest, "google_web_search": ToolWebRequest,
+	"http_request": ToolWebRequest, "fetchurl": ToolWebRequest, "websearch": ToolWebRequest, "web_search": ToolWebRequest, "google_web_search": ToolWebRequest,
 	// mcp
 	"mcp": ToolMCPCall, "mcp_tool": ToolMCPCall,
 	// code

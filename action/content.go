@@ -23,7 +23,9 @@ import (
 // contentFields are the tool input members that carry what a write puts
 // into its file.
 var contentFields = map[string]bool{"content": true, "new_string": true, "new_str": true, "file_text": true, "new_source": true,
-	"contents": true, "text": true, "fact": true, "code_edit": true, "insert_text": true, "patch": true}
+	"contents": true, "text": true, "fact": true, "code_edit": true, "insert_text": true, "patch": true,
+	// opencode's and Kilo's edit and patch tools.
+	"newstring": true, "patchtext": true}
 
 // maxContent bounds how much written text is read.
 const maxContent = 256 << 10

@@ -49,6 +49,11 @@ func mapDroid(native []byte, at time.Time, autoApprove bool) (Mapped, error) {
 	if e != nil && host != "" {
 		e["tool_name_host"] = host // agentledger extension: Droid's own name for it
 	}
+	if e != nil {
+		// Droid names no sub-agent in a call's input (a sub-agent is a
+		// session of its own): no provenance is claimed either way.
+		delete(e, "is_sub_agent")
+	}
 	if env, ok := e["environment"].(map[string]any); ok && in.CallingSessionID != "" {
 		// A sub-agent's session: Droid reports no spawn its caller's
 		// session could bound it by, so the caller is named, not inherited

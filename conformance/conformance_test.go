@@ -21,7 +21,11 @@ import (
 	"github.com/agentledger/agentledger/ledger"
 )
 
-var allHosts = []string{"claude-code", "codex", "copilot", "cursor", "gemini"}
+var allHosts = []string{"claude-code", "codex", "copilot", "cursor", "droid", "gemini", "kilo", "opencode", "qwen-code"}
+
+// mutantHosts are the hosts the mutant adapters are run against (each
+// trick's failing cases are named per host).
+var mutantHosts = []string{"claude-code", "codex", "copilot", "cursor", "gemini"}
 
 // TestShippedPackBuiltin: the shipped packs load (each covers its host
 // and catches every mutant), every case passes against the built-in
@@ -60,6 +64,11 @@ func TestShippedPackBuiltin(t *testing.T) {
 		"claude-code": {"prompt", "held for an approver", "defer"},
 		"cursor":      {"prompt", "held for an approver"},
 		"codex":       {"held for an approver"}, "copilot": {"held for an approver"}, "gemini": {"held for an approver"},
+		"droid":       {"held for an approver"}, "qwen-code": {"held for an approver"}, "opencode": {"held for an approver"}, "kilo": {"held for an approver"},
+	}
+	byHost := map[string]*HostReport{}
+	for _, h := range rep.Hosts {
+		byHost[h.Host] = h
 	}
 	for _, h := range rep.Hosts {
 		if h.Level != 0 || h.CasesLevel != 3 {
@@ -74,8 +83,11 @@ func TestShippedPackBuiltin(t *testing.T) {
 		if !slices.Equal(h.Enforces, []string{"allow", "deny", "ask"}) || !slices.Equal(h.AsksAs, wantAsks[h.Host]) {
 			t.Errorf("%s: enforces %v, asks as %v, want allow, deny, ask as %v", h.Host, h.Enforces, h.AsksAs, wantAsks[h.Host])
 		}
-		// Only Claude Code and Codex say which calls are a sub-agent's.
-		if want := h.Host == "claude-code" || h.Host == "codex"; h.Provenance != want {
+		// Claude Code, Codex and Qwen Code name a sub-agent's calls by its
+		// agent_id; opencode's and Kilo's sub-agents are sessions that name
+		// their parent. Elsewhere no input says which calls are a
+		// sub-agent's.
+		if want := slices.Contains([]string{"claude-code", "codex", "qwen-code", "opencode", "kilo"}, h.Host); h.Provenance != want {
 			t.Errorf("%s: provenance %v, want %v", h.Host, h.Provenance, want)
 		}
 		if !h.Pack.Shipped || len(h.Pack.SHA256) != 64 {
@@ -87,13 +99,13 @@ func TestShippedPackBuiltin(t *testing.T) {
 			}
 		}
 	}
-	if copilot := rep.Hosts[2]; !slices.Contains(copilot.Tools, aarts.ToolMCPCall) {
+	if copilot := byHost["copilot"]; !slices.Contains(copilot.Tools, aarts.ToolMCPCall) {
 		t.Errorf("copilot: tools %v, without mcp_call (its <server>-<tool> names)", copilot.Tools)
 	}
 	// Claude Code's Stop (PreOutputDeliver) answers a deny with nothing:
 	// it does not count (Gemini CLI's AfterAgent does).
-	if cc := rep.Hosts[0]; slices.Contains(cc.HookPoints, "PreOutputDeliver") || !slices.Contains(rep.Hosts[4].HookPoints, "PreOutputDeliver") {
-		t.Errorf("PreOutputDeliver counted at claude-code %v, gemini %v", cc.HookPoints, rep.Hosts[4].HookPoints)
+	if cc, gm := byHost["claude-code"], byHost["gemini"]; slices.Contains(cc.HookPoints, "PreOutputDeliver") || !slices.Contains(gm.HookPoints, "PreOutputDeliver") {
+		t.Errorf("PreOutputDeliver counted at claude-code %v, gemini %v", cc.HookPoints, gm.HookPoints)
 	}
 }
 
@@ -176,18 +188,18 @@ func TestBrokenAdapters(t *testing.T) {
 		why        string
 		casesLevel int // the level every case passes to (0: one of level 1 fails)
 	}{
-		{"constant-provenance", allHosts, []string{"claude-code/sub-agent call", "codex/sub-agent call", "cursor/shell curl piped to sh",
+		{"constant-provenance", mutantHosts, []string{"claude-code/sub-agent call", "codex/sub-agent call", "cursor/shell curl piped to sh",
 			"copilot/bash curl piped to sh", "gemini/shell curl piped to sh"}, "is_sub_agent", 0},
 		{"drop-sub-agents", []string{"claude-code", "codex"}, []string{"claude-code/sub-agent call", "codex/sub-agent call"}, "is_sub_agent", 0},
 		// Cursor names a sub-agent only at its start and stop (level 3).
 		{"drop-sub-agents", []string{"cursor"}, []string{"cursor/sub-agent start"}, "want PreSubAgentSpawn", 2},
-		{"empty-tool-input", allHosts, []string{"claude-code/Write", "codex/apply_patch", "copilot/edit", "cursor/shell npm install",
+		{"empty-tool-input", mutantHosts, []string{"claude-code/Write", "codex/apply_patch", "copilot/edit", "cursor/shell npm install",
 			"gemini/replace"}, "tool_input {}", 0},
-		{"drop-fields", allHosts, []string{"claude-code/Bash curl piped to sh", "codex/MCP tool", "copilot/MCP tool (server-tool)",
+		{"drop-fields", mutantHosts, []string{"claude-code/Bash curl piped to sh", "codex/MCP tool", "copilot/MCP tool (server-tool)",
 			"cursor/MCP object input", "gemini/read_file"}, "absent", 0},
-		{"wrong-hook-point", allHosts, []string{"claude-code/PostToolUse", "codex/PostToolUse", "copilot/post tool use",
+		{"wrong-hook-point", mutantHosts, []string{"claude-code/PostToolUse", "codex/PostToolUse", "copilot/post tool use",
 			"cursor/after shell", "gemini/after tool"}, `hook_point "PreToolUse", want "PostToolUse"`, 0},
-		{"deny-for-ask", allHosts, []string{"claude-code/Bash curl piped to sh", "codex/apply_patch", "copilot/edit",
+		{"deny-for-ask", mutantHosts, []string{"claude-code/Bash curl piped to sh", "codex/apply_patch", "copilot/edit",
 			"cursor/shell curl piped to sh", "gemini/write_file"}, "answer to ask", 0},
 	} {
 		t.Run(tt.trick+"/"+strings.Join(tt.hosts, ","), func(t *testing.T) {
@@ -405,11 +417,12 @@ func TestPackDigest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		id := packs[len(packs)-1].ID()
+		i := slices.IndexFunc(packs, func(p *Pack) bool { return p.Host == "gemini" })
+		id := packs[i].ID()
 		if (id.SHA256 == want) != tt.same || id.Shipped != tt.shipped {
 			t.Errorf("%q: pack %v, want digest %s %v, shipped %v", tt.dir, id, want, tt.same, tt.shipped)
 		}
-		rep, err := Run(context.Background(), packs[len(packs)-1:], Builtin{}, "built-in")
+		rep, err := Run(context.Background(), packs[i:i+1], Builtin{}, "built-in")
 		if err != nil {
 			t.Fatal(err)
 		}

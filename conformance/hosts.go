@@ -72,6 +72,33 @@ var hosts = map[string]host{
 			aarts.ToolMCPCall, aarts.ToolPackageInstall, aarts.ToolOther},
 		asks: []string{"ask_held"},
 	},
+	"qwen-code": {
+		events: []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PreCompact", "PostCompact",
+			"SubagentStart", "SubagentStop", "Stop", "SessionEnd"},
+		tools: []string{aarts.ToolShell, aarts.ToolFileWrite, aarts.ToolFileEdit, aarts.ToolFileRead, aarts.ToolWebRequest,
+			aarts.ToolMCPCall, aarts.ToolPackageInstall, aarts.ToolDelegate, aarts.ToolOther},
+		subAgents: true,
+		asks:      []string{"ask_held"},
+	},
+	"droid": {
+		events: []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact", "SubagentStop", "Stop", "SessionEnd"},
+		tools: []string{aarts.ToolShell, aarts.ToolFileWrite, aarts.ToolFileEdit, aarts.ToolFileRead, aarts.ToolWebRequest,
+			aarts.ToolMCPCall, aarts.ToolPackageInstall, aarts.ToolOther},
+		asks: []string{"ask_held"},
+	},
+	// opencode and Kilo CLI: the hooks of agentledger's plugin. Their MCP
+	// tools are named SERVER_TOOL, which no one can tell from a tool of
+	// their own: judged as other.
+	"opencode": opencodeSuite,
+	"kilo":     opencodeSuite,
+}
+
+var opencodeSuite = host{
+	events: []string{"session.created", "chat.message", "tool.execute.before", "tool.execute.after"},
+	tools: []string{aarts.ToolShell, aarts.ToolFileWrite, aarts.ToolFileEdit, aarts.ToolFileRead, aarts.ToolWebRequest,
+		aarts.ToolPackageInstall, aarts.ToolDelegate, aarts.ToolOther},
+	subAgents: true,
+	asks:      []string{"ask_held"},
 }
 
 // notificationHooks are the hook points AARTS §6.3 makes notifications:
