@@ -64,7 +64,7 @@ func TestShippedPackBuiltin(t *testing.T) {
 		"claude-code": {"prompt", "held for an approver", "defer"},
 		"cursor":      {"prompt", "held for an approver"},
 		"codex":       {"held for an approver"}, "copilot": {"held for an approver"}, "gemini": {"held for an approver"},
-		"droid":       {"held for an approver"}, "qwen-code": {"held for an approver"}, "opencode": {"held for an approver"}, "kilo": {"held for an approver"},
+		"droid": {"held for an approver"}, "qwen-code": {"held for an approver"}, "opencode": {"held for an approver"}, "kilo": {"held for an approver"},
 	}
 	byHost := map[string]*HostReport{}
 	for _, h := range rep.Hosts {

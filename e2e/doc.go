@@ -1,5 +1,5 @@
 // Package e2e holds the end-to-end tests that drive real agent hosts (the
-// Claude Code, Codex, Gemini, Copilot, Qwen Code and Droid CLIs from npm,
+// Claude Code, Codex, Gemini, Copilot, Qwen Code, Droid, opencode and Kilo CLIs from npm,
 // pinned in hosts.tsv) against scripted models of the protocols they speak
 // (Anthropic Messages, OpenAI Responses, Gemini), with agentledger's hooks
 // installed by `engine install`. The test binary runs itself in a network
