@@ -31,13 +31,18 @@ var hostConfigGlobs = []string{"**/agentledger-hook",
 	"**/.cursor/hooks.json", "**/.github/hooks", "**/.gemini/settings.json",
 	"**/.codex/config.toml", "**/.codex/hooks.json", "**/.github/copilot/settings.json", "**/.github/copilot/settings.local.json",
 	"**/.copilot/hooks", "**/.copilot/config.json", "**/.gemini/hooks", "**/.cursor/hooks",
+	"**/.qwen/settings.json", "**/.factory/settings.json", "**/.factory/hooks.json",
+	// opencode and Kilo CLI run every plugin in their plugin directories
+	// in their own process: agentledger's, and any that could undo it.
+	"**/.opencode/plugin", "**/.opencode/plugins", "**/.kilo/plugin", "**/.kilo/plugins",
 	"/etc/claude-code", "/Library/Application Support/ClaudeCode", "/etc/cursor/hooks.json",
 	"/Library/Application Support/Cursor/hooks.json", "/etc/gemini-cli", "/etc/github-copilot", "/etc/codex",
 }
 
 // homeConfigDirs are the hosts' per-user directories and files, protected
 // whole (their settings, hooks, plugins and credentials live there).
-var homeConfigDirs = []string{".claude", ".claude.json", ".cursor", ".gemini", ".codex", ".copilot", ".config/github-copilot"}
+var homeConfigDirs = []string{".claude", ".claude.json", ".cursor", ".gemini", ".codex", ".copilot", ".config/github-copilot",
+	".qwen", ".factory", ".config/opencode", ".config/kilo"}
 
 // guard is what the self-protection checks: roots no tool may touch, and
 // roots no tool may write.

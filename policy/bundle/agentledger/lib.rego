@@ -53,6 +53,8 @@ sensitive_classes := {"SECRET", "PII", "PAYMENT_CARD", "CONFIDENTIAL", "UNCLASSI
 protected_globs := {
 	"**/.claude/settings.json", "**/.claude/settings.local.json", "**/.cursor/hooks.json", "**/.github/hooks/**",
 	"**/.gemini/settings.json", "**/ledger-data/**", "**/.agentledger/**", "**/agentledger/keys/**",
+	"**/.qwen/settings.json", "**/.factory/settings.json", "**/.factory/hooks.json",
+	"**/.opencode/plugin/**", "**/.opencode/plugins/**", "**/.kilo/plugin/**", "**/.kilo/plugins/**",
 }
 
 dangerous_rm_targets := {"/", "/*", "~", "~/", "$HOME", "$HOME/", "/home", "/etc", "/usr", "/var", "/boot", "/bin", "/lib", "/opt", "/root", "."}
