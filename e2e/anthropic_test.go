@@ -16,6 +16,10 @@ import (
 type turn struct {
 	Calls []call
 	Text  string
+	// Before, when set, runs before the turn is served (an approver acting
+	// between two turns); a retried request runs it again, so it must be
+	// idempotent (sync.OnceFunc).
+	Before func()
 }
 
 // call is one tool call of a scripted turn.
@@ -109,6 +113,9 @@ func (m *scriptedAnthropic) messages(w http.ResponseWriter, r *http.Request) {
 		if main && msg.Role == "user" {
 			m.noteResults(msg.Content)
 		}
+	}
+	if main && n < len(script) && script[n].Before != nil {
+		script[n].Before()
 	}
 	var blocks []map[string]any
 	stop := "end_turn"

@@ -311,8 +311,20 @@ func (r *hostRun) noUnboundResults(t *testing.T) {
 	}
 }
 
+// byTurn are the events of a type and their verdicts by turn (the last of
+// a turn a host names more than one call by).
 func (r *hostRun) byTurn(eventType string) map[string]recorded {
 	out := map[string]recorded{}
+	for _, rec := range r.inOrder(eventType) {
+		turn, _ := rec.event["turn_id"].(string)
+		out[turn] = rec
+	}
+	return out
+}
+
+// inOrder are the events of a type and their verdicts, in record order.
+func (r *hostRun) inOrder(eventType string) []recorded {
+	var out []recorded
 	var last map[string]any
 	var lastType string
 	for _, e := range r.records {
@@ -320,8 +332,7 @@ func (r *hostRun) byTurn(eventType string) map[string]recorded {
 		_ = json.Unmarshal(e.Payload(), &p)
 		if e.EventType() == ledger.EventVerdict {
 			if lastType == eventType {
-				turn, _ := last["turn_id"].(string)
-				out[turn] = recorded{event: last, verdict: p}
+				out = append(out, recorded{event: last, verdict: p})
 			}
 			continue
 		}

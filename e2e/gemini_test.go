@@ -96,6 +96,9 @@ func (m *scriptedGemini) generate(w http.ResponseWriter, r *http.Request, stream
 				m.noteResponse(p)
 			}
 		}
+		if n < len(m.script) && m.script[n].Before != nil {
+			m.script[n].Before()
+		}
 		switch {
 		case n >= len(m.script) || m.script[n].Text != "":
 			text := "done."

@@ -4,10 +4,18 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -335,6 +343,125 @@ signals contains s if {
 			}
 			if v["aarm_decision"] != "MODIFY" {
 				t.Errorf("verdict %v, want MODIFY on the record", v)
+			}
+		})
+	}
+}
+
+// servedEngine is an `engine serve` on loopback with a host token and an
+// approver token, for hooks that reach it by URL (engine hook HOST
+// --engine URL --token T): its data directory and URL.
+type servedEngine struct{ data, url string }
+
+const (
+	hostToken     = "e2e-host-token-not-a-secret"
+	approverToken = "e2e-approver-token-not-a-secret"
+)
+
+func serveEngine(t *testing.T) servedEngine {
+	t.Helper()
+	dir := t.TempDir()
+	digest := func(s string) string { sum := sha256.Sum256([]byte(s)); return hex.EncodeToString(sum[:]) }
+	writeFiles(t, dir, map[string]string{"tokens.json": `{"tokens":[` +
+		`{"sha256":"` + digest(hostToken) + `","tenant":"default","role":"host","name":"e2e-host"},` +
+		`{"sha256":"` + digest(approverToken) + `","tenant":"default","role":"approver","name":"e2e-approver","principal":"approver@example.com"}]}`})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	e := servedEngine{data: filepath.Join(dir, "data"), url: "http://" + addr}
+	cmd := exec.Command(filepath.Join(buildPrograms(t), "engine"), "serve", "--listen", addr, "--data", e.data, "--tokens", filepath.Join(dir, "tokens.json"), "--socket", "none")
+	cmd.Env = []string{"HOME=" + dir, "PATH=/usr/bin:/bin"}
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if resp, err := http.Get(e.url + "/healthz"); err == nil {
+			resp.Body.Close()
+			return e
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("engine serve did not come up:\n%s", log.String())
+		}
+	}
+}
+
+// approveOpen approves, as the approver, every ask open at the engine,
+// once; it returns how many it approved.
+func (e servedEngine) approveOpen(t *testing.T) int {
+	req, _ := http.NewRequest("GET", e.url+"/v1/pending", nil)
+	req.Header.Set("Authorization", "Bearer "+approverToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Error(err)
+		return 0
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Pending []struct {
+			PendingID    string `json:"pending_id"`
+			ActionSHA256 string `json:"action_sha256"`
+		} `json:"pending"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		t.Error(err)
+		return 0
+	}
+	for _, p := range list.Pending {
+		body, _ := json.Marshal(map[string]string{"pending_id": p.PendingID, "resolution": "approved", "action_sha256": p.ActionSHA256})
+		req, _ := http.NewRequest("POST", e.url+"/v1/resolutions", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+approverToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Errorf("approve %s: %v %v", p.PendingID, err, resp)
+		}
+		if resp != nil {
+			resp.Body.Close()
+		}
+	}
+	return len(list.Pending)
+}
+
+// TestApprovalReleasesOnceOnEveryHost: a call the policy asks about (git
+// push) is refused headless with a deny that names the approval it waits
+// for; an approver approves it while the agent works; the same call, sent
+// again, runs once; a third time it is asked again.
+func TestApprovalReleasesOnceOnEveryHost(t *testing.T) {
+	for _, h := range shellHosts {
+		t.Run(h.name, func(t *testing.T) {
+			e := serveEngine(t)
+			approved := 0
+			approve := sync.OnceFunc(func() { approved = e.approveOpen(t) })
+			push := h.shell("git push origin main")
+			r := h.run(t, []turn{
+				{Calls: []call{push}},
+				{Calls: []call{push}, Before: approve},
+				{Calls: []call{push}},
+				{Text: "Task finished."},
+			}, map[string]string{"claude-code": "default"}[h.name], hostOptions{install: []string{"--command", "engine hook " + h.name + " --engine " + e.url + " --token " + hostToken}})
+			stopEngine(e.data)
+			r.records = readRecord(t, e.data)
+			if approved != 1 {
+				t.Fatalf("%d asks open when the approver looked, want 1\n%s", approved, r.output)
+			}
+			var answers []string
+			for _, rec := range r.inOrder("PreToolUse") {
+				answers = append(answers, fmt.Sprint(decisionOf(rec.verdict), "/", rec.verdict["host_answer"]))
+			}
+			want := []string{"ask/deny", "allow/allow", "ask/deny"}
+			if h.noAllow {
+				want[1] = "allow/none" // the host's own approval ran before its hook
+			}
+			if !slices.Equal(answers, want) {
+				t.Errorf("the three pushes were answered %v, want %v\n%s", answers, want, r.output)
+			}
+			if res := r.results()["toolu_01_0"]; strings.Contains(res, "agentledger") {
+				t.Errorf("the released push did not run: the model got %q", res)
 			}
 		})
 	}
