@@ -31,6 +31,7 @@ func runCodex(t *testing.T, script []turn) (*hostRun, *scriptedResponses) {
 type codexOptions struct {
 	setup             func(env []string) []string
 	approval, sandbox string
+	files             map[string]string // files the project holds before the run
 }
 
 // runCodexWith is runCodex with options.
@@ -47,6 +48,7 @@ func runCodexWith(t *testing.T, script []turn, o codexOptions) (*hostRun, *scrip
 	setup := o.setup
 	codex := host(t, "AGENTLEDGER_E2E_CODEX")
 	home, work, env := project(t)
+	writeFiles(t, work, o.files)
 	codexHome := filepath.Join(home, ".codex")
 	env = setup(append(env, "CODEX_HOME="+codexHome))
 	model, url := newScriptedResponses(t, script)
@@ -84,7 +86,7 @@ in_app_updates = false
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r := &hostRun{work: work, data: filepath.Join(home, ".local", "share", "agentledger")}
+	r := &hostRun{work: work, data: filepath.Join(home, ".local", "share", "agentledger"), results: model.results}
 	t.Cleanup(func() { stopEngine(r.data) })
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

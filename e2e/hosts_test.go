@@ -86,6 +86,20 @@ var shellHosts = []shellHost{
 	}, opencodeShell},
 }
 
+// codexHost is Codex (codex exec, approval never: it asks no one), hooks
+// installed for the user, as its own tests run it. Its PreToolUse carries
+// out only a deny; its PostToolUse a block, whose reason the model sees
+// instead of the result.
+var codexHost = shellHost{"codex", "codex", "", true, false, false, func(t *testing.T, script []turn, _ string, o hostOptions) *hostRun {
+	r, _ := runCodexWith(t, script, codexOptions{files: o.files, setup: func(env []string) []string {
+		install(t, env, append([]string{"codex", "--user"}, o.install...)...)
+		return o.envFor(env)
+	}})
+	return r
+}, func(c string) call { return call{"exec_command", map[string]any{"cmd": c, "login": false}} }}
+
+func init() { shellHosts = append(shellHosts, codexHost) }
+
 func opencodeShell(c string) call {
 	return call{"bash", map[string]any{"command": c, "description": "run it"}}
 }
@@ -96,6 +110,9 @@ func opencodeShell(c string) call {
 // call does not run, whatever the host's own mode would let through.
 func TestHookProgramMissing(t *testing.T) {
 	for _, h := range shellHosts {
+		if h.name == "codex" {
+			continue // its user install: TestCodexUserInstallHookMissing
+		}
 		t.Run(h.name, func(t *testing.T) {
 			mode := "" // the host's headless mode that runs every tool
 			if h.name == "claude-code" {

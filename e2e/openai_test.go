@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"maps"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -22,10 +23,11 @@ type scriptedResponses struct {
 	script []turn
 	mu     sync.Mutex
 	issued []string
+	result map[string]string // call id → the function_call_output the host sent (as JSON)
 }
 
 func newScriptedResponses(t *testing.T, script []turn) (*scriptedResponses, string) {
-	m := &scriptedResponses{script: script}
+	m := &scriptedResponses{script: script, result: map[string]string{}}
 	srv := httptest.NewServer(http.HandlerFunc(m.serve))
 	t.Cleanup(srv.Close)
 	return m, srv.URL
@@ -65,7 +67,11 @@ func (m *scriptedResponses) responses(w http.ResponseWriter, r *http.Request) {
 	case len(req.Tools) == 0 || req.Text.Format.Type == "json_schema":
 		items = []map[string]any{message("{}", -1)}
 	default:
+		m.noteOutputs(req.Input)
 		n := turnsPlayed(req.Input)
+		if n < len(m.script) && m.script[n].Before != nil {
+			m.script[n].Before()
+		}
 		if n >= len(m.script) || m.script[n].Text != "" {
 			text := "done."
 			if n < len(m.script) {
@@ -139,6 +145,27 @@ func turnsPlayed(input []map[string]any) int {
 func message(text string, n int) map[string]any {
 	return map[string]any{"type": "message", "id": fmt.Sprintf("msg_scripted_%d", n), "role": "assistant", "status": "completed",
 		"content": []map[string]any{{"type": "output_text", "text": text, "annotations": []any{}}}}
+}
+
+// noteOutputs keeps the function call outputs a request's input carries.
+func (m *scriptedResponses) noteOutputs(input []map[string]any) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, it := range input {
+		if it["type"] != "function_call_output" && it["type"] != "custom_tool_call_output" {
+			continue
+		}
+		id, _ := it["call_id"].(string)
+		out, _ := json.Marshal(it["output"])
+		m.result[id] = string(out)
+	}
+}
+
+// results are the outputs the host sent back, by call id.
+func (m *scriptedResponses) results() map[string]string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.result)
 }
 
 func (m *scriptedResponses) calls() []string {
