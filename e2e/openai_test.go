@@ -1,10 +1,10 @@
 package e2e
 
 import (
-	"maps"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
