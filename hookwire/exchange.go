@@ -29,10 +29,7 @@ func Exchange(ctx context.Context, path string, in Input) ([]byte, error) {
 	} else {
 		conn.SetDeadline(time.Now().Add(time.Minute))
 	}
-	target := "/v1/hooks"
-	if in.Host != "" {
-		target += "/" + in.Host
-	}
+	target := HookPath(in.Host)
 	var req bytes.Buffer
 	fmt.Fprintf(&req, "POST %s HTTP/1.1\r\nHost: engine\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n", target, len(in.Body))
 	for _, h := range Headers(in) {
@@ -75,6 +72,15 @@ func Exchange(ctx context.Context, path string, in Input) ([]byte, error) {
 	}
 	_ = json.Unmarshal(body, &e)
 	return nil, fmt.Errorf("engine %s: %s: %s", path, status, e.Error)
+}
+
+// HookPath is the hook API's path for a host's input ("": an AARTS
+// event).
+func HookPath(host string) string {
+	if host == "" {
+		return "/v1/hooks"
+	}
+	return "/v1/hooks/" + host
 }
 
 // Headers are the request headers that carry what an Input says besides

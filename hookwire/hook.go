@@ -69,22 +69,9 @@ func Hook(ctx context.Context, o Options, stdin io.Reader, stdout, stderr io.Wri
 	if o.Unread != nil || readErr != nil || dirErr != nil {
 		return handOver()
 	}
-	cfg := Config{Tenant: o.Tenant, FailOpen: o.FailOpen || o.Monitor}
-	if exe, err := os.Executable(); err == nil {
-		cfg.Hook = exe
-	}
-	var err error
-	if cfg.Manifest, err = absolute(o.Manifest); err != nil {
+	if configure(o, eng, &in) != nil {
 		return handOver()
 	}
-	for _, p := range o.Policy {
-		ap, err := absolute(p)
-		if err != nil {
-			return handOver()
-		}
-		cfg.Policy = append(cfg.Policy, ap)
-	}
-	in.Config, in.Binary = &cfg, BinaryIdentity(eng)
 	timeout := o.Timeout
 	if timeout <= 0 {
 		timeout = 8 * time.Second
@@ -110,6 +97,79 @@ func Hook(ctx context.Context, o Options, stdin io.Reader, stdout, stderr io.Wri
 		return 1
 	}
 	return 0
+}
+
+// configure sets what in says of the call's configuration besides the
+// host's input: the configuration it is decided under and the engine
+// program's identity.
+func configure(o Options, eng string, in *Input) error {
+	cfg := Config{Tenant: o.Tenant, FailOpen: o.FailOpen || o.Monitor}
+	if exe, err := os.Executable(); err == nil {
+		cfg.Hook = exe
+	}
+	var err error
+	if cfg.Manifest, err = absolute(o.Manifest); err != nil {
+		return err
+	}
+	for _, p := range o.Policy {
+		ap, err := absolute(p)
+		if err != nil {
+			return err
+		}
+		cfg.Policy = append(cfg.Policy, ap)
+	}
+	in.Config, in.Binary = &cfg, BinaryIdentity(eng)
+	return nil
+}
+
+// Wire is how a hook that runs in its host's own process (agentledger's
+// plugin for opencode and Kilo CLI) reaches the local engine without a
+// process per call: the engine's socket, the request path and the headers
+// every call carries, as this hook would send them. It posts each input
+// there itself, and runs the hook command for any call that gets no 200
+// (no engine yet, another engine program, a failure), which starts the
+// engine or answers by the failure policy, as for any host.
+type Wire struct {
+	Socket  string            `json:"socket"`
+	Path    string            `json:"path"`
+	Headers map[string]string `json:"headers"`
+	// MaxBody is the longest input to post directly; a longer one goes
+	// through the hook command (which reads and bounds it).
+	MaxBody int `json:"max_body"`
+}
+
+// WireOf is the Wire of a hook's command line; an error where every call
+// must go through a hook process: no engine program, a flag only `engine
+// hook` reads, or a socket outside the data directory (a short one under
+// /tmp, whose directory the hook process checks before it connects).
+func WireOf(o Options) (Wire, error) {
+	eng := o.EngineProgram
+	if eng == "" {
+		eng = EngineProgram()
+	}
+	if eng == "" {
+		return Wire{}, errors.New("agentledger's engine program is not installed")
+	}
+	if o.Unread != nil {
+		return Wire{}, o.Unread
+	}
+	dir, err := dataDir(o.Data)
+	if err != nil {
+		return Wire{}, err
+	}
+	sock := SocketPath(dir)
+	if filepath.Dir(sock) != dir {
+		return Wire{}, fmt.Errorf("the engine's socket %s is not in the data directory", sock)
+	}
+	in := Input{Host: o.Host, AutoApprove: o.AutoApprove, HostAsks: o.HostAsks, Unattended: Unattended(), Monitor: o.Monitor}
+	if err := configure(o, eng, &in); err != nil {
+		return Wire{}, err
+	}
+	w := Wire{Socket: sock, Path: HookPath(o.Host), Headers: map[string]string{"Content-Type": "application/json"}, MaxBody: 1 << 20}
+	for _, h := range Headers(in) {
+		w.Headers[h[0]] = h[1]
+	}
+	return w, nil
 }
 
 // dataDir is --data, else LEDGER_DATA, else UserDataDir, absolute.

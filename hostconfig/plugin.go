@@ -54,10 +54,14 @@ func Plugin(host, command string) string {
 // start to agentledger's hook command, and does what the answer says: it
 // stops a call or a prompt (the host gives the model the reason), runs a
 // call with the arguments agentledger rewrote, or shows the model what
-// agentledger left of a result. A call it gets no answer for — the hook
-// command missing, failing, timing out or answering what it cannot read —
-// is stopped. "engine uninstall ` + host + `" removes this file.
+// agentledger left of a result. It posts each call to the user's local
+// engine itself when the hook command says how (--wire), and runs the hook
+// command for any call that gets no answer there (it starts the engine, or
+// answers by the failure policy). A call it gets no answer for at all — the
+// hook command missing, failing, timing out or answering what it cannot
+// read — is stopped. "engine uninstall ` + host + `" removes this file.
 import { spawn } from "node:child_process";
+import { request } from "node:http";
 import { fileURLToPath } from "node:url";
 import { dirname } from "node:path";
 
@@ -68,15 +72,16 @@ const PROJECT = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 const PROJECT_VAR = ` + string(dirVar) + `;
 const TIMEOUT_MS = ` + fmt.Sprint(HookTimeout*1000) + `;
 
-// hook runs the hook command on one input and returns its answer; it
-// throws (the host stops the call) when there is none it can read.
-function hook(directory, input) {
+// run runs the hook command (with more arguments) on stdin and returns
+// what it printed; it throws (the host stops the call) when it cannot run
+// or does not exit 0.
+function run(directory, stdin, more = "") {
 	return new Promise((resolve, reject) => {
 		const env = { ...process.env };
 		if (PROJECT_VAR) env[PROJECT_VAR] = PROJECT;
 		let child;
 		try {
-			child = spawn("/bin/sh", ["-c", COMMAND], { cwd: directory, env, stdio: ["pipe", "pipe", "pipe"] });
+			child = spawn("/bin/sh", ["-c", COMMAND + more], { cwd: directory, env, stdio: ["pipe", "pipe", "pipe"] });
 		} catch (e) {
 			reject(new Error("agentledger: the hook command could not start (" + e.message + "); this call is blocked"));
 			return;
@@ -93,20 +98,69 @@ function hook(directory, input) {
 				reject(new Error(said || "agentledger: the hook command ended with " + (signal || "exit " + code) + "; this call is blocked"));
 				return;
 			}
-			try {
-				const answer = JSON.parse(Buffer.concat(out).toString());
-				if (answer === null || typeof answer !== "object") throw new Error("not an object");
-				resolve(answer);
-			} catch (e) {
-				reject(new Error("agentledger: the hook command's answer could not be read (" + e.message + "); this call is blocked"));
-			}
+			resolve(Buffer.concat(out).toString());
 		});
 		child.stdin.on("error", () => {});
-		child.stdin.end(JSON.stringify({ ...input, cwd: directory }));
+		child.stdin.end(stdin);
 	});
 }
 
+// answerOf reads a host answer; it throws when it is not an object.
+function answerOf(text) {
+	try {
+		const answer = typeof text === "string" ? JSON.parse(text) : text;
+		if (answer === null || typeof answer !== "object" || Array.isArray(answer)) throw new Error("not an object");
+		return answer;
+	} catch (e) {
+		throw new Error("agentledger: the answer could not be read (" + e.message + "); this call is blocked");
+	}
+}
+
+// post sends one input to the local engine on its socket and resolves to
+// the host answer; it rejects on anything but a 200 with one.
+function post(wire, body) {
+	return new Promise((resolve, reject) => {
+		const req = request({ socketPath: wire.socket, path: wire.path, method: "POST", timeout: TIMEOUT_MS,
+			headers: { ...wire.headers, "Content-Length": Buffer.byteLength(body) } }, (res) => {
+			const chunks = [];
+			res.on("data", (c) => chunks.push(c));
+			res.on("error", reject);
+			res.on("end", () => {
+				if (res.statusCode !== 200) return reject(new Error("engine answered " + res.statusCode));
+				try {
+					resolve(JSON.parse(Buffer.concat(chunks).toString()).host_output ?? {});
+				} catch (e) {
+					reject(e);
+				}
+			});
+		});
+		req.on("timeout", () => req.destroy(new Error("timeout")));
+		req.on("error", reject);
+		req.end(body);
+	});
+}
+
+// hook returns agentledger's answer to one input: from the local engine
+// directly where it can, else from the hook command; it throws (the host
+// stops the call) when there is none it can read.
+async function hook(directory, wire, input) {
+	const body = JSON.stringify({ ...input, cwd: directory });
+	if (wire && Buffer.byteLength(body) <= wire.max_body) {
+		try {
+			return answerOf(await post(wire, body));
+		} catch {}
+	}
+	return answerOf(await run(directory, body));
+}
+
 export const AgentLedger = async ({ client, directory }) => {
+	// How to reach the local engine without a process per call (none: every
+	// call runs the hook command).
+	let wire = null;
+	try {
+		const w = JSON.parse(await run(directory, "", " --wire"));
+		if (typeof w?.socket === "string" && typeof w?.path === "string" && w.headers && typeof w.headers === "object") wire = w;
+	} catch {}
 	// A sub-agent runs in a session of its own, whose parent is the
 	// session whose task tool started it. A session's start (a sub-agent's
 	// spawn) goes on the record before any of its calls.
@@ -133,19 +187,19 @@ export const AgentLedger = async ({ client, directory }) => {
 			const info = event.properties?.info ?? {};
 			if (!info.id) return;
 			parents.set(info.id, info.parentID ?? "");
-			const sent = hook(directory, { hook_event_name: "session.created", session_id: info.id, parent_session_id: info.parentID ?? undefined,
+			const sent = hook(directory, wire, { hook_event_name: "session.created", session_id: info.id, parent_session_id: info.parentID ?? undefined,
 				agent: info.agent ?? undefined, version: info.version ?? undefined }).catch((e) => console.error(e.message));
 			started.set(info.id, sent);
 			await sent;
 		},
 		"chat.message": async (input, output) => {
 			const prompt = (output.parts ?? []).filter((p) => p.type === "text" && !p.synthetic).map((p) => p.text).join("\n");
-			const answer = await hook(directory, { hook_event_name: "chat.message", ...(await session(input.sessionID, input.agent)),
+			const answer = await hook(directory, wire, { hook_event_name: "chat.message", ...(await session(input.sessionID, input.agent)),
 				message_id: input.messageID ?? output.message?.id, prompt });
 			if (answer.block) throw new Error(answer.block);
 		},
 		"tool.execute.before": async (input, output) => {
-			const answer = await hook(directory, { hook_event_name: "tool.execute.before", ...(await session(input.sessionID)),
+			const answer = await hook(directory, wire, { hook_event_name: "tool.execute.before", ...(await session(input.sessionID)),
 				call_id: input.callID, tool: input.tool, args: output.args ?? {} });
 			if (answer.block) throw new Error(answer.block);
 			if (answer.args && typeof answer.args === "object") {
@@ -154,7 +208,7 @@ export const AgentLedger = async ({ client, directory }) => {
 			}
 		},
 		"tool.execute.after": async (input, output) => {
-			const answer = await hook(directory, { hook_event_name: "tool.execute.after", ...(await session(input.sessionID)),
+			const answer = await hook(directory, wire, { hook_event_name: "tool.execute.after", ...(await session(input.sessionID)),
 				call_id: input.callID, tool: input.tool, args: input.args ?? {}, output: String(output.output ?? "") });
 			if (typeof answer.output === "string") {
 				output.output = answer.output;

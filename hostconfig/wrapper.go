@@ -41,6 +41,8 @@ const Wrapper = `#!/bin/sh
 if command -v agentledger-hook >/dev/null 2>&1; then
 	exec agentledger-hook "$@"
 fi
+# An in-process hook asking how to reach the engine itself: there is none.
+for arg in "$@"; do [ "$arg" = --wire ] && exit 1; done
 host=$1
 case $host in claude-code|codex|cursor|copilot|gemini|qwen-code|droid|opencode|kilo) ;; *) host=unknown ;; esac
 tenant=default

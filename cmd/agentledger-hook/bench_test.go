@@ -20,8 +20,10 @@ import (
 // session's 1st tool call and at its 1,000th, against a hello-world Go
 // program started in the same run. hook=thin is agentledger-hook, what
 // `engine install` writes; hook=engine is `engine hook HOST`, the engine
-// program itself (it links OPA and nats-server). Reported: p50 and p99 in
-// ms, the hello-world's p50, and the p50 and p99 ratios to it.
+// program itself (it links OPA and nats-server); host=opencode/hook=plugin
+// is agentledger's plugin in the host's own process, which reaches the
+// engine with no process per call. Reported: p50 and p99 in ms, the
+// hello-world's p50, and the p50 and p99 ratios to it.
 func BenchmarkHook(b *testing.B) {
 	hook, hello := programs(b)
 	eng := filepath.Join(filepath.Dir(hook), "engine")
@@ -31,6 +33,10 @@ func BenchmarkHook(b *testing.B) {
 				return
 			}
 		}
+	})
+	b.Run("host=opencode/hook=plugin", func(b *testing.B) {
+		bare := processTimes(b, 50, func(int) *exec.Cmd { return exec.Command(hello) })
+		benchPlugin(b, hook, bare)
 	})
 	for _, host := range hosts {
 		for _, prog := range []string{"thin", "engine"} {
@@ -85,6 +91,39 @@ func benchHook(b *testing.B, host, prog, hook, eng string, at int, bare []time.D
 	b.ResetTimer()
 	times := processTimes(b, b.N, command)
 	b.StopTimer()
+	p50, p99, hello := quantile(times, 0.5), quantile(times, 0.99), quantile(bare, 0.5)
+	b.ReportMetric(ms(p50), "p50_ms")
+	b.ReportMetric(ms(p99), "p99_ms")
+	b.ReportMetric(ms(hello), "hello_p50_ms")
+	b.ReportMetric(float64(p50)/float64(hello), "p50_ratio_vs_hello")
+	b.ReportMetric(float64(p99)/float64(quantile(bare, 0.99)), "p99_ratio_vs_hello")
+}
+
+// benchPlugin measures a call through agentledger's opencode plugin in the
+// host's process (node here), which posts it to the local engine itself:
+// no process is started per call. The calls are one session's, b.N of
+// them, after one that starts the engine.
+func benchPlugin(b *testing.B, hook string, bare []time.Duration) {
+	data := b.TempDir()
+	b.Cleanup(func() { stopEngine(b, data) })
+	start, out, errb := hookRun(hook, data, fmt.Sprintf(hostInputs["claude-code"], "start", 0), nil, "claude-code")
+	if err := start.Run(); err != nil {
+		b.Fatalf("starting the engine: %v: %s %s", err, out, errb)
+	}
+	commands := make([]string, b.N)
+	for i := range commands {
+		commands[i] = fmt.Sprintf("go test ./pkg%d/...", i)
+	}
+	b.ResetTimer()
+	calls := runPlugin(b, onlyWire(b, hook, data), "bench-plugin", commands)
+	b.StopTimer()
+	times := make([]time.Duration, len(calls))
+	for i, c := range calls {
+		if c.Blocked != "" {
+			b.Fatalf("call %d blocked: %s", i, c.Blocked)
+		}
+		times[i] = time.Duration(c.MS * float64(time.Millisecond))
+	}
 	p50, p99, hello := quantile(times, 0.5), quantile(times, 0.99), quantile(bare, 0.5)
 	b.ReportMetric(ms(p50), "p50_ms")
 	b.ReportMetric(ms(p99), "p99_ms")

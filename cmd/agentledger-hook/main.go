@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -17,6 +18,20 @@ import (
 	"github.com/agentledger/agentledger/hookwire"
 )
 
+// printWire prints, for --wire, how an in-process hook reaches the local
+// engine itself (hookwire.Wire); exit 1 where it must run this hook for
+// every call.
+func printWire(o hookwire.Options) int {
+	w, err := hookwire.WireOf(o)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "agentledger-hook: no direct wire: %v\n", err)
+		return 1
+	}
+	b, _ := json.Marshal(w)
+	fmt.Println(string(b))
+	return 0
+}
+
 // policies is the repeatable --policy flag.
 type policies []string
 
@@ -26,7 +41,7 @@ func (p *policies) Set(v string) error { *p = append(*p, v); return nil }
 func main() {
 	args := os.Args[1:]
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprintln(os.Stderr, "usage: agentledger-hook HOST [--data DIR] [--tenant T] [--manifest FILE] [--policy PATH]... [--fail-open] [--monitor] [--auto-approve] [--timeout D] (any other flag of `engine hook HOST` is handed to it)")
+		fmt.Fprintln(os.Stderr, "usage: agentledger-hook HOST [--data DIR] [--tenant T] [--manifest FILE] [--policy PATH]... [--fail-open] [--monitor] [--auto-approve] [--timeout D] [--wire] (any other flag of `engine hook HOST` is handed to it)")
 		os.Exit(hookwire.MissingExit)
 	}
 	o := hookwire.Options{Host: args[0], Args: args}
@@ -42,9 +57,13 @@ func main() {
 	fs.BoolVar(&o.Monitor, "monitor", false, "")
 	fs.DurationVar(&o.Timeout, "timeout", 8*time.Second, "")
 	fs.StringVar(&o.EngineProgram, "engine-program", "", "")
+	wire := fs.Bool("wire", false, "")
 	o.Unread = fs.Parse(args[1:])
 	if o.Unread == nil && fs.NArg() > 0 {
 		o.Unread = fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *wire {
+		os.Exit(printWire(o))
 	}
 	os.Exit(hookwire.Hook(context.Background(), o, os.Stdin, os.Stdout, os.Stderr))
 }
