@@ -36,8 +36,8 @@ type call struct {
 // issued and the tool results the host sent back.
 type scriptedAnthropic struct {
 	script []turn
-	// agents are the scripts of sub-agents, by a word their task (the
-	// first user message of their requests) holds; their calls are named
+	// agents are the scripts of sub-agents, by a word their task (a
+	// user's text in their requests) holds; their calls are named
 	// toolu_<word>_<turn>_<index>.
 	agents map[string][]turn
 	mu     sync.Mutex
@@ -92,11 +92,9 @@ func (m *scriptedAnthropic) messages(w http.ResponseWriter, r *http.Request) {
 		offered[t.Name] = true
 	}
 	script, tag := m.script, ""
-	if len(req.Messages) > 0 && req.Messages[0].Role == "user" {
-		for word, s := range m.agents {
-			if strings.Contains(string(req.Messages[0].Content), word) {
-				script, tag = s, word+"_"
-			}
+	for word, s := range m.agents {
+		if asksFor(req.Messages, word) {
+			script, tag = s, word+"_"
 		}
 	}
 	main := len(offered) > 0
@@ -162,6 +160,31 @@ func (m *scriptedAnthropic) messages(w http.ResponseWriter, r *http.Request) {
 	}
 	sse("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 20}})
 	sse("message_stop", map[string]any{})
+}
+
+// asksFor reports whether a user's text in messages (not a tool's result)
+// holds word: the task a sub-agent's requests carry.
+func asksFor(messages []struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}, word string) bool {
+	for _, msg := range messages {
+		if msg.Role != "user" {
+			continue
+		}
+		var text string
+		if json.Unmarshal(msg.Content, &text) == nil && strings.Contains(text, word) {
+			return true
+		}
+		var blocks []struct{ Type, Text string }
+		_ = json.Unmarshal(msg.Content, &blocks)
+		for _, b := range blocks {
+			if b.Type == "text" && strings.Contains(b.Text, word) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // noteResults keeps the tool results a user message carries.

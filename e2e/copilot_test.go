@@ -60,7 +60,7 @@ func runCopilotWith(t *testing.T, script []turn, o hostOptions) (*hostRun, *scri
 		t.Fatalf("git init: %v: %s", err, out)
 	}
 	install(t, env, append([]string{"copilot", "--project", work}, o.install...)...)
-	model, url := newScriptedAnthropic(t, script)
+	model, url := newScriptedAnthropicWith(t, script, o.agents)
 	r := &hostRun{work: work, data: filepath.Join(home, ".local", "share", "agentledger"),
 		results: func() map[string]string { _, res := model.calls(); return res }}
 	t.Cleanup(func() { stopEngine(r.data) })

@@ -17,7 +17,7 @@ func runDroid(t *testing.T, script []turn, o hostOptions) (*hostRun, *scriptedAn
 	home, work, env := project(t)
 	writeFiles(t, work, o.files)
 	install(t, env, append([]string{"droid", "--project", work}, o.install...)...)
-	model, url := newScriptedAnthropic(t, script)
+	model, url := newScriptedAnthropicWith(t, script, o.agents)
 	settings, _ := json.Marshal(map[string]any{"customModels": []any{map[string]any{"model": "claude-sonnet-4-5", "displayName": "scripted",
 		"baseUrl": url, "apiKey": "sk-ant-scripted-not-a-key", "provider": "anthropic", "maxOutputTokens": 1024}}})
 	writeFiles(t, home, map[string]string{".factory/settings.json": string(settings)})

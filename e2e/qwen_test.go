@@ -20,7 +20,7 @@ func runQwen(t *testing.T, script []turn, mode string, o hostOptions) (*hostRun,
 	settings, _ := json.Marshal(map[string]any{"general": map[string]any{"enableAutoUpdate": false, "disableAutoUpdate": true},
 		"privacy": map[string]any{"usageStatisticsEnabled": false}, "telemetry": map[string]any{"enabled": false}})
 	writeFiles(t, home, map[string]string{".qwen/settings.json": string(settings)})
-	model, url := newScriptedAnthropic(t, script)
+	model, url := newScriptedAnthropicWith(t, script, o.agents)
 	r := &hostRun{work: work, data: filepath.Join(home, ".local", "share", "agentledger"),
 		results: func() map[string]string { _, res := model.calls(); return res }}
 	t.Cleanup(func() { stopEngine(r.data) })
