@@ -24,6 +24,9 @@ type hostOptions struct {
 	files   map[string]string
 	hostEnv func(env []string) []string // the host's environment, from the one agentledger was installed in
 	agents  map[string][]turn           // sub-agents' scripts (newScriptedAnthropicWith), where the host runs them
+	// mcp: the project's MCP servers (in files) are put behind agentledger's
+	// gateway too (engine install HOST --mcp).
+	mcp bool
 }
 
 // envFor is env as o.hostEnv makes it for the host.

@@ -85,3 +85,51 @@ func decisionOf(v map[string]any) any {
 	inner, _ := v["verdict"].(map[string]any)
 	return inner["decision"]
 }
+
+// TestGeminiMCPBehindGateway: Gemini CLI with its project's MCP server put
+// behind the gateway (engine install gemini --mcp) and agentledger's hooks.
+// Gemini starts its MCP servers before any hook runs: the gateway then
+// starts the local engine the hooks use rather than holding the data
+// directory (which refused the hooks' engine: every call was blocked). A
+// read-only tool is not asked after the first result (the hook's record
+// carries the gateway's pin); a tool that files an issue after taint is
+// asked at the hook and does not run.
+func TestGeminiMCPBehindGateway(t *testing.T) {
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"shop": map[string]any{"command": filepath.Join(buildPrograms(t), "mcpserver")}}})
+	r, _ := runGemini(t, []turn{
+		{Calls: []call{{"mcp_shop_read_file", map[string]any{"path": "README.md"}}}},
+		{Calls: []call{{"mcp_shop_read_file", map[string]any{"path": "checkout/total.go"}}}},
+		{Calls: []call{{"mcp_shop_create_issue", map[string]any{"title": "totals", "body": "see checkout/total.go"}}}},
+		{Text: "Task finished."},
+	}, "yolo", hostOptions{mcp: true, files: map[string]string{".gemini/settings.json": string(cfg)}})
+	results := r.results()
+	if !strings.Contains(results["toolu_00_0"], "A small web shop") {
+		t.Fatalf("the first read's result %q: want the file (is the server behind the gateway running?)\n%s", results["toolu_00_0"], r.output)
+	}
+	if !strings.Contains(results["toolu_01_0"], "func Total") {
+		t.Errorf("the read after the first result: %q, want the file", results["toolu_01_0"])
+	}
+	var pre, gateway []recorded // the hooks' and the gateway's, on one record
+	for _, rec := range r.inOrder("PreToolUse") {
+		if rec.event["host_id"] == "gemini-cli" {
+			pre = append(pre, rec)
+		} else {
+			gateway = append(gateway, rec)
+		}
+	}
+	if len(pre) != 3 || len(gateway) != 2 {
+		t.Fatalf("%d calls on the hooks' record and %d on the gateway's, want 3 and 2 (create_issue never reaches it)", len(pre), len(gateway))
+	}
+	if decisionOf(pre[1].verdict) != "allow" {
+		t.Errorf("the read after the first result: verdict %v, want it not asked", pre[1].verdict)
+	}
+	if pin, _ := pre[1].event["tool_pin"].(map[string]any); pin["read_only"] != true || pin["via"] != "gateway" {
+		t.Errorf("the hook's record of the read: tool_pin %v, want the gateway's read-only pin", pre[1].event["tool_pin"])
+	}
+	if d := decisionOf(pre[2].verdict); d != "ask" {
+		t.Errorf("create_issue after taint: %v, want it asked at the hook", d)
+	}
+	if strings.Contains(results["toolu_02_0"], "filed") {
+		t.Errorf("create_issue ran: %q", results["toolu_02_0"])
+	}
+}

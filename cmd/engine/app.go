@@ -98,6 +98,11 @@ func (a *app) stdio(c *cli.Context) error {
 // recordingEngine builds an Engine from the policy, store and signing
 // flags, and returns it with its store (the caller closes it).
 func (a *app) recordingEngine(c *cli.Context) (*engine.Engine, *store.Store, error) {
+	return a.recordingEngineOn(c, cmdline.Write)
+}
+
+// recordingEngineOn is recordingEngine, its store opened for access.
+func (a *app) recordingEngineOn(c *cli.Context, access cmdline.Access) (*engine.Engine, *store.Store, error) {
 	p, err := loadEnginePolicy(c)
 	if err != nil {
 		return nil, nil, err
@@ -114,7 +119,7 @@ func (a *app) recordingEngine(c *cli.Context) (*engine.Engine, *store.Store, err
 	if d.Sealer, err = cmdline.Sealer(cmdline.Resolve(c, cmdline.FlagData), p.Manifest()); err != nil {
 		return nil, nil, err
 	}
-	st, err := cmdline.OpenStore(c, cmdline.Write)
+	st, err := cmdline.OpenStore(c, access)
 	if err != nil {
 		return nil, nil, err
 	}

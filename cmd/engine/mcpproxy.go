@@ -70,7 +70,13 @@ func (a *app) mcpProxy(c *cli.Context) error {
 	case name == "":
 		return cmdline.Usage(errors.New("--upstream needs --name SERVER"))
 	}
-	e, st, err := a.recordingEngine(c)
+	// A stdio proxy shares the data directory with the hooks of the host
+	// that starts it, whichever of them comes first.
+	access := cmdline.Shared
+	if c.String("listen") != "" {
+		access = cmdline.Write
+	}
+	e, st, err := a.recordingEngineOn(c, access)
 	if err != nil {
 		return err
 	}

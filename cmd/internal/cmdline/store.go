@@ -53,9 +53,14 @@ func StoreConfig(c *cli.Context) (store.Config, error) {
 type Access int
 
 // Read and Write: a command that only reads never creates a ledger.
+// Shared writes through the local engine on any data directory no process
+// holds, starting it the way a hook does (a stdio MCP gateway, which a
+// host starts beside its hooks, sometimes before the first of them: held
+// by the gateway, the directory would refuse the engine the hooks start).
 const (
 	Read Access = iota
 	Write
+	Shared
 )
 
 // OpenStore opens the store the global flags name. Failing to reach it is
@@ -69,7 +74,8 @@ const (
 //     (beside this one, or on PATH), the local engine is started the way a
 //     hook starts it and the command goes through it, so a hook that comes
 //     meanwhile is answered as ever;
-//   - otherwise the command opens the directory itself.
+//   - otherwise the command opens the directory itself, but for a Shared
+//     one, which starts the local engine on any directory.
 //
 // A command that reads never creates a ledger where there is none.
 func OpenStore(c *cli.Context, access Access) (*store.Store, error) {
@@ -79,7 +85,7 @@ func OpenStore(c *cli.Context, access Access) (*store.Store, error) {
 	}
 	cfg.NoCreate = access == Read
 	if cfg.URL == "" {
-		if url, err := localHolder(c, cfg); err != nil {
+		if url, err := localHolder(c, cfg, access == Shared); err != nil {
 			return nil, Unavailable(err)
 		} else if url != "" {
 			cfg.URL = url
@@ -105,11 +111,11 @@ func OpenErr(err error) error {
 // localHolder returns the loopback URL of the process that holds the data
 // directory, starting the local engine first when none does and an engine
 // program is at hand; "" when the command is to open the directory itself.
-func localHolder(c *cli.Context, cfg store.Config) (string, error) {
+func localHolder(c *cli.Context, cfg store.Config, shared bool) (string, error) {
 	if _, held := store.HeldBy(cfg.DataDir); held {
 		return holderURL(c.Context, cfg.DataDir), nil // "" when it does not listen: Open says who holds it
 	}
-	if _, err := os.Stat(filepath.Join(cfg.DataDir, "engine.log")); err != nil {
+	if _, err := os.Stat(filepath.Join(cfg.DataDir, "engine.log")); err != nil && !shared {
 		return "", nil // not a directory hooks record into
 	}
 	exe := hookwire.EngineProgram()
