@@ -93,7 +93,7 @@ var nativeTools = map[string]string{
 	// file read
 	"read": ToolFileRead, "cat": ToolFileRead, "read_file": ToolFileRead, "view": ToolFileRead, "glob": ToolFileRead,
 	"grep": ToolFileRead, "ls": ToolFileRead, "list_dir": ToolFileRead, "read_many_files": ToolFileRead,
-	"search_file_content": ToolFileRead, "codebase_search": ToolFileRead, "file_search": ToolFileRead, "list_directory": ToolFileRead,
+	"search_file_content": ToolFileRead, "grep_search": ToolFileRead, "codebase_search": ToolFileRead, "file_search": ToolFileRead, "list_directory": ToolFileRead,
 	// file delete
 	"delete": ToolFileDelete, "rm": ToolFileDelete, "delete_file": ToolFileDelete,
 	// web
@@ -111,14 +111,15 @@ var nativeTools = map[string]string{
 	"sql_query": ToolDatabase, "db_exec": ToolDatabase, "query": ToolDatabase, "sql": ToolDatabase, "execute_sql": ToolDatabase,
 	// agentledger's extensions: the agent's own workflow
 	"todowrite": ToolPlanning, "todoread": ToolPlanning, "enterplanmode": ToolPlanning, "exitplanmode": ToolPlanning,
-	"update_plan": ToolPlanning, "write_todos": ToolPlanning,
+	"update_plan": ToolPlanning, "write_todos": ToolPlanning, "enter_plan_mode": ToolPlanning, "exit_plan_mode": ToolPlanning,
 	"askuserquestion": ToolAskUser, "ask_user": ToolAskUser, "ask_followup_question": ToolAskUser,
 	"bashoutput": ToolShellControl, "killshell": ToolShellControl, "killbash": ToolShellControl,
 	"listmcpresourcestool": ToolMCPResource, "readmcpresourcetool": ToolMCPResource,
-	"skill": ToolSkill, "slashcommand": ToolSkill,
+	"skill": ToolSkill, "slashcommand": ToolSkill, "activate_skill": ToolSkill,
 	"notebookread": ToolFileRead,
 	// delegation
 	"task": ToolDelegate, "agent": ToolDelegate, "spawn_agent": ToolDelegate, "delegate": ToolDelegate, "subagent": ToolDelegate,
+	"invoke_agent": ToolDelegate, // Gemini CLI 0.61
 }
 
 // Canonical maps a host's tool name to the taxonomy. Names already

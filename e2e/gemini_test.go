@@ -21,12 +21,13 @@ import (
 // object built from its schema; any other a short text.
 type scriptedGemini struct {
 	script []turn
+	agents map[string][]turn // sub-agents' scripts, by a word a user's text in their requests holds
 	mu     sync.Mutex
 	result map[string]string // call id → the functionResponse Gemini CLI sent back (JSON)
 }
 
-func newScriptedGemini(t *testing.T, script []turn) (*scriptedGemini, string) {
-	m := &scriptedGemini{script: script, result: map[string]string{}}
+func newScriptedGemini(t *testing.T, script []turn, agents map[string][]turn) (*scriptedGemini, string) {
+	m := &scriptedGemini{script: script, agents: agents, result: map[string]string{}}
 	srv := httptest.NewServer(http.HandlerFunc(m.serve))
 	t.Cleanup(srv.Close)
 	return m, srv.URL
@@ -79,6 +80,17 @@ func (m *scriptedGemini) generate(w http.ResponseWriter, r *http.Request, stream
 	for _, t := range req.Tools {
 		offers = offers || len(t.FunctionDeclarations) > 0
 	}
+	script, tag := m.script, ""
+	for word, s := range m.agents {
+		for _, c := range req.Contents {
+			for _, p := range c.Parts {
+				var part struct{ Text string }
+				if c.Role == "user" && json.Unmarshal(p, &part) == nil && strings.Contains(part.Text, word) {
+					script, tag = s, word+"_"
+				}
+			}
+		}
+	}
 	schema := req.GenerationConfig.ResponseJSONSchema
 	if schema == nil {
 		schema = req.GenerationConfig.ResponseSchema
@@ -96,19 +108,19 @@ func (m *scriptedGemini) generate(w http.ResponseWriter, r *http.Request, stream
 				m.noteResponse(p)
 			}
 		}
-		if n < len(m.script) && m.script[n].Before != nil {
-			m.script[n].Before()
+		if n < len(script) && script[n].Before != nil {
+			script[n].Before()
 		}
 		switch {
-		case n >= len(m.script) || m.script[n].Text != "":
+		case n >= len(script) || script[n].Text != "":
 			text := "done."
-			if n < len(m.script) {
-				text = m.script[n].Text
+			if n < len(script) {
+				text = script[n].Text
 			}
 			parts = []map[string]any{{"text": text}}
 		default:
-			for i, c := range m.script[n].Calls {
-				parts = append(parts, map[string]any{"functionCall": map[string]any{"id": fmt.Sprintf("toolu_%02d_%d", n, i), "name": c.Tool, "args": c.Input}})
+			for i, c := range script[n].Calls {
+				parts = append(parts, map[string]any{"functionCall": map[string]any{"id": fmt.Sprintf("toolu_%s%02d_%d", tag, n, i), "name": c.Tool, "args": c.Input}})
 			}
 		}
 	case wantsJSON:
@@ -202,7 +214,7 @@ func runGemini(t *testing.T, script []turn, mode string, o hostOptions) (*hostRu
 		"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}}}
 	raw, _ := json.Marshal(settings)
 	writeFiles(t, home, map[string]string{".gemini/settings.json": string(raw)})
-	model, url := newScriptedGemini(t, script)
+	model, url := newScriptedGemini(t, script, o.agents)
 	r := &hostRun{work: work, data: filepath.Join(home, ".local", "share", "agentledger"), results: model.results}
 	t.Cleanup(func() { stopEngine(r.data) })
 	out := r.play(t, append(o.envFor(env), "GOOGLE_GEMINI_BASE_URL="+url, "GEMINI_API_KEY=scripted-not-a-key", "GEMINI_CLI_TRUST_WORKSPACE=true",
