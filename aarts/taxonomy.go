@@ -117,6 +117,17 @@ var nativeTools = map[string]string{
 	"listmcpresourcestool": ToolMCPResource, "readmcpresourcetool": ToolMCPResource,
 	"skill": ToolSkill, "slashcommand": ToolSkill, "activate_skill": ToolSkill,
 	"notebookread": ToolFileRead,
+	// Tools of the hosts the e2e tests drive, as each offered them to the
+	// model (opencode 1.18, Kilo 7.7, Droid 0.225, Qwen Code 0.24,
+	// Copilot 1.0, Gemini CLI 0.61).
+	"list": ToolFileRead, "patch": ToolFileEdit, "question": ToolAskUser, "suggest": ToolAskUser, "codesearch": ToolWebRequest,
+	"plan_enter": ToolPlanning, "plan_exit": ToolPlanning, "toolsearch": ToolPlanning, "tool_search": ToolPlanning,
+	"taskoutput": ToolDelegate, "taskstop": ToolDelegate, "list_agents": ToolDelegate, "read_agent": ToolDelegate, "write_agent": ToolDelegate,
+	"get_goal": ToolPlanning, "update_goal": ToolPlanning, "report_findings": ToolPlanning, "loop_wakeup": ToolPlanning,
+	"read_mcp_resource": ToolMCPResource, "notebook_edit": ToolFileEdit, "zoom_image": ToolFileRead,
+	"read_bash": ToolShellControl, "stop_bash": ToolShellControl, "list_bash": ToolShellControl, "write_bash": ToolShell,
+	"list_background_processes": ToolShellControl, "read_background_output": ToolShellControl,
+	"session_store_sql": ToolDatabase, "fetch_copilot_cli_documentation": ToolWebRequest,
 	// delegation
 	"task": ToolDelegate, "agent": ToolDelegate, "spawn_agent": ToolDelegate, "delegate": ToolDelegate, "subagent": ToolDelegate,
 	"invoke_agent": ToolDelegate, // Gemini CLI 0.61
