@@ -128,6 +128,13 @@ var nativeTools = map[string]string{
 	"read_bash": ToolShellControl, "stop_bash": ToolShellControl, "list_bash": ToolShellControl, "write_bash": ToolShell,
 	"list_background_processes": ToolShellControl, "read_background_output": ToolShellControl,
 	"session_store_sql": ToolDatabase, "fetch_copilot_cli_documentation": ToolWebRequest,
+	// Cline 3.0's.
+	"run_commands": ToolShell, "read_files": ToolFileRead, "editor": ToolFileEdit, "search_codebase": ToolFileRead,
+	"fetch_web_content": ToolWebRequest, "ask_question": ToolAskUser, "submit_and_exit": ToolPlanning,
+	"team_spawn_teammate": ToolDelegate, "team_shutdown_teammate": ToolDelegate, "team_run_task": ToolDelegate, "team_task": ToolDelegate,
+	"team_send_message": ToolDelegate, "team_broadcast": ToolDelegate, "team_read_mailbox": ToolDelegate, "team_status": ToolDelegate,
+	"team_cancel_run": ToolDelegate, "team_list_runs": ToolDelegate, "team_await_runs": ToolDelegate, "team_mission_log": ToolPlanning,
+	"team_cleanup": ToolDelegate,
 	// delegation
 	"task": ToolDelegate, "agent": ToolDelegate, "spawn_agent": ToolDelegate, "delegate": ToolDelegate, "subagent": ToolDelegate,
 	"invoke_agent": ToolDelegate, // Gemini CLI 0.61

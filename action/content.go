@@ -25,7 +25,9 @@ import (
 var contentFields = map[string]bool{"content": true, "new_string": true, "new_str": true, "file_text": true, "new_source": true,
 	"contents": true, "text": true, "fact": true, "code_edit": true, "insert_text": true, "patch": true,
 	// opencode's and Kilo's edit and patch tools.
-	"newstring": true, "patchtext": true}
+	"newstring": true, "patchtext": true,
+	// Cline's editor.
+	"new_text": true}
 
 // maxContent bounds how much written text is read.
 const maxContent = 256 << 10

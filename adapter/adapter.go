@@ -73,9 +73,11 @@ var Hosts = map[string]*Host{
 	"gemini":      {Name: "gemini", Map: mapGemini, Render: renderGemini, Blocking: geminiBlocking, Notice: notBlocking(geminiBlocking), Asks: geminiAsks},
 	qwenHost:      {Name: qwenHost, Map: mapQwen, Render: renderQwen, Blocking: qwenBlocking, Notice: notBlocking(qwenBlocking), Allows: func(e string) bool { return e != "PreToolUse" }, Asks: func(string, bool) bool { return false }},
 	droidHost:     {Name: droidHost, Map: mapDroid, Render: renderDroid, Blocking: droidBlocking, Notice: notBlocking(droidBlocking), Asks: droidAsks},
-	opencodeHost:  opencodeHostFor(opencodeHost),
-	kiloHost:      opencodeHostFor(kiloHost),
-	"codex":       {Name: "codex", Map: mapCodex, Render: renderCodex, Blocking: codexBlocking, Notice: notBlocking(codexBlocking), Allows: codexAllows, Asks: codexAsks},
+	clineHost: {Name: clineHost, Map: mapCline, Render: renderCline, Blocking: clineBlocking, Notice: notBlocking(clineBlocking),
+		Allows: func(e string) bool { return e != "tool_call" }, Asks: func(string, bool) bool { return false }},
+	opencodeHost: opencodeHostFor(opencodeHost),
+	kiloHost:     opencodeHostFor(kiloHost),
+	"codex":      {Name: "codex", Map: mapCodex, Render: renderCodex, Blocking: codexBlocking, Notice: notBlocking(codexBlocking), Allows: codexAllows, Asks: codexAsks},
 }
 
 // notBlocking is a host's Notice: the events blocking says it cannot

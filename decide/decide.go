@@ -444,7 +444,7 @@ func unboundDecision(dec *policy.Decision, unbound string) *policy.Decision {
 // guardedHosts are the hosts with a permission flow of their own, which an
 // adapter must never switch off: their users are prompted for what the host
 // itself finds worth asking about.
-var guardedHosts = map[string]bool{"claude-code": true, "cursor": true, "copilot": true, "gemini-cli": true, "codex": true, "qwen-code": true, "droid": true, "opencode": true, "kilo": true}
+var guardedHosts = map[string]bool{"claude-code": true, "cursor": true, "copilot": true, "gemini-cli": true, "codex": true, "qwen-code": true, "droid": true, "opencode": true, "kilo": true, "cline": true}
 
 // HostAnswer is what a host is answered for a decision on ev, when ev came
 // through the adapter of a host with its own permission flow (the event's

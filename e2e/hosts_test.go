@@ -99,7 +99,29 @@ var codexHost = shellHost{"codex", "codex", "", true, false, false, func(t *test
 	return r
 }, func(c string) call { return call{"exec_command", map[string]any{"cmd": c, "login": false}} }}
 
-func init() { shellHosts = append(shellHosts, codexHost) }
+// clineHost is Cline, hook files installed in the project. It carries out
+// no allow; a denied shell call is replaced by one that prints the reason;
+// a result holding a secret ends the run before the model sees it.
+var clineHost = shellHost{"cline", "cline", "", true, false, true, func(t *testing.T, script []turn, _ string, o hostOptions) *hostRun {
+	r, _ := runCline(t, script, o)
+	return r
+}, func(c string) call { return call{"run_commands", map[string]any{"commands": []string{c}}} }}
+
+func init() { shellHosts = append(shellHosts, codexHost, clineHost) }
+
+// commandOf is the shell command a recorded call's input names: its
+// command (a list of them, for Cline: the first).
+func commandOf(event map[string]any) any {
+	in, _ := event["tool_input"].(map[string]any)
+	if cs, ok := in["commands"].([]any); ok && len(cs) > 0 {
+		return cs[0]
+	}
+	return in["command"]
+}
+
+// endsRunToWithhold are the hosts that cannot change a result a hook
+// withholds: agentledger ends the run before the model sees it.
+var endsRunToWithhold = map[string]bool{"cline": true}
 
 func opencodeShell(c string) call {
 	return call{"bash", map[string]any{"command": c, "description": "run it"}}
@@ -161,7 +183,7 @@ func TestCompoundBehindAllowedPrefixOnEveryHost(t *testing.T) {
 			pre := r.byTurn("PreToolUse")
 			var plain, compound map[string]any
 			for _, rec := range pre {
-				switch rec.event["tool_input"].(map[string]any)["command"] {
+				switch commandOf(rec.event) {
 				case "git status":
 					plain = rec.verdict
 				case "git status && touch compound-marker":
@@ -229,10 +251,18 @@ func TestSecretInResultOnEveryHost(t *testing.T) {
 				{Text: "Task finished."},
 			}, mode, hostOptions{files: map[string]string{"deploy/NOTES.md": "Deploy with the bot token " + token + " until it is rotated.\n"}})
 			got, ok := r.results()["toolu_00_0"]
+			post := r.byTurn("PostToolUse")
+			if !ok && endsRunToWithhold[h.name] {
+				// The host cannot change a result: the run ended before the
+				// model saw it.
+				if rec := post["toolu_00_0"]; rec.verdict["host_answer"] != "deny" {
+					t.Errorf("%s: the result's verdict %v, want it withheld (host answer deny)", h.name, rec.verdict)
+				}
+				ok = true
+			}
 			if !ok {
 				t.Fatalf("the command's result never reached the model\n%s", r.output)
 			}
-			post := r.byTurn("PostToolUse")
 			switch {
 			case h.noWithhold:
 				for _, rec := range post {
@@ -331,10 +361,17 @@ import rego.v1
 
 signals contains s if {
 	input.event.hook_point == "PreToolUse"
-	input.event.tool_input.command == "touch original-marker"
+	some a in input.event.artifacts
+	a.type == "command"
+	a.value == "touch original-marker"
 	s := object.union(sig(12, "SAFER_COMMAND", "allow", "MODIFY", "tool_execution", "info", "runs the reviewed command instead", [], 1),
-		{"directives": {"tool_input": object.union(input.event.tool_input, {"command": "touch rewritten-marker"})}})
+		{"directives": {"tool_input": rewritten}})
 }
+
+# The call's input with the reviewed command, in the host's shape.
+rewritten := object.union(input.event.tool_input, {"commands": ["touch rewritten-marker"]}) if {
+	input.event.tool_input.commands
+} else := object.union(input.event.tool_input, {"command": "touch rewritten-marker"})
 `})
 	for _, h := range shellHosts[1:] { // Claude Code: a rewrite goes with its prompt (TestHookClaudeCodeModify)
 		t.Run(h.name, func(t *testing.T) {

@@ -238,6 +238,9 @@ func Hosts() []string {
 	for h := range pluginSpecs {
 		out = append(out, h)
 	}
+	for h := range hookFilesSpecs {
+		out = append(out, h)
+	}
 	slices.Sort(out)
 	return out
 }
@@ -248,6 +251,9 @@ func Events(host string) []string {
 		return slices.Clone(s.events)
 	}
 	if s := pluginSpecs[host]; s != nil {
+		return slices.Clone(s.events)
+	}
+	if s := hookFilesSpecs[host]; s != nil {
 		return slices.Clone(s.events)
 	}
 	return nil
@@ -261,20 +267,48 @@ type Change struct {
 	// Mode of a new file (default 0644; a file that exists keeps its own).
 	Mode os.FileMode
 	root string // the project or home directory the file is under
+	// More are the changes of the other files the same install makes (a
+	// host that runs a file per event: Cline).
+	More []*Change
 }
 
-// Changed reports whether applying the change would change the file.
+// Changed reports whether applying the change would change the file (or
+// one of More).
 func (c *Change) Changed() bool {
+	for _, m := range c.More {
+		if m.Changed() {
+			return true
+		}
+	}
 	return c.Existed != (c.After != nil) || string(c.Before) != string(c.After)
 }
 
 // Diff is the change as a unified diff ("" when nothing changes).
-func (c *Change) Diff() string { return Diff(c.Path, c.Before, c.After) }
+func (c *Change) Diff() string {
+	d := Diff(c.Path, c.Before, c.After)
+	for _, m := range c.More {
+		d += m.Diff()
+	}
+	return d
+}
 
 // Apply makes the change: the new file is written beside the old one and
-// renamed over it (keeping its mode), so a host never reads half a file.
+// renamed over it (keeping its mode), so a host never reads half a file;
+// then each of More.
 func (c *Change) Apply() error {
-	if !c.Changed() {
+	if err := c.apply(); err != nil {
+		return err
+	}
+	for _, m := range c.More {
+		if err := m.apply(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Change) apply() error {
+	if c.Existed == (c.After != nil) && string(c.Before) == string(c.After) {
 		return nil
 	}
 	if c.After == nil {
@@ -372,6 +406,9 @@ func Install(host string, scope Scope, command string) (*Change, error) {
 	if ps := pluginSpecs[host]; ps != nil {
 		return installPlugin(host, ps, scope, command)
 	}
+	if hs := hookFilesSpecs[host]; hs != nil {
+		return installHookFiles(host, hs, scope, command)
+	}
 	sp := specs[host]
 	if sp == nil {
 		return nil, fmt.Errorf("unknown host %q (one of %s)", host, strings.Join(Hosts(), ", "))
@@ -460,6 +497,9 @@ func install(host string, scope Scope, prog string, handlerFor func(event string
 func Uninstall(host string, scope Scope, command string) (*Change, error) {
 	if ps := pluginSpecs[host]; ps != nil {
 		return uninstallPlugin(host, ps, scope)
+	}
+	if hs := hookFilesSpecs[host]; hs != nil {
+		return uninstallHookFiles(host, hs, scope)
 	}
 	sp, c, doc, err := load(host, scope)
 	if err != nil {
@@ -649,7 +689,9 @@ func ShellCommand(exe string, args ...string) string {
 // repository).
 var projectDirVar = map[string]string{"claude-code": "CLAUDE_PROJECT_DIR", "cursor": "CURSOR_PROJECT_DIR", "gemini": "GEMINI_PROJECT_DIR", "droid": "FACTORY_PROJECT_DIR", "qwen-code": "QWEN_PROJECT_DIR",
 	// agentledger's plugin sets it for its hook command (hostconfig.Plugin).
-	"opencode": "OPENCODE_PROJECT_DIR", "kilo": "KILO_PROJECT_DIR"}
+	"opencode": "OPENCODE_PROJECT_DIR", "kilo": "KILO_PROJECT_DIR",
+	// agentledger's hook files set it for their command (hostconfig.HookFile).
+	"cline": "CLINE_PROJECT_DIR"}
 
 // ProjectCommand is the hook command a project's configuration holds: the
 // project's hook wrapper (WrapperPath, committed with it), which runs
@@ -703,6 +745,9 @@ func (in Installed) Missing(host string) []string {
 func Inspect(host string, scope Scope) (Installed, error) {
 	if ps := pluginSpecs[host]; ps != nil {
 		return inspectPlugin(host, ps, scope)
+	}
+	if hs := hookFilesSpecs[host]; hs != nil {
+		return inspectHookFiles(host, hs, scope)
 	}
 	sp, c, doc, err := load(host, scope)
 	if err != nil {

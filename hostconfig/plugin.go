@@ -32,6 +32,10 @@ func configFile(host string, s Scope) (string, error) {
 	if ps := pluginSpecs[host]; ps != nil {
 		return ps.file(s)
 	}
+	if hs := hookFilesSpecs[host]; hs != nil {
+		d, err := hs.dir(s)
+		return filepath.Join(d, hs.events[0]), err
+	}
 	return specs[host].file(s)
 }
 

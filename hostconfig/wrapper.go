@@ -44,7 +44,7 @@ fi
 # An in-process hook asking how to reach the engine itself: there is none.
 for arg in "$@"; do [ "$arg" = --wire ] && exit 1; done
 host=$1
-case $host in claude-code|codex|cursor|copilot|gemini|qwen-code|droid|opencode|kilo) ;; *) host=unknown ;; esac
+case $host in claude-code|codex|cursor|copilot|gemini|qwen-code|droid|opencode|kilo|cline) ;; *) host=unknown ;; esac
 tenant=default
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -63,8 +63,8 @@ cat >"$tmp"
 length=$(wc -c <"$tmp" | tr -d ' ')
 sum=$( (sha256sum "$tmp" 2>/dev/null || shasum -a 256 "$tmp") | cut -c1-64)
 field() { grep -o -E "\"($1)\"[[:space:]]*:[[:space:]]*\"[A-Za-z0-9._:-]{1,128}\"" "$tmp" | head -n 1 | sed -E 's/.*"([^"]*)"$/\1/'; }
-session=$(field 'session_id|conversation_id|sessionId')
-event=$(field hook_event_name)
+session=$(field 'session_id|conversation_id|sessionId|rootSessionId')
+event=$(field 'hook_event_name|hookName')
 tool=$(field 'tool_name|toolName|tool')
 rm -f "$tmp"
 [ -n "$session" ] || session=rejected

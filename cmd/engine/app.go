@@ -298,6 +298,13 @@ var hostHooks = []struct{ name, title, about string }{
 	{"kilo", "Kilo CLI",
 		"`engine install kilo [--user]` writes agentledger's plugin, .kilo/plugin/agentledger.js (or\n" +
 			"~/.config/kilo/plugin/); Kilo CLI, an opencode fork, loads it and answers as opencode does."},
+	{"cline", "Cline CLI",
+		"`engine install cline [--user]` writes a hook file per event into .clinerules/hooks/ (or ~/.cline/hooks/):\n" +
+			"PreToolUse, PostToolUse, TaskStart, TaskComplete, TaskError, TaskCancel, SessionShutdown, UserPromptSubmit,\n" +
+			"each running this hook command and printing Cline's cancel where it gives no answer (Cline ignores exit\n" +
+			"codes). A denied shell call is replaced by one that prints the reason (overrideInput); any other denied\n" +
+			"call, and a result holding a secret, end the run (cancel). An ask is a deny, an allow gives no decision, a\n" +
+			"rewrite is overrideInput. Input the engine cannot accept is denied and recorded. Exit 0 with Cline's JSON."},
 	{"codex", "Codex CLI",
 		"`engine install codex [--user]` writes into .codex/hooks.json (or $CODEX_HOME/hooks.json):\n" +
 			`  {"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"engine hook codex","timeout":30}]}]}}` +

@@ -42,7 +42,7 @@ func evalCommand(a *app) *cli.Command {
 
 func scoreHosts() string {
 	var names []string
-	for _, h := range []string{"claude-code", "codex", "cursor", "copilot", "gemini", "qwen-code", "droid", "opencode", "kilo"} {
+	for _, h := range []string{"claude-code", "codex", "cursor", "copilot", "gemini", "qwen-code", "droid", "opencode", "kilo", "cline"} {
 		if adapter.Named(h) != nil {
 			names = append(names, h)
 		}
