@@ -525,8 +525,8 @@ func TestApprovalReleasesOnceOnEveryHost(t *testing.T) {
 // TestSubAgentOnEveryHost: a sub-agent the host starts is judged like its
 // parent — its ordinary call runs, its download into a shell does not —
 // and its calls are on the record as a sub-agent's as far as the host says:
-// Qwen Code names the sub-agent (agent_id), so its calls are in a child
-// session bounded by the recorded spawn; Droid starts it as a session whose
+// Qwen Code and Cline name the sub-agent (agent_id), so its calls are in a
+// child session bounded by the recorded spawn; Droid starts it as a session whose
 // start names its caller; Copilot as a session that names none; Gemini CLI
 // runs it in the main session, naming it nowhere in its hooks' input.
 // (Claude Code: TestClaudeCodeSubagentRecordsWhatHostDid; opencode and
@@ -548,6 +548,7 @@ func TestSubAgentOnEveryHost(t *testing.T) {
 		{"droid", call{"Task", with("subagent_type", "worker", "await", true)}},
 		{"copilot", call{"task", with("name", "builder", "agent_type", "general-purpose")}},
 		{"gemini", call{"invoke_agent", map[string]any{"agent_name": "generalist", "prompt": task["prompt"]}}},
+		{"cline", call{"spawn_agent", map[string]any{"systemPrompt": "You build projects.", "task": task["prompt"]}}},
 	} {
 		t.Run(tc.host, func(t *testing.T) {
 			h := shellHosts[slices.IndexFunc(shellHosts, func(h shellHost) bool { return h.name == tc.host })]
@@ -578,7 +579,7 @@ func TestSubAgentOnEveryHost(t *testing.T) {
 				t.Errorf("the sub-agent's download into a shell: %v, want deny", d)
 			}
 			switch tc.host {
-			case "qwen-code":
+			case "qwen-code", "cline":
 				for _, rec := range sub {
 					if rec.event["parent_session_id"] != main["session_id"] || rec.event["is_sub_agent"] != true {
 						t.Errorf("the sub-agent's call names parent %v (sub-agent %v), want %v", rec.event["parent_session_id"], rec.event["is_sub_agent"], main["session_id"])

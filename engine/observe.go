@@ -29,7 +29,7 @@ const maxObserved = 64
 // that git clean or git stash could take away.
 var hookConfigPaths = []string{".claude/settings.json", ".claude/settings.local.json", ".claude/hooks", ".cursor/hooks.json",
 	".github/hooks", ".gemini/settings.json", ".codex", ".github/copilot", ".qwen/settings.json", ".factory/settings.json",
-	".factory/hooks.json", ".opencode/plugin", ".kilo/plugin"}
+	".factory/hooks.json", ".opencode/plugin", ".kilo/plugin", ".clinerules/hooks"}
 
 // observe adds to an adapter-mapped PreToolUse event what the engine sees
 // of the paths it names; the event is returned unchanged when there is

@@ -75,6 +75,8 @@ func TestSelfProtection(t *testing.T) {
 		{"opencode plugin removed", bash(shop, "rm .opencode/plugin/agentledger.js")},
 		{"kilo plugin emptied", bash(shop, "truncate -s0 ~/.config/kilo/plugin/agentledger.js")},
 		{"a plugin beside agentledger's", file("Write", "file_path", "/workspace/shop/.opencode/plugins/undo.js")},
+		{"cline hook file emptied", bash(shop, `printf '' > .clinerules/hooks/PreToolUse`)},
+		{"cline user hooks removed", bash(shop, "rm -rf ~/.cline/hooks")},
 		{"Write the data dir path itself", file("Write", "file_path", "/home/dev/.local/share/agentledger")},
 		{"Write into the data dir", file("Write", "file_path", "/home/dev/.local/share/agentledger/keys/receipt-ed25519.pem")},
 		{"Read the signing key", file("Read", "file_path", "/home/dev/.local/share/agentledger/keys/receipt-ed25519.pem")},

@@ -35,6 +35,8 @@ var hostConfigGlobs = []string{"**/agentledger-hook",
 	// opencode and Kilo CLI run every plugin in their plugin directories
 	// in their own process: agentledger's, and any that could undo it.
 	"**/.opencode/plugin", "**/.opencode/plugins", "**/.kilo/plugin", "**/.kilo/plugins",
+	// Cline runs every hook file named after an event in these.
+	"**/.clinerules/hooks", "**/.cline/hooks", "**/Documents/Cline/Hooks",
 	"/etc/claude-code", "/Library/Application Support/ClaudeCode", "/etc/cursor/hooks.json",
 	"/Library/Application Support/Cursor/hooks.json", "/etc/gemini-cli", "/etc/github-copilot", "/etc/codex",
 }
@@ -42,7 +44,7 @@ var hostConfigGlobs = []string{"**/agentledger-hook",
 // homeConfigDirs are the hosts' per-user directories and files, protected
 // whole (their settings, hooks, plugins and credentials live there).
 var homeConfigDirs = []string{".claude", ".claude.json", ".cursor", ".gemini", ".codex", ".copilot", ".config/github-copilot",
-	".qwen", ".factory", ".config/opencode", ".config/kilo"}
+	".qwen", ".factory", ".config/opencode", ".config/kilo", ".cline"}
 
 // guard is what the self-protection checks: roots no tool may touch, and
 // roots no tool may write.

@@ -55,6 +55,7 @@ protected_globs := {
 	"**/.gemini/settings.json", "**/ledger-data/**", "**/.agentledger/**", "**/agentledger/keys/**",
 	"**/.qwen/settings.json", "**/.factory/settings.json", "**/.factory/hooks.json",
 	"**/.opencode/plugin/**", "**/.opencode/plugins/**", "**/.kilo/plugin/**", "**/.kilo/plugins/**",
+	"**/.clinerules/hooks/**", "**/.cline/hooks/**",
 }
 
 dangerous_rm_targets := {"/", "/*", "~", "~/", "$HOME", "$HOME/", "/home", "/etc", "/usr", "/var", "/boot", "/bin", "/lib", "/opt", "/root", "."}
