@@ -21,7 +21,7 @@ import (
 	"github.com/agentledger/agentledger/ledger"
 )
 
-var allHosts = []string{"claude-code", "codex", "copilot", "cursor", "droid", "gemini", "kilo", "opencode", "qwen-code"}
+var allHosts = []string{"claude-code", "cline", "codex", "copilot", "cursor", "droid", "gemini", "kilo", "opencode", "qwen-code"}
 
 // mutantHosts are the hosts the mutant adapters are run against (each
 // trick's failing cases are named per host).
@@ -64,7 +64,7 @@ func TestShippedPackBuiltin(t *testing.T) {
 		"claude-code": {"prompt", "held for an approver", "defer"},
 		"cursor":      {"prompt", "held for an approver"},
 		"codex":       {"held for an approver"}, "copilot": {"held for an approver"}, "gemini": {"held for an approver"},
-		"droid": {"held for an approver"}, "qwen-code": {"held for an approver"}, "opencode": {"held for an approver"}, "kilo": {"held for an approver"},
+		"droid": {"held for an approver"}, "qwen-code": {"held for an approver"}, "opencode": {"held for an approver"}, "kilo": {"held for an approver"}, "cline": {"held for an approver"},
 	}
 	byHost := map[string]*HostReport{}
 	for _, h := range rep.Hosts {
@@ -87,7 +87,7 @@ func TestShippedPackBuiltin(t *testing.T) {
 		// agent_id; opencode's and Kilo's sub-agents are sessions that name
 		// their parent. Elsewhere no input says which calls are a
 		// sub-agent's.
-		if want := slices.Contains([]string{"claude-code", "codex", "qwen-code", "opencode", "kilo"}, h.Host); h.Provenance != want {
+		if want := slices.Contains([]string{"claude-code", "codex", "qwen-code", "opencode", "kilo", "cline"}, h.Host); h.Provenance != want {
 			t.Errorf("%s: provenance %v, want %v", h.Host, h.Provenance, want)
 		}
 		if !h.Pack.Shipped || len(h.Pack.SHA256) != 64 {

@@ -91,6 +91,14 @@ var hosts = map[string]host{
 	// their own: judged as other.
 	"opencode": opencodeSuite,
 	"kilo":     opencodeSuite,
+	// Cline: a sub-agent's events carry its agent_id and its parent's.
+	"cline": {
+		events: []string{"agent_start", "prompt_submit", "tool_call", "tool_result", "agent_end", "agent_error", "agent_abort", "session_shutdown"},
+		tools: []string{aarts.ToolShell, aarts.ToolFileEdit, aarts.ToolFileRead, aarts.ToolWebRequest, aarts.ToolPackageInstall,
+			aarts.ToolDelegate, aarts.ToolOther},
+		subAgents: true,
+		asks:      []string{"ask_held"},
+	},
 }
 
 var opencodeSuite = host{

@@ -1,7 +1,7 @@
 // Package e2e holds the end-to-end tests that drive real agent hosts (the
-// Claude Code, Codex, Gemini, Copilot, Qwen Code, Droid, opencode and Kilo CLIs from npm,
+// Claude Code, Codex, Gemini, Copilot, Qwen Code, Droid, opencode, Kilo and Cline CLIs from npm,
 // pinned in hosts.tsv) against scripted models of the protocols they speak
-// (Anthropic Messages, OpenAI Responses, Gemini), with agentledger's hooks
+// (Anthropic Messages, OpenAI Responses and Chat Completions, Gemini), with agentledger's hooks
 // installed by `engine install`. The test binary runs itself in a network
 // namespace that has only loopback (TestMain). The hosts are installed by
 // .ci/run; a test whose host is absent is skipped, and the run names the

@@ -46,7 +46,7 @@ func Probe(b []byte) Probed {
 			}
 		case "hook_point":
 			p.HookPoint = s
-		case "hook_event_name":
+		case "hook_event_name", "hookName": // hookName: Cline's
 			p.HostEvent = s
 		case "tool_name", "toolName":
 			if p.Tool == "" {

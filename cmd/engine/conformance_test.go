@@ -85,7 +85,7 @@ func TestConformanceCommand(t *testing.T) {
 			}
 		}
 	}
-	if len(doc.Suites) != 9 || doc.Tests == 0 || doc.Failures != doc.Tests || failures != doc.Failures {
+	if len(doc.Suites) != 10 || doc.Tests == 0 || doc.Failures != doc.Tests || failures != doc.Failures {
 		t.Errorf("JUnit: %d suites, %d tests, %d failures (%d counted)", len(doc.Suites), doc.Tests, doc.Failures, failures)
 	}
 
