@@ -16,11 +16,7 @@ func runCline(t *testing.T, script []turn, o hostOptions) (*hostRun, *scriptedCh
 	cline := host(t, "AGENTLEDGER_E2E_CLINE")
 	home, work, env := project(t)
 	writeFiles(t, work, o.files)
-	git := exec.Command("sh", "-c", "git init -q -b main && git -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m init")
-	git.Dir = work
-	if out, err := git.CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v: %s", err, out)
-	}
+	gitRepo(t, work)
 	install(t, env, append([]string{"cline", "--project", work}, o.install...)...)
 	model, url := newScriptedChat(t, script, o.agents)
 	env = append(o.envFor(env), "CLINE_SESSION_BACKEND_MODE=local", "CLINE_NO_AUTO_UPDATE=1", "DISABLE_TELEMETRY=1", "DO_NOT_TRACK=1")

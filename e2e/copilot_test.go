@@ -57,11 +57,7 @@ func runCopilotWith(t *testing.T, script []turn, o hostOptions) (*hostRun, *scri
 	copilot := host(t, "AGENTLEDGER_E2E_COPILOT")
 	home, work, env := project(t)
 	writeFiles(t, work, o.files)
-	git := exec.Command("sh", "-c", "git init -q -b main && git -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m init")
-	git.Dir = work
-	if out, err := git.CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v: %s", err, out)
-	}
+	gitRepo(t, work)
 	install(t, env, append([]string{"copilot", "--project", work}, o.install...)...)
 	model, url := newScriptedAnthropicWith(t, script, o.agents)
 	r := &hostRun{work: work, data: filepath.Join(home, ".local", "share", "agentledger"),
@@ -71,4 +67,15 @@ func runCopilotWith(t *testing.T, script []turn, o hostOptions) (*hostRun, *scri
 		"COPILOT_MODEL=claude-sonnet-4-5", "COPILOT_OFFLINE=true", "COPILOT_AUTO_UPDATE=false", "NO_COLOR=1"),
 		copilot, "-p", "do the task", "--allow-all-tools", "--trust-folder", "--disable-client-telemetry", "--log-dir", filepath.Join(home, "copilot-logs"))
 	return r, model
+}
+
+// gitRepo makes dir a git repository with one commit (hosts that find
+// their project by its repository: Copilot, Cline).
+func gitRepo(t *testing.T, dir string) {
+	t.Helper()
+	git := exec.Command("sh", "-c", "git init -q -b main && git -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m init")
+	git.Dir = dir
+	if out, err := git.CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
 }
