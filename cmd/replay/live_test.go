@@ -9,7 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agentledger/agentledger/internal/browser"
 	"github.com/agentledger/agentledger/ledger"
@@ -115,6 +117,9 @@ func TestLiveThroughTheProxy(t *testing.T) {
 	if got, _ := os.ReadFile(calls); !strings.Contains(string(got), "read_file") {
 		t.Fatalf("the server received %q", got)
 	}
+	// The proxy went through the local engine it started on its data
+	// directory (as a hook would); stopped, it lets the directory go.
+	stopHolder(t, proxyData)
 	st, err := store.Open(context.Background(), store.Config{DataDir: proxyData})
 	if err != nil {
 		t.Fatal(err)
@@ -134,4 +139,23 @@ func TestLiveThroughTheProxy(t *testing.T) {
 	if judged == 0 {
 		t.Fatal("the replayed calls are not on the proxy's record")
 	}
+}
+
+// stopHolder stops the process holding a data directory, if any, and
+// waits for it to let the directory go.
+func stopHolder(t *testing.T, data string) {
+	t.Helper()
+	h, held := store.HeldBy(data)
+	if !held || h.PID == 0 {
+		return
+	}
+	if p, err := os.FindProcess(h.PID); err == nil {
+		_ = p.Signal(syscall.SIGTERM)
+	}
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, still := store.HeldBy(data); !still {
+			return
+		}
+	}
+	t.Fatalf("%s is still held by pid %d", data, h.PID)
 }
