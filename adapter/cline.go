@@ -35,6 +35,9 @@ import (
 //     that way.
 //   - prompt_submit comes only for Cline's own reminders, after the fact:
 //     a notice, like the rest.
+//
+// An MCP server's tool is SERVER__TOOL (no prefix), mapped to
+// mcp__SERVER__TOOL as every host's.
 
 // clineHost is the adapter's name.
 const clineHost = "cline"
@@ -127,7 +130,14 @@ func (in *ClineInput) event(at time.Time) (map[string]any, error) {
 			e["details"] = map[string]any{"tool_call_id": c.ID, "denied_call_replaced": true}
 			return e, nil
 		}
-		setTool(e, hook, c.ID, c.Name, c.Input)
+		name := c.Name
+		if server, tool, ok := strings.Cut(name, "__"); ok && server != "" && tool != "" && !strings.HasPrefix(name, "mcp__") {
+			// An MCP server's tool, which Cline names SERVER__TOOL.
+			name = "mcp__" + name
+			e["tool_name_host"] = c.Name // agentledger extension: Cline's own name for it
+			setMCPServer(e, server, "", "")
+		}
+		setTool(e, hook, c.ID, name, c.Input)
 		if hook == "PostToolUse" {
 			var out any = json.RawMessage(in.ToolResult.Output)
 			if len(in.ToolResult.Output) == 0 {

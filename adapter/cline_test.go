@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentledger/agentledger/aarts"
 )
@@ -46,5 +47,31 @@ func TestClineStandIn(t *testing.T) {
 	other := renderCline("tool_call", []byte(`{"hookName":"tool_call","tool_call":{"id":"c1","name":"editor","input":{"path":"/w/a"}}}`), Answer{Decision: aarts.Deny, Reasons: []string{"no"}})
 	if !strings.Contains(string(other), `"cancel":true`) {
 		t.Errorf("a denied edit: %s, want the run cancelled", other)
+	}
+}
+
+// TestClineMCPTool: Cline names an MCP server's tool SERVER__TOOL; it is
+// mapped as every host's (mcp__SERVER__TOOL, the server recorded), Cline's
+// own name kept beside it, and a tool of Cline's own is left as it is.
+func TestClineMCPTool(t *testing.T) {
+	in := `{"hookName":"tool_call","sessionContext":{"rootSessionId":"s1"},"workspaceRoots":["/w"],"tool_call":{"id":"c1","name":"shop__read_file","input":{"path":"README.md"}}}`
+	m, err := mapCline([]byte(in), time.Unix(0, 0), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := aarts.ParseEvent(m.Event)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.ToolName != aarts.ToolMCPCall || ev.ToolNameNative != "mcp__shop__read_file" || ev.String("tool_name_host") != "shop__read_file" || aarts.MCPServer(ev.ToolNameNative) != "shop" {
+		t.Errorf("mapped to %s %s (host %q)", ev.ToolName, ev.ToolNameNative, ev.String("tool_name_host"))
+	}
+	own := strings.Replace(in, "shop__read_file", "read_files", 1)
+	m, err = mapCline([]byte(own), time.Unix(0, 0), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev, err := aarts.ParseEvent(m.Event); err != nil || ev.ToolNameNative != "read_files" || ev.String("tool_name_host") != "" {
+		t.Errorf("Cline's own tool: %v %s", err, m.Event)
 	}
 }

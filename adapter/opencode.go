@@ -3,6 +3,7 @@ package adapter
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agentledger/agentledger/aarts"
@@ -50,6 +51,12 @@ type OpencodeInput struct {
 	MessageID string `json:"message_id,omitempty"`
 	// Version is the host's own version, as its plugin reads it.
 	Version string `json:"version,omitempty"`
+	// MCPServer is, for a tool of one of the host's MCP servers, that
+	// server's name: the host names the tool SERVER_TOOL (each part with
+	// what is not [A-Za-z0-9_-] made _), which alone cannot be told from a
+	// tool of its own. The plugin finds it among the servers the host has
+	// connected.
+	MCPServer string `json:"mcp_server,omitempty"`
 }
 
 // opencodeHosts are the opencode-based hosts agentledger's plugin serves.
@@ -91,11 +98,20 @@ func mapOpencodeFor(host string) func([]byte, time.Time, bool) (Mapped, error) {
 func (in *OpencodeInput) event(host string, at time.Time) (map[string]any, error) {
 	e := hostEvent(host, in.SessionID, in.Cwd, at)
 	switch in.HookEventName {
-	case "tool.execute.before":
-		setTool(e, "PreToolUse", in.CallID, in.Tool, in.Args)
-	case "tool.execute.after":
-		setTool(e, "PostToolUse", in.CallID, in.Tool, in.Args)
-		e["tool_result"] = *in.Output
+	case "tool.execute.before", "tool.execute.after":
+		hook, native := "PreToolUse", in.Tool
+		if in.HookEventName == "tool.execute.after" {
+			hook = "PostToolUse"
+		}
+		if tool, ok := in.mcpTool(); ok {
+			native = "mcp__" + in.MCPServer + "__" + tool
+			e["tool_name_host"] = in.Tool // agentledger extension: the host's own name for it
+			setMCPServer(e, in.MCPServer, "", "")
+		}
+		setTool(e, hook, in.CallID, native, in.Args)
+		if in.Output != nil {
+			e["tool_result"] = *in.Output
+		}
 	case "chat.message":
 		e["hook_point"] = "PreUserInput"
 		e["turn_id"] = in.MessageID
@@ -171,4 +187,27 @@ func renderOpencode(event string, _ []byte, r Answer) json.RawMessage {
 func opencodeHostFor(host string) *Host {
 	return &Host{Name: host, Map: mapOpencodeFor(host), Render: renderOpencode, Blocking: opencodeBlocking, Notice: notBlocking(opencodeBlocking),
 		Allows: func(e string) bool { return e != "tool.execute.before" }, Asks: func(string, bool) bool { return false }}
+}
+
+// mcpTool is the MCP tool a call names, where the plugin names the server
+// it is one of: the rest of the host's name for it after the server's. A
+// tool the taxonomy knows (one of the host's own, such as apply_patch) is
+// never taken for one, whatever a server is called.
+func (in *OpencodeInput) mcpTool() (string, bool) {
+	if in.MCPServer == "" || aarts.StandardTool(in.Tool) != aarts.ToolOther {
+		return "", false
+	}
+	tool, ok := strings.CutPrefix(in.Tool, opencodeName(in.MCPServer)+"_")
+	return tool, ok && tool != ""
+}
+
+// opencodeName is a name as the host writes it into a tool's name: what is
+// not [A-Za-z0-9_-] made _.
+func opencodeName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '_'
+	}, s)
 }

@@ -64,3 +64,36 @@ func TestOpencodeSubAgentSessions(t *testing.T) {
 		t.Errorf("sub-agent call: %v", call)
 	}
 }
+
+// TestOpencodeMCPTool: a tool the plugin says is an MCP server's
+// (SERVER_TOOL, the server's name as the host writes it into the tool's)
+// is mapped as every host's MCP tool, the host's name kept beside it; a
+// name that does not start with the server's, and a tool of the host's own
+// whatever the plugin claims, are left as they are.
+func TestOpencodeMCPTool(t *testing.T) {
+	m := mapOpencodeFor(opencodeHost)
+	for _, c := range []struct{ tool, server, want string }{
+		{"shop_read_file", "shop", "mcp__shop__read_file"},
+		{"my_srv_read_file", "my.srv", "mcp__my.srv__read_file"},
+		{"shop_read_file", "", "shop_read_file"},
+		{"docs_read_file", "shop", "docs_read_file"},
+		{"apply_patch", "apply", "apply_patch"},
+		{"shop_", "shop", "shop_"},
+	} {
+		in, _ := json.Marshal(map[string]any{"hook_event_name": "tool.execute.before", "session_id": "s1", "call_id": "c1", "tool": c.tool, "mcp_server": c.server, "args": map[string]any{"path": "README.md"}})
+		got, err := m(in, time.Unix(0, 0), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev, err := aarts.ParseEvent(got.Event)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.ToolNameNative != c.want {
+			t.Errorf("%s of %q: %s, want %s", c.tool, c.server, ev.ToolNameNative, c.want)
+		}
+		if mcp := c.want != c.tool; mcp != (ev.ToolName == aarts.ToolMCPCall) || mcp != (ev.String("tool_name_host") == c.tool) {
+			t.Errorf("%s of %q: tool %s, host name %q", c.tool, c.server, ev.ToolName, ev.String("tool_name_host"))
+		}
+	}
+}

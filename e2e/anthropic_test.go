@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -91,6 +92,9 @@ func (m *scriptedAnthropic) messages(w http.ResponseWriter, r *http.Request) {
 	for _, t := range req.Tools {
 		offered[t.Name] = true
 	}
+	// A host that defers tools (Droid: MCP tools) names them on a line of
+	// their own in a reminder, to be loaded with its ToolSearch.
+	deferred := func(tool string) bool { return bytes.Contains(body, []byte(`\n`+tool+`\n`)) }
 	script, tag := m.script, ""
 	for word, s := range m.agents {
 		if asksFor(req.Messages, word) {
@@ -100,7 +104,7 @@ func (m *scriptedAnthropic) messages(w http.ResponseWriter, r *http.Request) {
 	main := len(offered) > 0
 	for _, st := range script {
 		for _, c := range st.Calls {
-			main = main && offered[c.Tool]
+			main = main && (offered[c.Tool] || deferred(c.Tool))
 		}
 	}
 	n := 0

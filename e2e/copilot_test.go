@@ -24,9 +24,36 @@ type hostOptions struct {
 	files   map[string]string
 	hostEnv func(env []string) []string // the host's environment, from the one agentledger was installed in
 	agents  map[string][]turn           // sub-agents' scripts (newScriptedAnthropicWith), where the host runs them
-	// mcp: the project's MCP servers (in files) are put behind agentledger's
-	// gateway too (engine install HOST --mcp).
-	mcp bool
+	// mcp: the host's MCP servers (in files, or homeFiles) are put behind
+	// agentledger's gateway too (engine install HOST --mcp).
+	mcp       bool
+	homeFiles map[string]string // files under the home directory
+}
+
+// setUp makes a host's project as o says: its files and the home's,
+// agentledger's hooks (engine install HOST --project, with o.install),
+// and with o.mcp the host's MCP servers behind the gateway (engine
+// install HOST --mcp: for the user where the host reads only the user's
+// servers, Cline).
+func (o hostOptions) setUp(t *testing.T, env []string, name, home, work string) {
+	t.Helper()
+	writeFiles(t, work, o.files)
+	writeFiles(t, home, o.homeFiles)
+	install(t, env, append([]string{name, "--project", work}, o.install...)...)
+	o.installMCP(t, env, name, work)
+}
+
+// installMCP puts the host's MCP servers behind the gateway, with o.mcp.
+func (o hostOptions) installMCP(t *testing.T, env []string, name, work string) {
+	t.Helper()
+	if !o.mcp {
+		return
+	}
+	scope := []string{"--project", work}
+	if name == "cline" {
+		scope = []string{"--user"}
+	}
+	install(t, env, append([]string{name, "--mcp"}, scope...)...)
 }
 
 // envFor is env as o.hostEnv makes it for the host.
@@ -56,9 +83,8 @@ func runCopilotWith(t *testing.T, script []turn, o hostOptions) (*hostRun, *scri
 	t.Helper()
 	copilot := host(t, "AGENTLEDGER_E2E_COPILOT")
 	home, work, env := project(t)
-	writeFiles(t, work, o.files)
 	gitRepo(t, work)
-	install(t, env, append([]string{"copilot", "--project", work}, o.install...)...)
+	o.setUp(t, env, "copilot", home, work)
 	model, url := newScriptedAnthropicWith(t, script, o.agents)
 	r := &hostRun{work: work, data: filepath.Join(home, ".local", "share", "agentledger"),
 		results: func() map[string]string { _, res := model.calls(); return res }}

@@ -15,8 +15,7 @@ func runDroid(t *testing.T, script []turn, o hostOptions) (*hostRun, *scriptedAn
 	t.Helper()
 	droid := host(t, "AGENTLEDGER_E2E_DROID")
 	home, work, env := project(t)
-	writeFiles(t, work, o.files)
-	install(t, env, append([]string{"droid", "--project", work}, o.install...)...)
+	o.setUp(t, env, "droid", home, work)
 	model, url := newScriptedAnthropicWith(t, script, o.agents)
 	settings, _ := json.Marshal(map[string]any{"customModels": []any{map[string]any{"model": "claude-sonnet-4-5", "displayName": "scripted",
 		"baseUrl": url, "apiKey": "sk-ant-scripted-not-a-key", "provider": "anthropic", "maxOutputTokens": 1024}}})

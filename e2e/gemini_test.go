@@ -204,11 +204,7 @@ func runGemini(t *testing.T, script []turn, mode string, o hostOptions) (*hostRu
 	t.Helper()
 	gemini := host(t, "AGENTLEDGER_E2E_GEMINI")
 	home, work, env := project(t)
-	writeFiles(t, work, o.files)
-	install(t, env, append([]string{"gemini", "--project", work}, o.install...)...)
-	if o.mcp {
-		install(t, env, "gemini", "--project", work, "--mcp")
-	}
+	o.setUp(t, env, "gemini", home, work)
 	settings := map[string]any{"general": map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true},
 		"privacy": map[string]any{"usageStatisticsEnabled": false}, "telemetry": map[string]any{"enabled": false},
 		"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}}}

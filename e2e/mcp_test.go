@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -131,5 +133,114 @@ func TestGeminiMCPBehindGateway(t *testing.T) {
 	}
 	if strings.Contains(results["toolu_02_0"], "filed") {
 		t.Errorf("create_issue ran: %q", results["toolu_02_0"])
+	}
+}
+
+// mcpHosts are how each host is given an MCP server in its own
+// configuration's form (files under the project, homeFiles under the
+// home directory: command is the server's program) and how it names the
+// server's tools to the model; before is what the model does first to see
+// them (Droid defers MCP tools until ToolSearch loads them).
+var mcpHosts = map[string]struct {
+	files, homeFiles func(server, command string) map[string]string
+	tool             func(server, name string) string
+	before           []turn
+}{
+	"copilot": {files: func(server, command string) map[string]string {
+		return jsonFile(".github/mcp.json", map[string]any{"mcpServers": map[string]any{server: map[string]any{"command": command, "tools": []string{"*"}, "deferTools": "never"}}})
+	}, tool: func(server, name string) string { return server + "-" + name }},
+	// Qwen Code defers MCP tools behind its tool_search unless the server
+	// says to load them.
+	"qwen-code": {files: func(server, command string) map[string]string {
+		return jsonFile(".qwen/settings.json", map[string]any{"mcpServers": map[string]any{server: map[string]any{"command": command, "alwaysLoadTools": true}}})
+	}, tool: func(server, name string) string { return "mcp__" + server + "__" + name }},
+	"droid": {files: func(server, command string) map[string]string {
+		return jsonFile(".factory/mcp.json", map[string]any{"mcpServers": map[string]any{server: map[string]any{"type": "stdio", "command": command}}})
+	}, tool: func(server, name string) string { return server + "___" + name },
+		before: []turn{{Calls: []call{{"ToolSearch", map[string]any{"query": "select:shop___read_file,shop___create_issue"}}}}}},
+	"cline": {homeFiles: func(server, command string) map[string]string {
+		return jsonFile(".cline/data/settings/cline_mcp_settings.json", map[string]any{"mcpServers": map[string]any{server: map[string]any{"command": command}}})
+	}, tool: func(server, name string) string { return server + "__" + name }},
+	"opencode": {files: func(server, command string) map[string]string {
+		return jsonFile("opencode.json", map[string]any{"mcp": map[string]any{server: map[string]any{"type": "local", "command": []string{command}}}})
+	}, tool: func(server, name string) string { return server + "_" + name }},
+	"kilo": {files: func(server, command string) map[string]string {
+		return jsonFile("kilo.json", map[string]any{"mcp": map[string]any{server: map[string]any{"type": "local", "command": []string{command}}}})
+	}, tool: func(server, name string) string { return server + "_" + name }},
+}
+
+// jsonFile is one file holding v as JSON.
+func jsonFile(name string, v any) map[string]string {
+	raw, _ := json.Marshal(v)
+	return map[string]string{name: string(raw)}
+}
+
+// TestMCPBehindGatewayOnEveryHost: each host with its MCP server put
+// behind the gateway by engine install HOST --mcp (the server in the
+// host's own configuration, as a user writes it) and agentledger's hooks,
+// as TestClaudeCodeMCPBehindGateway and TestGeminiMCPBehindGateway for
+// those two: the server runs behind the gateway (its first read answers),
+// the hook's record of each call names the MCP tool as every host's
+// (mcp__SERVER__TOOL, whatever the host calls it), a read-only tool is
+// not asked after the first result (the hook's record carries the
+// gateway's read-only pin), and a tool that files an issue after taint is
+// asked at the hook and does not run.
+func TestMCPBehindGatewayOnEveryHost(t *testing.T) {
+	server := filepath.Join(buildPrograms(t), "mcpserver")
+	for _, h := range shellHosts {
+		m, ok := mcpHosts[h.name]
+		if !ok {
+			continue // Claude Code and Gemini: their own tests; Codex: not measured
+		}
+		t.Run(h.name, func(t *testing.T) {
+			o := hostOptions{mcp: true}
+			if m.files != nil {
+				o.files = m.files("shop", server)
+			}
+			if m.homeFiles != nil {
+				o.homeFiles = m.homeFiles("shop", server)
+			}
+			script := append(slices.Clone(m.before),
+				turn{Calls: []call{{m.tool("shop", "read_file"), map[string]any{"path": "README.md"}}}},
+				turn{Calls: []call{{m.tool("shop", "read_file"), map[string]any{"path": "checkout/total.go"}}}},
+				turn{Calls: []call{{m.tool("shop", "create_issue"), map[string]any{"title": "totals", "body": "see checkout/total.go"}}}},
+				turn{Text: "Task finished."})
+			r := h.run(t, script, h.mode, o)
+			results := r.results()
+			id := func(i int) string { return fmt.Sprintf("toolu_%02d_0", len(m.before)+i) }
+			if !strings.Contains(results[id(0)], "A small web shop") {
+				t.Fatalf("the first read's result %q: want the file (is the server behind the gateway running?)\n%s", results[id(0)], r.output)
+			}
+			if !strings.Contains(results[id(1)], "func Total") {
+				t.Errorf("the read after the first result: %q, want the file", results[id(1)])
+			}
+			var pre, gateway []recorded // the hooks' and the gateway's, on one record
+			for _, rec := range r.inOrder("PreToolUse") {
+				switch {
+				case rec.event["host_id"] != h.id:
+					gateway = append(gateway, rec)
+				case strings.HasPrefix(fmt.Sprint(rec.event["tool_name_native"]), "mcp__shop__"):
+					pre = append(pre, rec)
+				}
+			}
+			if len(pre) != 3 || len(gateway) != 2 {
+				t.Fatalf("%d calls of the server's tools on the hooks' record and %d on the gateway's, want 3 and 2 (create_issue never reaches it)", len(pre), len(gateway))
+			}
+			if pre[0].event["tool_name_native"] != "mcp__shop__read_file" || pre[2].event["tool_name_native"] != "mcp__shop__create_issue" {
+				t.Errorf("the hook's record names %v and %v", pre[0].event["tool_name_native"], pre[2].event["tool_name_native"])
+			}
+			if decisionOf(pre[1].verdict) != "allow" {
+				t.Errorf("the read after the first result: verdict %v, want it not asked", pre[1].verdict)
+			}
+			if pin, _ := pre[1].event["tool_pin"].(map[string]any); pin["read_only"] != true || pin["via"] != "gateway" {
+				t.Errorf("the hook's record of the read: tool_pin %v, want the gateway's read-only pin", pre[1].event["tool_pin"])
+			}
+			if d := decisionOf(pre[2].verdict); d != "ask" {
+				t.Errorf("create_issue after taint: %v, want it asked at the hook", d)
+			}
+			if strings.Contains(results[id(2)], "filed") {
+				t.Errorf("create_issue ran: %q", results[id(2)])
+			}
+		})
 	}
 }

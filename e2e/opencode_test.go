@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -27,18 +28,25 @@ func runOpencode(t *testing.T, name string, script []turn, o hostOptions) (*host
 	h := opencodeHosts[name]
 	program := host(t, h.env)
 	home, work, env := project(t)
-	writeFiles(t, work, o.files)
-	install(t, env, append([]string{name, "--project", work}, o.install...)...)
 	model, url := newScriptedAnthropicWith(t, script, o.agents)
-	cfg, _ := json.Marshal(map[string]any{"$schema": "https://opencode.ai/config.json", "model": "anthropic/claude-sonnet-4-5",
+	// The host's configuration: the scripted provider, and what the test
+	// adds to it (o.files[h.config]: MCP servers).
+	cfg := map[string]any{"$schema": "https://opencode.ai/config.json", "model": "anthropic/claude-sonnet-4-5",
 		"small_model": "anthropic/claude-sonnet-4-5", "autoupdate": false, "share": "disabled",
-		"provider": map[string]any{"anthropic": map[string]any{"options": map[string]any{"baseURL": url + "/v1", "apiKey": "sk-ant-scripted-not-a-key"}}}})
+		"provider": map[string]any{"anthropic": map[string]any{"options": map[string]any{"baseURL": url + "/v1", "apiKey": "sk-ant-scripted-not-a-key"}}}}
+	if more, ok := o.files[h.config]; ok {
+		if err := json.Unmarshal([]byte(more), &cfg); err != nil {
+			t.Fatalf("%s: %v", h.config, err)
+		}
+	}
+	raw, _ := json.Marshal(cfg)
 	// The host installs its plugin package into every configuration
 	// directory whose lock file does not name it, from the registry: 70 s
 	// lost offline. agentledger's plugin imports nothing of it.
 	lock := `{"packages":{"":{"dependencies":{"` + h.pluginPackage + `":"*"}}}}`
-	writeFiles(t, work, map[string]string{h.config: string(cfg), h.dir + "/package-lock.json": lock, h.dir + "/node_modules/.keep": ""})
-	writeFiles(t, home, map[string]string{".config/" + name + "/package-lock.json": lock, ".config/" + name + "/node_modules/.keep": ""})
+	o.files = withFiles(o.files, map[string]string{h.config: string(raw), h.dir + "/package-lock.json": lock, h.dir + "/node_modules/.keep": ""})
+	o.homeFiles = withFiles(o.homeFiles, map[string]string{".config/" + name + "/package-lock.json": lock, ".config/" + name + "/node_modules/.keep": ""})
+	o.setUp(t, env, name, home, work)
 	r := &hostRun{work: work, data: filepath.Join(home, ".local", "share", "agentledger"),
 		results: func() map[string]string { _, res := model.calls(); return res }}
 	t.Cleanup(func() { stopEngine(r.data) })
@@ -54,6 +62,17 @@ func runOpencode(t *testing.T, name string, script []turn, o hostOptions) (*host
 	}
 	r.play(t, append(o.envFor(env), off...), program, args...)
 	return r, model
+}
+
+// withFiles is files with more, a new map.
+func withFiles(files, more map[string]string) map[string]string {
+	out := maps.Clone(more)
+	for k, v := range files {
+		if _, ok := out[k]; !ok {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // TestOpencodeSubAgent: a sub-agent opencode (or Kilo) starts with its

@@ -15,8 +15,7 @@ func runQwen(t *testing.T, script []turn, mode string, o hostOptions) (*hostRun,
 	t.Helper()
 	qwen := host(t, "AGENTLEDGER_E2E_QWEN")
 	home, work, env := project(t)
-	writeFiles(t, work, o.files)
-	install(t, env, append([]string{"qwen-code", "--project", work}, o.install...)...)
+	o.setUp(t, env, "qwen-code", home, work)
 	settings, _ := json.Marshal(map[string]any{"general": map[string]any{"enableAutoUpdate": false, "disableAutoUpdate": true},
 		"privacy": map[string]any{"usageStatisticsEnabled": false}, "telemetry": map[string]any{"enabled": false}})
 	writeFiles(t, home, map[string]string{".qwen/settings.json": string(settings)})

@@ -9,57 +9,117 @@ import (
 	"strings"
 )
 
-// MCP servers. A host that starts MCP servers from its configuration
-// (an "mcpServers" object of name → {command, args, env, …}) can have
-// every one of them started behind agentledger's MCP gateway instead:
-// the entry's command becomes the engine program and its args
+// MCP servers. A host that starts MCP servers from a JSON configuration
+// (an object of name → {command, args, env, …}) can have every one of
+// them started behind agentledger's MCP gateway instead: the entry's
+// command becomes the engine program and its args
 // [mcp-proxy --name NAME FLAGS… -- COMMAND ARGS…], so the server runs as
 // before, as the proxy's child, and every call to it is judged and
 // recorded. Remote servers (url, httpUrl) are left as they are.
 
-// mcpFiles are the files holding each host's MCP servers, in a project
-// and for the user (confirmed in the hosts' documentation, 2026-11).
-var mcpFiles = map[string][2]string{
+// mcpFormat is where a host keeps its MCP servers and how it writes one
+// (confirmed in the hosts' documentation and their pinned releases,
+// 2026-12).
+type mcpFormat struct {
+	// project: the files under a project that hold servers, each of which
+	// is changed where it exists (the first is the one a new server goes
+	// to); none: the host reads no project file.
+	project []string
+	// user: the file under the home directory ("": agentledger changes
+	// none, and userWhy says why).
+	user, userWhy string
+	key           string // the object of servers
+	// commandList: an entry's command is a list, the program then its
+	// arguments (opencode, Kilo), not a command and args.
+	commandList bool
+}
+
+// mcpFormats are the hosts whose MCP servers WrapMCP can put behind the
+// gateway.
+var mcpFormats = map[string]mcpFormat{
 	// Claude Code's user-scope servers live in ~/.claude.json, a file it
-	// rewrites itself while it runs: only the project's .mcp.json is
-	// changed here.
-	"claude-code": {".mcp.json", ""},
-	"cursor":      {".cursor/mcp.json", ".cursor/mcp.json"},
-	"gemini":      {".gemini/settings.json", ".gemini/settings.json"},
+	// rewrites itself while it runs.
+	"claude-code": {project: []string{".mcp.json"}, key: "mcpServers",
+		userWhy: "Claude Code keeps the user's MCP servers in a file it rewrites itself; wrap them in a project's .mcp.json, or by hand"},
+	"cursor": {project: []string{".cursor/mcp.json"}, user: ".cursor/mcp.json", key: "mcpServers"},
+	"gemini": {project: []string{".gemini/settings.json"}, user: ".gemini/settings.json", key: "mcpServers"},
+	// Qwen Code also reads a project's .mcp.json (Claude Code's form).
+	"qwen-code": {project: []string{".qwen/settings.json", ".mcp.json"}, user: ".qwen/settings.json", key: "mcpServers"},
+	"copilot":   {project: []string{".github/mcp.json", ".mcp.json"}, user: ".copilot/mcp-config.json", key: "mcpServers"},
+	"droid":     {project: []string{".factory/mcp.json"}, user: ".factory/mcp.json", key: "mcpServers"},
+	"cline":     {user: ".cline/data/settings/cline_mcp_settings.json", key: "mcpServers"},
+	"opencode":  {project: []string{"opencode.json", ".opencode/opencode.json"}, user: ".config/opencode/opencode.json", key: "mcp", commandList: true},
+	"kilo":      {project: []string{"kilo.json", "opencode.json", ".kilo/kilo.json"}, user: ".config/kilo/kilo.json", key: "mcp", commandList: true},
 }
 
 // MCPHosts are the hosts whose MCP servers WrapMCP can put behind the
 // gateway.
 func MCPHosts() []string {
 	var out []string
-	for h := range mcpFiles {
+	for h := range mcpFormats {
 		out = append(out, h)
 	}
 	slices.Sort(out)
 	return out
 }
 
-// loadMCP reads the host's MCP configuration file for scope.
-func loadMCP(host string, scope Scope) (*Change, *node, error) {
-	files, ok := mcpFiles[host]
+// mcpDoc is one configuration file of a host's MCP servers, read.
+type mcpDoc struct {
+	change *Change
+	doc    *node
+}
+
+// loadMCP reads the host's MCP configuration files for scope: the
+// project's that exist (the first, absent, when none does), or the
+// user's.
+func loadMCP(host string, scope Scope) (mcpFormat, []mcpDoc, error) {
+	f, ok := mcpFormats[host]
 	if !ok {
-		return nil, nil, fmt.Errorf("agentledger cannot change %s's MCP servers (it can for %s)", host, strings.Join(MCPHosts(), ", "))
+		why := ""
+		if host == "codex" {
+			why = "; Codex keeps them in TOML: run codex mcp add NAME -- engine mcp-proxy --name NAME -- COMMAND ARGS…"
+		}
+		return f, nil, fmt.Errorf("agentledger cannot change %s's MCP servers (it can for %s)%s", host, strings.Join(MCPHosts(), ", "), why)
 	}
-	c := &Change{root: filepath.Clean(scope.Dir)}
+	var paths []string
+	root := filepath.Clean(scope.Dir)
 	switch {
-	case scope.User && files[1] == "":
-		return nil, nil, fmt.Errorf("%s keeps the user's MCP servers in a file it rewrites itself; wrap them in a project's %s, or by hand", host, files[0])
+	case scope.User && f.user == "":
+		return f, nil, errors.New(f.userWhy)
 	case scope.User:
 		home, err := scope.home()
 		if err != nil {
-			return nil, nil, err
+			return f, nil, err
 		}
-		c.Path, c.root = filepath.Join(home, files[1]), home
+		root, paths = home, []string{filepath.Join(home, f.user)}
+	case len(f.project) == 0:
+		return f, nil, fmt.Errorf("%s reads MCP servers only from the user's %s: install with --user", host, "~/"+f.user)
 	case scope.Dir == "":
-		return nil, nil, errors.New("no project directory")
+		return f, nil, errors.New("no project directory")
 	default:
-		c.Path = filepath.Join(scope.Dir, files[0])
+		for _, p := range f.project {
+			if _, err := os.Stat(filepath.Join(scope.Dir, p)); err == nil {
+				paths = append(paths, filepath.Join(scope.Dir, p))
+			}
+		}
+		if len(paths) == 0 {
+			paths = []string{filepath.Join(scope.Dir, f.project[0])}
+		}
 	}
+	var docs []mcpDoc
+	for _, p := range paths {
+		c, doc, err := readMCP(f, p, root)
+		if err != nil {
+			return f, nil, err
+		}
+		docs = append(docs, mcpDoc{c, doc})
+	}
+	return f, docs, nil
+}
+
+// readMCP reads one file of MCP servers.
+func readMCP(f mcpFormat, path, root string) (*Change, *node, error) {
+	c := &Change{Path: path, root: root}
 	data, err := os.ReadFile(c.Path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -78,10 +138,19 @@ func loadMCP(host string, scope Scope) (*Change, *node, error) {
 	if !doc.isObj {
 		return nil, nil, fmt.Errorf("%s: not a JSON object; nothing was changed", c.Path)
 	}
-	if s := doc.get("mcpServers"); s != nil && !s.isObj {
-		return nil, nil, fmt.Errorf("%s: \"mcpServers\" is not an object; nothing was changed", c.Path)
+	if s := doc.get(f.key); s != nil && !s.isObj {
+		return nil, nil, fmt.Errorf("%s: %q is not an object; nothing was changed", c.Path, f.key)
 	}
 	return c, doc, nil
+}
+
+// joined is the changes of docs as one: the first, the others its More.
+func joined(docs []mcpDoc) *Change {
+	c := docs[0].change
+	for _, d := range docs[1:] {
+		c.More = append(c.More, d.change)
+	}
+	return c
 }
 
 // MCPEntry is what WrapMCP did with one server.
@@ -99,29 +168,31 @@ type MCPEntry struct {
 // --manifest, a --data). A server already behind it is updated to exe
 // and flags, never wrapped twice.
 func WrapMCP(host string, scope Scope, exe string, flags []string) (*Change, []MCPEntry, error) {
-	c, doc, err := loadMCP(host, scope)
+	f, docs, err := loadMCP(host, scope)
 	if err != nil {
 		return nil, nil, err
 	}
 	var report []MCPEntry
-	servers := doc.get("mcpServers")
-	if servers != nil {
-		for _, m := range servers.obj {
-			report = append(report, wrapEntry(m.key, m.val, exe, flags))
+	for _, d := range docs {
+		c, doc := d.change, d.doc
+		if servers := doc.get(f.key); servers != nil {
+			for _, m := range servers.obj {
+				report = append(report, f.wrapEntry(m.key, m.val, exe, flags))
+			}
+		}
+		c.After = doc.encode(indentOf(c.Before))
+		if !c.Existed || doc.clean() {
+			c.After = c.Before // nothing to wrap: the file stays as it is (or absent)
+			if !c.Existed {
+				c.After = nil
+			}
 		}
 	}
-	c.After = doc.encode(indentOf(c.Before))
-	if !c.Existed || doc.clean() {
-		c.After = c.Before // nothing to wrap: the file stays as it is (or absent)
-		if !c.Existed {
-			c.After = nil
-		}
-	}
-	return c, report, nil
+	return joined(docs), report, nil
 }
 
 // wrapEntry wraps one server's entry in place.
-func wrapEntry(name string, e *node, exe string, flags []string) MCPEntry {
+func (f mcpFormat) wrapEntry(name string, e *node, exe string, flags []string) MCPEntry {
 	out := MCPEntry{Name: name}
 	if !e.isObj {
 		out.Skipped = "not an object"
@@ -131,7 +202,7 @@ func wrapEntry(name string, e *node, exe string, flags []string) MCPEntry {
 		out.Skipped = "a remote server: serve it through engine mcp-proxy --listen --upstream URL"
 		return out
 	}
-	command, args, ok := commandOf(e)
+	command, args, ok := f.commandOf(e)
 	if !ok || command == "" {
 		out.Skipped = "no command"
 		return out
@@ -143,24 +214,26 @@ func wrapEntry(name string, e *node, exe string, flags []string) MCPEntry {
 	}
 	wrapped := append([]string{"mcp-proxy", "--name", name}, flags...)
 	wrapped = append(append(wrapped, "--", command), args...)
-	if e.str("command") == exe && equalStrings(e.get("args"), wrapped) {
+	if c, a, _ := f.commandOf(e); c == exe && slices.Equal(a, wrapped) {
 		out.Updated = false // already as it should be
 		return out
 	}
-	e.set("command", scalar(exe))
-	items := make([]*node, len(wrapped))
-	for i, a := range wrapped {
-		items[i] = scalar(a)
-	}
-	e.set("args", array(items...))
+	f.setCommand(e, exe, wrapped)
 	return out
 }
 
 // commandOf is an entry's command and args, when they are strings.
-func commandOf(e *node) (string, []string, bool) {
+func (f mcpFormat) commandOf(e *node) (string, []string, bool) {
 	c := e.get("command")
 	if c == nil {
 		return "", nil, false
+	}
+	if f.commandList {
+		list, ok := stringsOf(c)
+		if !ok || len(list) == 0 {
+			return "", nil, false
+		}
+		return list[0], list[1:], true
 	}
 	command, ok := c.scalar.(string)
 	if !ok {
@@ -168,18 +241,50 @@ func commandOf(e *node) (string, []string, bool) {
 	}
 	var args []string
 	if a := e.get("args"); a != nil {
-		if !a.isArr {
+		if args, ok = stringsOf(a); !ok {
 			return "", nil, false
-		}
-		for _, item := range a.arr {
-			s, ok := item.scalar.(string)
-			if !ok {
-				return "", nil, false
-			}
-			args = append(args, s)
 		}
 	}
 	return command, args, true
+}
+
+// setCommand makes an entry start command with args (no args: none
+// written).
+func (f mcpFormat) setCommand(e *node, command string, args []string) {
+	if f.commandList {
+		e.set("command", stringArray(append([]string{command}, args...)))
+		return
+	}
+	e.set("command", scalar(command))
+	if len(args) == 0 {
+		e.remove("args")
+		return
+	}
+	e.set("args", stringArray(args))
+}
+
+// stringsOf is a JSON array of strings, as strings.
+func stringsOf(n *node) ([]string, bool) {
+	if !n.isArr {
+		return nil, false
+	}
+	out := make([]string, 0, len(n.arr))
+	for _, item := range n.arr {
+		s, ok := item.scalar.(string)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, s)
+	}
+	return out, true
+}
+
+func stringArray(list []string) *node {
+	items := make([]*node, len(list))
+	for i, a := range list {
+		items[i] = scalar(a)
+	}
+	return array(items...)
 }
 
 // proxied returns the server's own command line of args that start it
@@ -195,55 +300,38 @@ func proxied(args []string) ([]string, bool) {
 	return args[i+1:], true
 }
 
-func equalStrings(n *node, want []string) bool {
-	if n == nil || !n.isArr || len(n.arr) != len(want) {
-		return false
-	}
-	for i, item := range n.arr {
-		if s, ok := item.scalar.(string); !ok || s != want[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // UnwrapMCP plans the change that starts every server WrapMCP put behind
 // the gateway as it was: its own command and args again.
 func UnwrapMCP(host string, scope Scope) (*Change, []string, error) {
-	c, doc, err := loadMCP(host, scope)
+	f, docs, err := loadMCP(host, scope)
 	if err != nil {
 		return nil, nil, err
 	}
 	var restored []string
-	if servers := doc.get("mcpServers"); servers != nil {
-		for _, m := range servers.obj {
-			if !m.val.isObj {
-				continue
+	for _, d := range docs {
+		c, doc := d.change, d.doc
+		n := len(restored)
+		if servers := doc.get(f.key); servers != nil {
+			for _, m := range servers.obj {
+				if !m.val.isObj {
+					continue
+				}
+				_, args, ok := f.commandOf(m.val)
+				inner, wrapped := proxied(args)
+				if !ok || !wrapped {
+					continue
+				}
+				f.setCommand(m.val, inner[0], inner[1:])
+				restored = append(restored, m.key)
 			}
-			_, args, ok := commandOf(m.val)
-			inner, wrapped := proxied(args)
-			if !ok || !wrapped {
-				continue
-			}
-			m.val.set("command", scalar(inner[0]))
-			items := make([]*node, 0, len(inner)-1)
-			for _, a := range inner[1:] {
-				items = append(items, scalar(a))
-			}
-			if len(items) == 0 {
-				m.val.remove("args")
-			} else {
-				m.val.set("args", array(items...))
-			}
-			restored = append(restored, m.key)
+		}
+		c.After = c.Before
+		if len(restored) > n {
+			c.After = doc.encode(indentOf(c.Before))
+		}
+		if !c.Existed {
+			c.After = nil
 		}
 	}
-	c.After = c.Before
-	if len(restored) > 0 {
-		c.After = doc.encode(indentOf(c.Before))
-	}
-	if !c.Existed {
-		c.After = nil
-	}
-	return c, restored, nil
+	return joined(docs), restored, nil
 }

@@ -95,3 +95,78 @@ func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestWrapMCPEveryFormat: opencode's servers (under "mcp", the command a
+// list of the program and its arguments) are wrapped and unwrapped in that
+// form; a host that reads two project files (Qwen Code: its settings and
+// .mcp.json) has both changed; Cline, which reads only the user's file,
+// refuses a project; Codex's TOML is named with the command to use.
+func TestWrapMCPEveryFormat(t *testing.T) {
+	dir := t.TempDir()
+	writeFile := func(name, body string) {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const opencode = `{"mcp": {"shop": {"type": "local", "command": ["/srv/shop", "--ro"], "environment": {"A": "1"}}, "docs": {"type": "remote", "url": "https://docs.example.com/mcp"}}}`
+	writeFile("opencode.json", opencode)
+	change, entries, err := WrapMCP("opencode", Scope{Dir: dir}, "/opt/engine", nil)
+	if err != nil || len(entries) != 2 || !entries[0].Wrapped || entries[1].Skipped == "" {
+		t.Fatalf("opencode: %v %+v", err, entries)
+	}
+	var got struct {
+		MCP map[string]struct {
+			Command     []string          `json:"command"`
+			Args        []string          `json:"args"`
+			Environment map[string]string `json:"environment"`
+		} `json:"mcp"`
+	}
+	if err := json.Unmarshal(change.After, &got); err != nil {
+		t.Fatal(err)
+	}
+	if shop := got.MCP["shop"]; strings.Join(shop.Command, " ") != "/opt/engine mcp-proxy --name shop -- /srv/shop --ro" || shop.Args != nil || shop.Environment["A"] != "1" {
+		t.Fatalf("opencode's shop: %+v", shop)
+	}
+	if err := change.Apply(); err != nil {
+		t.Fatal(err)
+	}
+	undo, restored, err := UnwrapMCP("opencode", Scope{Dir: dir})
+	if err != nil || len(restored) != 1 || mustJSON(parse(t, undo.After)) != mustJSON(parse(t, []byte(opencode))) {
+		t.Fatalf("opencode unwrapped: %v %v\n%s", err, restored, undo.After)
+	}
+
+	writeFile(".qwen/settings.json", `{"mcpServers": {"a": {"command": "/srv/a"}}}`)
+	writeFile(".mcp.json", `{"mcpServers": {"b": {"command": "/srv/b", "args": ["x"]}}}`)
+	change, entries, err = WrapMCP("qwen-code", Scope{Dir: dir}, "/opt/engine", nil)
+	if err != nil || len(entries) != 2 || len(change.More) != 1 {
+		t.Fatalf("qwen-code: %v %+v", err, entries)
+	}
+	if !strings.Contains(string(change.After), `"mcp-proxy"`) || !strings.Contains(string(change.More[0].After), `"/srv/b"`) || !strings.Contains(string(change.More[0].After), `"mcp-proxy"`) {
+		t.Fatalf("qwen-code's two files:\n%s\n%s", change.After, change.More[0].After)
+	}
+
+	if _, _, err := WrapMCP("cline", Scope{Dir: dir}, "/opt/engine", nil); err == nil || !strings.Contains(err.Error(), "--user") {
+		t.Fatalf("Cline's project: %v", err)
+	}
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	change, _, err = WrapMCP("cline", Scope{User: true}, "/opt/engine", nil)
+	if err != nil || change.Path != filepath.Join(home, ".cline/data/settings/cline_mcp_settings.json") || change.Changed() {
+		t.Fatalf("Cline's user file, absent: %v %+v", err, change)
+	}
+	if _, _, err := WrapMCP("codex", Scope{Dir: dir}, "/opt/engine", nil); err == nil || !strings.Contains(err.Error(), "codex mcp add") {
+		t.Fatalf("codex: %v", err)
+	}
+}
+
+func parse(t *testing.T, b []byte) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	return v
+}

@@ -185,6 +185,21 @@ export const AgentLedger = async ({ client, directory }) => {
 	async function session(id, agent) {
 		return { session_id: id, parent_session_id: await parentOf(id), agent: agent ?? undefined };
 	}
+	// The host names an MCP server's tool SERVER_TOOL (what is not
+	// [A-Za-z0-9_-] made _ in each part), which alone cannot be told from
+	// one of its own tools: the servers it has connected say whose it is
+	// (asked again, at most every 10 s, for a name none of them explains).
+	let servers = [], asked = 0;
+	async function serverOf(tool) {
+		const find = () => servers.filter((s) => tool.startsWith(s.replace(/[^A-Za-z0-9_-]/g, "_") + "_")).sort((a, b) => b.length - a.length)[0];
+		if (!tool.includes("_") || find() !== undefined || Date.now() - asked < 10000) return find();
+		asked = Date.now();
+		try {
+			const got = await client.mcp.status();
+			if (got?.data && typeof got.data === "object") servers = Object.keys(got.data);
+		} catch {}
+		return find();
+	}
 	return {
 		event: async ({ event }) => {
 			if (event?.type !== "session.created") return;
@@ -204,7 +219,7 @@ export const AgentLedger = async ({ client, directory }) => {
 		},
 		"tool.execute.before": async (input, output) => {
 			const answer = await hook(directory, wire, { hook_event_name: "tool.execute.before", ...(await session(input.sessionID)),
-				call_id: input.callID, tool: input.tool, args: output.args ?? {} });
+				call_id: input.callID, tool: input.tool, mcp_server: await serverOf(input.tool), args: output.args ?? {} });
 			if (answer.block) throw new Error(answer.block);
 			if (answer.args && typeof answer.args === "object") {
 				for (const k of Object.keys(output.args)) delete output.args[k];
@@ -213,7 +228,7 @@ export const AgentLedger = async ({ client, directory }) => {
 		},
 		"tool.execute.after": async (input, output) => {
 			const answer = await hook(directory, wire, { hook_event_name: "tool.execute.after", ...(await session(input.sessionID)),
-				call_id: input.callID, tool: input.tool, args: input.args ?? {}, output: String(output.output ?? "") });
+				call_id: input.callID, tool: input.tool, mcp_server: await serverOf(input.tool), args: input.args ?? {}, output: String(output.output ?? "") });
 			if (typeof answer.output === "string") {
 				output.output = answer.output;
 				if (output.metadata && typeof output.metadata === "object" && "output" in output.metadata) output.metadata.output = answer.output;
