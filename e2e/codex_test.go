@@ -32,6 +32,7 @@ type codexOptions struct {
 	setup             func(env []string) []string
 	approval, sandbox string
 	files             map[string]string // files the project holds before the run
+	config            string            // more of the user's config.toml
 }
 
 // runCodexWith is runCodex with options.
@@ -82,7 +83,7 @@ remote_plugin = false
 plugin_sharing = false
 apps = false
 in_app_updates = false
-`, o.approval, o.sandbox, url, work)
+`, o.approval, o.sandbox, url, work) + o.config
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}

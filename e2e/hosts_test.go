@@ -92,7 +92,7 @@ var shellHosts = []shellHost{
 // out only a deny; its PostToolUse a block, whose reason the model sees
 // instead of the result.
 var codexHost = shellHost{"codex", "codex", "", true, false, false, func(t *testing.T, script []turn, _ string, o hostOptions) *hostRun {
-	r, _ := runCodexWith(t, script, codexOptions{files: o.files, setup: func(env []string) []string {
+	r, _ := runCodexWith(t, script, codexOptions{files: o.files, config: o.homeFiles[".codex/config.toml"], setup: func(env []string) []string {
 		install(t, env, append([]string{"codex", "--user"}, o.install...)...)
 		return o.envFor(env)
 	}})

@@ -145,7 +145,16 @@ var mcpHosts = map[string]struct {
 	files, homeFiles func(server, command string) map[string]string
 	tool             func(server, name string) string
 	before           []turn
+	// byHand: the host has no engine install --mcp; files put the server
+	// behind the gateway as its documentation says to (command is then
+	// the whole command line, engine mcp-proxy included).
+	byHand bool
 }{
+	// Codex keeps MCP servers in its TOML configuration; docs/engine.md
+	// has the command that adds one behind the gateway.
+	"codex": {homeFiles: func(server, command string) map[string]string {
+		return map[string]string{".codex/config.toml": fmt.Sprintf("\n[mcp_servers.%s]\ncommand = %q\nargs = [%s]\n", server, strings.Fields(command)[0], quoted(strings.Fields(command)[1:]))}
+	}, tool: func(server, name string) string { return "mcp__" + server + "__" + name }, byHand: true},
 	"copilot": {files: func(server, command string) map[string]string {
 		return jsonFile(".github/mcp.json", map[string]any{"mcpServers": map[string]any{server: map[string]any{"command": command, "tools": []string{"*"}, "deferTools": "never"}}})
 	}, tool: func(server, name string) string { return server + "-" + name }},
@@ -169,6 +178,15 @@ var mcpHosts = map[string]struct {
 	}, tool: func(server, name string) string { return server + "_" + name }},
 }
 
+// quoted is a TOML array's items: each of list quoted.
+func quoted(list []string) string {
+	q := make([]string, len(list))
+	for i, s := range list {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
+}
+
 // jsonFile is one file holding v as JSON.
 func jsonFile(name string, v any) map[string]string {
 	raw, _ := json.Marshal(v)
@@ -190,15 +208,19 @@ func TestMCPBehindGatewayOnEveryHost(t *testing.T) {
 	for _, h := range shellHosts {
 		m, ok := mcpHosts[h.name]
 		if !ok {
-			continue // Claude Code and Gemini: their own tests; Codex: not measured
+			continue // Claude Code and Gemini: their own tests
 		}
 		t.Run(h.name, func(t *testing.T) {
-			o := hostOptions{mcp: true}
+			o := hostOptions{mcp: !m.byHand}
+			command := server
+			if m.byHand {
+				command = filepath.Join(buildPrograms(t), "engine") + " mcp-proxy --name shop -- " + server
+			}
 			if m.files != nil {
-				o.files = m.files("shop", server)
+				o.files = m.files("shop", command)
 			}
 			if m.homeFiles != nil {
-				o.homeFiles = m.homeFiles("shop", server)
+				o.homeFiles = m.homeFiles("shop", command)
 			}
 			script := append(slices.Clone(m.before),
 				turn{Calls: []call{{m.tool("shop", "read_file"), map[string]any{"path": "README.md"}}}},

@@ -88,7 +88,13 @@ func (m *scriptedResponses) responses(w http.ResponseWriter, r *http.Request) {
 			}
 			m.mu.Unlock()
 			args, _ := json.Marshal(c.Input)
-			items = append(items, map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": id, "name": c.Tool, "arguments": string(args), "status": "completed"})
+			item := map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": id, "name": c.Tool, "arguments": string(args), "status": "completed"}
+			if server, tool, ok := strings.Cut(strings.TrimPrefix(c.Tool, "mcp__"), "__"); ok && strings.HasPrefix(c.Tool, "mcp__") {
+				// Codex offers an MCP server's tools as a namespace
+				// (mcp__SERVER) of functions; a call names both.
+				item["namespace"], item["name"] = "mcp__"+server, tool
+			}
+			items = append(items, item)
 		}
 	}
 	usage := map[string]any{"input_tokens": 100, "input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens": 20,
