@@ -33,6 +33,7 @@ type codexOptions struct {
 	approval, sandbox string
 	files             map[string]string // files the project holds before the run
 	config            string            // more of the user's config.toml
+	agents            map[string][]turn // sub-agents' scripts (newScriptedResponses)
 }
 
 // runCodexWith is runCodex with options.
@@ -52,7 +53,7 @@ func runCodexWith(t *testing.T, script []turn, o codexOptions) (*hostRun, *scrip
 	writeFiles(t, work, o.files)
 	codexHome := filepath.Join(home, ".codex")
 	env = setup(append(env, "CODEX_HOME="+codexHome))
-	model, url := newScriptedResponses(t, script)
+	model, url := newScriptedResponses(t, script, o.agents)
 	config := fmt.Sprintf(`model = "gpt-scripted"
 model_provider = "scripted"
 approval_policy = %q

@@ -92,7 +92,7 @@ var shellHosts = []shellHost{
 // out only a deny; its PostToolUse a block, whose reason the model sees
 // instead of the result.
 var codexHost = shellHost{"codex", "codex", "", true, false, false, func(t *testing.T, script []turn, _ string, o hostOptions) *hostRun {
-	r, _ := runCodexWith(t, script, codexOptions{files: o.files, config: o.homeFiles[".codex/config.toml"], setup: func(env []string) []string {
+	r, _ := runCodexWith(t, script, codexOptions{files: o.files, config: o.homeFiles[".codex/config.toml"], agents: o.agents, setup: func(env []string) []string {
 		install(t, env, append([]string{"codex", "--user"}, o.install...)...)
 		return o.envFor(env)
 	}})
@@ -525,7 +525,7 @@ func TestApprovalReleasesOnceOnEveryHost(t *testing.T) {
 // TestSubAgentOnEveryHost: a sub-agent the host starts is judged like its
 // parent — its ordinary call runs, its download into a shell does not —
 // and its calls are on the record as a sub-agent's as far as the host says:
-// Qwen Code and Cline name the sub-agent (agent_id), so its calls are in a
+// Qwen Code, Cline and Codex name the sub-agent, so its calls are in a
 // child session bounded by the recorded spawn; Droid starts it as a session whose
 // start names its caller; Copilot as a session that names none; Gemini CLI
 // runs it in the main session, naming it nowhere in its hooks' input.
@@ -549,6 +549,7 @@ func TestSubAgentOnEveryHost(t *testing.T) {
 		{"copilot", call{"task", with("name", "builder", "agent_type", "general-purpose")}},
 		{"gemini", call{"invoke_agent", map[string]any{"agent_name": "generalist", "prompt": task["prompt"]}}},
 		{"cline", call{"spawn_agent", map[string]any{"systemPrompt": "You build projects.", "task": task["prompt"]}}},
+		{"codex", call{"multi_agent_v1.spawn_agent", map[string]any{"message": task["prompt"]}}},
 	} {
 		t.Run(tc.host, func(t *testing.T) {
 			h := shellHosts[slices.IndexFunc(shellHosts, func(h shellHost) bool { return h.name == tc.host })]
@@ -579,7 +580,7 @@ func TestSubAgentOnEveryHost(t *testing.T) {
 				t.Errorf("the sub-agent's download into a shell: %v, want deny", d)
 			}
 			switch tc.host {
-			case "qwen-code", "cline":
+			case "qwen-code", "cline", "codex":
 				for _, rec := range sub {
 					if rec.event["parent_session_id"] != main["session_id"] || rec.event["is_sub_agent"] != true {
 						t.Errorf("the sub-agent's call names parent %v (sub-agent %v), want %v", rec.event["parent_session_id"], rec.event["is_sub_agent"], main["session_id"])

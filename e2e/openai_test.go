@@ -18,16 +18,27 @@ import (
 // calls it (POST /v1/responses, streamed), playing a script: a request that
 // offers tools gets the turn numbered by the assistant turns already in its
 // input (a run of function calls is one turn), so a retry gets the same
-// turn. Function calls are named toolu_<turn>_<index>.
+// turn. Function calls are named toolu_<turn>_<index>. A sub-agent's
+// requests (their user input holds a word of agents) play that word's
+// script, their calls named toolu_<word>_<turn>_<index>. A call of a tool
+// NAMESPACE.NAME (or mcp__SERVER__TOOL: namespace mcp__SERVER) names its
+// namespace, as Codex offers its sub-agent and MCP tools. The main
+// script's closing text waits (a minute at most) until every sub-agent has
+// played its script, as a model waits for the agents it started.
 type scriptedResponses struct {
 	script []turn
+	agents map[string][]turn
+	done   map[string]chan struct{} // closed when the word's script has been played
 	mu     sync.Mutex
 	issued []string
 	result map[string]string // call id → the function_call_output the host sent (as JSON)
 }
 
-func newScriptedResponses(t *testing.T, script []turn) (*scriptedResponses, string) {
-	m := &scriptedResponses{script: script, result: map[string]string{}}
+func newScriptedResponses(t *testing.T, script []turn, agents map[string][]turn) (*scriptedResponses, string) {
+	m := &scriptedResponses{script: script, agents: agents, result: map[string]string{}, done: map[string]chan struct{}{}}
+	for word := range agents {
+		m.done[word] = make(chan struct{})
+	}
 	srv := httptest.NewServer(http.HandlerFunc(m.serve))
 	t.Cleanup(srv.Close)
 	return m, srv.URL
@@ -68,20 +79,27 @@ func (m *scriptedResponses) responses(w http.ResponseWriter, r *http.Request) {
 		items = []map[string]any{message("{}", -1)}
 	default:
 		m.noteOutputs(req.Input)
-		n := turnsPlayed(req.Input)
-		if n < len(m.script) && m.script[n].Before != nil {
-			m.script[n].Before()
-		}
-		if n >= len(m.script) || m.script[n].Text != "" {
-			text := "done."
-			if n < len(m.script) {
-				text = m.script[n].Text
+		script, tag := m.script, ""
+		for word, s := range m.agents {
+			if inputAsks(req.Input, word) {
+				script, tag = s, word+"_"
 			}
+		}
+		n := turnsPlayed(req.Input)
+		if n < len(script) && script[n].Before != nil {
+			script[n].Before()
+		}
+		if n >= len(script) || script[n].Text != "" {
+			text := "done."
+			if n < len(script) {
+				text = script[n].Text
+			}
+			m.played(tag)
 			items = []map[string]any{message(text, n)}
 			break
 		}
-		for i, c := range m.script[n].Calls {
-			id := fmt.Sprintf("toolu_%02d_%d", n, i)
+		for i, c := range script[n].Calls {
+			id := fmt.Sprintf("toolu_%s%02d_%d", tag, n, i)
 			m.mu.Lock()
 			if !slices.Contains(m.issued, id) {
 				m.issued = append(m.issued, id)
@@ -90,9 +108,9 @@ func (m *scriptedResponses) responses(w http.ResponseWriter, r *http.Request) {
 			args, _ := json.Marshal(c.Input)
 			item := map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": id, "name": c.Tool, "arguments": string(args), "status": "completed"}
 			if server, tool, ok := strings.Cut(strings.TrimPrefix(c.Tool, "mcp__"), "__"); ok && strings.HasPrefix(c.Tool, "mcp__") {
-				// Codex offers an MCP server's tools as a namespace
-				// (mcp__SERVER) of functions; a call names both.
 				item["namespace"], item["name"] = "mcp__"+server, tool
+			} else if ns, tool, ok := strings.Cut(c.Tool, "."); ok {
+				item["namespace"], item["name"] = ns, tool
 			}
 			items = append(items, item)
 		}
@@ -131,6 +149,46 @@ func (m *scriptedResponses) responses(w http.ResponseWriter, r *http.Request) {
 
 // turnsPlayed counts the assistant turns in a request's input: runs of
 // function calls, or assistant messages.
+// played notes that the script of tag (a sub-agent's word and _) has
+// been played, or, for the main script (""), waits until every
+// sub-agent's has.
+func (m *scriptedResponses) played(tag string) {
+	if tag != "" {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if ch := m.done[strings.TrimSuffix(tag, "_")]; ch != nil {
+			select {
+			case <-ch:
+			default:
+				close(ch)
+			}
+		}
+		return
+	}
+	deadline := time.After(time.Minute)
+	for _, ch := range m.done {
+		select {
+		case <-ch:
+		case <-deadline:
+			return
+		}
+	}
+}
+
+// inputAsks reports whether a user message of input holds word.
+func inputAsks(input []map[string]any, word string) bool {
+	for _, it := range input {
+		if it["role"] != "user" {
+			continue
+		}
+		raw, _ := json.Marshal(it["content"])
+		if strings.Contains(string(raw), word) {
+			return true
+		}
+	}
+	return false
+}
+
 func turnsPlayed(input []map[string]any) int {
 	n, prev := 0, false
 	for _, it := range input {
