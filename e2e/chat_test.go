@@ -39,8 +39,7 @@ func (m *scriptedChat) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/chat/completions"):
 		m.complete(w, r)
 	default:
-		w.WriteHeader(http.StatusNotFound)
-		writeJSON(w, map[string]any{"error": map[string]any{"message": "scripted: no " + r.URL.Path, "type": "invalid_request_error"}})
+		openAINotFound(w, r)
 	}
 }
 

@@ -88,54 +88,6 @@ func decisionOf(v map[string]any) any {
 	return inner["decision"]
 }
 
-// TestGeminiMCPBehindGateway: Gemini CLI with its project's MCP server put
-// behind the gateway (engine install gemini --mcp) and agentledger's hooks.
-// Gemini starts its MCP servers before any hook runs: the gateway then
-// starts the local engine the hooks use rather than holding the data
-// directory (which refused the hooks' engine: every call was blocked). A
-// read-only tool is not asked after the first result (the hook's record
-// carries the gateway's pin); a tool that files an issue after taint is
-// asked at the hook and does not run.
-func TestGeminiMCPBehindGateway(t *testing.T) {
-	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"shop": map[string]any{"command": filepath.Join(buildPrograms(t), "mcpserver")}}})
-	r, _ := runGemini(t, []turn{
-		{Calls: []call{{"mcp_shop_read_file", map[string]any{"path": "README.md"}}}},
-		{Calls: []call{{"mcp_shop_read_file", map[string]any{"path": "checkout/total.go"}}}},
-		{Calls: []call{{"mcp_shop_create_issue", map[string]any{"title": "totals", "body": "see checkout/total.go"}}}},
-		{Text: "Task finished."},
-	}, "yolo", hostOptions{mcp: true, files: map[string]string{".gemini/settings.json": string(cfg)}})
-	results := r.results()
-	if !strings.Contains(results["toolu_00_0"], "A small web shop") {
-		t.Fatalf("the first read's result %q: want the file (is the server behind the gateway running?)\n%s", results["toolu_00_0"], r.output)
-	}
-	if !strings.Contains(results["toolu_01_0"], "func Total") {
-		t.Errorf("the read after the first result: %q, want the file", results["toolu_01_0"])
-	}
-	var pre, gateway []recorded // the hooks' and the gateway's, on one record
-	for _, rec := range r.inOrder("PreToolUse") {
-		if rec.event["host_id"] == "gemini-cli" {
-			pre = append(pre, rec)
-		} else {
-			gateway = append(gateway, rec)
-		}
-	}
-	if len(pre) != 3 || len(gateway) != 2 {
-		t.Fatalf("%d calls on the hooks' record and %d on the gateway's, want 3 and 2 (create_issue never reaches it)", len(pre), len(gateway))
-	}
-	if decisionOf(pre[1].verdict) != "allow" {
-		t.Errorf("the read after the first result: verdict %v, want it not asked", pre[1].verdict)
-	}
-	if pin, _ := pre[1].event["tool_pin"].(map[string]any); pin["read_only"] != true || pin["via"] != "gateway" {
-		t.Errorf("the hook's record of the read: tool_pin %v, want the gateway's read-only pin", pre[1].event["tool_pin"])
-	}
-	if d := decisionOf(pre[2].verdict); d != "ask" {
-		t.Errorf("create_issue after taint: %v, want it asked at the hook", d)
-	}
-	if strings.Contains(results["toolu_02_0"], "filed") {
-		t.Errorf("create_issue ran: %q", results["toolu_02_0"])
-	}
-}
-
 // mcpHosts are how each host is given an MCP server in its own
 // configuration's form (files under the project, homeFiles under the
 // home directory: command is the server's program) and how it names the
@@ -150,6 +102,13 @@ var mcpHosts = map[string]struct {
 	// the whole command line, engine mcp-proxy included).
 	byHand bool
 }{
+	// Gemini CLI starts its MCP servers before any hook runs: the gateway
+	// then starts the local engine the hooks use rather than holding the
+	// data directory (which refused the hooks' engine: every call was
+	// blocked).
+	"gemini": {files: func(server, command string) map[string]string {
+		return jsonFile(".gemini/settings.json", map[string]any{"mcpServers": map[string]any{server: map[string]any{"command": command}}})
+	}, tool: func(server, name string) string { return "mcp_" + server + "_" + name }},
 	// Codex keeps MCP servers in its TOML configuration; docs/engine.md
 	// has the command that adds one behind the gateway.
 	"codex": {homeFiles: func(server, command string) map[string]string {
@@ -196,9 +155,8 @@ func jsonFile(name string, v any) map[string]string {
 // TestMCPBehindGatewayOnEveryHost: each host with its MCP server put
 // behind the gateway by engine install HOST --mcp (the server in the
 // host's own configuration, as a user writes it) and agentledger's hooks,
-// as TestClaudeCodeMCPBehindGateway and TestGeminiMCPBehindGateway for
-// those two: the server runs behind the gateway (its first read answers),
-// the hook's record of each call names the MCP tool as every host's
+// as TestClaudeCodeMCPBehindGateway for Claude Code: the server runs
+// behind the gateway (its first read answers), the hook's record of each call names the MCP tool as every host's
 // (mcp__SERVER__TOOL, whatever the host calls it), a read-only tool is
 // not asked after the first result (the hook's record carries the
 // gateway's read-only pin), and a tool that files an issue after taint is
@@ -208,7 +166,7 @@ func TestMCPBehindGatewayOnEveryHost(t *testing.T) {
 	for _, h := range shellHosts {
 		m, ok := mcpHosts[h.name]
 		if !ok {
-			continue // Claude Code and Gemini: their own tests
+			continue // Claude Code: its own test
 		}
 		t.Run(h.name, func(t *testing.T) {
 			o := hostOptions{mcp: !m.byHand}

@@ -51,8 +51,7 @@ func (m *scriptedResponses) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/responses"):
 		m.responses(w, r)
 	default:
-		w.WriteHeader(http.StatusNotFound)
-		writeJSON(w, map[string]any{"error": map[string]any{"message": "scripted: no " + r.URL.Path, "type": "invalid_request_error"}})
+		openAINotFound(w, r)
 	}
 }
 
@@ -236,4 +235,11 @@ func (m *scriptedResponses) calls() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]string(nil), m.issued...)
+}
+
+// openAINotFound answers a path the scripted OpenAI-style APIs do not
+// serve, in OpenAI's error form.
+func openAINotFound(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotFound)
+	writeJSON(w, map[string]any{"error": map[string]any{"message": "scripted: no " + r.URL.Path, "type": "invalid_request_error"}})
 }
