@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentledger/agentledger/internal/proctest"
 )
 
 // TestReadmeMCPEntryRuns starts the MCP server entry README gives for
@@ -53,7 +55,11 @@ func TestReadmeMCPEntryRuns(t *testing.T) {
 	for name, s := range cfg.MCPServers {
 		cmd := exec.Command(s.Command, s.Args...)
 		cmd.Dir = ".."
-		cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "LEDGER_DATA="+t.TempDir())
+		// The gateway starts the local engine on its data directory (as a
+		// hook would): stopped when the test ends.
+		data := t.TempDir()
+		t.Cleanup(func() { proctest.StopHolder(data) })
+		cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "LEDGER_DATA="+data)
 		ctx := context.Background()
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "readme", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentledger/agentledger/internal/proctest"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/receipt"
@@ -232,20 +233,7 @@ func runClaudeWith(t *testing.T, script []turn, mode string, o claudeOptions) *c
 }
 
 // stopEngine stops the engine a hook started on data, and waits for it.
-func stopEngine(data string) {
-	h, held := store.HeldBy(data)
-	if !held || h.PID == 0 {
-		return
-	}
-	if p, err := os.FindProcess(h.PID); err == nil {
-		_ = p.Signal(os.Interrupt)
-	}
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if _, still := store.HeldBy(data); !still {
-			return
-		}
-	}
-}
+func stopEngine(data string) { proctest.StopHolder(data) }
 
 // readRecord is every envelope of the ledger in data.
 func readRecord(t *testing.T, data string) []*ledger.Envelope {

@@ -10,11 +10,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/agentledger/agentledger/hookwire"
+	"github.com/agentledger/agentledger/internal/proctest"
 	"github.com/agentledger/agentledger/ledger/store"
 )
 
@@ -104,16 +103,7 @@ func userHome(t *testing.T) (bin, home, data string, env []string) {
 
 func stopEngine(t testing.TB, data string) {
 	t.Helper()
-	h, held := store.HeldBy(data)
-	if !held || h.PID == 0 {
-		return
-	}
-	_ = syscall.Kill(h.PID, syscall.SIGTERM)
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if _, still := store.HeldBy(data); !still {
-			return
-		}
-	}
+	proctest.StopHolder(data)
 }
 
 // TestThinHookEveryHost: for every host, the thin hook starts the local

@@ -9,11 +9,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/agentledger/agentledger/internal/browser"
+	"github.com/agentledger/agentledger/internal/proctest"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
 )
@@ -145,17 +144,7 @@ func TestLiveThroughTheProxy(t *testing.T) {
 // waits for it to let the directory go.
 func stopHolder(t *testing.T, data string) {
 	t.Helper()
-	h, held := store.HeldBy(data)
-	if !held || h.PID == 0 {
-		return
+	if !proctest.StopHolder(data) {
+		t.Fatalf("%s is still held", data)
 	}
-	if p, err := os.FindProcess(h.PID); err == nil {
-		_ = p.Signal(syscall.SIGTERM)
-	}
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if _, still := store.HeldBy(data); !still {
-			return
-		}
-	}
-	t.Fatalf("%s is still held by pid %d", data, h.PID)
 }

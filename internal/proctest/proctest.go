@@ -1,6 +1,8 @@
 // Package proctest helps tests that run agentledger's programs as
-// processes: a buffer their output can go to while the test reads it,
-// and a copy of a directory (a data directory's keys) for another one.
+// processes: a buffer their output can go to while the test reads it, a
+// copy of a directory (a data directory's keys) for another one, and the
+// stop of a process that holds a data directory (a local engine a hook or
+// a gateway started).
 package proctest
 
 import (
@@ -8,8 +10,31 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/agentledger/agentledger/ledger/store"
 )
+
+// StopHolder stops the process holding the data directory data, if any
+// (SIGTERM), and waits up to 20 s for it to let the directory go; it
+// reports whether the directory is free.
+func StopHolder(data string) bool {
+	h, held := store.HeldBy(data)
+	if !held {
+		return true
+	}
+	if h.PID != 0 {
+		_ = syscall.Kill(h.PID, syscall.SIGTERM)
+	}
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, still := store.HeldBy(data); !still {
+			return true
+		}
+	}
+	return false
+}
 
 // SyncBuffer is a bytes.Buffer safe for one writer and readers.
 type SyncBuffer struct {
