@@ -88,10 +88,37 @@ func bareAWSSecret(text string, s, e int) bool {
 	if nearAWSKeyID(text, s, e) || secretWordBefore(text, s) {
 		return entropy(v) >= bareNearEntropy
 	}
-	if filePath(v) {
+	if filePath(v) || identifierWords(v) {
 		return false
 	}
 	return (digit || sym) && entropy(v) >= bareMinEntropy
+}
+
+// identifierWords reports whether v reads as words run together, an
+// identifier or a test's name (TestMCPBehindGatewayOnEveryHost/opencode):
+// three quarters of it or more in words of four letters or more, each
+// lower-case but for a first capital. About 17 in a million random keys
+// do; one named as a secret, or beside its key id, is judged as a key all
+// the same.
+func identifierWords(v string) bool {
+	inWords := 0
+	for i := 0; i < len(v); {
+		j := i
+		if 'A' <= v[j] && v[j] <= 'Z' {
+			j++
+		}
+		k := j
+		for k < len(v) && 'a' <= v[k] && v[k] <= 'z' {
+			k++
+		}
+		if k-j >= 3 {
+			inWords += k - i
+			i = k
+			continue
+		}
+		i++
+	}
+	return 4*inWords >= 3*len(v)
 }
 
 // filePath reports whether v reads as a file path: three slashes or more,
