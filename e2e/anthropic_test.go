@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // turn is one step a scripted model plays: tool calls, or final text.
@@ -101,15 +102,22 @@ func (m *scriptedAnthropic) messages(w http.ResponseWriter, r *http.Request) {
 			script, tag = s, word+"_"
 		}
 	}
+	// A host that loads deferred tools (its ToolSearch) may not list an
+	// MCP server's until the server has connected: its requests are the
+	// main agent's all the same.
+	loads := offered["ToolSearch"]
 	main := len(offered) > 0
 	for _, st := range script {
 		for _, c := range st.Calls {
-			main = main && (offered[c.Tool] || deferred(c.Tool))
+			main = main && (offered[c.Tool] || deferred(c.Tool) || loads)
 		}
 	}
-	n := 0
+	n, waits := 0, 0
 	for _, msg := range req.Messages {
-		if msg.Role == "assistant" {
+		switch {
+		case msg.Role == "assistant" && bytes.Contains(msg.Content, []byte(`"toolu_wait_`)):
+			waits++
+		case msg.Role == "assistant":
 			n++
 		}
 		if main && msg.Role == "user" {
@@ -124,6 +132,18 @@ func (m *scriptedAnthropic) messages(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case !main:
 		blocks = []map[string]any{{"type": "text", "text": "ok"}}
+	case loads && n < len(script) && waits < 60 && missing(script[n], offered, deferred) != "":
+		// The turn's tool is not there yet: search for it again, as a
+		// model would, a little later, in other words each time (the same
+		// call three times is a loop agentledger holds); not a turn of the
+		// script.
+		time.Sleep(500 * time.Millisecond)
+		stop = "tool_use"
+		query := "select:" + missing(script[n], offered, deferred)
+		if waits > 0 {
+			query = fmt.Sprintf("%s %d", missing(script[n], offered, deferred), waits)
+		}
+		blocks = []map[string]any{{"type": "tool_use", "id": fmt.Sprintf("toolu_wait_%d", waits), "name": "ToolSearch", "input": map[string]any{"query": query}}}
 	case n >= len(script) || script[n].Text != "":
 		text := "done."
 		if n < len(script) {
@@ -164,6 +184,17 @@ func (m *scriptedAnthropic) messages(w http.ResponseWriter, r *http.Request) {
 	}
 	sse("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 20}})
 	sse("message_stop", map[string]any{})
+}
+
+// missing is the first tool a turn calls that the request neither offers
+// nor lists as deferred ("" when there is none).
+func missing(tr turn, offered map[string]bool, deferred func(string) bool) string {
+	for _, c := range tr.Calls {
+		if !offered[c.Tool] && !deferred(c.Tool) {
+			return c.Tool
+		}
+	}
+	return ""
 }
 
 // asksFor reports whether a user's text in messages (not a tool's result)
