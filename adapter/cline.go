@@ -131,7 +131,7 @@ func (in *ClineInput) event(at time.Time) (map[string]any, error) {
 			return e, nil
 		}
 		name := c.Name
-		if server, tool, ok := strings.Cut(name, "__"); ok && server != "" && tool != "" && !strings.HasPrefix(name, "mcp__") {
+		if server, tool, ok := strings.Cut(name, "__"); ok && server != "" && tool != "" && !strings.HasPrefix(name, "mcp__") && aarts.StandardTool(name) == aarts.ToolOther {
 			// An MCP server's tool, which Cline names SERVER__TOOL.
 			name = "mcp__" + name
 			e["tool_name_host"] = c.Name // agentledger extension: Cline's own name for it
