@@ -123,19 +123,24 @@ func TestDeployedFleet(t *testing.T) {
 		waitFor(t, "engine", "http://"+addr+"/healthz")
 		addrs = append(addrs, addr)
 	}
-	// The second engine is handed its share after three rounds.
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		resp, err := http.Get("http://" + addrs[1] + "/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if bytes.Contains(b, []byte(`agentledger_fleet_partition_owned{engine="e2"`)) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("e2 owns no partition:\n%s", b)
+	// The second engine is handed its share after three rounds (or takes
+	// every partition, when the first could not create its leases on a
+	// cluster still settling): wait until each engine owns one.
+	for i, addr := range addrs {
+		id := fmt.Sprintf("e%d", i+1)
+		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			resp, err := http.Get("http://" + addr + "/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if bytes.Contains(b, []byte(`agentledger_fleet_partition_owned{engine="`+id+`"`)) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s owns no partition:\n%s", id, b)
+			}
 		}
 	}
 	engines := map[string]bool{}

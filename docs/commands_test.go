@@ -211,3 +211,49 @@ func TestReadmeDemoRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeOutputsAreIgnored: what README's commands run in a clone
+// (go run ./cmd/...) write there — a data directory, an -o file, a
+// redirect — is ignored by git, so trying the README leaves the clone's
+// status clean.
+func TestReadmeOutputsAreIgnored(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatal("git is needed to check .gitignore")
+	}
+	checked := 0
+	for _, b := range shellBlocks(t) {
+		if b.page != "../README.md" {
+			continue
+		}
+		for _, line := range strings.Split(b.text, "\n") {
+			words := strings.Fields(line)
+			if prog, _ := ours(words); prog == "" || words[0] != "go" {
+				continue
+			}
+			for i := 0; i+1 < len(words); i++ {
+				if words[i] == "#" {
+					break
+				}
+				if w := words[i]; w != "--data" && w != "-o" && w != ">" {
+					continue
+				}
+				out := words[i+1]
+				if strings.ContainsAny(out[:1], "/~$\"'") {
+					continue // outside the clone
+				}
+				if words[i] == "--data" {
+					out += "/jetstream" // a directory: what it will hold
+				}
+				checked++
+				cmd := exec.Command("git", "check-ignore", "-q", "--no-index", out)
+				cmd.Dir = ".."
+				if err := cmd.Run(); err != nil {
+					t.Errorf("README.md:%d writes %s in the clone, which .gitignore does not ignore (%v)", b.line, out, err)
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("found no output of README's commands")
+	}
+}

@@ -296,7 +296,7 @@ func (in *inbox) list(w http.ResponseWriter, r *http.Request) {
 		left := time.UnixMilli(a.ExpiresUnixMs).Sub(now).Round(time.Second)
 		ask := inboxAsk{PendingApproval: a, Action: detect.Redact(incident.Action(cmp.Or(a.ToolNative, a.Tool), a.ToolInput)), Input: detect.RedactJSONText(string(input)),
 			SessionPath: url.PathEscape(a.Session), Expires: fmt.Sprintf("in %s (%s UTC)", max(left, 0), time.UnixMilli(a.ExpiresUnixMs).UTC().Format("15:04:05"))}
-		ask.Cwd = detect.Redact(a.Cwd)
+		ask.Cwd = detect.Redact(a.Cwd) // AskedBy is the tokens file's names, no secret
 		ask.Reasons = redactAll(a.Reasons)
 		ask.Artifacts = redactAll(a.Artifacts)
 		asks = append(asks, ask)
@@ -429,6 +429,7 @@ var inboxPage = template.Must(template.New("inbox").Funcs(page.Funcs).Parse(`
 <h3><span class="d ask">ask</span> <span class="act">{{.Action}}</span></h3>
 <table>
 <tr><th>session</th><td><a href="{{$.Base}}/sessions/{{.SessionPath}}#seq-{{.ForSeq}}">{{.Session}}</a>, seq {{.ForSeq}} ({{.HookPoint}})</td></tr>
+<tr><th>asked by</th><td class="asked-by">{{if .Host}}{{.Host}}{{else}}an unnamed host{{end}}{{if .AskedBy}}, as <code>{{.AskedBy}}</code>{{end}}</td></tr>
 <tr><th>why</th><td>{{.ReasonCode}} ({{.AARMDecision}}){{range .Reasons}}<div>{{.}}</div>{{end}}</td></tr>
 {{if .Artifacts}}<tr><th>artifacts</th><td class="act">{{range $i, $a := .Artifacts}}{{if $i}} {{end}}{{$a}}{{end}}</td></tr>{{end}}
 {{if .Cwd}}<tr><th>directory</th><td class="act">{{.Cwd}}</td></tr>{{end}}

@@ -64,6 +64,10 @@ func TestInboxInBrowser(t *testing.T) {
 		t.Fatalf("the open ask is not listed (%d)", n)
 	}
 	text := browser.Eval[string](t, b, `document.querySelector("`+ask+`").textContent`)
+	asker := browser.Eval[string](t, b, `document.querySelector("`+ask+` .asked-by").textContent`)
+	if !strings.HasPrefix(asker, "claude-code, as ") || !strings.Contains(asker, "token-acme") {
+		t.Errorf("the ask does not name who asked: %q", asker)
+	}
 	for _, want := range []string{"Delete: /workspace/shop/old.txt", "APPROVAL_REQUIRED", "seq 0", "expires"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the ask lacks %q:\n%s", want, text)

@@ -75,6 +75,20 @@ func TestMonitorMode(t *testing.T) {
 	if monitored[aarts.Deny] == 0 {
 		t.Fatalf("no monitored deny in the scenarios: %v", monitored)
 	}
+	// The engine's status says what was judged, and that it was not
+	// enforced: a monitored deny is not shown as an allow.
+	statusDenies := 0
+	for _, a := range e.Status().Recent {
+		if a.ReasonCode == ReasonMonitored || (a.Decision != aarts.Allow && !a.Monitored && a.ReasonCode != ReasonInputRejected) {
+			t.Errorf("status shows a monitored answer as enforced or by its answer: %+v", a)
+		}
+		if a.Decision == aarts.Deny {
+			statusDenies++
+		}
+	}
+	if statusDenies == 0 {
+		t.Errorf("the status's last decisions hold no monitored deny: %+v", e.Status().Recent)
+	}
 	if pend := e.Pending(context.Background(), ledger.DefaultTenant); len(pend) != 0 {
 		t.Errorf("%d asks wait for an approver in monitor mode", len(pend))
 	}
@@ -137,6 +151,16 @@ func TestMonitorMode(t *testing.T) {
 	}
 	if !strings.Contains(text.String(), "monitor mode: enforcing would have stopped") {
 		t.Errorf("the report does not say what enforcing would have stopped:\n%s", text.String())
+	}
+	// The page draws would-be asks as asks, not as denies.
+	var page strings.Builder
+	if err := replay.Render(&page, "html", replay.NewReport(reports, d.Policy.Digest())); err != nil {
+		t.Fatal(err)
+	}
+	for _, decision := range []string{aarts.Ask, aarts.Deny} {
+		if monitored[decision] > 0 && !strings.Contains(page.String(), `<rect class="`+decision+`"`) {
+			t.Errorf("the page's chart of would-be blocks has no %s bar (monitored %v)", decision, monitored)
+		}
 	}
 	t.Logf("monitored verdicts %v; replay: %d would-be blocks", monitored, blocks)
 	if blocks != monitored[aarts.Deny]+monitored[aarts.Ask] {

@@ -145,6 +145,12 @@ type PendingApproval struct {
 	ActionSHA256 string `json:"action_sha256"`
 	// ExpiresUnixMs is when the ask times out into a recorded deny.
 	ExpiresUnixMs int64 `json:"expires_unix_ms"`
+	// Host is the asking event's host (its host_id: an agent host, or
+	// the MCP gateway's "mcp-gateway"); AskedBy the identity that sent
+	// it (VerdictRecord.AskedBy: token, principal, agent), which only an
+	// approval for it can release.
+	Host    string `json:"host,omitempty"`
+	AskedBy string `json:"asked_by,omitempty"`
 }
 
 func newPendingID() string {
@@ -363,7 +369,7 @@ func (e *Engine) armLoaded(k ledger.SessionKey, s *decide.Session) {
 		}
 		wait := e.pending.timeout - e.now().Sub(time.UnixMilli(s.Snapshot.LastMs))
 		e.openPending(k, PendingApproval{ForSeq: p.ForSeq, HookPoint: p.HookPoint, AARMDecision: p.AARMDecision,
-			ReasonCode: p.ReasonCode, Artifacts: p.Artifacts, ActionSHA256: p.Action}, wait)
+			ReasonCode: p.ReasonCode, Artifacts: p.Artifacts, ActionSHA256: p.Action, AskedBy: p.AskedBy, ToolNative: p.Tool, Cwd: p.Cwd}, wait)
 	}
 }
 
@@ -371,7 +377,8 @@ func (e *Engine) armLoaded(k ledger.SessionKey, s *decide.Session) {
 func (e *Engine) approvalOf(st *decide.Step) PendingApproval {
 	p := PendingApproval{ForSeq: st.Envelope.Seq(), HookPoint: st.Event.HookPoint, AARMDecision: st.Record.AARMDecision,
 		ReasonCode: st.Record.ReasonCode, Reasons: st.Record.Verdict.Reasons, Artifacts: st.Record.Verdict.Artifacts,
-		ToolNative: st.Event.NativeTool(), ToolInput: e.shown(recordedToolInput(st)), Cwd: st.Event.Cwd, ActionSHA256: st.Record.ActionSHA256}
+		ToolNative: st.Event.NativeTool(), ToolInput: e.shown(recordedToolInput(st)), Cwd: st.Event.Cwd, ActionSHA256: st.Record.ActionSHA256,
+		Host: st.Event.HostID, AskedBy: st.Record.AskedBy}
 	if a := action.Of(st.Event); a != nil {
 		p.Tool = a.Tool
 	}

@@ -53,6 +53,10 @@ type RecentAnswer struct {
 	// no call the host was let run, says how (aarts.ResultDeniedCall, ...).
 	Seq     uint64 `json:"seq,omitempty"`
 	Unbound string `json:"unbound,omitempty"`
+	// Monitored says the decision was judged and recorded in monitor mode
+	// and not enforced: Decision and ReasonCode are what was judged (a
+	// monitored deny is "deny"), the host was answered allow.
+	Monitored bool `json:"monitored,omitempty"`
 }
 
 // PendingBrief is an open approval as a status shows it.
@@ -94,6 +98,9 @@ func (r *recent) list() []RecentAnswer {
 // noteAnswer keeps an answer for the engine's status.
 func (e *Engine) noteAnswer(tenant, host string, ev *aarts.Event, r HookResponse) {
 	a := RecentAnswer{At: e.now(), Tenant: tenant, Host: host, Decision: r.Decision, ReasonCode: r.ReasonCode, Seq: r.Seq, Unbound: r.Unbound}
+	if m := r.Monitored; m != nil {
+		a.Decision, a.ReasonCode, a.Monitored = m.Decision, m.ReasonCode, true
+	}
 	if ev != nil {
 		a.Session, a.HookPoint, a.Tool = ev.SessionID, ev.HookPoint, cmp.Or(ev.ToolNameNative, ev.ToolName)
 	}

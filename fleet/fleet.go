@@ -544,7 +544,12 @@ func (m *Member) take(p int) {
 	sent := time.Now()
 	rev, err := m.kv.Create(ctx, leaseKey(p), m.value)
 	if err != nil {
-		return // another member took it first
+		if !errors.Is(err, jetstream.ErrKeyExists) {
+			// Not another member's: a slow or unreachable cluster.
+			// The partition is tried again next round.
+			m.cfg.Log(fmt.Sprintf("fleet: take partition %d: %v (trying again)", p, err))
+		}
+		return
 	}
 	fence, _ := json.Marshal(map[string]any{"partition": p, "engine": m.cfg.ID, "lease_revision": rev})
 	l := &lease{rev: rev, renewed: sent}

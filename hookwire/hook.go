@@ -204,6 +204,12 @@ func engineHook(ctx context.Context, eng string, args []string, body []byte, std
 			pass = append(pass, a)
 		}
 	}
+	if exe, err := os.Executable(); err == nil && len(pass) > 0 && !strings.HasPrefix(pass[0], "-") {
+		// The configuration names the program the host runs, as this
+		// hook's own requests do: one policy digest either way. (The
+		// flag is the host command's: it follows the host's name.)
+		pass = append([]string{pass[0], "--hook-program=" + exe}, pass[1:]...)
+	}
 	cmd := exec.CommandContext(ctx, eng, append([]string{"hook"}, pass...)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(body), stdout, stderr
 	err := cmd.Run()

@@ -93,7 +93,7 @@ type htmlBlock struct {
 func renderHTML(w io.Writer, rep *Report) error {
 	s := rep.Summary
 	data := map[string]any{"S": s, "Gate": rep.Gate, "Failed": rep.Gate.FailOn != "" && !rep.Gate.Passed, "Failures": rep.Gate.Failures,
-		"Transitions": countBars(s.Transitions, ""), "Rules": countBars(s.Rules, ""), "WouldBlockRules": countBars(s.WouldBlockRules, "deny")}
+		"Transitions": countBars(s.Transitions, ""), "Rules": countBars(s.Rules, ""), "WouldBlockRules": wouldBlockBars(rep)}
 	var faulty, altered, identical []htmlSession
 	var blocks []htmlBlock
 	for i, r := range rep.Sessions {
@@ -172,6 +172,35 @@ func htmlTimeline(id string, r *SessionReport) ([]htmlRow, []page.Cell) {
 }
 
 // countBars turns counts into bars, largest first.
+// wouldBlockBars counts rep's would-be blocks by rule, each bar coloured
+// by what enforcing would have done (an ask is not drawn as a deny); a rule
+// that would have done both has a bar for each.
+func wouldBlockBars(rep *Report) []page.Bar {
+	type key struct{ rule, decision string }
+	counts := map[key]int{}
+	decisions := map[string]map[string]bool{}
+	for _, r := range rep.Sessions {
+		for _, b := range r.WouldBlock {
+			rule := cmp.Or(b.Rule, "(no rule)")
+			counts[key{rule, b.Decision}]++
+			if decisions[rule] == nil {
+				decisions[rule] = map[string]bool{}
+			}
+			decisions[rule][b.Decision] = true
+		}
+	}
+	var out []page.Bar
+	for k, n := range counts {
+		label := k.rule
+		if len(decisions[k.rule]) > 1 {
+			label += " (" + k.decision + ")"
+		}
+		out = append(out, page.Bar{Label: label, Count: n, Class: page.DecisionClass(k.decision)})
+	}
+	slices.SortFunc(out, func(a, b page.Bar) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Label, b.Label)) })
+	return out
+}
+
 func countBars(m map[string]int, class string) []page.Bar {
 	var out []page.Bar
 	for _, k := range slices.Sorted(maps.Keys(m)) {

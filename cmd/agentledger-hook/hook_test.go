@@ -135,6 +135,21 @@ func TestThinHookEveryHost(t *testing.T) {
 	if _, held := store.HeldBy(data); !held {
 		t.Fatal("no engine holds the data directory after the hooks")
 	}
+	// The first call, handed to the engine program that started the
+	// engine, and every later one the hook posted itself are decided under
+	// one configuration (one policy digest on the record).
+	out, err := exec.Command(filepath.Join(filepath.Dir(hook), "engine"), "status", "--data", data, "--format", "json").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Engine struct {
+			Configs int `json:"configurations"`
+		} `json:"engine"`
+	}
+	if err := json.Unmarshal(out, &st); err != nil || st.Engine.Configs != 1 {
+		t.Errorf("the engine built %d configurations for one hook command (%v): %s", st.Engine.Configs, err, out)
+	}
 }
 
 // TestThinHookWithoutEngine: where the engine program is missing (a

@@ -41,6 +41,7 @@ func hookCommand(a *app, host, title, description string) *cli.Command {
 			&cli.BoolFlag{Name: "fail-open", Usage: "when no engine can be reached, give no decision so the host's own permission flow decides (default: deny)"},
 			&cli.BoolFlag{Name: "monitor", Usage: "monitor mode: the engine judges and records every call and the host gets no decision from agentledger (nor when no engine can be reached)"},
 			&cli.BoolFlag{Name: "fail-closed", Hidden: true, Usage: "the default; kept for old settings"},
+			&cli.StringFlag{Name: "hook-program", Hidden: true, Usage: "the `PATH` of the program the host runs for every call, when it is not this one (agentledger-hook hands calls it cannot post itself to engine hook): the configuration names it, so that a call decided either way is decided under the same policy digest"},
 			&cli.DurationFlag{Name: "timeout", Value: 8 * time.Second, Usage: "how long to wait for the engine (keep it under the host's hook timeout)"},
 			&cli.DurationFlag{Name: "idle-exit", Value: 30 * time.Minute, Usage: "how long the local engine a hook starts stays up without hooks"},
 			&cli.BoolFlag{Name: "atomic-batch", Usage: "the local engine a hook starts stores an event and its verdict as one atomic batch (default: two publishes, faster)"},
@@ -109,7 +110,11 @@ func (a *app) post(ctx context.Context, c *cli.Context, in hookwire.Input) (engi
 	if err != nil {
 		return engine.HookResponse{}, err
 	}
-	cfg, err := hookConfig(c, exe)
+	hook := exe
+	if h := c.String("hook-program"); h != "" {
+		hook = h
+	}
+	cfg, err := hookConfig(c, hook)
 	if err != nil {
 		return engine.HookResponse{}, err
 	}

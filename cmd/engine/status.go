@@ -123,7 +123,11 @@ func printStatus(w io.Writer, rep statusReport) error {
 		}
 		fmt.Fprintf(tw, "last decisions\t%d\n", len(st.Recent))
 		for _, r := range st.Recent {
-			fmt.Fprintf(tw, "\t%s %s/%s %s %s %s %s\n", r.At.Local().Format(time.TimeOnly), r.Tenant, r.Session, r.HookPoint, r.Tool, r.Decision, r.ReasonCode)
+			var monitored string
+			if r.Monitored {
+				monitored = " (monitor mode: recorded, not enforced)"
+			}
+			fmt.Fprintf(tw, "\t%s %s/%s %s %s %s %s%s\n", r.At.Local().Format(time.TimeOnly), r.Tenant, r.Session, r.HookPoint, r.Tool, r.Decision, r.ReasonCode, monitored)
 		}
 	}
 	return tw.Flush()

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/internal/browser"
 )
 
@@ -120,5 +121,23 @@ func TestShowSaysWhoResolved(t *testing.T) {
 	code, out, errs := run(t, "", "--data", data, "show", "host-claude-code")
 	if code != 0 || !strings.Contains(out, "Resolution         ") || !strings.Contains(out, "approved for seq 18 by host") {
 		t.Fatalf("exit %d: %s%s", code, out, errs)
+	}
+}
+
+// TestShowSaysWhatTheHostWasTold: a verdict the host got no decision for
+// is not printed as a bare allow, and a monitored verdict says it was not
+// enforced.
+func TestShowSaysWhatTheHostWasTold(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "d")
+	if code, _, errs := run(t, "", "--data", data, "import", "../../fixtures/sessions/coding-agent/host-claude-code.ndjson"); code != 0 {
+		t.Fatal(errs)
+	}
+	code, out, errs := run(t, "", "--data", data, "show", "host-claude-code")
+	if code != 0 || !strings.Contains(out, "[host given no decision: its own rules decided]") {
+		t.Fatalf("exit %d: %s%s", code, out, errs)
+	}
+	monitored := verdictGist(aarts.VerdictRecord{Verdict: aarts.Verdict{Decision: aarts.Deny}, ReasonCode: "SECRET_EXFIL", HostAnswer: aarts.HostAnswerNone, Enforced: new(bool)})
+	if !strings.Contains(monitored, "deny SECRET_EXFIL [monitor mode: recorded, not enforced] [host given no decision") {
+		t.Errorf("a monitored deny reads %q", monitored)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/seal"
@@ -90,16 +91,32 @@ func gist(payload []byte) []byte {
 		}
 		return []byte(out)
 	}
-	if v, ok := m["verdict"]; ok {
-		var verdict struct {
-			Decision string `json:"decision"`
+	if _, ok := m["verdict"]; ok {
+		var rec aarts.VerdictRecord
+		if json.Unmarshal(payload, &rec) != nil {
+			return payload
 		}
-		var reason string
-		json.Unmarshal(v, &verdict)
-		json.Unmarshal(m["reason_code"], &reason)
-		return []byte(verdict.Decision + " " + reason)
+		return []byte(verdictGist(rec))
 	}
 	return payload
+}
+
+// verdictGist is a verdict as a timeline shows it: its decision and reason,
+// and what the host was told where that is not the decision (an allow the
+// host got no decision for is not an allow it was given).
+func verdictGist(rec aarts.VerdictRecord) string {
+	out := rec.Verdict.Decision + " " + rec.ReasonCode
+	if !rec.IsEnforced() {
+		out += " [monitor mode: recorded, not enforced]"
+	}
+	switch rec.HostAnswer {
+	case "", rec.Verdict.Decision:
+	case aarts.HostAnswerNone:
+		out += " [host given no decision: its own rules decided]"
+	default:
+		out += " [host answered " + rec.HostAnswer + "]"
+	}
+	return out
 }
 
 // summary shortens a payload for one line.
