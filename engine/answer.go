@@ -527,14 +527,25 @@ func newRejection(body []byte, sum string, size int64, truncated bool, defect st
 // when truncated: it went on past what the transport reads), defect what
 // was wrong. The sender was refused (answered deny).
 func (e *Engine) RecordRejected(ctx context.Context, k ledger.SessionKey, via, where string, body []byte, truncated bool, defect string) {
+	e.RecordRejectedAnswered(ctx, k, via, where, body, truncated, defect, aarts.Deny)
+}
+
+// RecordRejectedAnswered is RecordRejected for a message the transport
+// answered otherwise: aarts.HostAnswerNone when, in monitor mode, it was
+// passed on unjudged.
+func (e *Engine) RecordRejectedAnswered(ctx context.Context, k ledger.SessionKey, via, where string, body []byte, truncated bool, defect, answered string) {
 	rej := newRejection(body, "", 0, truncated, defect)
-	rej.Host, rej.HookPoint, rej.Answered = via, where, aarts.Deny
+	rej.Host, rej.HookPoint, rej.Answered = via, where, answered
 	if sessionIDValid(k.Tenant, k.Session) != nil {
 		rej.SessionID = RejectedSessionNote(k.Session)
 		k.Session = RejectedSession
 	}
 	e.recordRejection(ctx, k, &rej)
-	e.noteAnswer(k.Tenant, via, &aarts.Event{SessionID: k.Session, HookPoint: where}, HookResponse{Verdict: aarts.Verdict{Decision: aarts.Deny}, ReasonCode: ReasonInputRejected})
+	decision := aarts.Deny
+	if answered == aarts.HostAnswerNone {
+		decision = aarts.Allow
+	}
+	e.noteAnswer(k.Tenant, via, &aarts.Event{SessionID: k.Session, HookPoint: where}, HookResponse{Verdict: aarts.Verdict{Decision: decision}, ReasonCode: ReasonInputRejected, HostAnswer: answered})
 }
 
 // RejectedSessionNote is how a session id that could not be used is kept

@@ -80,13 +80,17 @@ func (p *Proxy) changes(tools []*mcp.Tool) (map[string]any, []*mcp.Tool, map[str
 			visible = append(visible, t)
 			continue
 		case p.quarantine[t.Name].current == d:
-			continue // already held and recorded
+			// already held and recorded
 		case known:
 			p.quarantine[t.Name] = quarantined{"changed", d}
 			changed = append(changed, t.Name)
 		default:
 			p.quarantine[t.Name] = quarantined{"unpinned", d}
 			added = append(added, t.Name)
+		}
+		if p.cfg.Monitor {
+			// Held on record (its calls say how), listed all the same.
+			visible = append(visible, t)
 		}
 	}
 	for _, name := range p.book.names() {
@@ -231,6 +235,9 @@ func (p *Proxy) listChanged() {
 // for every MCP tool, or mcp__SERVER__… names and globs): least privilege,
 // as the policy judges their calls (PERMISSION_UNDECLARED otherwise).
 func (p *Proxy) permitted(tools []*mcp.Tool) []*mcp.Tool {
+	if p.cfg.Monitor {
+		return tools // their calls are recorded as what enforcing would deny
+	}
 	m := p.cfg.Engine.Decider().Policy.Manifest()
 	return slices.DeleteFunc(tools, func(t *mcp.Tool) bool {
 		return !policy.ToolListed(m.Tools, aarts.ToolMCPCall, "mcp__"+p.cfg.Server+"__"+t.Name)

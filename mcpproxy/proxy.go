@@ -90,6 +90,16 @@ type Config struct {
 	// list, call; default DefaultUpstreamTimeout): a hung server gives the
 	// client an error result, on record, not a hang.
 	UpstreamTimeout time.Duration
+	// Monitor runs the proxy in monitor mode, the hooks' contract: every
+	// request is judged and recorded (enforced false) and none is blocked.
+	// A changed or unpinned tool is listed and called (its calls recorded
+	// as what enforcing would deny), a tool the manifest does not declare
+	// is listed, an ask waits for no one, a result is not withheld, and
+	// arguments the proxy cannot read exactly are forwarded as sent. A
+	// secret in a result is still redacted for the client (that is not a
+	// block: the call ran), and `replay exact` over the sessions reports
+	// what enforcing would have stopped.
+	Monitor bool
 }
 
 // DefaultUpstreamTimeout is how long the proxy waits for the upstream
@@ -491,8 +501,15 @@ func (p *Proxy) call(ctx context.Context, params *mcp.CallToolParamsRaw) (*mcp.C
 	args, err := decodeExact(raw)
 	if err != nil {
 		// Refused and on record: the call was not made.
-		p.cfg.Engine.RecordRejected(context.WithoutCancel(ctx), ledger.SessionKey{Tenant: p.cfg.Tenant, Session: p.session}, Via, "tools/call",
-			raw, false, "the arguments of "+params.Name+" cannot be read exactly: "+err.Error())
+		answered := aarts.Deny
+		if p.cfg.Monitor {
+			answered = aarts.HostAnswerNone
+		}
+		p.cfg.Engine.RecordRejectedAnswered(context.WithoutCancel(ctx), ledger.SessionKey{Tenant: p.cfg.Tenant, Session: p.session}, Via, "tools/call",
+			raw, false, "the arguments of "+params.Name+" cannot be read exactly: "+err.Error(), answered)
+		if p.cfg.Monitor {
+			return p.forwardUnjudged(ctx, params, raw), nil
+		}
 		return refused("agentledger: the arguments are not JSON the proxy can pass on exactly: " + detect.Redact(err.Error())), nil
 	}
 	res, stopped, st, err := p.judge(ctx, use{tool: aarts.ToolMCPCall, native: "mcp__" + p.cfg.Server + "__" + params.Name, input: args,
@@ -510,6 +527,30 @@ func (p *Proxy) call(ctx context.Context, params *mcp.CallToolParamsRaw) (*mcp.C
 		return withheldResult(st), nil
 	}
 	return res.(*mcp.CallToolResult), nil
+}
+
+// forwardUnjudged, in monitor mode, forwards a call whose arguments were
+// recorded rejected (not judged) as the client sent them; its result
+// reaches the client with any secret redacted, as every result does.
+func (p *Proxy) forwardUnjudged(ctx context.Context, params *mcp.CallToolParamsRaw, raw json.RawMessage) *mcp.CallToolResult {
+	res, err := p.callUpstream(ctx, &mcp.CallToolParams{Meta: forwardedMeta(params.Meta), Name: params.Name, Arguments: raw})
+	if err != nil {
+		return refused("agentledger: " + detect.Redact(err.Error()))
+	}
+	encoded, _ := json.Marshal(res)
+	value, err := decodeExact(encoded)
+	if err != nil {
+		return refused("agentledger: the server's result cannot be read: " + detect.Redact(err.Error()))
+	}
+	if shown, redacted := redactStrings(value); redacted {
+		encoded, _ = json.Marshal(shown)
+		out := &mcp.CallToolResult{}
+		if json.Unmarshal(encoded, out) != nil {
+			return refused("agentledger: the result held a secret and is withheld")
+		}
+		return out
+	}
+	return res
 }
 
 // read judges a resources/read or prompts/get as a use of the server's
@@ -698,7 +739,7 @@ func (p *Proxy) hold(ctx, dctx context.Context, pre []byte, st engine.HookRespon
 func (p *Proxy) decide(ctx context.Context, ev []byte) engine.HookResponse {
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.DecideTimeout)
 	defer cancel()
-	return p.cfg.Engine.Answer(ctx, engine.Request{Tenant: p.cfg.Tenant, Body: ev, Auth: p.cfg.Auth, Gateway: true})
+	return p.cfg.Engine.Answer(ctx, engine.Request{Tenant: p.cfg.Tenant, Body: ev, Auth: p.cfg.Auth, Gateway: true, Monitor: p.cfg.Monitor})
 }
 
 // DefaultDecideTimeout bounds one decision of the proxy's engine (judging

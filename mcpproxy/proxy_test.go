@@ -67,6 +67,7 @@ type rig struct {
 	flagsMu     sync.Mutex
 	serverFlags []string      // the fixture's flags, for the next server started
 	timeout     time.Duration // the proxy's UpstreamTimeout (default when 0)
+	monitor     bool          // the proxy's Monitor
 	face        string        // eachClient's face and revision
 	version     string
 
@@ -147,7 +148,7 @@ func newRigWith(t *testing.T, edit func(*manifest.Manifest), serverFlags []strin
 // config is the proxy's configuration, its upstream a new fixture server.
 func (r *rig) config(t testing.TB) Config {
 	bin := server(t)
-	return Config{Engine: r.eng, Server: "filesystem", URI: bin, Transport: "stdio", UpstreamTimeout: r.timeout, Ledger: r.st}
+	return Config{Engine: r.eng, Server: "filesystem", URI: bin, Transport: "stdio", UpstreamTimeout: r.timeout, Ledger: r.st, Monitor: r.monitor}
 }
 
 // upstream starts a fixture server.

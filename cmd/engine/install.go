@@ -151,6 +151,9 @@ func (a *app) installMCP(c *cli.Context, remove bool) error {
 		}
 		flags = append(flags, "--manifest", abs)
 	}
+	if c.Bool("monitor") {
+		flags = append(flags, "--mode", "monitor")
+	}
 	change, entries, err := hostconfig.WrapMCP(c.Args().First(), scope, exe, flags)
 	if err != nil {
 		return cmdline.Usage(err)

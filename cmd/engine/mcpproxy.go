@@ -42,6 +42,7 @@ func mcpProxyCommand(a *app) *cli.Command {
 			&cli.StringFlag{Name: "signing-key", Usage: "Ed25519 PKCS#8 PEM `FILE` that signs receipts (default: DATA/keys)"},
 			&cli.DurationFlag{Name: "upstream-timeout", Value: mcpproxy.DefaultUpstreamTimeout, Usage: "how long the server may take to answer one request before the client gets an error (on record)"},
 			&cli.DurationFlag{Name: "idle-timeout", Value: mcpproxy.DefaultIdleTimeout, Usage: "with --listen, end a session no request has used for this long (a client that comes back is connected again)"},
+			&cli.StringFlag{Name: "mode", Value: "enforce", Usage: "`enforce`, or monitor: judge and record every request (verdicts recorded enforced: false) and block none, to watch a policy before enforcing it"},
 			&cli.StringFlag{Name: "listen", Usage: "serve Streamable HTTP on `HOST:PORT` instead of stdio"},
 			&cli.StringFlag{Name: "tokens", EnvVars: []string{"ENGINE_TOKENS"}, Usage: "bearer tokens `FILE` for --listen (host tokens may connect)"},
 			&cli.StringFlag{Name: "upstream", Usage: "the real server's Streamable HTTP `URL` (instead of a command)"},
@@ -70,6 +71,10 @@ func (a *app) mcpProxy(c *cli.Context) error {
 	case name == "":
 		return cmdline.Usage(errors.New("--upstream needs --name SERVER"))
 	}
+	monitor, err := modeMonitor(c.String("mode"))
+	if err != nil {
+		return cmdline.Usage(err)
+	}
 	// A stdio proxy shares the data directory with the hooks of the host
 	// that starts it, whichever of them comes first.
 	access := cmdline.Shared
@@ -82,7 +87,10 @@ func (a *app) mcpProxy(c *cli.Context) error {
 	}
 	defer st.Close()
 	cfg := mcpproxy.Config{Engine: e, Ledger: st, Tenant: c.String("tenant"), Server: name, Source: c.String("source"), URI: strings.Join(args, " "), Transport: "stdio",
-		UpstreamTimeout: c.Duration("upstream-timeout"), IdleTimeout: c.Duration("idle-timeout")}
+		UpstreamTimeout: c.Duration("upstream-timeout"), IdleTimeout: c.Duration("idle-timeout"), Monitor: monitor}
+	if monitor {
+		fmt.Fprintln(a.stderr, "engine: mcp-proxy: monitor mode: every request is judged and recorded (enforced: false); none is blocked")
+	}
 	if c.String("listen") != "" {
 		return a.mcpGateway(c, cfg, st, args)
 	}

@@ -138,6 +138,33 @@ func TestInstallMCP(t *testing.T) {
 	if err := json.Unmarshal(b, &cfg); err != nil || cfg.MCPServers["filesystem"].Command != server || len(cfg.MCPServers["filesystem"].Args) != 0 {
 		t.Fatalf("after uninstall: %v\n%s", err, b)
 	}
+
+	// Installed with --monitor, the server starts behind the gateway in
+	// monitor mode: the call enforcing denies reaches the server, and its
+	// verdict is on record, not enforced.
+	if code, out, errs = run(t, "", "install", "--mcp", "claude-code", "--project", project, "--command", bin, "--monitor"); code != 0 {
+		t.Fatalf("install --mcp --monitor: exit %d\n%s%s", code, out, errs)
+	}
+	b, _ = os.ReadFile(path)
+	if err := json.Unmarshal(b, &cfg); err != nil || !strings.Contains(strings.Join(cfg.MCPServers["filesystem"].Args, " "), "--mode monitor") {
+		t.Fatalf("install --mcp --monitor wrote %v\n%s", err, b)
+	}
+	entry = cfg.MCPServers["filesystem"]
+	cmd = exec.Command(entry.Command, entry.Args...)
+	cmd.Dir = project
+	cmd.Env = append(os.Environ(), "LEDGER_DATA="+data)
+	if cs, err = mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil); err != nil {
+		t.Fatalf("the server in monitor mode: %v\n%s", err, b)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "/root/.aws/credentials"}})
+	if err != nil || len(res.Content) == 0 || strings.Contains(res.Content[0].(*mcp.TextContent).Text, "agentledger: deny") {
+		t.Fatalf("in monitor mode, the call enforcing denies: %v %+v", err, res)
+	}
+	cs.Close()
+	out2, err := exec.Command(filepath.Join(tools, "ledger"), "--data", data, "export", "-o", "-").CombinedOutput()
+	if err != nil || !strings.Contains(string(out2), `"enforced":false`) {
+		t.Fatalf("no verdict recorded enforced false: %v\n%.2000s", err, out2)
+	}
 }
 
 // TestGatewayAskApprovedOnItsListener: the gateway's asks live in its own
