@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentledger/agentledger/detect"
 	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/ledger"
 )
@@ -59,13 +60,9 @@ type Gateway struct {
 // returns a Gateway. tokens authenticate the clients; nil refuses every
 // request.
 func NewGateway(ctx context.Context, cfg Config, upstream func() (mcp.Transport, error), tokens *engine.Tokens) (*Gateway, error) {
-	t, err := upstream()
+	probe, err := probeUpstream(ctx, cfg, upstream)
 	if err != nil {
 		return nil, err
-	}
-	probe, err := mcp.NewClient(&mcp.Implementation{Name: HostID, Version: engine.Version}, nil).Connect(ctx, t, nil)
-	if err != nil {
-		return nil, fmt.Errorf("mcpproxy: connect to %s: %w", cfg.Server, err)
 	}
 	init := probe.InitializeResult()
 	probe.Close()
@@ -80,6 +77,35 @@ func NewGateway(ctx context.Context, cfg Config, upstream func() (mcp.Transport,
 	g.server = mcp.NewServer(&mcp.Implementation{Name: HostID + ":" + cfg.Server, Version: engine.Version}, serverOptions(init))
 	g.server.AddReceivingMiddleware(g.mediate)
 	return g, nil
+}
+
+// probeUpstream connects to the upstream once, trying again for up to
+// cfg.UpstreamWait while it is not up yet (a server started beside the
+// gateway), and saying so once through cfg.Notify.
+func probeUpstream(ctx context.Context, cfg Config, upstream func() (mcp.Transport, error)) (*mcp.ClientSession, error) {
+	deadline := time.Now().Add(cfg.UpstreamWait)
+	for told := false; ; {
+		t, err := upstream()
+		if err != nil {
+			return nil, err
+		}
+		probe, err := mcp.NewClient(&mcp.Implementation{Name: HostID, Version: engine.Version}, nil).Connect(ctx, t, nil)
+		if err == nil {
+			return probe, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return nil, fmt.Errorf("mcpproxy: connect to %s: %w", cfg.Server, err)
+		}
+		if !told && cfg.Notify != nil {
+			cfg.Notify(fmt.Sprintf("%s is not up yet (%s); trying again for up to %s", cfg.Server, detect.Redact(err.Error()), cfg.UpstreamWait.Round(time.Second)))
+			told = true
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("mcpproxy: connect to %s: %w", cfg.Server, ctx.Err())
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // Handler is the gateway's HTTP handler (the MCP endpoint).

@@ -100,6 +100,11 @@ type Config struct {
 	// block: the call ran), and `replay exact` over the sessions reports
 	// what enforcing would have stopped.
 	Monitor bool
+	// UpstreamWait, for the gateway (NewGateway), is how long to keep
+	// trying an upstream that is not up yet before giving up (0: once);
+	// Notify, when set, is told once that it is being waited for.
+	UpstreamWait time.Duration
+	Notify       func(string)
 }
 
 // DefaultUpstreamTimeout is how long the proxy waits for the upstream

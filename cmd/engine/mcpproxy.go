@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v2"
@@ -46,6 +47,7 @@ func mcpProxyCommand(a *app) *cli.Command {
 			&cli.StringFlag{Name: "listen", Usage: "serve Streamable HTTP on `HOST:PORT` instead of stdio"},
 			&cli.StringFlag{Name: "tokens", EnvVars: []string{"ENGINE_TOKENS"}, Usage: "bearer tokens `FILE` for --listen (host tokens may connect)"},
 			&cli.StringFlag{Name: "upstream", Usage: "the real server's Streamable HTTP `URL` (instead of a command)"},
+			&cli.DurationFlag{Name: "upstream-wait", Value: 30 * time.Second, Usage: "with --listen, how long to wait at start for a server that is not up yet"},
 			&cli.StringFlag{Name: "tls-cert", Usage: "serve --listen over TLS with this certificate chain PEM `FILE` (with --tls-key)"},
 			&cli.StringFlag{Name: "tls-key", Usage: "the TLS private key PEM `FILE` of --tls-cert"},
 			&cli.BoolFlag{Name: "fleet", Usage: "pass every call to the engine fleet on --nats (engine serve --fleet), which decides it: the gateway owns no partition"},
@@ -79,7 +81,7 @@ func (a *app) mcpProxy(c *cli.Context) error {
 	// that starts it, whichever of them comes first.
 	access := cmdline.Shared
 	if c.String("listen") != "" {
-		access = cmdline.Write
+		access = cmdline.Hold
 	}
 	e, st, err := a.recordingEngineOn(c, access)
 	if err != nil {
@@ -128,6 +130,8 @@ func (a *app) mcpGateway(c *cli.Context, cfg mcpproxy.Config, st *store.Store, a
 		cfg.URI, cfg.Transport = u, "streamable_http"
 		upstream = func() (mcp.Transport, error) { return &mcp.StreamableClientTransport{Endpoint: u}, nil }
 	}
+	cfg.UpstreamWait = c.Duration("upstream-wait")
+	cfg.Notify = func(msg string) { fmt.Fprintf(a.stderr, "engine: mcp-proxy: %s\n", msg) }
 	g, err := mcpproxy.NewGateway(c.Context, cfg, upstream, tokens)
 	if err != nil {
 		return cmdline.Unavailable(err)

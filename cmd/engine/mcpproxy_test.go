@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"os"
@@ -15,6 +16,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentledger/agentledger/internal/proctest"
+	"github.com/agentledger/agentledger/ledger/store"
 )
 
 // TestMCPProxyOverStdio runs `engine mcp-proxy` as a client would, in
@@ -258,4 +262,90 @@ func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+string(b))
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestGatewayWaitsForItsUpstream (issue 40): `engine mcp-proxy --listen
+// --upstream URL` started before its server waits for it, saying so, and
+// then serves; while it runs, `ledger --data DIR` reads its record through
+// it; stopped, or given up on a server that never comes, it leaves the data
+// directory held by no one.
+func TestGatewayWaitsForItsUpstream(t *testing.T) {
+	bin := buildEngine(t)
+	tools := t.TempDir()
+	for _, pkg := range []string{"../ledger", "../../fixtures/mcpserver"} {
+		if out, err := exec.Command("go", "build", "-o", tools+"/", pkg).CombinedOutput(); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+	}
+	raw, _ := os.ReadFile("../../fixtures/manifests/coding-agent.json")
+	var m map[string]any
+	json.Unmarshal(raw, &m)
+	network := m["network"].(map[string]any)
+	network["domains"] = append(network["domains"].([]any), "127.0.0.1")
+	dir := t.TempDir()
+	manifest := filepath.Join(dir, "manifest.json")
+	b, _ := json.Marshal(m)
+	os.WriteFile(manifest, b, 0o644)
+	h := sha256.Sum256([]byte("host-token"))
+	tokens := filepath.Join(dir, "tokens.json")
+	os.WriteFile(tokens, []byte(`{"tokens":[{"sha256":"`+hex.EncodeToString(h[:])+`","tenant":"default","role":"host","name":"agent"}]}`), 0o600)
+	freeAddr := func() string {
+		ln, _ := net.Listen("tcp", "127.0.0.1:0")
+		defer ln.Close()
+		return ln.Addr().String()
+	}
+	data, upAddr, gwAddr := t.TempDir(), freeAddr(), freeAddr()
+
+	// A server that never comes: the gateway gives up after --upstream-wait,
+	// exit 3, and holds nothing.
+	out, err := exec.Command(bin, "--data", data, "mcp-proxy", "--listen", gwAddr, "--tokens", tokens, "--manifest", manifest,
+		"--name", "filesystem", "--upstream", "http://"+upAddr+"/mcp", "--upstream-wait", "1s").CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 || !strings.Contains(string(out), "not up yet") {
+		t.Fatalf("a server that never came: %v\n%s", err, out)
+	}
+	if h, held := store.HeldBy(data); held {
+		t.Fatalf("the gateway that gave up left the data directory held: %+v", h)
+	}
+
+	var gwErr proctest.SyncBuffer
+	gw := exec.Command(bin, "--data", data, "mcp-proxy", "--listen", gwAddr, "--tokens", tokens, "--manifest", manifest,
+		"--name", "filesystem", "--upstream", "http://"+upAddr+"/mcp")
+	gw.Stderr = &gwErr
+	if err := gw.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Process.Kill()
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(gwErr.String(), "not up yet"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the gateway does not say it waits:\n%s", gwErr.String())
+		}
+	}
+	srv := exec.Command(filepath.Join(tools, "mcpserver"), "-http", upAddr)
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Process.Kill(); srv.Wait() }()
+	var cs *mcp.ClientSession
+	for deadline := time.Now().Add(30 * time.Second); cs == nil; time.Sleep(50 * time.Millisecond) {
+		transport := &mcp.StreamableClientTransport{Endpoint: "http://" + gwAddr, HTTPClient: &http.Client{Transport: bearerRT("host-token")}}
+		cs, _ = mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), transport, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if cs == nil && time.Now().After(deadline) {
+			t.Fatalf("the gateway never served:\n%s", gwErr.String())
+		}
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "README.md"}})
+	if err != nil || res.IsError {
+		t.Fatalf("a call through the gateway: %v %+v", err, res)
+	}
+	out, err = exec.Command(filepath.Join(tools, "ledger"), "--data", data, "verify").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "OK") {
+		t.Fatalf("ledger verify while the gateway runs: %v\n%s", err, out)
+	}
+	cs.Close()
+	gw.Process.Signal(os.Interrupt)
+	gw.Wait()
+	if h, held := store.HeldBy(data); held {
+		t.Fatalf("the stopped gateway left the data directory held: %+v", h)
+	}
 }

@@ -57,10 +57,17 @@ type Access int
 // holds, starting it the way a hook does (a stdio MCP gateway, which a
 // host starts beside its hooks, sometimes before the first of them: held
 // by the gateway, the directory would refuse the engine the hooks start).
+//
+// Hold opens the directory as Write does and, on the embedded store,
+// serves this machine's ledger commands on a loopback listener while it
+// holds it (the lock file says where), as the engine does: a long-running
+// holder (the MCP gateway with --listen) never locks the record away from
+// its readers.
 const (
 	Read Access = iota
 	Write
 	Shared
+	Hold
 )
 
 // OpenStore opens the store the global flags name. Failing to reach it is
@@ -90,6 +97,9 @@ func OpenStore(c *cli.Context, access Access) (*store.Store, error) {
 		} else if url != "" {
 			cfg.URL = url
 		}
+	}
+	if access == Hold && cfg.URL == "" {
+		cfg.Listen, cfg.LocalClients = "127.0.0.1:0", true
 	}
 	s, err := store.Open(c.Context, cfg)
 	if err != nil {
