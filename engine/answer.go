@@ -280,7 +280,7 @@ var adapterMembers = []string{"adapter", "host_refused", "host_defers", "host_as
 // GatewayMembers are the members of the MCP gateway's events that its tool
 // pinning rests on (what a server declared and how its tools stand); no
 // other sender may set them, and GatewaySessionPrefix names its sessions.
-var GatewayMembers = []string{"tool_pins", "tool_changes", "tool_pin", "read_only_tools"}
+var GatewayMembers = []string{"tool_pins", "tool_changes", "tool_pin", "read_only_tools", "tool_definitions", "pinned_definitions", "tool_flags", "tool_flag_words"}
 
 // GatewaySessionPrefix begins the name of every session of the MCP
 // gateway.

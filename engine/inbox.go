@@ -25,6 +25,7 @@ import (
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/page"
 	"github.com/agentledger/agentledger/receipt"
+	"github.com/agentledger/agentledger/toolchange"
 )
 
 // The approvals inbox: pages for approver tokens only, served under
@@ -297,6 +298,9 @@ func (in *inbox) list(w http.ResponseWriter, r *http.Request) {
 		ask := inboxAsk{PendingApproval: a, Action: detect.Redact(incident.Action(cmp.Or(a.ToolNative, a.Tool), a.ToolInput)), Input: detect.RedactJSONText(string(input)),
 			SessionPath: url.PathEscape(a.Session), Expires: fmt.Sprintf("in %s (%s UTC)", max(left, 0), time.UnixMilli(a.ExpiresUnixMs).UTC().Format("15:04:05"))}
 		ask.Cwd = detect.Redact(a.Cwd) // AskedBy is the tokens file's names, no secret
+		if a.Server != "" {
+			ask.Action = "MCP server " + a.Server + ": " + changeSummary(a.ToolChanges)
+		}
 		ask.Reasons = redactAll(a.Reasons)
 		ask.Artifacts = redactAll(a.Artifacts)
 		asks = append(asks, ask)
@@ -435,7 +439,14 @@ var inboxPage = template.Must(template.New("inbox").Funcs(page.Funcs).Parse(`
 {{if .Cwd}}<tr><th>directory</th><td class="act">{{.Cwd}}</td></tr>{{end}}
 <tr><th>expires</th><td>{{.Expires}}; unanswered, it is denied</td></tr>
 </table>
-<details><summary>tool input</summary><pre class="act">{{.Input}}</pre></details>
+{{if .Server}}<p class="muted">The MCP server <code>{{.Server}}</code> declared tools other than those pinned: approving pins them as declared now, and the gateway lists and calls them again.</p>
+{{range .ToolChanges}}<section class="tool-change" data-tool="{{.Name}}">
+<h4><code>{{.Name}}</code> <span class="d {{if eq .Status "removed"}}none{{else}}ask{{end}}">{{.Status}}</span></h4>
+{{if .Flags}}<ul class="flags">{{range .Flags}}<li class="flag"><b>{{.Name}}</b>{{if .Words}}: {{range $i, $w := .Words}}{{if $i}}, {{end}}<q>{{$w}}</q>{{end}}{{end}}</li>{{end}}</ul>{{end}}
+{{if .Diff}}<pre class="diff">{{range .Diff}}<span class="{{if eq .Op "+"}}add{{else if eq .Op "-"}}del{{else}}same{{end}}">{{.Op}} {{.Text}}</span>{{end}}</pre>{{end}}
+<details><summary>both definitions</summary><table><tr><th>pinned</th><th>declared now</th></tr>
+<tr><td class="act before">{{if .Before}}{{.Before}}{{else}}(none: {{if eq .Status "added"}}never pinned{{else}}pinned before definitions were recorded{{end}}){{end}}</td><td class="act after">{{if .After}}{{.After}}{{else}}(no longer declared){{end}}</td></tr></table></details>
+</section>{{end}}{{else}}<details><summary>tool input</summary><pre class="act">{{.Input}}</pre></details>{{end}}
 <div class="actions">
 <form class="inline" method="post" action="{{$.Base}}/resolve"><input type="hidden" name="csrf" value="{{$.CSRF}}"><input type="hidden" name="pending_id" value="{{.PendingID}}"><input type="hidden" name="action_sha256" value="{{.ActionSHA256}}"><input type="hidden" name="resolution" value="approved"><button class="approve" type="submit">Approve once</button></form>
 <form class="inline" method="post" action="{{$.Base}}/resolve"><input type="hidden" name="csrf" value="{{$.CSRF}}"><input type="hidden" name="pending_id" value="{{.PendingID}}"><input type="hidden" name="action_sha256" value="{{.ActionSHA256}}"><input type="hidden" name="resolution" value="denied"><button class="deny" type="submit">Deny</button></form>
@@ -446,3 +457,21 @@ var inboxPage = template.Must(template.New("inbox").Funcs(page.Funcs).Parse(`
 {{range .Findings}}<tr class="finding"><td>{{.When}}</td><td><a href="{{$.Base}}/sessions/{{.SessionPath}}#seq-{{.Seq}}">{{.Session}}</a>, seq {{.Seq}}</td><td>{{.Why}} ({{.Unbound}}{{if .Tool}}, {{.Tool}}{{end}})</td></tr>
 {{end}}</table>{{end}}
 `))
+
+// changeSummary names a re-declaration's changed tools, by status.
+func changeSummary(changes []toolchange.Change) string {
+	by := map[string][]string{}
+	for _, c := range changes {
+		by[c.Status] = append(by[c.Status], c.Name)
+	}
+	var parts []string
+	for _, status := range []string{"changed", "added", "removed"} {
+		if names := by[status]; len(names) > 0 {
+			parts = append(parts, status+" "+strings.Join(names, ", "))
+		}
+	}
+	if len(parts) == 0 {
+		return "declared again"
+	}
+	return "tools " + strings.Join(parts, "; ")
+}

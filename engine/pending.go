@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/rand"
@@ -21,6 +22,7 @@ import (
 	"github.com/agentledger/agentledger/receipt"
 	"github.com/agentledger/agentledger/reducer"
 	"github.com/agentledger/agentledger/seal"
+	"github.com/agentledger/agentledger/toolchange"
 )
 
 // DefaultPendingTimeout is how long an ask, STEP_UP or DEFER waits for its
@@ -151,6 +153,13 @@ type PendingApproval struct {
 	// approval for it can release.
 	Host    string `json:"host,omitempty"`
 	AskedBy string `json:"asked_by,omitempty"`
+	// Server and ToolChanges, for the MCP gateway's re-declaration of a
+	// server (PreMCPConnect): the server, and each tool that changed,
+	// appeared or went since it was pinned — both definitions, their diff
+	// and the scan's flags with the words that raised them, as recorded
+	// (sealed values sealed, secrets redacted).
+	Server      string              `json:"server,omitempty"`
+	ToolChanges []toolchange.Change `json:"tool_changes,omitempty"`
 }
 
 func newPendingID() string {
@@ -382,7 +391,27 @@ func (e *Engine) approvalOf(st *decide.Step) PendingApproval {
 	if a := action.Of(st.Event); a != nil {
 		p.Tool = a.Tool
 	}
+	if st.Event.HookPoint == "PreMCPConnect" {
+		p.Server, p.ToolChanges = e.declaredChanges(st)
+	}
 	return p
+}
+
+// declaredChanges is the server and the tool changes a recorded
+// PreMCPConnect declares, as an approver is shown them.
+func (e *Engine) declaredChanges(st *decide.Step) (string, []toolchange.Change) {
+	var ev map[string]any
+	d := json.NewDecoder(bytes.NewReader(seal.Render(st.Envelope.Payload())))
+	d.UseNumber()
+	if d.Decode(&ev) != nil {
+		return "", nil
+	}
+	shown, err := json.Marshal(e.shown(ev))
+	if err != nil {
+		return "", nil
+	}
+	server, _ := e.shown(ev["server_id"]).(string)
+	return server, toolchange.Of(shown)
 }
 
 // recordedToolInput is the asked call's input as recorded: what the

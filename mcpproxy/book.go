@@ -28,9 +28,22 @@ type pinBook struct {
 	mu       sync.Mutex
 	pins     map[string]string
 	readOnly map[string]bool
+	// defs are the pinned entries themselves, as declared (and recorded:
+	// tool_definitions), where known: what an approver of a change
+	// compares the new entry with.
+	defs map[string]json.RawMessage
 }
 
-func newPinBook() *pinBook { return &pinBook{pins: map[string]string{}, readOnly: map[string]bool{}} }
+func newPinBook() *pinBook {
+	return &pinBook{pins: map[string]string{}, readOnly: map[string]bool{}, defs: map[string]json.RawMessage{}}
+}
+
+// definition is a pinned tool's entry, nil where it is not known.
+func (b *pinBook) definition(name string) json.RawMessage {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.defs[name]
+}
 
 func (b *pinBook) get(name string) (string, bool) {
 	b.mu.Lock()
@@ -39,12 +52,18 @@ func (b *pinBook) get(name string) (string, bool) {
 	return d, ok
 }
 
-// set pins a tool's entry (digest), read-only where the entry declares it.
-func (b *pinBook) set(name, digest string, readOnly bool) {
+// set pins a tool's entry (digest, and the entry itself where known),
+// read-only where the entry declares it.
+func (b *pinBook) set(name, digest string, readOnly bool, def json.RawMessage) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.pins[name] = digest
 	b.readOnly[name] = readOnly
+	if def != nil {
+		b.defs[name] = def
+	} else {
+		delete(b.defs, name)
+	}
 }
 
 // pinOf is a pinned tool as a PreToolUse's tool_pin says it (nil: none).
@@ -77,6 +96,7 @@ func (b *pinBook) names() []string {
 type pinned struct {
 	digest   string
 	readOnly bool
+	def      json.RawMessage
 }
 
 // approvedResolutions are the resolutions that let what was asked stand.
@@ -114,9 +134,10 @@ func loadPins(ctx context.Context, l Ledger, tenant, server string) (*pinBook, e
 			switch e.EventType() {
 			case "PreMCPConnect":
 				var ev struct {
-					ServerID string            `json:"server_id"`
-					Pins     map[string]string `json:"tool_pins"`
-					ReadOnly []string          `json:"read_only_tools"`
+					ServerID string                     `json:"server_id"`
+					Pins     map[string]string          `json:"tool_pins"`
+					ReadOnly []string                   `json:"read_only_tools"`
+					Defs     map[string]json.RawMessage `json:"tool_definitions"`
 					Changes  *struct {
 						Changed []string `json:"changed"`
 						Added   []string `json:"added"`
@@ -132,13 +153,16 @@ func loadPins(ctx context.Context, l Ledger, tenant, server string) (*pinBook, e
 					if len(book.pins) == 0 {
 						for name, d := range ev.Pins {
 							book.pins[name], book.readOnly[name] = d, slices.Contains(ev.ReadOnly, name)
+							if def := ev.Defs[name]; def != nil {
+								book.defs[name] = def
+							}
 						}
 					}
 					return nil
 				}
 				asked := map[string]pinned{}
 				for _, name := range append(ev.Changes.Changed, ev.Changes.Added...) {
-					asked[name] = pinned{ev.Pins[name], slices.Contains(ev.ReadOnly, name)}
+					asked[name] = pinned{ev.Pins[name], slices.Contains(ev.ReadOnly, name), ev.Defs[name]}
 				}
 				redeclared[e.Seq()] = asked
 			case ledger.EventResolution:
@@ -149,6 +173,11 @@ func loadPins(ctx context.Context, l Ledger, tenant, server string) (*pinBook, e
 				if json.Unmarshal(e.Payload(), &r) == nil && slices.Contains(approvedResolutions, r.Resolution) {
 					for name, p := range redeclared[r.ForSeq] {
 						book.pins[name], book.readOnly[name] = p.digest, p.readOnly
+						if p.def != nil {
+							book.defs[name] = p.def
+						} else {
+							delete(book.defs, name)
+						}
 					}
 				}
 			}

@@ -56,7 +56,7 @@ func (p *Proxy) trustOnFirstUse(tools []*mcp.Tool) {
 		return
 	}
 	for _, t := range tools {
-		p.book.set(t.Name, pin(t), readOnly(t))
+		p.book.set(t.Name, pin(t), readOnly(t), definition(t))
 	}
 }
 
@@ -72,7 +72,7 @@ func (p *Proxy) changes(tools []*mcp.Tool) (map[string]any, []*mcp.Tool, map[str
 	for _, t := range tools {
 		d := pin(t)
 		current[t.Name] = d
-		p.listed[t.Name] = listedTool{digest: d, readOnly: readOnly(t)}
+		p.listed[t.Name] = listedTool{digest: d, readOnly: readOnly(t), def: definition(t)}
 		pinned, known := p.book.get(t.Name)
 		switch {
 		case known && pinned == d:
@@ -116,6 +116,17 @@ func (p *Proxy) changes(tools []*mcp.Tool) (map[string]any, []*mcp.Tool, map[str
 type listedTool struct {
 	digest   string
 	readOnly bool
+	def      json.RawMessage
+}
+
+// definition is a tool's entry as the server declared it (what its pin
+// is the digest of).
+func definition(t *mcp.Tool) json.RawMessage {
+	raw, err := json.Marshal(t)
+	if err != nil {
+		return nil
+	}
+	return raw
 }
 
 // readOnly says whether a server declares a tool read-only and
@@ -177,10 +188,27 @@ func (p *Proxy) declare(ctx context.Context, list []*mcp.Tool, current map[strin
 	for k, v := range current {
 		pins[k] = v
 	}
+	defs := map[string]any{}
+	for _, t := range list {
+		if d := definition(t); d != nil {
+			defs[t.Name] = d
+		}
+	}
 	members := map[string]any{"server_id": p.cfg.Server, "transport": p.cfg.Transport, "server_uri": p.cfg.URI, "source": p.cfg.Source,
-		"declared_tools": names(list), "tool_pins": pins, "read_only_tools": readOnlyNames(list)}
+		"declared_tools": names(list), "tool_pins": pins, "read_only_tools": readOnlyNames(list), "tool_definitions": defs}
 	if changes != nil {
 		members["tool_changes"] = changes
+		// What each changed or removed tool was pinned as, for whoever
+		// approves the change (where the pin's entry is known).
+		before := map[string]any{}
+		for _, key := range []string{"changed", "removed"} {
+			for _, name := range changes[key].([]any) {
+				if d := p.book.definition(name.(string)); d != nil {
+					before[name.(string)] = d
+				}
+			}
+		}
+		members["pinned_definitions"] = before
 	}
 	return p.decide(ctx, p.event("PreMCPConnect", withFlags(members, list)))
 }
@@ -203,7 +231,11 @@ func (p *Proxy) repinWhenApproved(id string, current map[string]string) {
 			p.mu.Lock()
 			for name, q := range p.quarantine {
 				if current[name] == q.current {
-					p.book.set(name, q.current, p.listed[name].digest == q.current && p.listed[name].readOnly)
+					l := p.listed[name]
+					if l.digest != q.current {
+						l = listedTool{}
+					}
+					p.book.set(name, q.current, l.readOnly, l.def)
 					delete(p.quarantine, name)
 				}
 			}

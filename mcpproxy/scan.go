@@ -2,6 +2,7 @@ package mcpproxy
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -23,6 +24,20 @@ import (
 // whoever approves the server and reviews the record; they decide nothing
 // by themselves.
 func scan(t *mcp.Tool) []string {
+	var flags []string
+	for f := range findings(t) {
+		flags = append(flags, f)
+	}
+	slices.Sort(flags)
+	return flags
+}
+
+// maxWords bounds the words kept for one flag.
+const maxWords = 5
+
+// findings are scan's flags, each with the words that raised it (for a
+// hidden character, its code point), as an approver reads them.
+func findings(t *mcp.Tool) map[string][]string {
 	text := t.Description + " " + t.Title
 	for _, s := range []any{t.InputSchema, t.OutputSchema} {
 		if s != nil {
@@ -33,17 +48,24 @@ func scan(t *mcp.Tool) []string {
 			text += " " + b.String()
 		}
 	}
-	var flags []string
-	if strings.IndexFunc(text, hidden) >= 0 {
-		flags = append(flags, "hidden_unicode")
+	out := map[string][]string{}
+	keep := func(flag, word string) {
+		if !slices.Contains(out[flag], word) && len(out[flag]) < maxWords {
+			out[flag] = append(out[flag], word)
+		}
 	}
-	if instruction.MatchString(text) {
-		flags = append(flags, "instruction")
+	for _, r := range text {
+		if hidden(r) {
+			keep("hidden_unicode", fmt.Sprintf("U+%04X", r))
+		}
 	}
-	if exfiltration.MatchString(text) {
-		flags = append(flags, "exfiltration")
+	for _, m := range instruction.FindAllString(text, maxWords) {
+		keep("instruction", m)
 	}
-	return flags
+	for _, m := range exfiltration.FindAllString(text, maxWords) {
+		keep("exfiltration", m)
+	}
+	return out
 }
 
 // hidden reports characters that render as nothing.
@@ -84,10 +106,18 @@ func flagsOf(tools []*mcp.Tool) map[string]any {
 	return out
 }
 
-// withFlags adds the tools' flags to a PreMCPConnect's members, when any.
+// withFlags adds the tools' flags to a PreMCPConnect's members, when any,
+// and the words that raised each (tool_flag_words).
 func withFlags(members map[string]any, tools []*mcp.Tool) map[string]any {
 	if f := flagsOf(tools); f != nil {
 		members["tool_flags"] = f
+		words := map[string]any{}
+		for _, t := range tools {
+			if w := findings(t); len(w) > 0 {
+				words[t.Name] = w
+			}
+		}
+		members["tool_flag_words"] = words
 	}
 	return members
 }

@@ -39,6 +39,9 @@ svg .none,svg .unknown{fill:var(--none)} svg rect.changed{stroke:var(--fg);strok
 form.inline{display:inline} button{font:inherit;padding:.25em .8em;border-radius:6px;border:1px solid var(--line);background:var(--panel);color:var(--fg);cursor:pointer}
 button.approve{border-color:var(--allow);color:var(--allow)} button.deny{border-color:var(--deny);color:var(--deny)}
 .flash{padding:.5em .8em;border:1px solid var(--line);background:var(--panel);border-radius:6px}
+pre.diff{font:12.5px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;background:var(--panel);border:1px solid var(--line);border-radius:6px;padding:.4em 0;overflow-x:auto;white-space:pre-wrap;word-break:break-all}
+pre.diff span{display:block;padding:0 .6em} pre.diff .del{color:var(--deny);background:color-mix(in srgb,var(--deny) 10%,transparent)}
+pre.diff .add{color:var(--allow);background:color-mix(in srgb,var(--allow) 10%,transparent)} ul.flags{margin:.3em 0;padding-left:1.2em}
 @media print{body{padding:0;font-size:11px} #filter,.noprint,form{display:none!important} details{display:block} details>*{display:block}
  section.box,tr{break-inside:avoid} a{color:inherit;text-decoration:none} tr.changed td{background:none;font-weight:600}}`
 
