@@ -45,6 +45,8 @@ type Engine struct {
 	monitor bool
 	// otlp, when set, exports a span and metrics per decision.
 	otlp *otlp.Exporter
+	// shaper folds decisions into traces for tel and otlp.
+	shaper *otlp.Shaper
 	// fleet, when set, is this engine's place in a fleet (fleet.go).
 	fleet *fleet.Member
 	// fleetPolicies are the other policies forwarded calls came with.
@@ -137,8 +139,17 @@ func WithMonitor(monitor bool) Option {
 	return func(e *Engine) error { e.monitor = monitor; return nil }
 }
 
-// WithTelemetry emits a redacted span per decision to t.
-func WithTelemetry(t *Telemetry) Option { return func(e *Engine) error { e.tel = t; return nil } }
+// WithTelemetry writes the engine's traces (otlp.Shaper's: a trace per
+// session, a span per turn and per tool call), redacted, to t.
+func WithTelemetry(t *Telemetry) Option {
+	return func(e *Engine) error {
+		e.tel = t
+		if e.shaper == nil {
+			e.shaper = otlp.NewShaper()
+		}
+		return nil
+	}
+}
 
 // WithClock sets the engine's clock, which stamps every envelope it
 // records (hook events, verdicts, resolutions, failures).

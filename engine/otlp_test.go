@@ -146,10 +146,18 @@ func testOTLPExport(t *testing.T, protocol string) {
 		t.Fatal("bad input was decided")
 	}
 	secrets = append(secrets, hex40)
+	e.FlushTraces() // the call's span ends with its result, or here
 	if err := x.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
 	traces, metrics := rcv.all("traces"), rcv.all("metrics")
+	// The call's span is a child of its session's (invoke_agent), under
+	// the semantic conventions' schema URL.
+	for _, want := range []string{`"name":"invoke_agent"`, `"parentSpanId"`, otlp.SchemaURL} {
+		if !strings.Contains(traces, want) {
+			t.Errorf("the trace lacks %s:\n%s", want, traces)
+		}
+	}
 	for _, want := range []string{`"name":"execute_tool shell"`, "gen_ai.operation.name", `"stringValue":"execute_tool"`, "gen_ai.tool.name",
 		`"stringValue":"` + step.Record.Verdict.Decision + `"`, "agentledger.matched_rule_id", step.Envelope.Hash(), step.Verdict.Hash(),
 		step.Record.SnapshotHash, step.Record.PolicyDigest} {

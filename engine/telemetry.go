@@ -1,25 +1,25 @@
 package engine
 
 import (
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"regexp"
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/detect"
+	"github.com/agentledger/agentledger/otlp"
 	"github.com/agentledger/agentledger/seal"
 )
 
-// Telemetry writes one OpenTelemetry-compatible span per decision as NDJSON.
-// Every event copied into a span goes through Redact first: the ledger keeps
-// the verbatim event as evidence, telemetry never holds a secret.
+// Telemetry writes the engine's traces to a file as OTLP-JSON lines (one
+// ExportTraceServiceRequest per line, as an OpenTelemetry Collector's file
+// receiver and otlpjson reader take them): spans shaped by otlp.Shaper, a
+// line whenever spans end. Every event copied into a span goes through
+// Redact first: the ledger keeps the verbatim event as evidence, telemetry
+// never holds a secret.
 type Telemetry struct {
 	mu sync.Mutex
 	w  io.Writer
@@ -28,87 +28,23 @@ type Telemetry struct {
 // NewTelemetry returns a Telemetry writing to w.
 func NewTelemetry(w io.Writer) *Telemetry { return &Telemetry{w: w} }
 
-// Span is one decision in the OTLP/JSON span shape (trace and span ids in
-// hex, times in Unix nanoseconds, attributes as key/value pairs).
-type Span struct {
-	TraceID           string      `json:"traceId"`
-	SpanID            string      `json:"spanId"`
-	Name              string      `json:"name"`
-	Kind              int         `json:"kind"` // 2: server
-	StartTimeUnixNano int64       `json:"startTimeUnixNano,string"`
-	EndTimeUnixNano   int64       `json:"endTimeUnixNano,string"`
-	Attributes        []Attribute `json:"attributes"`
-	Status            SpanStatus  `json:"status"`
-}
-
-// Attribute is a span attribute.
-type Attribute struct {
-	Key   string    `json:"key"`
-	Value AttrValue `json:"value"`
-}
-
-// AttrValue holds one attribute value.
-type AttrValue struct {
-	StringValue *string `json:"stringValue,omitempty"`
-	IntValue    *int64  `json:"intValue,omitempty,string"`
-}
-
-// SpanStatus is a span's status: 1 ok, 2 error.
-type SpanStatus struct {
-	Code    int    `json:"code"`
-	Message string `json:"message,omitempty"`
-}
-
-func strAttr(k, v string) Attribute { return Attribute{Key: k, Value: AttrValue{StringValue: &v}} }
-
-func intAttr(k string, v int64) Attribute { return Attribute{Key: k, Value: AttrValue{IntValue: &v}} }
-
-// traceID ties a session's spans together: the first 16 bytes of the
-// SHA-256 of tenant and session.
-func traceID(tenant, session string) string {
-	sum := sha256.Sum256([]byte(tenant + "\x00" + session))
-	return hex.EncodeToString(sum[:16])
-}
-
-func spanID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
-// Decision emits the span of one decision. event is the hook event as the
-// host sent it; err, when set, is a decision that failed.
-func (t *Telemetry) Decision(tenant string, event []byte, st *decide.Step, start, end time.Time, err error) {
-	if t == nil {
+// write writes ended spans as one line.
+func (t *Telemetry) write(spans []otlp.Span) {
+	if t == nil || len(spans) == 0 {
 		return
 	}
-	var ev map[string]any
-	_ = json.Unmarshal(event, &ev)
-	session, _ := ev["session_id"].(string)
-	hook, _ := ev["hook_point"].(string)
-	redacted, _ := json.Marshal(Redact(ev))
-	s := Span{
-		TraceID: traceID(tenant, session), SpanID: spanID(), Name: "agentledger.decide", Kind: 2,
-		StartTimeUnixNano: start.UnixNano(), EndTimeUnixNano: end.UnixNano(), Status: SpanStatus{Code: 1},
-		Attributes: []Attribute{
-			strAttr("agentledger.tenant_id", tenant), strAttr("agentledger.session_id", RedactString(session)),
-			strAttr("agentledger.hook_point", hook), strAttr("agentledger.event", string(redacted)),
-		},
-	}
-	if st != nil {
-		s.Attributes = append(s.Attributes,
-			intAttr("agentledger.seq", int64(st.Envelope.Seq())),
-			strAttr("agentledger.decision", st.Decision.Decision), strAttr("agentledger.aarm_decision", st.Decision.AARMDecision),
-			strAttr("agentledger.reason_code", st.Decision.ReasonCode), strAttr("agentledger.matched_rule_id", st.Decision.MatchedRuleID),
-			strAttr("agentledger.snapshot_hash", st.SnapshotHash), strAttr("agentledger.policy_digest", st.Decision.PolicyDigest))
-	}
-	if err != nil {
-		s.Status = SpanStatus{Code: 2, Message: RedactString(err.Error())}
-	}
-	line, _ := json.Marshal(s)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	_, _ = t.w.Write(append(line, '\n'))
+	_ = otlp.WriteJSON(t.w, spans)
+}
+
+// redactedEvent is a hook event as telemetry shows it: its JSON with every
+// secret taken out (Redact).
+func redactedEvent(event []byte) string {
+	var ev map[string]any
+	_ = json.Unmarshal(event, &ev)
+	redacted, _ := json.Marshal(Redact(ev))
+	return string(redacted)
 }
 
 // secretKey matches member names that hold secrets, in any case.

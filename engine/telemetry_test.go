@@ -45,6 +45,7 @@ func TestNoSecretReachesTelemetry(t *testing.T) {
 	if _, err := e.Decide(context.Background(), "acme", raw); err != nil {
 		t.Fatal(err)
 	}
+	e.FlushTraces() // the call's span ends with its result, or here
 	span := out.String()
 	if !strings.Contains(span, `"traceId"`) || !strings.Contains(span, "agentledger.decision") {
 		t.Fatalf("no span: %s", span)

@@ -1,10 +1,14 @@
-// Package otlp exports agentledger's decisions to an OpenTelemetry
-// collector over OTLP (HTTP or gRPC) with the official OpenTelemetry Go SDK: one span
-// per decision, shaped as the GenAI semantic conventions' tool execution
-// span (semantic conventions v1.41.0, GenAI: Development status), and the
-// engine's metrics — decisions by outcome, decision latency, append errors
-// and live sessions. What it is given is already redacted: no event
-// content, only what was decided, by which rule, and the record's hashes.
+// Package otlp exports agentledger's decisions as OpenTelemetry traces
+// and metrics. Shaper folds decisions into traces — one per session, a span
+// per turn, an execute_tool span per tool call from its PreToolUse to its
+// PostToolUse, sub-agents as child spans (semantic conventions v1.41.0,
+// GenAI: Development status) — which go to a collector over OTLP (HTTP or
+// gRPC) with the official OpenTelemetry Go SDK (Exporter) or into a file
+// of OTLP-JSON lines a collector reads (WriteJSON), beside the engine's
+// metrics: decisions by outcome, decision latency, append errors and live
+// sessions. What it is given is already redacted: no event content goes
+// over OTLP, only what was decided, by which rule, and the record's
+// hashes.
 package otlp
 
 import (
@@ -15,6 +19,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
@@ -29,6 +34,16 @@ import (
 // SemConvVersion is the version of the OpenTelemetry semantic conventions
 // whose GenAI tool execution span the spans follow.
 const SemConvVersion = "1.41.0"
+
+// SchemaURL names the semantic conventions' version the spans follow.
+const SchemaURL = "https://opentelemetry.io/schemas/" + SemConvVersion
+
+// ServiceName and ScopeName name the engine and its instrumentation in
+// what it exports.
+const (
+	ServiceName = "agentledger-engine"
+	ScopeName   = "github.com/agentledger/agentledger/otlp"
+)
 
 // Config says where to export.
 type Config struct {
@@ -66,16 +81,16 @@ func New(ctx context.Context, cfg Config) (*Exporter, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := resource.NewSchemaless(attribute.String("service.name", "agentledger-engine"))
+	res := resource.NewWithAttributes(SchemaURL, attribute.String("service.name", ServiceName))
 	every := cfg.MetricInterval
 	if every <= 0 {
 		every = 30 * time.Second
 	}
 	x := &Exporter{
-		tp: sdktrace.NewTracerProvider(sdktrace.WithBatcher(te), sdktrace.WithResource(res)),
+		tp: sdktrace.NewTracerProvider(sdktrace.WithBatcher(te), sdktrace.WithResource(res), sdktrace.WithIDGenerator(shapedIDs{})),
 		mp: sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(me, sdkmetric.WithInterval(every))), sdkmetric.WithResource(res)),
 	}
-	x.tracer = x.tp.Tracer("github.com/agentledger/agentledger/otlp")
+	x.tracer = x.tp.Tracer(ScopeName, trace.WithSchemaURL(SchemaURL))
 	m := x.mp.Meter("github.com/agentledger/agentledger/otlp")
 	x.meter = m
 	if x.decisions, err = m.Int64Counter("agentledger.decisions", metric.WithDescription("decisions, by outcome")); err != nil {
@@ -138,57 +153,74 @@ type Decision struct {
 	// engine).
 	Err      string
 	Rejected bool
+	// Completes, for a tool's result, is the seq of the PreToolUse whose
+	// call it completes (0: not known).
+	Completes uint64
+	// Parent is the session a sub-agent's session was spawned by (its
+	// span is a child of the parent session's).
+	Parent string
+	// Content is the hook event as a telemetry file shows it (redacted);
+	// never exported over OTLP.
+	Content string
 }
 
-// Record exports one decision: a span and its metrics.
+// Record counts one decision in the metrics (its spans go out through
+// Export, once Shaper has ended them).
 func (x *Exporter) Record(d Decision) {
 	if x == nil {
 		return
 	}
-	name := "execute_tool"
-	if d.Tool != "" {
-		name += " " + d.Tool
-	} else {
-		name = "agentledger.decide " + d.HookPoint
-	}
-	attrs := []attribute.KeyValue{
-		attribute.String("gen_ai.operation.name", "execute_tool"),
-		attribute.String("gen_ai.conversation.id", d.Session),
-		attribute.String("agentledger.tenant_id", d.Tenant),
-		attribute.String("agentledger.hook_point", d.HookPoint),
-		attribute.String("agentledger.decision", d.Decision),
-		attribute.String("agentledger.aarm_decision", d.AARMDecision),
-		attribute.String("agentledger.reason_code", d.ReasonCode),
-		attribute.String("agentledger.matched_rule_id", d.Rule),
-		attribute.Bool("agentledger.enforced", d.Enforced),
-		attribute.Int64("agentledger.seq", int64(d.Seq)),
-		attribute.String("agentledger.event_hash", d.EventHash),
-		attribute.String("agentledger.verdict_hash", d.VerdictHash),
-		attribute.String("agentledger.snapshot_hash", d.SnapshotHash),
-		attribute.String("agentledger.policy_digest", d.PolicyDigest),
-	}
-	if d.Tool != "" {
-		attrs = append(attrs, attribute.String("gen_ai.tool.name", d.Tool), attribute.String("agentledger.tool_native", d.Native))
-	}
-	if d.TurnID != "" {
-		attrs = append(attrs, attribute.String("gen_ai.tool.call.id", d.TurnID))
-	}
-	_, span := x.tracer.Start(context.Background(), name, trace.WithTimestamp(d.Start), trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	outcome := d.Decision
 	switch {
 	case d.Err != "" && d.Rejected:
-		span.SetAttributes(attribute.String("error.type", "agentledger.input_rejected"))
-		span.RecordError(errors.New(d.Err))
 		outcome = "rejected"
 	case d.Err != "":
-		span.SetAttributes(attribute.String("error.type", "agentledger.engine_failure"))
-		span.RecordError(errors.New(d.Err))
 		outcome = "failure"
 		x.appendErr.Add(context.Background(), 1)
 	}
-	span.End(trace.WithTimestamp(d.End))
 	x.decisions.Add(context.Background(), 1, metric.WithAttributes(attribute.String("decision", outcome), attribute.Bool("enforced", d.Enforced)))
 	x.latency.Record(context.Background(), d.End.Sub(d.Start).Seconds(), metric.WithAttributes(attribute.String("hook_point", d.HookPoint)))
+}
+
+// Export sends finished spans (Shaper's) with the ids Shaper gave them:
+// each session one trace, each span under its parent.
+func (x *Exporter) Export(spans []Span) {
+	if x == nil {
+		return
+	}
+	for _, sp := range spans {
+		ctx := context.WithValue(context.Background(), idsKey{}, sp)
+		if sp.Parent != ([8]byte{}) {
+			ctx = trace.ContextWithRemoteSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
+				TraceID: sp.TraceID, SpanID: sp.Parent, TraceFlags: trace.FlagsSampled, Remote: true}))
+		}
+		_, span := x.tracer.Start(ctx, sp.Name, trace.WithTimestamp(sp.Start), trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(sp.Attrs...))
+		for _, ev := range sp.Events {
+			span.AddEvent(ev.Name, trace.WithTimestamp(ev.Time), trace.WithAttributes(ev.Attrs...))
+		}
+		if sp.Error != "" {
+			span.SetStatus(codes.Error, sp.Error)
+			span.SetAttributes(attribute.String("error.type", "agentledger.not_recorded"))
+		}
+		span.End(trace.WithTimestamp(sp.End))
+	}
+}
+
+// idsKey carries, in a span's start context, the span whose ids the
+// tracer is to give it (shapedIDs).
+type idsKey struct{}
+
+// shapedIDs gives each span the ids Shaper derived for it.
+type shapedIDs struct{}
+
+func (shapedIDs) NewIDs(ctx context.Context) (trace.TraceID, trace.SpanID) {
+	sp, _ := ctx.Value(idsKey{}).(Span)
+	return sp.TraceID, sp.SpanID
+}
+
+func (shapedIDs) NewSpanID(ctx context.Context, _ trace.TraceID) trace.SpanID {
+	sp, _ := ctx.Value(idsKey{}).(Span)
+	return sp.SpanID
 }
 
 // Flush exports what is buffered now.

@@ -184,6 +184,8 @@ func (a *app) newServeEngine(c *cli.Context, f serveFlags, p *policy.Policy, st 
 		closeOpts()
 		return nil, nil, cmdline.Usage(err)
 	}
+	closeTelemetry := closeOpts
+	closeOpts = func() { eng.FlushTraces(); closeTelemetry() }
 	if member != nil {
 		if err := eng.StartFleet(st); err != nil {
 			closeOpts()
