@@ -80,44 +80,26 @@ func (c *Converter) base(class, activityID int, activity string, at *ledger.Enve
 		profiles = append(profiles, "ai_operation")
 	}
 	ev["metadata"].(Event)["profiles"] = profiles
-	var atts []Event
-	var sigs Event
+	var records []Event
 	for _, e := range envs {
-		a, sig := attestation(e)
-		atts = append(atts, a)
-		if sig != nil {
-			if sigs == nil {
-				sigs = Event{}
-			}
-			sigs[fmt.Sprint(e.Seq())] = sig
-		}
+		records = append(records, evidence(e))
 	}
-	ev["attestation_list"] = atts
-	un := Event{"event_type": at.EventType(), "session_id": at.SessionID()}
-	if sigs != nil {
-		un["signatures"] = sigs
-	}
-	ev["unmapped"] = Event{"agentledger": un}
+	ev["unmapped"] = Event{"agentledger": Event{"event_type": at.EventType(), "session_id": at.SessionID(), "envelopes": records}}
 	return ev
 }
 
-// attestation is one envelope's place in its chain; sig, for a signed
-// record, is the signature's value and key (OCSF's digital_signature has
-// no member for the value itself).
-func attestation(e *ledger.Envelope) (Event, Event) {
-	chain := e.TenantID() + "/" + e.SessionID()
-	a := Event{
-		"uid": fmt.Sprintf("%s/%d", chain, e.Seq()), "chain_uid": chain,
-		"fingerprint": Event{"algorithm_id": 3, "algorithm": "SHA-256", "value": e.Hash(), "encoding_id": 1, "encoding": "Hex",
-			"serialization_id": 2, "serialization": "JCS"},
-	}
+// evidence is an envelope an event stands for, as `ledger verify` checks
+// it: its place in its chain (seq, hash, previous hash) and, for a signed
+// record, the engine's Ed25519 signature. OCSF has no place for these:
+// its attestation is over the OCSF event itself (attest), and its
+// digital_signature object has no member for a signature's value.
+func evidence(e *ledger.Envelope) Event {
+	out := Event{"seq": e.Seq(), "event_type": e.EventType(), "hash": e.Hash()}
 	if e.Seq() > 0 {
-		a["prev_event"] = Event{"uid": fmt.Sprintf("%s/%d", chain, e.Seq()-1),
-			"fingerprint": Event{"algorithm_id": 3, "algorithm": "SHA-256", "value": e.PrevHash(), "encoding_id": 1, "encoding": "Hex",
-				"serialization_id": 2, "serialization": "JCS"}}
+		out["prev_hash"] = e.PrevHash()
 	}
 	if !ledger.IsRecordType(e.EventType()) {
-		return a, nil // hook events are the hosts' words: never signed
+		return out // hook events are the hosts' words: never signed
 	}
 	var rec struct {
 		Sig *struct {
@@ -126,12 +108,10 @@ func attestation(e *ledger.Envelope) (Event, Event) {
 			Value string `json:"value"`
 		} `json:"sig"`
 	}
-	if json.Unmarshal(e.Payload(), &rec) != nil || rec.Sig == nil {
-		return a, nil
+	if json.Unmarshal(e.Payload(), &rec) == nil && rec.Sig != nil {
+		out["signature"] = Event{"alg": rec.Sig.Alg, "key_id": rec.Sig.KeyID, "value": rec.Sig.Value}
 	}
-	a["authority_uid"] = rec.Sig.KeyID
-	a["signatures"] = []Event{{"algorithm_id": 99, "algorithm": rec.Sig.Alg, "serialization_id": 2, "serialization": "JCS"}}
-	return a, Event{"alg": rec.Sig.Alg, "key_id": rec.Sig.KeyID, "value": rec.Sig.Value}
+	return out
 }
 
 // agent is the ai_agent of a hook event: the agent host and its session.
@@ -186,7 +166,10 @@ func (c *Converter) activity(h, ve *ledger.Envelope, v *aarts.VerdictRecord) Eve
 		ev = c.base(classHTTP, 3, "Get", h, envs...)
 		req := Event{"http_method": "GET", "url": urlOf(u)}
 		ev["http_request"] = req
+		// HTTP Activity has actor only through the host profile.
 		ev["actor"] = actor(m, h.SessionID())
+		meta := ev["metadata"].(Event)
+		meta["profiles"] = append(meta["profiles"].([]string), "host")
 	default:
 		op := h.EventType()
 		if native != "" {
@@ -242,13 +225,13 @@ func verdictInto(ev Event, v *aarts.VerdictRecord) {
 }
 
 // finding is the Detection Finding of a deny or an ask.
-func (c *Converter) finding(h, ve *ledger.Envelope, v *aarts.VerdictRecord) Event {
+func (c *Converter) finding(h, ve *ledger.Envelope, v *aarts.VerdictRecord, judged Event) Event {
 	m := hookOf(h)
 	ev := c.base(classDetection, 1, "Create", ve, h, ve)
 	title := fmt.Sprintf("%s %s: %s", strings.ToUpper(v.Verdict.Decision), cmp.Or(str(m, "tool_name_native"), h.EventType()), v.ReasonCode)
 	ev["finding_info"] = Event{"uid": fmt.Sprintf("%s/%s/%d", ve.TenantID(), ve.SessionID(), ve.Seq()), "title": clean(title),
 		"desc": clean(strings.Join(v.Verdict.Reasons, "; ")), "analytic": Event{"name": cmp.Or(v.Verdict.MatchedRuleID, v.ReasonCode), "type_id": 1, "type": "Rule"},
-		"related_events": []Event{{"uid": h.Hash(), "type_uid": 0}}}
+		"related_events": []Event{{"uid": judged["metadata"].(Event)["uid"], "type_uid": judged["type_uid"]}}}
 	ev["message"] = clean(title + ": " + message(h.EventType(), str(m, "tool_name_native"), m))
 	verdictInto(ev, v)
 	ev["is_alert"] = v.Verdict.Decision == aarts.Deny && v.IsEnforced()

@@ -2,13 +2,17 @@ package ocsf
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/gowebpki/jcs"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/agentledger/agentledger/ledger"
@@ -105,9 +109,11 @@ func convert(t *testing.T, path string) ([]*ledger.Envelope, []map[string]any) {
 }
 
 // TestEveryRecordingValidates converts every shipped recording: each
-// event validates against the OCSF 1.9 subset schema, and the
-// attestations cover every envelope exactly as the ledger holds it (its
-// hash, its predecessor, its chain, its signature).
+// event validates against the OCSF 1.9 schema, its attestation is what
+// OCSF's record_integrity defines (checked by verifyAttestations, which
+// recomputes every fingerprint), and the events name every envelope
+// exactly as the ledger holds it (its hash, its predecessor, its
+// signature) under unmapped.agentledger.envelopes.
 func TestEveryRecordingValidates(t *testing.T) {
 	sch := compile(t)
 	for _, path := range recordings(t) {
@@ -124,13 +130,35 @@ func TestEveryRecordingValidates(t *testing.T) {
 				t.Fatalf("%s event %d does not validate: %v\n%s", path, i, err, raw)
 			}
 			classes[ev["class_uid"].(float64)]++
-			atts, _ := ev["attestation_list"].([]any)
-			if len(atts) == 0 {
-				t.Fatalf("%s event %d has no attestation", path, i)
+			recs, _ := ev["unmapped"].(map[string]any)["agentledger"].(map[string]any)["envelopes"].([]any)
+			if len(recs) == 0 {
+				t.Fatalf("%s event %d names no envelope", path, i)
 			}
-			for _, a := range atts {
-				checkAttestation(t, path, a.(map[string]any), byHash, ev)
-				covered[a.(map[string]any)["fingerprint"].(map[string]any)["value"].(string)] = true
+			for _, r := range recs {
+				checkEvidence(t, path, r.(map[string]any), byHash)
+				covered[r.(map[string]any)["hash"].(string)] = true
+			}
+		}
+		if err := verifyAttestations(evs); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		// A finding names the event it judged by that event's uid and
+		// type_uid; HTTP Activity, whose actor comes from the host
+		// profile, declares it.
+		typeOf := map[any]any{}
+		for _, ev := range evs {
+			typeOf[ev["metadata"].(map[string]any)["uid"]] = ev["type_uid"]
+		}
+		for i, ev := range evs {
+			info, _ := ev["finding_info"].(map[string]any)
+			for _, r := range anyList(info["related_events"]) {
+				rel := r.(map[string]any)
+				if typeOf[rel["uid"]] == nil || rel["type_uid"] != typeOf[rel["uid"]] {
+					t.Errorf("%s event %d: related event %v, the event's type_uid is %v", path, i, rel, typeOf[rel["uid"]])
+				}
+			}
+			if ev["class_uid"] == 4002.0 && ev["actor"] != nil && !slices.Contains(anyList(ev["metadata"].(map[string]any)["profiles"]), any("host")) {
+				t.Errorf("%s event %d: HTTP Activity with an actor does not declare the host profile", path, i)
 			}
 		}
 		for _, e := range envs {
@@ -150,23 +178,70 @@ func TestEveryRecordingValidates(t *testing.T) {
 	}
 }
 
-func checkAttestation(t *testing.T, path string, a map[string]any, byHash map[string]*ledger.Envelope, ev map[string]any) {
+// verifyAttestations checks events as a verifier that follows OCSF's
+// record_integrity does, written from the schema's words, not from the
+// exporter: each event has one attestation; its fingerprint is the SHA-256
+// (hex) of the JCS serialization (RFC 8785, gowebpki/jcs) of the whole
+// event but that fingerprint and the attestation's signatures; events of
+// one chain_uid link in order, each prev_event naming the one before it by
+// metadata.uid, type_uid and fingerprint; a chain's first has none.
+func verifyAttestations(evs []map[string]any) error {
+	heads := map[string]map[string]any{}
+	for i, ev := range evs {
+		atts, _ := ev["attestation_list"].([]any)
+		if len(atts) != 1 {
+			return fmt.Errorf("event %d: %d attestations, want 1", i, len(atts))
+		}
+		a := atts[0].(map[string]any)
+		fp, _ := a["fingerprint"].(map[string]any)
+		if fp == nil || fp["algorithm_id"] != 3.0 {
+			return fmt.Errorf("event %d: fingerprint %v", i, fp)
+		}
+		stripped := map[string]any{}
+		for k, v := range ev {
+			stripped[k] = v
+		}
+		att := map[string]any{}
+		for k, v := range a {
+			if k != "fingerprint" && k != "signatures" {
+				att[k] = v
+			}
+		}
+		stripped["attestation_list"] = []any{att}
+		raw, _ := json.Marshal(stripped)
+		canonical, err := jcs.Transform(raw)
+		if err != nil {
+			return fmt.Errorf("event %d: %w", i, err)
+		}
+		sum := sha256.Sum256(canonical)
+		if got := hex.EncodeToString(sum[:]); got != fp["value"] {
+			return fmt.Errorf("event %d: fingerprint %v, the event's is %s", i, fp["value"], got)
+		}
+		chain, _ := a["chain_uid"].(string)
+		prev, _ := a["prev_event"].(map[string]any)
+		head := heads[chain]
+		switch {
+		case chain == "":
+			return fmt.Errorf("event %d: no chain_uid", i)
+		case head == nil && prev != nil:
+			return fmt.Errorf("event %d: the first of chain %s names a previous event", i, chain)
+		case head != nil && (prev == nil || prev["uid"] != head["metadata"].(map[string]any)["uid"] || prev["type_uid"] != head["type_uid"] ||
+			prev["fingerprint"].(map[string]any)["value"] != head["attestation_list"].([]any)[0].(map[string]any)["fingerprint"].(map[string]any)["value"]):
+			return fmt.Errorf("event %d: prev_event %v does not name the chain's event before it", i, prev)
+		}
+		heads[chain] = ev
+	}
+	return nil
+}
+
+func checkEvidence(t *testing.T, path string, r map[string]any, byHash map[string]*ledger.Envelope) {
 	t.Helper()
-	fp := a["fingerprint"].(map[string]any)
-	e := byHash[fp["value"].(string)]
+	e := byHash[r["hash"].(string)]
 	if e == nil {
-		t.Fatalf("%s: attestation of an envelope not in the bundle: %v", path, a)
+		t.Fatalf("%s: an envelope not in the bundle: %v", path, r)
 	}
-	chain := e.TenantID() + "/" + e.SessionID()
-	if a["chain_uid"] != chain || a["uid"] != fmt.Sprintf("%s/%d", chain, e.Seq()) || fp["serialization_id"] != 2.0 || fp["algorithm_id"] != 3.0 {
-		t.Fatalf("%s: attestation %v for seq %d", path, a, e.Seq())
-	}
-	prev, _ := a["prev_event"].(map[string]any)
-	switch {
-	case e.Seq() == 0 && prev != nil:
-		t.Fatalf("%s: genesis with a prev_event", path)
-	case e.Seq() > 0 && (prev == nil || prev["fingerprint"].(map[string]any)["value"] != e.PrevHash()):
-		t.Fatalf("%s seq %d: prev_event %v, want %s", path, e.Seq(), prev, e.PrevHash())
+	if r["seq"] != float64(e.Seq()) || r["event_type"] != e.EventType() || (e.Seq() > 0) != (r["prev_hash"] == e.PrevHash()) {
+		t.Fatalf("%s: envelope %v for seq %d", path, r, e.Seq())
 	}
 	var rec struct {
 		Sig *struct {
@@ -175,12 +250,35 @@ func checkAttestation(t *testing.T, path string, a map[string]any, byHash map[st
 		} `json:"sig"`
 	}
 	json.Unmarshal(e.Payload(), &rec)
-	if rec.Sig == nil {
-		return
+	sig, _ := r["signature"].(map[string]any)
+	switch {
+	case rec.Sig == nil || !ledger.IsRecordType(e.EventType()):
+		if sig != nil {
+			t.Fatalf("%s seq %d: a signature is carried for an unsigned envelope", path, e.Seq())
+		}
+	case sig == nil || sig["key_id"] != rec.Sig.KeyID || sig["value"] != rec.Sig.Value:
+		t.Fatalf("%s seq %d: signature not carried: %v", path, e.Seq(), sig)
 	}
-	sig := ev["unmapped"].(map[string]any)["agentledger"].(map[string]any)["signatures"].(map[string]any)[fmt.Sprint(e.Seq())].(map[string]any)
-	if a["authority_uid"] != rec.Sig.KeyID || sig["value"] != rec.Sig.Value || a["signatures"] == nil {
-		t.Fatalf("%s seq %d: signature not carried: %v %v", path, e.Seq(), a, sig)
+}
+
+// TestAVerifierFindsAChangedEvent checks the verifier: an event changed
+// after it was attested, or one dropped from its chain, is found.
+func TestAVerifierFindsAChangedEvent(t *testing.T) {
+	_, evs := convert(t, "../fixtures/sessions/coding-agent/destructive-commands.ndjson")
+	if err := verifyAttestations(evs); err != nil {
+		t.Fatal(err)
+	}
+	changed := slices.Clone(evs)
+	raw, _ := json.Marshal(evs[1])
+	var m map[string]any
+	json.Unmarshal(raw, &m)
+	m["message"] = "nothing happened"
+	changed[1] = m
+	if verifyAttestations(changed) == nil {
+		t.Error("a changed event passes")
+	}
+	if verifyAttestations(slices.Delete(slices.Clone(evs), 2, 3)) == nil {
+		t.Error("a chain with an event dropped passes")
 	}
 }
 
@@ -261,7 +359,12 @@ func TestAHookEventsOwnSigIsNotCarried(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw, _ := json.Marshal(c.Flush())
-	if strings.Contains(string(raw), "authority_uid") || strings.Contains(string(raw), "2c051869be276c84") {
+	if strings.Contains(string(raw), "2c051869be276c84") {
 		t.Fatalf("a planted signature is carried: %s", raw)
 	}
+}
+
+func anyList(v any) []any {
+	l, _ := v.([]any)
+	return l
 }
