@@ -18,7 +18,8 @@ import (
 	"github.com/agentledger/agentledger/ledger"
 )
 
-const schemaFile = "../fixtures/ocsf/ocsf-1.9.0-subset.schema.json"
+// schemaFile is the OCSF schema generated from its source (fixtures/ocsf/gen).
+const schemaFile = "../fixtures/ocsf/ocsf-schema.json"
 
 func compile(t *testing.T) *jsonschema.Schema {
 	t.Helper()
@@ -283,8 +284,9 @@ func TestAVerifierFindsAChangedEvent(t *testing.T) {
 }
 
 // TestTheSchemaRefuses checks the checker: an event without what its class
-// requires, with an attribute OCSF does not define, or with a value
-// outside an enumeration fails.
+// requires, with an attribute OCSF does not define, with a value outside
+// an enumeration, or with a profile's attribute and not the profile
+// fails.
 func TestTheSchemaRefuses(t *testing.T) {
 	sch := compile(t)
 	_, evs := convert(t, "../fixtures/sessions/coding-agent/destructive-commands.ndjson")
@@ -306,7 +308,26 @@ func TestTheSchemaRefuses(t *testing.T) {
 		json.Unmarshal(raw, &m)
 		return m
 	}
+	// An attribute only a profile adds needs the profile declared.
+	var api map[string]any
+	for _, ev := range evs {
+		if ev["class_uid"] == 6003.0 && ev["ai_agent"] != nil && api == nil {
+			api = ev
+		}
+	}
+	if api == nil || sch.Validate(api) != nil {
+		t.Fatalf("no valid API Activity with ai_agent: %v", api)
+	}
+	raw, _ := json.Marshal(api)
+	var undeclared map[string]any
+	json.Unmarshal(raw, &undeclared)
+	meta := undeclared["metadata"].(map[string]any)
+	meta["profiles"] = slices.DeleteFunc(anyList(meta["profiles"]), func(p any) bool { return p == "ai_operation" })
+	if sch.Validate(undeclared) == nil {
+		t.Error("ai_agent without the ai_operation profile validates")
+	}
 	for name, edit := range map[string]func(map[string]any){
+		"no related uid":   func(m map[string]any) { delete(m["finding_info"].(map[string]any)["related_events"].([]any)[0].(map[string]any), "uid") },
 		"no finding uid":   func(m map[string]any) { delete(m["finding_info"].(map[string]any), "uid") },
 		"unknown member":   func(m map[string]any) { m["verdict"] = "deny" },
 		"severity 7":       func(m map[string]any) { m["severity_id"] = 7 },
