@@ -327,7 +327,9 @@ func TestTheSchemaRefuses(t *testing.T) {
 		t.Error("ai_agent without the ai_operation profile validates")
 	}
 	for name, edit := range map[string]func(map[string]any){
-		"no related uid":   func(m map[string]any) { delete(m["finding_info"].(map[string]any)["related_events"].([]any)[0].(map[string]any), "uid") },
+		"no related uid": func(m map[string]any) {
+			delete(m["finding_info"].(map[string]any)["related_events"].([]any)[0].(map[string]any), "uid")
+		},
 		"no finding uid":   func(m map[string]any) { delete(m["finding_info"].(map[string]any), "uid") },
 		"unknown member":   func(m map[string]any) { m["verdict"] = "deny" },
 		"severity 7":       func(m map[string]any) { m["severity_id"] = 7 },
