@@ -3,6 +3,8 @@ package hostconfig
 import (
 	"fmt"
 	"strings"
+
+	"github.com/agentledger/agentledger/internal/linediff"
 )
 
 // Diff is a unified diff of a file's text before and after (three lines
@@ -12,21 +14,6 @@ func Diff(path string, before, after []byte) string {
 		return ""
 	}
 	a, b := lines(before), lines(after)
-	// The longest common subsequence, by dynamic programming: the files
-	// are small configuration files.
-	lcs := make([][]int, len(a)+1)
-	for i := range lcs {
-		lcs[i] = make([]int, len(b)+1)
-	}
-	for i := len(a) - 1; i >= 0; i-- {
-		for j := len(b) - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
 	type op struct {
 		kind byte // ' ', '-', '+'
 		text string
@@ -35,16 +22,12 @@ func Diff(path string, before, after []byte) string {
 	}
 	var ops []op
 	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		switch {
-		case i < len(a) && j < len(b) && a[i] == b[j]:
-			ops = append(ops, op{' ', a[i], i, j})
-			i, j = i+1, j+1
-		case i < len(a) && (j == len(b) || lcs[i+1][j] >= lcs[i][j+1]):
-			ops = append(ops, op{'-', a[i], i, j})
+	for _, l := range linediff.Lines(a, b) {
+		ops = append(ops, op{l.Op[0], l.Text, i, j})
+		if l.Op != "+" {
 			i++
-		default:
-			ops = append(ops, op{'+', b[j], i, j})
+		}
+		if l.Op != "-" {
 			j++
 		}
 	}

@@ -15,6 +15,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+
+	"github.com/agentledger/agentledger/internal/linediff"
 )
 
 // Change is one tool of a re-declaration.
@@ -37,12 +39,9 @@ type Change struct {
 	Flags []Flag `json:"flags,omitempty"`
 }
 
-// Line is one line of a diff: Op is ' ' (in both), '-' (only before) or
-// '+' (only after).
-type Line struct {
-	Op   string `json:"op"`
-	Text string `json:"text"`
-}
+// Line is one line of a diff: Op is " " (in both), "-" (only before) or
+// "+" (only after).
+type Line = linediff.Line
 
 // Flag is one finding of the scan of a tool's definition.
 type Flag struct {
@@ -125,61 +124,8 @@ func indent(raw json.RawMessage) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// maxDiffLines bounds the lines Diff compares (a definition is tens of
-// lines; past this the two are shown whole, every line changed).
-const maxDiffLines = 2000
-
-// Diff is a line diff of before against after: the longest common
-// subsequence of their lines kept, the rest removed or added.
-func Diff(before, after string) []Line {
-	a, b := lines(before), lines(after)
-	if len(a) > maxDiffLines || len(b) > maxDiffLines {
-		var out []Line
-		for _, l := range a {
-			out = append(out, Line{"-", l})
-		}
-		for _, l := range b {
-			out = append(out, Line{"+", l})
-		}
-		return out
-	}
-	// lcs[i][j] is the longest common subsequence of a[i:] and b[j:].
-	lcs := make([][]int, len(a)+1)
-	for i := range lcs {
-		lcs[i] = make([]int, len(b)+1)
-	}
-	for i := len(a) - 1; i >= 0; i-- {
-		for j := len(b) - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	var out []Line
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		switch {
-		case a[i] == b[j]:
-			out = append(out, Line{" ", a[i]})
-			i, j = i+1, j+1
-		case lcs[i+1][j] >= lcs[i][j+1]:
-			out = append(out, Line{"-", a[i]})
-			i++
-		default:
-			out = append(out, Line{"+", b[j]})
-			j++
-		}
-	}
-	for ; i < len(a); i++ {
-		out = append(out, Line{"-", a[i]})
-	}
-	for ; j < len(b); j++ {
-		out = append(out, Line{"+", b[j]})
-	}
-	return out
-}
+// Diff is a line diff of before against after.
+func Diff(before, after string) []Line { return linediff.Lines(lines(before), lines(after)) }
 
 func lines(s string) []string {
 	if s == "" {
