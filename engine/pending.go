@@ -59,6 +59,27 @@ type pendingItem struct {
 	// resolving is set while a resolution of it is being recorded.
 	resolving bool
 	res       *Resolution
+	// failures counts the resolutions of it that could not be recorded
+	// since it was due: each waits longer before the next try.
+	failures int
+}
+
+// maxRetryWait bounds the wait before a due approval's timeout is tried
+// again after it could not be recorded.
+const maxRetryWait = time.Minute
+
+// retryWait is how long an approval whose resolution could not be
+// recorded waits before it is tried again: until its deadline, and past
+// it a second, doubling with each failure up to maxRetryWait — never at
+// once, which would spin as long as the record fails (a store gone, a
+// ledger refusing writes). Called with mu held.
+func (p *pendingItem) retryWait(now time.Time) time.Duration {
+	if left := time.UnixMilli(p.info.ExpiresUnixMs).Sub(now); left > 0 {
+		return left
+	}
+	wait := min(time.Second<<min(p.failures, 6), maxRetryWait)
+	p.failures++
+	return wait
 }
 
 // maxClosed bounds pendings.closed.
@@ -305,8 +326,9 @@ func (e *Engine) resolveHere(ctx context.Context, tenant, id, resolution, action
 	defer e.pending.mu.Unlock()
 	p.resolving = false
 	if err != nil && !errors.Is(err, ErrNoPending) {
-		// The approval is still open: it times out as it would have.
-		p.timer.Reset(max(time.UnixMilli(p.info.ExpiresUnixMs).Sub(e.now()), 0))
+		// The approval is still open: it times out as it would have, or,
+		// already due, is tried again later.
+		p.timer.Reset(p.retryWait(e.now()))
 		return nil, err
 	}
 	delete(e.pending.byID, id)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -208,5 +209,25 @@ func TestAFailedResolutionStillTimesOut(t *testing.T) {
 	st2, err := e.WaitPending(ctx, "acme", step.PendingID, 10*time.Second)
 	if err != nil || st2.Status != "timeout" {
 		t.Fatalf("after a failed resolution: %+v %v", st2, err)
+	}
+}
+
+// TestADueApprovalIsRetriedLater: an approval whose resolution could not be
+// recorded waits for its deadline, and once due is tried again after a
+// second, doubling to a minute — never at once, which spun as long as the
+// record failed (a test's closed store kept a package's timers busy).
+func TestADueApprovalIsRetriedLater(t *testing.T) {
+	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	p := &pendingItem{info: PendingApproval{ExpiresUnixMs: now.Add(90 * time.Second).UnixMilli()}}
+	if got := p.retryWait(now); got != 90*time.Second {
+		t.Fatalf("before its deadline: %s", got)
+	}
+	var got []time.Duration
+	for range 9 {
+		got = append(got, p.retryWait(now.Add(2*time.Minute)))
+	}
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 32 * time.Second, time.Minute, time.Minute, time.Minute}
+	if !slices.Equal(got, want) {
+		t.Fatalf("waits %v, want %v", got, want)
 	}
 }
