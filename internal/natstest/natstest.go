@@ -39,6 +39,28 @@ func JetStream(t testing.TB) string {
 // the test ends.
 func Cluster(t testing.TB) ([]*server.Server, string) {
 	t.Helper()
+	// A route port picked free may be taken by another process before the
+	// server binds it, and a loaded machine may be slow to start three
+	// servers: a cluster that does not come up is started again on other
+	// ports.
+	var why string
+	for range 3 {
+		servers, urls, err := startCluster(t)
+		if err == nil {
+			return servers, urls
+		}
+		why = err.Error()
+		for _, s := range servers {
+			s.Shutdown()
+		}
+	}
+	t.Fatalf("no JetStream cluster came up in three tries: %s", why)
+	return nil, ""
+}
+
+// startCluster starts one try of Cluster: the servers it started and
+// their client URLs, or why they did not come up.
+func startCluster(t testing.TB) ([]*server.Server, string, error) {
 	routes := make([]int, 3)
 	for i := range routes {
 		routes[i] = LoopbackPort(t)
@@ -56,14 +78,14 @@ func Cluster(t testing.TB) ([]*server.Server, string) {
 			Routes:  server.RoutesFromStr(strings.Join(urls, ","))}
 		s, err := server.NewServer(opts)
 		if err != nil {
-			t.Fatal(err)
+			return servers, "", err
 		}
 		s.Start()
 		t.Cleanup(s.Shutdown)
-		if !s.ReadyForConnections(10 * time.Second) {
-			t.Fatal("server not ready")
-		}
 		servers = append(servers, s)
+		if !s.ReadyForConnections(30 * time.Second) {
+			return servers, "", fmt.Errorf("server n%d not ready", i)
+		}
 		clients = append(clients, s.ClientURL())
 	}
 	// Ready once JetStream's meta group has a leader every server follows.
@@ -74,13 +96,12 @@ func Cluster(t testing.TB) ([]*server.Server, string) {
 			current = current && s.JetStreamIsCurrent()
 		}
 		if leader && current {
-			break
+			return servers, strings.Join(clients, ","), nil
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the cluster's JetStream has no meta leader")
+			return servers, "", fmt.Errorf("the cluster's JetStream has no meta leader")
 		}
 	}
-	return servers, strings.Join(clients, ",")
 }
 
 // LoopbackPort returns a free TCP port on loopback.
