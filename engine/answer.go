@@ -278,8 +278,9 @@ func hostMembers(host *adapter.Host, native string, body, event []byte, unattend
 var adapterMembers = []string{"adapter", "host_refused", "host_defers", "host_asks", "host_prompts", "host_waits", "host_allows", "auto_approve", "result_only", "spawn_session_id"}
 
 // GatewayMembers are the members of the MCP gateway's events that its tool
-// pinning rests on (what a server declared and how its tools stand); no
-// other sender may set them, and GatewaySessionPrefix names its sessions.
+// pinning rests on (what a server declared and how its tools stand) and
+// that an approver of a change reads (the definitions and the scan's
+// flags); no other sender may set them, and GatewaySessionPrefix names its sessions.
 var GatewayMembers = []string{"tool_pins", "tool_changes", "tool_pin", "read_only_tools", "tool_definitions", "pinned_definitions", "tool_flags", "tool_flag_words"}
 
 // GatewaySessionPrefix begins the name of every session of the MCP
@@ -527,25 +528,14 @@ func newRejection(body []byte, sum string, size int64, truncated bool, defect st
 // when truncated: it went on past what the transport reads), defect what
 // was wrong. The sender was refused (answered deny).
 func (e *Engine) RecordRejected(ctx context.Context, k ledger.SessionKey, via, where string, body []byte, truncated bool, defect string) {
-	e.RecordRejectedAnswered(ctx, k, via, where, body, truncated, defect, aarts.Deny)
-}
-
-// RecordRejectedAnswered is RecordRejected for a message the transport
-// answered otherwise: aarts.HostAnswerNone when, in monitor mode, it was
-// passed on unjudged.
-func (e *Engine) RecordRejectedAnswered(ctx context.Context, k ledger.SessionKey, via, where string, body []byte, truncated bool, defect, answered string) {
 	rej := newRejection(body, "", 0, truncated, defect)
-	rej.Host, rej.HookPoint, rej.Answered = via, where, answered
+	rej.Host, rej.HookPoint, rej.Answered = via, where, aarts.Deny
 	if sessionIDValid(k.Tenant, k.Session) != nil {
 		rej.SessionID = RejectedSessionNote(k.Session)
 		k.Session = RejectedSession
 	}
 	e.recordRejection(ctx, k, &rej)
-	decision := aarts.Deny
-	if answered == aarts.HostAnswerNone {
-		decision = aarts.Allow
-	}
-	e.noteAnswer(k.Tenant, via, &aarts.Event{SessionID: k.Session, HookPoint: where}, HookResponse{Verdict: aarts.Verdict{Decision: decision}, ReasonCode: ReasonInputRejected, HostAnswer: answered})
+	e.noteAnswer(k.Tenant, via, &aarts.Event{SessionID: k.Session, HookPoint: where}, HookResponse{Verdict: aarts.Verdict{Decision: aarts.Deny}, ReasonCode: ReasonInputRejected})
 }
 
 // RejectedSessionNote is how a session id that could not be used is kept

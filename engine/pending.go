@@ -169,7 +169,7 @@ type PendingApproval struct {
 	// ExpiresUnixMs is when the ask times out into a recorded deny.
 	ExpiresUnixMs int64 `json:"expires_unix_ms"`
 	// Host is the asking event's host (its host_id: an agent host, or
-	// the MCP gateway's "mcp-gateway"); AskedBy the identity that sent
+	// the MCP gateway's "agentledger-mcp-proxy"); AskedBy the identity that sent
 	// it (VerdictRecord.AskedBy: token, principal, agent), which only an
 	// approval for it can release.
 	Host    string `json:"host,omitempty"`

@@ -137,9 +137,12 @@ type Member struct {
 	value  []byte // what this engine writes into its leases
 	layout []byte // the fleet's layout (partitions), kept in the bucket
 
-	mu      sync.Mutex
-	owned   map[int]*lease
-	absent  map[int]int // rounds a partition has had no owner
+	mu     sync.Mutex
+	owned  map[int]*lease
+	absent map[int]int // rounds a partition has had no owner
+	// takeErr is, per partition, the failure to take it last logged: a
+	// cluster that stays slow is logged once per partition, not each round.
+	takeErr map[int]string
 	seen    map[string]int
 	handler Handler
 	bcast   map[string]Handler
@@ -213,7 +216,7 @@ func Join(ctx context.Context, st *store.Store, cfg Config) (*Member, error) {
 	_, _ = rand.Read(nonce[:])
 	value, _ := json.Marshal(map[string]string{"engine": cfg.ID, "nonce": hex.EncodeToString(nonce[:])})
 	m := &Member{cfg: cfg, st: st, nc: st.Conn(), kv: kv, layout: layout, base: "agentledger_fleet." + strings.ToLower(st.StreamName()),
-		value: value, owned: map[int]*lease{}, absent: map[int]int{}, seen: map[string]int{}, bcast: map[string]Handler{},
+		value: value, owned: map[int]*lease{}, absent: map[int]int{}, takeErr: map[int]string{}, seen: map[string]int{}, bcast: map[string]Handler{},
 		replies: replyCache{m: map[string]*reply{}, keep: cfg.ForwardFor}, stop: make(chan struct{}), done: make(chan struct{})}
 	return m, nil
 }
@@ -547,7 +550,13 @@ func (m *Member) take(p int) {
 		if !errors.Is(err, jetstream.ErrKeyExists) {
 			// Not another member's: a slow or unreachable cluster.
 			// The partition is tried again next round.
-			m.cfg.Log(fmt.Sprintf("fleet: take partition %d: %v (trying again)", p, err))
+			m.mu.Lock()
+			logged := m.takeErr[p] == err.Error()
+			m.takeErr[p] = err.Error()
+			m.mu.Unlock()
+			if !logged {
+				m.cfg.Log(fmt.Sprintf("fleet: take partition %d: %v (trying again each round)", p, err))
+			}
 		}
 		return
 	}
@@ -579,6 +588,7 @@ func (m *Member) take(p int) {
 	l.sub = sub
 	m.owned[p] = l
 	delete(m.absent, p)
+	delete(m.takeErr, p)
 	m.took.Add(1)
 	m.cfg.Log(fmt.Sprintf("fleet: took partition %d (lease revision %d, fence at stream seq %s)", p, rev, strings.Join(at, ", ")))
 }

@@ -95,7 +95,7 @@ type Config struct {
 	// A changed or unpinned tool is listed and called (its calls recorded
 	// as what enforcing would deny), a tool the manifest does not declare
 	// is listed, an ask waits for no one, a result is not withheld, and
-	// arguments the proxy cannot read exactly are forwarded as sent. A
+	// an event the engine rejects is recorded answered none and forwarded. A
 	// secret in a result is still redacted for the client (that is not a
 	// block: the call ran), and `replay exact` over the sessions reports
 	// what enforcing would have stopped.
@@ -505,16 +505,11 @@ func (p *Proxy) call(ctx context.Context, params *mcp.CallToolParamsRaw) (*mcp.C
 	}
 	args, err := decodeExact(raw)
 	if err != nil {
-		// Refused and on record: the call was not made.
-		answered := aarts.Deny
-		if p.cfg.Monitor {
-			answered = aarts.HostAnswerNone
-		}
-		p.cfg.Engine.RecordRejectedAnswered(context.WithoutCancel(ctx), ledger.SessionKey{Tenant: p.cfg.Tenant, Session: p.session}, Via, "tools/call",
-			raw, false, "the arguments of "+params.Name+" cannot be read exactly: "+err.Error(), answered)
-		if p.cfg.Monitor {
-			return p.forwardUnjudged(ctx, params, raw), nil
-		}
+		// Refused and on record: the call was not made (arguments that are
+		// not one JSON value, which the SDK does not pass on: in monitor
+		// mode too, there is nothing exact to forward).
+		p.cfg.Engine.RecordRejected(context.WithoutCancel(ctx), ledger.SessionKey{Tenant: p.cfg.Tenant, Session: p.session}, Via, "tools/call",
+			raw, false, "the arguments of "+params.Name+" cannot be read exactly: "+err.Error())
 		return refused("agentledger: the arguments are not JSON the proxy can pass on exactly: " + detect.Redact(err.Error())), nil
 	}
 	res, stopped, st, err := p.judge(ctx, use{tool: aarts.ToolMCPCall, native: "mcp__" + p.cfg.Server + "__" + params.Name, input: args,
@@ -532,30 +527,6 @@ func (p *Proxy) call(ctx context.Context, params *mcp.CallToolParamsRaw) (*mcp.C
 		return withheldResult(st), nil
 	}
 	return res.(*mcp.CallToolResult), nil
-}
-
-// forwardUnjudged, in monitor mode, forwards a call whose arguments were
-// recorded rejected (not judged) as the client sent them; its result
-// reaches the client with any secret redacted, as every result does.
-func (p *Proxy) forwardUnjudged(ctx context.Context, params *mcp.CallToolParamsRaw, raw json.RawMessage) *mcp.CallToolResult {
-	res, err := p.callUpstream(ctx, &mcp.CallToolParams{Meta: forwardedMeta(params.Meta), Name: params.Name, Arguments: raw})
-	if err != nil {
-		return refused("agentledger: " + detect.Redact(err.Error()))
-	}
-	encoded, _ := json.Marshal(res)
-	value, err := decodeExact(encoded)
-	if err != nil {
-		return refused("agentledger: the server's result cannot be read: " + detect.Redact(err.Error()))
-	}
-	if shown, redacted := redactStrings(value); redacted {
-		encoded, _ = json.Marshal(shown)
-		out := &mcp.CallToolResult{}
-		if json.Unmarshal(encoded, out) != nil {
-			return refused("agentledger: the result held a secret and is withheld")
-		}
-		return out
-	}
-	return res
 }
 
 // read judges a resources/read or prompts/get as a use of the server's

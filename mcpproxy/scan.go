@@ -3,6 +3,7 @@ package mcpproxy
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -11,7 +12,8 @@ import (
 )
 
 // A tool's description and schemas are read by the model: the text a
-// poisoned server uses to steer it. scan flags, in what a tool declares:
+// poisoned server uses to steer it. findings flags, in what a tool
+// declares:
 //   - hidden_unicode: characters a person does not see (zero-width, bidi
 //     controls, Unicode tag characters) that a model still reads;
 //   - instruction: words addressed to the model (ignore previous
@@ -20,23 +22,10 @@ import (
 //   - exfiltration: asking for credentials or secrets, or to send data
 //     somewhere.
 //
-// Flags are recorded with the tool (PreMCPConnect's tool_flags) for
-// whoever approves the server and reviews the record; they decide nothing
-// by themselves.
-func scan(t *mcp.Tool) []string {
-	var flags []string
-	for f := range findings(t) {
-		flags = append(flags, f)
-	}
-	slices.Sort(flags)
-	return flags
-}
-
-// maxWords bounds the words kept for one flag.
-const maxWords = 5
-
-// findings are scan's flags, each with the words that raised it (for a
-// hidden character, its code point), as an approver reads them.
+// each with the words that raised it (for a hidden character, its code
+// point). Flags are recorded with the tool (PreMCPConnect's tool_flags and
+// tool_flag_words) for whoever approves the server and reviews the record;
+// they decide nothing by themselves.
 func findings(t *mcp.Tool) map[string][]string {
 	text := t.Description + " " + t.Title
 	for _, s := range []any{t.InputSchema, t.OutputSchema} {
@@ -48,6 +37,8 @@ func findings(t *mcp.Tool) map[string][]string {
 			text += " " + b.String()
 		}
 	}
+	// maxWords bounds the words kept for one flag.
+	const maxWords = 5
 	out := map[string][]string{}
 	keep := func(flag, word string) {
 		if !slices.Contains(out[flag], word) && len(out[flag]) < maxWords {
@@ -91,33 +82,20 @@ var (
 		`|\b(password|api[\s_-]?key|access[\s_-]?token|secret)s?\b[^.]{0,40}\b(include|pass|add|append|provide|send)\b`)
 )
 
-// flagsOf scans every tool, returning the flagged ones (nil: none).
-func flagsOf(tools []*mcp.Tool) map[string]any {
-	var out map[string]any
-	for _, t := range tools {
-		if f := scan(t); len(f) > 0 {
-			if out == nil {
-				out = map[string]any{}
-			}
-			slices.Sort(f)
-			out[t.Name] = f
-		}
-	}
-	return out
-}
-
-// withFlags adds the tools' flags to a PreMCPConnect's members, when any,
-// and the words that raised each (tool_flag_words).
+// withFlags adds the tools' flags to a PreMCPConnect's members, when any
+// (tool_flags), and the words that raised each (tool_flag_words).
 func withFlags(members map[string]any, tools []*mcp.Tool) map[string]any {
-	if f := flagsOf(tools); f != nil {
-		members["tool_flags"] = f
-		words := map[string]any{}
-		for _, t := range tools {
-			if w := findings(t); len(w) > 0 {
-				words[t.Name] = w
-			}
+	flags, words := map[string]any{}, map[string]any{}
+	for _, t := range tools {
+		found := findings(t)
+		if len(found) == 0 {
+			continue
 		}
-		members["tool_flag_words"] = words
+		names := slices.Sorted(maps.Keys(found))
+		flags[t.Name], words[t.Name] = names, found
+	}
+	if len(flags) > 0 {
+		members["tool_flags"], members["tool_flag_words"] = flags, words
 	}
 	return members
 }

@@ -1,6 +1,7 @@
 package mcpproxy
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
@@ -27,8 +28,7 @@ func TestScanFlagsPoisonedTools(t *testing.T) {
 		{&mcp.Tool{Name: "login", Description: "Sign in to the staging server with the user's saved session"}, nil},
 		{&mcp.Tool{Name: "send_email", Description: "Send an e-mail the user wrote to its recipients"}, nil},
 	} {
-		got := scan(c.tool)
-		slices.Sort(got)
+		got := slices.Sorted(maps.Keys(findings(c.tool)))
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%s %q: flags %v, want %v", c.tool.Name, c.tool.Description, got, c.want)
 		}

@@ -93,7 +93,7 @@ type htmlBlock struct {
 func renderHTML(w io.Writer, rep *Report) error {
 	s := rep.Summary
 	data := map[string]any{"S": s, "Gate": rep.Gate, "Failed": rep.Gate.FailOn != "" && !rep.Gate.Passed, "Failures": rep.Gate.Failures,
-		"Transitions": countBars(s.Transitions, ""), "Rules": countBars(s.Rules, ""), "WouldBlockRules": wouldBlockBars(rep)}
+		"Transitions": countBars(s.Transitions), "Rules": countBars(s.Rules), "WouldBlockRules": wouldBlockBars(rep)}
 	var faulty, altered, identical []htmlSession
 	var blocks []htmlBlock
 	for i, r := range rep.Sessions {
@@ -201,10 +201,10 @@ func wouldBlockBars(rep *Report) []page.Bar {
 	return out
 }
 
-func countBars(m map[string]int, class string) []page.Bar {
+func countBars(m map[string]int) []page.Bar {
 	var out []page.Bar
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		out = append(out, page.Bar{Label: k, Count: m[k], Class: class})
+		out = append(out, page.Bar{Label: k, Count: m[k]})
 	}
 	slices.SortStableFunc(out, func(a, b page.Bar) int { return cmp.Compare(b.Count, a.Count) })
 	return out

@@ -47,7 +47,7 @@ func mcpProxyCommand(a *app) *cli.Command {
 			&cli.StringFlag{Name: "listen", Usage: "serve Streamable HTTP on `HOST:PORT` instead of stdio"},
 			&cli.StringFlag{Name: "tokens", EnvVars: []string{"ENGINE_TOKENS"}, Usage: "bearer tokens `FILE` for --listen (host tokens may connect)"},
 			&cli.StringFlag{Name: "upstream", Usage: "the real server's Streamable HTTP `URL` (instead of a command)"},
-			&cli.DurationFlag{Name: "upstream-wait", Value: 30 * time.Second, Usage: "with --listen, how long to wait at start for a server that is not up yet"},
+			&cli.DurationFlag{Name: "upstream-wait", Value: 30 * time.Second, Usage: "with --upstream, how long to wait at start for a server that is not up yet"},
 			&cli.StringFlag{Name: "tls-cert", Usage: "serve --listen over TLS with this certificate chain PEM `FILE` (with --tls-key)"},
 			&cli.StringFlag{Name: "tls-key", Usage: "the TLS private key PEM `FILE` of --tls-cert"},
 			&cli.BoolFlag{Name: "fleet", Usage: "pass every call to the engine fleet on --nats (engine serve --fleet), which decides it: the gateway owns no partition"},
@@ -127,10 +127,11 @@ func (a *app) mcpGateway(c *cli.Context, cfg mcpproxy.Config, st *store.Store, a
 		return &mcp.CommandTransport{Command: cmd}, nil
 	}
 	if u := c.String("upstream"); u != "" {
-		cfg.URI, cfg.Transport = u, "streamable_http"
+		// A server reached by URL may start after the gateway; a command
+		// is started here, and one that fails to start fails at once.
+		cfg.URI, cfg.Transport, cfg.UpstreamWait = u, "streamable_http", c.Duration("upstream-wait")
 		upstream = func() (mcp.Transport, error) { return &mcp.StreamableClientTransport{Endpoint: u}, nil }
 	}
-	cfg.UpstreamWait = c.Duration("upstream-wait")
 	cfg.Notify = func(msg string) { fmt.Fprintf(a.stderr, "engine: mcp-proxy: %s\n", msg) }
 	g, err := mcpproxy.NewGateway(c.Context, cfg, upstream, tokens)
 	if err != nil {
