@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -420,12 +419,7 @@ func serveEngine(t *testing.T) servedEngine {
 	writeFiles(t, dir, map[string]string{"tokens.json": `{"tokens":[` +
 		`{"sha256":"` + digest(hostToken) + `","tenant":"default","role":"host","name":"e2e-host"},` +
 		`{"sha256":"` + digest(approverToken) + `","tenant":"default","role":"approver","name":"e2e-approver","principal":"approver@example.com"}]}`})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := "127.0.0.1:" + freePort(t)
 	e := servedEngine{data: filepath.Join(dir, "data"), url: "http://" + addr}
 	cmd := exec.Command(filepath.Join(buildPrograms(t), "engine"), "serve", "--listen", addr, "--data", e.data, "--tokens", filepath.Join(dir, "tokens.json"), "--socket", "none")
 	cmd.Env = []string{"HOME=" + dir, "PATH=/usr/bin:/bin"}

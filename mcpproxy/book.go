@@ -124,7 +124,7 @@ func loadPins(ctx context.Context, l Ledger, tenant, server string) (*pinBook, e
 	slices.SortFunc(infos, func(a, b store.SessionInfo) int {
 		return cmp.Or(cmp.Compare(a.FirstTs, b.FirstTs), strings.Compare(a.Session, b.Session))
 	})
-	for _, info := range infos {
+	for i, info := range infos {
 		redeclared := map[uint64]map[string]pinned{} // seq of a re-declaration → the entries it asks to pin
 		err := l.ReadSession(ctx, info.Key(), func(m store.Msg) error {
 			e, err := ledger.Decode(m.Data, ledger.Limits{})
@@ -147,11 +147,16 @@ func loadPins(ctx context.Context, l Ledger, tenant, server string) (*pinBook, e
 					return nil
 				}
 				if ev.Changes == nil {
-					// Trust on first use: only the first declaration ever
-					// pins without an approver (the live proxy declares
-					// any later new tool as added).
-					if len(book.pins) == 0 {
+					// Trust on first use: only the first session's
+					// declarations pin without an approver, and only
+					// names not pinned yet (its connection's, then the
+					// first list its client got: see trustFirstList).
+					// The live proxy declares any later new tool as added.
+					if len(book.pins) == 0 || i == 0 {
 						for name, d := range ev.Pins {
+							if _, known := book.pins[name]; known {
+								continue
+							}
 							book.pins[name], book.readOnly[name] = d, slices.Contains(ev.ReadOnly, name)
 							if def := ev.Defs[name]; def != nil {
 								book.defs[name] = def

@@ -80,3 +80,42 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) string {
 	}
 	return strings.Join(names, " ")
 }
+
+// TestToolsDeclaredAfterInitialize: a tool a server declares once the
+// client has initialized (late_tool) is trusted on first use in the
+// server's first session, like the tools of its connection, and stays
+// pinned for the later sessions; a server that declares it only in a
+// later session has it quarantined and its call denied.
+func TestToolsDeclaredAfterInitialize(t *testing.T) {
+	for _, face := range faces {
+		t.Run(face, func(t *testing.T) {
+			r := newRigWith(t, nil, []string{"-late-tool"})
+			for i := range 2 {
+				cs := r.client(t, face, "2025-11-25")
+				if listed := toolNames(t, cs); !strings.Contains(listed, "late_tool") {
+					t.Fatalf("session %d: late_tool not listed: %s", i+1, listed)
+				}
+				if res, text := call(t, cs, "late_tool", map[string]any{}); res.IsError {
+					t.Fatalf("session %d: late_tool: %q", i+1, text)
+				}
+				cs.Close()
+			}
+
+			r = newRig(t, nil)
+			first := r.client(t, face, "2025-11-25")
+			toolNames(t, first)
+			first.Close()
+			r.flagsMu.Lock()
+			r.serverFlags = []string{"-late-tool"}
+			r.flagsMu.Unlock()
+			later := r.client(t, face, "2025-11-25")
+			if listed := toolNames(t, later); strings.Contains(listed, "late_tool") {
+				t.Fatalf("a later session lists the new late_tool: %s", listed)
+			}
+			if res, text := call(t, later, "late_tool", map[string]any{}); !res.IsError || !strings.Contains(text, "TOOL_CHANGED") {
+				t.Fatalf("a later session's late_tool: %q", text)
+			}
+			later.Close()
+		})
+	}
+}

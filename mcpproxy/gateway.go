@@ -74,7 +74,7 @@ func NewGateway(ctx context.Context, cfg Config, upstream func() (mcp.Transport,
 	}
 	g := &Gateway{cfg: cfg, upstream: upstream, tokens: tokens, proxies: map[string]*conn{}, books: map[string]*pinBook{}, stop: make(chan struct{})}
 	go g.sweep()
-	g.server = mcp.NewServer(&mcp.Implementation{Name: HostID + ":" + cfg.Server, Version: engine.Version}, serverOptions(init))
+	g.server = mcp.NewServer(serverInfo(init, cfg.Server), serverOptions(init))
 	g.server.AddReceivingMiddleware(g.mediate)
 	return g, nil
 }
@@ -286,9 +286,7 @@ func (g *Gateway) sessionOf(principal *engine.Principal, key, sid string) (sessi
 // proxy.
 func (g *Gateway) mediate(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		switch method {
-		case "tools/list", "tools/call", "resources/list", "resources/templates/list", "resources/read", "prompts/list", "prompts/get":
-		default:
+		if !relayed[method] {
 			return next(ctx, method, req)
 		}
 		c, err := g.proxyFor(ctx, req)
@@ -302,6 +300,16 @@ func (g *Gateway) mediate(next mcp.MethodHandler) mcp.MethodHandler {
 		}()
 		return c.p.handle(ctx, method, req, next)
 	}
+}
+
+// relayed are the methods a session's proxy answers (the SDK answers the
+// others: initialize, ping, discovery). notifications/initialized
+// connects the session to the server with the client's capabilities
+// (a stateless client's first request does).
+var relayed = map[string]bool{
+	"tools/list": true, "tools/call": true, "resources/list": true, "resources/templates/list": true, "resources/read": true,
+	"prompts/list": true, "prompts/get": true, "completion/complete": true, "resources/subscribe": true, "resources/unsubscribe": true,
+	"logging/setLevel": true, "notifications/initialized": true, "notifications/roots/list_changed": true,
 }
 
 // proxyFor is the proxy of a request's agentledger session, connected on
@@ -340,7 +348,7 @@ func (g *Gateway) proxyFor(ctx context.Context, req mcp.Request) (*conn, error) 
 		c.last.Store(time.Now().UnixNano())
 		g.proxies[id] = c
 		g.mu.Unlock()
-		c.p, c.err = g.connect(ctx, principal, session, named)
+		c.p, c.err = g.connect(ctx, principal, session, named, req.GetSession())
 		if c.err != nil {
 			g.mu.Lock()
 			delete(g.proxies, id) // the next request tries again
@@ -429,7 +437,7 @@ func (g *Gateway) sweep() {
 }
 
 // connect reaches the upstream for a new session and records it.
-func (g *Gateway) connect(ctx context.Context, principal *engine.Principal, session, named string) (*Proxy, error) {
+func (g *Gateway) connect(ctx context.Context, principal *engine.Principal, session, named string, client mcp.Session) (*Proxy, error) {
 	t, err := g.upstream()
 	if err != nil {
 		return nil, err
@@ -439,7 +447,12 @@ func (g *Gateway) connect(ctx context.Context, principal *engine.Principal, sess
 		return nil, err
 	}
 	cfg := g.cfg
-	cfg.Tenant, cfg.Upstream, cfg.Auth = principal.Tenant, t, principal.Identity
+	cfg.Tenant, cfg.Upstream, cfg.Auth, cfg.server = principal.Tenant, t, principal.Identity, g.server
+	if ss, ok := client.(*mcp.ServerSession); ok {
+		if init := ss.InitializeParams(); init != nil {
+			cfg.ClientCapabilities = init.Capabilities
+		}
+	}
 	return connect(context.WithoutCancel(ctx), cfg, session, named, book)
 }
 

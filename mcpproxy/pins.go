@@ -60,6 +60,34 @@ func (p *Proxy) trustOnFirstUse(tools []*mcp.Tool) {
 	}
 }
 
+// trustFirstList pins, in the server's first session ever, the tools of
+// the first list the client gets that the connection's list did not have:
+// a server may declare tools right after initialize (those the client's
+// capabilities enable), and they are as new to the pins as the first
+// ones. The declaration that pins them is recorded (without tool_changes:
+// loadPins takes such declarations of the first session alone).
+func (p *Proxy) trustFirstList(ctx context.Context, list []*mcp.Tool) {
+	p.mu.Lock()
+	tofu := p.tofu
+	p.tofu = false
+	p.mu.Unlock()
+	if !tofu {
+		return
+	}
+	current := map[string]string{}
+	added := false
+	for _, t := range list {
+		current[t.Name] = pin(t)
+		if _, known := p.book.get(t.Name); !known {
+			p.book.set(t.Name, current[t.Name], readOnly(t), definition(t))
+			added = true
+		}
+	}
+	if added {
+		p.declare(ctx, list, current, nil)
+	}
+}
+
 // changes compares a list with the pins, quarantining what changed or
 // appeared since. It returns what is new to record (nil: nothing), and
 // the list the client may see.
@@ -163,10 +191,16 @@ func (p *Proxy) toolPin(name string) map[string]any {
 // tools lists the upstream's tools for the client: changes since the
 // pins are recorded and judged, and what is quarantined is left out.
 func (p *Proxy) tools(ctx context.Context) ([]*mcp.Tool, error) {
+	// One list at a time: a client's list waits for a relist the server's
+	// list change started, so what it is answered is already quarantined
+	// and declared.
+	p.listing.Lock()
+	defer p.listing.Unlock()
 	list, err := p.listUpstream(ctx)
 	if err != nil {
 		return nil, err
 	}
+	p.trustFirstList(ctx, list)
 	changes, visible, current := p.changes(list)
 	visible = p.permitted(visible)
 	if changes == nil {

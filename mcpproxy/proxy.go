@@ -33,6 +33,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -105,6 +106,16 @@ type Config struct {
 	// Notify, when set, is told once that it is being waited for.
 	UpstreamWait time.Duration
 	Notify       func(string)
+	// ClientCapabilities are what the client declared: the proxy declares
+	// them to the server in turn (nil: none), so that the server offers
+	// what it would offer the client, and relays the server's requests to
+	// the client (sampling, elicitation, roots). The gateway takes each
+	// client's own.
+	ClientCapabilities *mcp.ClientCapabilities
+
+	// server, for the gateway's sessions, is the client-facing server
+	// they share (nil: the proxy's own).
+	server *mcp.Server
 }
 
 // DefaultUpstreamTimeout is how long the proxy waits for the upstream
@@ -127,11 +138,19 @@ type Proxy struct {
 	book *pinBook      // the server's pins, shared by the tenant's sessions
 	down chan struct{} // closed when the upstream connection is gone
 
-	mu         sync.Mutex
-	turn       int
-	quarantine map[string]quarantined
-	listed     map[string]listedTool // the tools as last listed
-	gone       []string              // pinned tools that disappeared (recorded once)
+	client  *mcp.Client // the proxy's client of the server
+	link    *clientLink // the client's session, for what the server sends it
+	serving atomic.Bool // connected: what the server sends may be relayed
+
+	listing sync.Mutex // held by tools: one list of the server's tools at a time
+
+	mu          sync.Mutex
+	rootsToggle bool // see rootsChanged
+	tofu        bool // the server's first session: its first list to the client is trusted too
+	turn        int
+	quarantine  map[string]quarantined
+	listed      map[string]listedTool // the tools as last listed
+	gone        []string              // pinned tools that disappeared (recorded once)
 }
 
 // Connect reaches the upstream server and returns a Proxy whose session
@@ -172,10 +191,10 @@ func connect(ctx context.Context, cfg Config, session, named string, book *pinBo
 	if cfg.DecideTimeout <= 0 {
 		cfg.DecideTimeout = DefaultDecideTimeout
 	}
-	p := &Proxy{cfg: cfg, session: session, book: book, quarantine: map[string]quarantined{}, listed: map[string]listedTool{}}
-	client := mcp.NewClient(&mcp.Implementation{Name: HostID, Version: engine.Version}, nil)
+	p := &Proxy{cfg: cfg, session: session, book: book, quarantine: map[string]quarantined{}, listed: map[string]listedTool{}, link: newClientLink()}
+	p.client = p.upstreamClient(cfg.ClientCapabilities)
 	cctx, cancel := toUpstream(ctx, cfg.UpstreamTimeout)
-	up, err := client.Connect(cctx, cfg.Upstream, nil)
+	up, err := p.client.Connect(cctx, cfg.Upstream, nil)
 	cancel()
 	if err != nil {
 		return nil, fmt.Errorf("mcpproxy: connect to %s: %w", cfg.Server, err)
@@ -193,6 +212,7 @@ func connect(ctx context.Context, cfg Config, session, named string, book *pinBo
 		up.Close()
 		return nil, err
 	}
+	p.tofu = len(book.names()) == 0
 	// The first list is declared against the pins: a tool changed or added
 	// since an earlier session is quarantined, and the declaration asks
 	// about it, but the server's other tools serve meanwhile.
@@ -208,7 +228,11 @@ func connect(ctx context.Context, cfg Config, session, named string, book *pinBo
 		up.Close()
 		return nil, fmt.Errorf("mcpproxy: the connection to %s is refused: %s (%s)", cfg.Server, st.ReasonCode, strings.Join(st.Reasons, "; "))
 	}
-	p.server = p.newServer(up.InitializeResult())
+	p.server = cfg.server
+	if p.server == nil {
+		p.server = p.newServer(up.InitializeResult())
+	}
+	p.serving.Store(true)
 	if repin != "" {
 		go p.repinWhenApproved(repin, current)
 	}
@@ -245,20 +269,34 @@ func (p *Proxy) end(ctx context.Context, reason string) error {
 // newServer is the client-facing server: the upstream's capabilities, and
 // every request through the mediation.
 func (p *Proxy) newServer(init *mcp.InitializeResult) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: HostID + ":" + p.cfg.Server, Version: engine.Version}, serverOptions(init))
+	s := mcp.NewServer(serverInfo(init, p.cfg.Server), serverOptions(init))
 	s.AddReceivingMiddleware(p.mediate)
 	return s
 }
 
-// serverOptions offer the client what the upstream offers.
+// serverInfo is the server's own name and version, as it declared them.
+func serverInfo(init *mcp.InitializeResult, server string) *mcp.Implementation {
+	if init != nil && init.ServerInfo != nil {
+		impl := *init.ServerInfo
+		return &impl
+	}
+	return &mcp.Implementation{Name: HostID + ":" + server, Version: engine.Version}
+}
+
+// serverOptions offer the client what the upstream offers (the proxy
+// relays each of it; see relay.go).
 func serverOptions(init *mcp.InitializeResult) *mcp.ServerOptions {
 	opts := &mcp.ServerOptions{HasTools: true}
 	if init != nil && init.Capabilities != nil {
 		caps := *init.Capabilities
-		// completion/complete is not relayed: not offered.
-		caps.Completions = nil
 		opts.Capabilities = &caps
 		opts.Instructions = init.Instructions
+		if caps.Resources != nil && caps.Resources.Subscribe {
+			// The subscription is the server's (the mediation forwards it);
+			// the SDK keeps which client asked, for the updates.
+			opts.SubscribeHandler = func(context.Context, *mcp.SubscribeRequest) error { return nil }
+			opts.UnsubscribeHandler = func(context.Context, *mcp.UnsubscribeRequest) error { return nil }
+		}
 	}
 	return opts
 }
@@ -274,6 +312,10 @@ func (p *Proxy) mediate(next mcp.MethodHandler) mcp.MethodHandler {
 // resources and prompts from the upstream, anything else by next (the
 // SDK's own: discovery, initialize, ping).
 func (p *Proxy) handle(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+		p.link.link(ss)
+	}
+	defer p.link.begin(ctx, req.GetParams())()
 	res, err := p.answer(ctx, method, req, next)
 	if err == nil {
 		perSession(res)
@@ -336,6 +378,8 @@ func (p *Proxy) answer(ctx context.Context, method string, req mcp.Request, next
 		fwd := &mcp.GetPromptParams{Meta: forwardedMeta(params.Meta), Name: params.Name, Arguments: params.Arguments}
 		return p.read(ctx, method, map[string]any{"name": params.Name, "arguments": params.Arguments}, func() mcp.Result { return &mcp.GetPromptResult{} },
 			func(ctx context.Context) (mcp.Result, error) { return p.upstream.GetPrompt(ctx, fwd) })
+	case "completion/complete", "resources/subscribe", "resources/unsubscribe", "logging/setLevel", "notifications/initialized", "notifications/roots/list_changed":
+		return p.pass(ctx, method, req, next)
 	case "resources/list", "resources/templates/list", "prompts/list":
 		// Lists name what can be read; reading is judged.
 		ctx, cancel := toUpstream(ctx, p.cfg.UpstreamTimeout)

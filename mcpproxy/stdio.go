@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"sync"
@@ -164,3 +165,63 @@ func (c *stdioConn) Close() error {
 }
 
 func (c *stdioConn) SessionID() string { return "" }
+
+// ReadInitialize reads the first message a stdio client sends, for the
+// capabilities it declares (nil when it is not an initialize request the
+// proxy can read), and returns a reader that gives the message again and
+// then the rest of r, closing r when closed. The proxy's connection to the
+// server declares what the client declared (Config.ClientCapabilities):
+// a server offers what a client's capabilities enable.
+func ReadInitialize(r io.Reader) (*mcp.ClientCapabilities, io.ReadCloser, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var first []byte
+	for {
+		line, err := br.ReadSlice('\n')
+		first = append(first, line...)
+		if errors.Is(err, bufio.ErrBufferFull) && len(first) <= MaxMessageBytes {
+			continue
+		}
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) && len(first) == 0 {
+			return nil, nil, err
+		}
+		break
+	}
+	rest := &replayed{Reader: io.MultiReader(bytes.NewReader(first), br), under: r}
+	if len(first) > MaxMessageBytes {
+		return nil, rest, nil // refused as any oversized message is
+	}
+	var msg struct {
+		Method string `json:"method"`
+		Params struct {
+			Capabilities json.RawMessage `json:"capabilities"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(first), &msg) != nil || msg.Method != "initialize" || len(msg.Params.Capabilities) == 0 {
+		return nil, rest, nil
+	}
+	caps := &mcp.ClientCapabilities{}
+	var roots struct {
+		Roots *mcp.RootCapabilities `json:"roots"`
+	}
+	if json.Unmarshal(msg.Params.Capabilities, caps) != nil || json.Unmarshal(msg.Params.Capabilities, &roots) != nil {
+		return nil, rest, nil
+	}
+	// The SDK declares roots from RootsV2 alone (its Roots is not a
+	// pointer, so cannot say none).
+	caps.RootsV2 = roots.Roots
+	return caps, rest, nil
+}
+
+// replayed is a reader over bytes already read and the rest, which closes
+// the reader underneath.
+type replayed struct {
+	io.Reader
+	under io.Reader
+}
+
+func (r *replayed) Close() error {
+	if c, ok := r.under.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}

@@ -99,12 +99,19 @@ func (a *app) mcpProxy(c *cli.Context) error {
 	cmd := exec.CommandContext(c.Context, args[0], args[1:]...)
 	cmd.Stderr = a.stderr
 	cfg.Upstream = &mcp.CommandTransport{Command: cmd}
+	// The server is reached once the client has said what it can do: the
+	// proxy declares the same to the server.
+	caps, stdin, err := mcpproxy.ReadInitialize(a.stdin)
+	if err != nil {
+		return cmdline.Unavailable(fmt.Errorf("reading the client's first message: %w", err))
+	}
+	cfg.ClientCapabilities = caps
 	p, err := mcpproxy.Connect(c.Context, cfg, "")
 	if err != nil {
 		return cmdline.Unavailable(err)
 	}
 	fmt.Fprintf(a.stderr, "engine: mcp-proxy: %s is session %s\n", name, p.Session())
-	runErr := p.Server().Run(c.Context, p.StdioTransport(a.stdin, a.stdout))
+	runErr := p.Server().Run(c.Context, p.StdioTransport(stdin, a.stdout))
 	return errors.Join(runErr, p.Close(c.Context))
 }
 
