@@ -224,7 +224,7 @@ func normalize(v any) any {
 	case map[string]any:
 		out := map[string]any{}
 		for k, e := range x {
-			if e == false || k == "tasks" || k == "execution" || k == "cacheScope" || k == "ttlMs" || (k == "mode" && e == "form") {
+			if e == false || k == "tasks" || k == "execution" || k == "cacheScope" || k == "ttlMs" || (k == "mode" && (e == "form" || e == "")) {
 				continue
 			}
 			out[k] = normalize(e)

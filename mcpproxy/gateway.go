@@ -309,7 +309,7 @@ func (g *Gateway) mediate(next mcp.MethodHandler) mcp.MethodHandler {
 var relayed = map[string]bool{
 	"tools/list": true, "tools/call": true, "resources/list": true, "resources/templates/list": true, "resources/read": true,
 	"prompts/list": true, "prompts/get": true, "completion/complete": true, "resources/subscribe": true, "resources/unsubscribe": true,
-	"logging/setLevel": true, "notifications/initialized": true, "notifications/roots/list_changed": true,
+	"logging/setLevel": true, "subscriptions/listen": true, "notifications/initialized": true, "notifications/roots/list_changed": true,
 }
 
 // proxyFor is the proxy of a request's agentledger session, connected on
@@ -451,6 +451,7 @@ func (g *Gateway) connect(ctx context.Context, principal *engine.Principal, sess
 	if ss, ok := client.(*mcp.ServerSession); ok {
 		if init := ss.InitializeParams(); init != nil {
 			cfg.ClientCapabilities = init.Capabilities
+			cfg.stateless = init.ProtocolVersion >= statelessRevision
 		}
 	}
 	return connect(context.WithoutCancel(ctx), cfg, session, named, book)

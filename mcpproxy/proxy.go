@@ -116,6 +116,9 @@ type Config struct {
 	// server, for the gateway's sessions, is the client-facing server
 	// they share (nil: the proxy's own).
 	server *mcp.Server
+	// stateless: the gateway's session is a stateless client's (its
+	// first request said so).
+	stateless bool
 }
 
 // DefaultUpstreamTimeout is how long the proxy waits for the upstream
@@ -142,11 +145,14 @@ type Proxy struct {
 	link    *clientLink // the client's session, for what the server sends it
 	serving atomic.Bool // connected: what the server sends may be relayed
 
-	listing sync.Mutex // held by tools: one list of the server's tools at a time
+	listing   sync.Mutex  // held by tools: one list of the server's tools at a time
+	stateless atomic.Bool // the client speaks 2026-07-28: see roundTrip
 
 	mu          sync.Mutex
-	rootsToggle bool // see rootsChanged
-	tofu        bool // the server's first session: its first list to the client is trusted too
+	trips       map[string]*roundTrip // a stateless client's calls, by requestState
+	current     *roundTrip            // the latest of them
+	rootsToggle bool                  // see rootsChanged
+	tofu        bool                  // the server's first session: its first list to the client is trusted too
 	turn        int
 	quarantine  map[string]quarantined
 	listed      map[string]listedTool // the tools as last listed
@@ -191,7 +197,8 @@ func connect(ctx context.Context, cfg Config, session, named string, book *pinBo
 	if cfg.DecideTimeout <= 0 {
 		cfg.DecideTimeout = DefaultDecideTimeout
 	}
-	p := &Proxy{cfg: cfg, session: session, book: book, quarantine: map[string]quarantined{}, listed: map[string]listedTool{}, link: newClientLink()}
+	p := &Proxy{cfg: cfg, session: session, book: book, quarantine: map[string]quarantined{}, listed: map[string]listedTool{}, link: newClientLink(), trips: map[string]*roundTrip{}}
+	p.stateless.Store(cfg.stateless)
 	p.client = p.upstreamClient(cfg.ClientCapabilities)
 	cctx, cancel := toUpstream(ctx, cfg.UpstreamTimeout)
 	up, err := p.client.Connect(cctx, cfg.Upstream, nil)
@@ -312,10 +319,14 @@ func (p *Proxy) mediate(next mcp.MethodHandler) mcp.MethodHandler {
 // resources and prompts from the upstream, anything else by next (the
 // SDK's own: discovery, initialize, ping).
 func (p *Proxy) handle(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
-	if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	if ss != nil {
 		p.link.link(ss)
+		if init := ss.InitializeParams(); init != nil && init.ProtocolVersion >= statelessRevision {
+			p.stateless.Store(true)
+		}
 	}
-	defer p.link.begin(ctx, req.GetParams())()
+	defer p.link.begin(ctx, ss, req.GetParams())()
 	res, err := p.answer(ctx, method, req, next)
 	if err == nil {
 		perSession(res)
@@ -361,6 +372,9 @@ func (p *Proxy) answer(ctx context.Context, method string, req mcp.Request, next
 		if params == nil {
 			return nil, errors.New("tools/call: no params")
 		}
+		if p.stateless.Load() {
+			return p.callRoundTrip(ctx, params)
+		}
 		return p.call(ctx, params)
 	case "resources/read":
 		params := paramsOf[*mcp.ReadResourceParams](req)
@@ -378,7 +392,7 @@ func (p *Proxy) answer(ctx context.Context, method string, req mcp.Request, next
 		fwd := &mcp.GetPromptParams{Meta: forwardedMeta(params.Meta), Name: params.Name, Arguments: params.Arguments}
 		return p.read(ctx, method, map[string]any{"name": params.Name, "arguments": params.Arguments}, func() mcp.Result { return &mcp.GetPromptResult{} },
 			func(ctx context.Context) (mcp.Result, error) { return p.upstream.GetPrompt(ctx, fwd) })
-	case "completion/complete", "resources/subscribe", "resources/unsubscribe", "logging/setLevel", "notifications/initialized", "notifications/roots/list_changed":
+	case "completion/complete", "resources/subscribe", "resources/unsubscribe", "subscriptions/listen", "logging/setLevel", "notifications/initialized", "notifications/roots/list_changed":
 		return p.pass(ctx, method, req, next)
 	case "resources/list", "resources/templates/list", "prompts/list":
 		// Lists name what can be read; reading is judged.

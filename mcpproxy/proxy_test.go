@@ -166,13 +166,19 @@ func (r *rig) upstream(t testing.TB) func() (mcp.Transport, error) {
 // face (stdio or http).
 func (r *rig) client(t *testing.T, face, version string) *mcp.ClientSession {
 	t.Helper()
+	return r.clientWith(t, face, version, nil)
+}
+
+// clientWith is client with the client's options.
+func (r *rig) clientWith(t *testing.T, face, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
 	var ct mcp.Transport
 	if face == "stdio" {
 		ct = r.stdio(t)
 	} else {
 		ct = r.http(t, version)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil).Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, opts).Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,18 +189,12 @@ func (r *rig) client(t *testing.T, face, version string) *mcp.ClientSession {
 	return cs
 }
 
-// stdio connects a proxy, serves it on OS pipes and returns the client's
-// end.
+// stdio serves a proxy on OS pipes, as engine mcp-proxy does (the
+// server is reached once the client's initialize is read, declaring what
+// the client declared), and returns the client's end.
 func (r *rig) stdio(t *testing.T) mcp.Transport {
 	cfg := r.config(t)
 	cfg.Upstream, _ = r.upstream(t)()
-	p, err := Connect(context.Background(), cfg, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.mu.Lock()
-	r.proxies = append(r.proxies, p)
-	r.mu.Unlock()
 	toProxy, fromClient, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -206,8 +206,21 @@ func (r *rig) stdio(t *testing.T) mcp.Transport {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		p.Server().Run(context.Background(), p.StdioTransport(toProxy, fromProxy))
-		fromProxy.Close()
+		defer fromProxy.Close()
+		caps, in, err := ReadInitialize(toProxy)
+		if err != nil {
+			return
+		}
+		cfg.ClientCapabilities = caps
+		p, err := Connect(context.Background(), cfg, "")
+		if err != nil {
+			t.Errorf("connect the proxy: %v", err)
+			return
+		}
+		r.mu.Lock()
+		r.proxies = append(r.proxies, p)
+		r.mu.Unlock()
+		p.Server().Run(context.Background(), p.StdioTransport(in, fromProxy))
 		p.Close(context.Background())
 	}()
 	t.Cleanup(func() {
@@ -282,13 +295,18 @@ func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
+	return res, textOf(res)
+}
+
+// textOf is a result's text content, joined.
+func textOf(res *mcp.CallToolResult) string {
 	var text strings.Builder
 	for _, c := range res.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {
 			text.WriteString(tc.Text)
 		}
 	}
-	return res, text.String()
+	return text.String()
 }
 
 // recorded reads the proxied session's envelopes: their types, and every

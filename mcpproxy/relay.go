@@ -46,7 +46,8 @@ type clientLink struct {
 // inflight is one request of the client in hand.
 type inflight struct {
 	ctx   context.Context
-	token string // its progress token, as JSON ("" without)
+	ss    *mcp.ServerSession // the session it came on (a stateless client's is its own)
+	token string             // its progress token, as JSON ("" without)
 }
 
 func newClientLink() *clientLink {
@@ -112,8 +113,8 @@ func (l *clientLink) session(ctx context.Context) (*mcp.ServerSession, error) {
 }
 
 // begin notes a request of the client in hand until done is called.
-func (l *clientLink) begin(ctx context.Context, params mcp.Params) (done func()) {
-	f := &inflight{ctx: ctx}
+func (l *clientLink) begin(ctx context.Context, ss *mcp.ServerSession, params mcp.Params) (done func()) {
+	f := &inflight{ctx: ctx, ss: ss}
 	if params != nil && !reflect.ValueOf(params).IsNil() {
 		if t, ok := params.GetMeta()["progressToken"]; ok {
 			f.token = tokenKey(t)
@@ -129,19 +130,18 @@ func (l *clientLink) begin(ctx context.Context, params mcp.Params) (done func())
 	}
 }
 
-// requestContext is the context of the client's request a notification
-// or request of the server belongs to: the one whose progress token is
-// token, or any in hand (a server asks its client during a call); nil
-// when none is.
-func (l *clientLink) requestContext(token string) context.Context {
+// request is the client's request a notification or request of the
+// server belongs to: the one whose progress token is token, or any in
+// hand (a server asks its client during a call); nil when none is.
+func (l *clientLink) request(token string) *inflight {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var latest context.Context
+	var latest *inflight
 	for f := range l.inflight {
 		if token != "" && f.token == token {
-			return f.ctx
+			return f
 		}
-		latest = f.ctx
+		latest = f
 	}
 	if token != "" {
 		return nil
@@ -164,12 +164,18 @@ type onStream struct {
 
 func (c onStream) Value(k any) any { return c.values.Value(k) }
 
-// streamOf is ctx on the stream of the client's request it belongs to.
-func (p *Proxy) streamOf(ctx context.Context, token string) context.Context {
-	if rc := p.link.requestContext(token); rc != nil {
-		return onStream{ctx, rc}
+// streamOf is where something of the server's goes to the client: on
+// the stream of the client's request it belongs to (its session, with
+// ctx carrying that request's values, so that the SDK sends it there), or
+// on ss.
+func (p *Proxy) streamOf(ctx context.Context, ss *mcp.ServerSession, token string) (context.Context, *mcp.ServerSession) {
+	if f := p.link.request(token); f != nil {
+		if f.ss != nil {
+			ss = f.ss
+		}
+		return onStream{ctx, f.ctx}, ss
 	}
-	return ctx
+	return ctx, ss
 }
 
 // upstreamClient is the proxy's client of the server: it declares what
@@ -199,12 +205,18 @@ func (p *Proxy) upstreamClient(caps *mcp.ClientCapabilities) *mcp.Client {
 		},
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
 			ctx = context.WithoutCancel(ctx)
-			p.link.notify(func(ss *mcp.ServerSession) { ss.Log(p.streamOf(ctx, ""), req.Params) })
+			p.link.notify(func(ss *mcp.ServerSession) {
+				ctx, ss := p.streamOf(ctx, ss, "")
+				ss.Log(ctx, req.Params)
+			})
 		},
 		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
 			ctx = context.WithoutCancel(ctx)
 			token := tokenKey(req.Params.ProgressToken)
-			p.link.notify(func(ss *mcp.ServerSession) { ss.NotifyProgress(p.streamOf(ctx, token), req.Params) })
+			p.link.notify(func(ss *mcp.ServerSession) {
+				ctx, ss := p.streamOf(ctx, ss, token)
+				ss.NotifyProgress(ctx, req.Params)
+			})
 		},
 		ElicitationCompleteHandler: func(ctx context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
 			ctx = context.WithoutCancel(ctx)
@@ -224,11 +236,22 @@ func (p *Proxy) upstreamClient(caps *mcp.ClientCapabilities) *mcp.Client {
 			if method != "roots/list" {
 				return next(ctx, method, req)
 			}
+			if p.stateless.Load() {
+				res, err := p.askStateless(ctx, &mcp.ListRootsParams{})
+				if err != nil {
+					return nil, err
+				}
+				if r, ok := res.(*mcp.ListRootsResult); ok {
+					return r, nil
+				}
+				return nil, fmt.Errorf("the client answered roots/list with %T", res)
+			}
 			ss, err := p.link.session(ctx)
 			if err != nil {
 				return nil, err
 			}
-			return ss.ListRoots(p.streamOf(ctx, ""), &mcp.ListRootsParams{})
+			ctx, ss = p.streamOf(ctx, ss, "")
+			return ss.ListRoots(ctx, &mcp.ListRootsParams{})
 		}
 	})
 	return c
@@ -305,11 +328,7 @@ func (p *Proxy) sample(ctx context.Context, req *mcp.CreateMessageWithToolsReque
 	if st.Decision == aarts.Deny && !p.cfg.Monitor {
 		return nil, fmt.Errorf("%s", reason(st))
 	}
-	ss, err := p.link.session(ctx)
-	if err != nil {
-		return nil, err
-	}
-	res, err := ss.CreateMessageWithTools(p.streamOf(ctx, ""), req.Params)
+	res, err := p.askSampling(ctx, req.Params)
 	text := ""
 	if err != nil {
 		text = "error: " + err.Error()
@@ -330,11 +349,45 @@ func (p *Proxy) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elicit
 	if st.Decision == aarts.Deny && !p.cfg.Monitor {
 		return nil, fmt.Errorf("%s", reason(st))
 	}
+	if p.stateless.Load() {
+		res, err := p.askStateless(ctx, req.Params)
+		if err != nil {
+			return nil, err
+		}
+		if r, ok := res.(*mcp.ElicitResult); ok {
+			return r, nil
+		}
+		return nil, fmt.Errorf("the client answered elicitation/create with %T", res)
+	}
 	ss, err := p.link.session(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return ss.Elicit(p.streamOf(ctx, ""), req.Params)
+	ctx, ss = p.streamOf(ctx, ss, "")
+	return ss.Elicit(ctx, req.Params)
+}
+
+// askSampling asks the client's model what the server asks it.
+func (p *Proxy) askSampling(ctx context.Context, params *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
+	if p.stateless.Load() {
+		res, err := p.askStateless(ctx, params)
+		if err != nil {
+			return nil, err
+		}
+		switch r := res.(type) {
+		case *mcp.CreateMessageWithToolsResult:
+			return r, nil
+		case *mcp.CreateMessageResult:
+			return &mcp.CreateMessageWithToolsResult{Meta: r.Meta, Content: []mcp.Content{r.Content}, Model: r.Model, Role: r.Role, StopReason: r.StopReason}, nil
+		}
+		return nil, fmt.Errorf("the client answered sampling/createMessage with %T", res)
+	}
+	ss, err := p.link.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ctx, ss = p.streamOf(ctx, ss, "")
+	return ss.CreateMessageWithTools(ctx, params)
 }
 
 // pass relays a request of the client that takes no action (nothing to
@@ -370,6 +423,26 @@ func (p *Proxy) pass(ctx context.Context, method string, req mcp.Request, next m
 		if params := paramsOf[*mcp.SetLoggingLevelParams](req); params != nil {
 			err = p.upstream.SetLoggingLevel(uctx, &mcp.SetLoggingLevelParams{Level: params.Level})
 		}
+	case "subscriptions/listen":
+		// A stateless client's subscriptions (2026-07-28) last as long as
+		// its listen request: the server's are made for as long.
+		params := paramsOf[*mcp.SubscriptionsListenParams](req)
+		var uris []string
+		if params != nil && params.Notifications != nil {
+			uris = params.Notifications.ResourceSubscriptions
+		}
+		for _, uri := range uris {
+			if err := p.upstream.Subscribe(uctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+				return nil, p.relayedError(uctx, err)
+			}
+		}
+		defer func() {
+			ctx, cancel := toUpstream(context.WithoutCancel(ctx), p.cfg.UpstreamTimeout)
+			defer cancel()
+			for _, uri := range uris {
+				p.upstream.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+			}
+		}()
 	case "notifications/roots/list_changed":
 		go p.rootsChanged()
 	case "notifications/initialized":

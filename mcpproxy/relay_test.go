@@ -1,16 +1,21 @@
 package mcpproxy
 
 import (
+	"context"
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestReadInitialize: the stdio proxy reads what a client declares from
 // its initialize (roots only when declared: the SDK's own decoding cannot
 // tell), and the client's input reaches the proxy whole, that message
-// first; anything that is not an initialize it can read declares nothing
-// and is passed on as it came.
+// first (a stateless client's first request declares in its _meta);
+// anything else declares nothing and is passed on as it came.
 func TestReadInitialize(t *testing.T) {
 	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{},"elicitation":{"form":{},"url":{}},"roots":{"listChanged":true}},"clientInfo":{"name":"c","version":"1"}}}` + "\n"
 	const rest = `{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"
@@ -23,6 +28,7 @@ func TestReadInitialize(t *testing.T) {
 		{"not initialize", rest + initialize, false, false, false, false},
 		{"not JSON", "hello\n" + rest, false, false, false, false},
 		{"no newline", strings.TrimSuffix(initialize, "\n"), true, true, true, true},
+		{"stateless discover", `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{},"roots":{"listChanged":true}}}}}` + "\n" + rest, true, false, true, true},
 		{"oversized", strings.Repeat("x", MaxMessageBytes+10) + "\n" + rest, false, false, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -50,5 +56,61 @@ func TestReadInitialize(t *testing.T) {
 	}
 	if _, _, err := ReadInitialize(strings.NewReader("")); err != io.EOF {
 		t.Errorf("no input: %v, want EOF", err)
+	}
+}
+
+// TestTheServersRequestsReachTheClient: through the proxy (stdio and HTTP
+// at 2025-11-25, HTTP at 2026-07-28, where the client is stateless and is
+// asked through multi-round-trip), a tool whose server samples the
+// client's model gets the client's answer, the sampling judged and
+// recorded (PreLLMRequest, PostLLMResponse) and the call judged once; a
+// tool that reports progress has its three steps reach the client.
+func TestTheServersRequestsReachTheClient(t *testing.T) {
+	for _, c := range []struct{ face, version string }{{"stdio", "2025-11-25"}, {"http", "2025-11-25"}, {"stdio", "2026-07-28"}, {"http", "2026-07-28"}} {
+		t.Run(c.face+"/"+c.version, func(t *testing.T) {
+			r := newRigWith(t, nil, []string{"-features"})
+			var progress atomic.Int32
+			var sampled atomic.Int32
+			cs := r.clientWith(t, c.face, c.version, &mcp.ClientOptions{
+				CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+					sampled.Add(1)
+					return &mcp.CreateMessageResult{Model: "scripted", Role: "assistant", Content: &mcp.TextContent{Text: "forty-two"}}, nil
+				},
+				ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { progress.Add(1) },
+			})
+			if res, text := call(t, cs, "ask_model", map[string]any{"question": "what is six times seven?"}); res.IsError || !strings.Contains(text, "the model said: forty-two") {
+				t.Fatalf("ask_model: %q", text)
+			}
+			if n := sampled.Load(); n != 1 {
+				t.Errorf("the client was asked %d times, want once", n)
+			}
+			if c.version >= statelessRevision {
+				// A retry naming no call of the session is refused.
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ask_model", Arguments: map[string]any{"question": "?"}, RequestState: "mcp-call-forged"})
+				if err != nil || !res.IsError || !strings.Contains(textOf(res), "no call of this session waits") {
+					t.Errorf("a forged requestState: %v, %+v", err, res)
+				}
+			}
+			params := &mcp.CallToolParams{Name: "count_slowly", Arguments: map[string]any{}}
+			params.SetProgressToken("count-1")
+			if _, err := cs.CallTool(context.Background(), params); err != nil {
+				t.Fatal(err)
+			}
+			for deadline := time.Now().Add(10 * time.Second); progress.Load() < 3; time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("%d progress notifications reached the client, want 3", progress.Load())
+				}
+			}
+			types, _ := r.recorded(t)
+			joined := strings.Join(types, " ")
+			for _, want := range []string{"PreLLMRequest", "PostLLMResponse"} {
+				if !strings.Contains(joined, want) {
+					t.Errorf("no %s on record: %s", want, joined)
+				}
+			}
+			if n := strings.Count(joined, "PreToolUse"); n != 2 {
+				t.Errorf("%d PreToolUse on record, want 2 (each call judged once): %s", n, joined)
+			}
+		})
 	}
 }

@@ -167,8 +167,9 @@ func (c *stdioConn) Close() error {
 func (c *stdioConn) SessionID() string { return "" }
 
 // ReadInitialize reads the first message a stdio client sends, for the
-// capabilities it declares (nil when it is not an initialize request the
-// proxy can read), and returns a reader that gives the message again and
+// capabilities it declares (in an initialize request, or in the _meta of
+// a stateless client's first request; nil when the proxy cannot read
+// them), and returns a reader that gives the message again and
 // then the rest of r, closing r when closed. The proxy's connection to the
 // server declares what the client declared (Config.ClientCapabilities):
 // a server offers what a client's capabilities enable.
@@ -193,17 +194,27 @@ func ReadInitialize(r io.Reader) (*mcp.ClientCapabilities, io.ReadCloser, error)
 	var msg struct {
 		Method string `json:"method"`
 		Params struct {
-			Capabilities json.RawMessage `json:"capabilities"`
+			Capabilities json.RawMessage            `json:"capabilities"`
+			Meta         map[string]json.RawMessage `json:"_meta"`
 		} `json:"params"`
 	}
-	if json.Unmarshal(bytes.TrimSpace(first), &msg) != nil || msg.Method != "initialize" || len(msg.Params.Capabilities) == 0 {
+	if json.Unmarshal(bytes.TrimSpace(first), &msg) != nil {
+		return nil, rest, nil
+	}
+	declared := msg.Params.Capabilities
+	if msg.Method != "initialize" {
+		// A stateless client (2026-07-28) begins with server/discover,
+		// and says what it can do in each request's _meta.
+		declared = msg.Params.Meta[mcp.MetaKeyClientCapabilities]
+	}
+	if len(declared) == 0 {
 		return nil, rest, nil
 	}
 	caps := &mcp.ClientCapabilities{}
 	var roots struct {
 		Roots *mcp.RootCapabilities `json:"roots"`
 	}
-	if json.Unmarshal(msg.Params.Capabilities, caps) != nil || json.Unmarshal(msg.Params.Capabilities, &roots) != nil {
+	if json.Unmarshal(declared, caps) != nil || json.Unmarshal(declared, &roots) != nil {
 		return nil, rest, nil
 	}
 	// The SDK declares roots from RootsV2 alone (its Roots is not a
