@@ -29,6 +29,19 @@ func (a *app) exportOCSF(c *cli.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if path := c.String("bundle"); path != "" && !c.IsSet("pubkey") {
+		// Without --pubkey the data directory's key checks a bundle of
+		// its record; a bundle of hook events alone (as a host reported
+		// them, with no verdict of an engine) is not held to it.
+		holds, err := holdsRecords(path, lim)
+		if err != nil {
+			return err
+		}
+		if !holds && len(keys) > 0 {
+			keys = nil
+			fmt.Fprintf(a.stderr, "ledger: %s holds hook events only, no verdict of an engine: exported as recorded (--pubkey requires the engine's verdicts)\n", path)
+		}
+	}
 	conv := ocsf.NewConverter(engine.Version)
 	w := ocsfWriter(out)
 	n := 0
@@ -91,6 +104,26 @@ func ocsfFromBundle(c *cli.Context, path string, v *verified, emit func(*ledger.
 		}
 		return emit(e)
 	})
+}
+
+// holdsRecords says whether a bundle holds any of the engine's records.
+func holdsRecords(path string, lim ledger.Limits) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, cmdline.Usage(err)
+	}
+	defer f.Close()
+	holds := false
+	err = ledger.ReadLines(f, lim, func(line []byte, n int) error {
+		if e, err := ledger.Decode(line, lim); err == nil && ledger.IsRecordType(e.EventType()) {
+			holds = true
+		}
+		return nil
+	})
+	if err != nil {
+		return false, cmdline.Fault(fmt.Errorf("%s: %w", path, err))
+	}
+	return holds, nil
 }
 
 // ocsfFromStore verifies the selected sessions of the store, then gives

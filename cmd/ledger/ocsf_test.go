@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/receipt"
 )
 
 const fixtureKey = "../../fixtures/keys/fixture-ed25519.pub.pem"
@@ -124,5 +125,37 @@ func TestTailOCSF(t *testing.T) {
 	finish()
 	if !strings.Contains(out.String(), `"disposition":"Blocked"`) || !strings.Contains(out.String(), `"chain_uid":"default/cleanup-gone-wrong"`) {
 		t.Fatalf("tail output: %s", out.String())
+	}
+}
+
+// TestExportOCSFBundleKeys: without --pubkey, a bundle holding the
+// engine's records is checked with the data directory's key (an export
+// of this machine's record), and a bundle of hook events alone (README's
+// demo, on a machine whose engine has run) is exported as recorded, said
+// on stderr; with --pubkey, its events must be judged, and are refused.
+func TestExportOCSFBundleKeys(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "d")
+	_, pub := receipt.KeyFiles(data, receipt.KeyRecords)
+	raw, err := os.ReadFile(fixtureKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(pub), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pub, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const demo = "../../fixtures/demo/demo.bundle.ndjson"
+	code, out, errs := run(t, "", "--data", data, "--format", "ocsf", "export", "--bundle", demo)
+	if code != 0 || strings.Count(out, "\n") == 0 || !strings.Contains(errs, "hook events only") {
+		t.Fatalf("the demo bundle with the data directory's key about: exit %d, %d lines, %s", code, strings.Count(out, "\n"), errs)
+	}
+	if code, out, errs := run(t, "", "--data", data, "--format", "ocsf", "export", "--bundle", demo, "--pubkey", fixtureKey); code != 1 || out != "" || !strings.Contains(errs, "unjudged_events") {
+		t.Fatalf("the demo bundle with --pubkey: exit %d %q %s", code, out, errs)
+	}
+	const rec = "../../fixtures/sessions/coding-agent/host-claude-code.ndjson"
+	if code, out, errs := run(t, "", "--data", data, "--format", "ocsf", "export", "--bundle", rec); code != 0 || out == "" || errs != "" {
+		t.Fatalf("a bundle of the engine's records with the data directory's key: exit %d %s", code, errs)
 	}
 }
