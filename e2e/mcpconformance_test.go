@@ -50,23 +50,32 @@ func TestGatewayIsTransparent(t *testing.T) {
 				upstream := startProgram(t, []string{"PORT=" + freePort(t)}, everything, "streamableHttp")
 				url := "http://" + upstream.addr + "/mcp"
 				direct = runMCPClient(t, sdk, map[string]any{"transport": "http", "url": url})
-				const token = "conformance-host-token-0123456789"
-				sum := sha256.Sum256([]byte(token))
-				tokens := filepath.Join(t.TempDir(), "tokens.json")
-				os.WriteFile(tokens, []byte(`{"tokens":[{"sha256":"`+hex.EncodeToString(sum[:])+`","tenant":"default","role":"host","name":"conformance"}]}`), 0o600)
-				// The gateway runs the server itself, once per session (a
-				// server reached by URL is a network destination the
-				// manifest must name).
-				gw := startProgram(t, nil, engine, "mcp-proxy", "--listen", "127.0.0.1:"+freePort(t), "--tokens", tokens,
-					"--data", data, "--name", "everything", "--", everything, "stdio")
+				gw := startConformanceGateway(t, engine, data, everything)
 				proxied = runMCPClient(t, sdk, map[string]any{"transport": "http", "url": "http://" + gw.addr + "/",
-					"headers": map[string]string{"Authorization": "Bearer " + token}})
+					"headers": map[string]string{"Authorization": "Bearer " + conformanceToken}})
 				gw.stop(t)
 			}
 			stopEngine(data)
 			compareTranscripts(t, transport, direct, proxied, judgedOnRecord(t, data))
 		})
 	}
+}
+
+// conformanceToken is the host token of startConformanceGateway's
+// gateway.
+const conformanceToken = "conformance-host-token-0123456789"
+
+// startConformanceGateway starts engine mcp-proxy over Streamable HTTP,
+// recording in data. The gateway runs server-everything itself, once per
+// session (a server reached by URL is a network destination the manifest
+// must name).
+func startConformanceGateway(t *testing.T, engine, data, everything string) *program {
+	t.Helper()
+	sum := sha256.Sum256([]byte(conformanceToken))
+	tokens := filepath.Join(t.TempDir(), "tokens.json")
+	os.WriteFile(tokens, []byte(`{"tokens":[{"sha256":"`+hex.EncodeToString(sum[:])+`","tenant":"default","role":"host","name":"conformance"}]}`), 0o600)
+	return startProgram(t, nil, engine, "mcp-proxy", "--listen", "127.0.0.1:"+freePort(t), "--tokens", tokens,
+		"--data", data, "--name", "everything", "--", everything, "stdio")
 }
 
 // transcript is what the conformance client saw.

@@ -2,12 +2,9 @@ package e2e
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -48,14 +45,9 @@ func TestGatewayIsTransparentStateless(t *testing.T) {
 			if transport == "stdio" {
 				proxied = runGoClient(t, &mcp.CommandTransport{Command: exec.Command(engine, "mcp-proxy", "--data", data, "--name", "everything", "--", everything, "stdio")})
 			} else {
-				const token = "conformance-host-token-0123456789"
-				sum := sha256.Sum256([]byte(token))
-				tokens := filepath.Join(t.TempDir(), "tokens.json")
-				os.WriteFile(tokens, []byte(`{"tokens":[{"sha256":"`+hex.EncodeToString(sum[:])+`","tenant":"default","role":"host","name":"conformance"}]}`), 0o600)
-				gw := startProgram(t, nil, engine, "mcp-proxy", "--listen", "127.0.0.1:"+freePort(t), "--tokens", tokens,
-					"--data", data, "--name", "everything", "--", everything, "stdio")
+				gw := startConformanceGateway(t, engine, data, everything)
 				proxied = runGoClient(t, &mcp.StreamableClientTransport{Endpoint: "http://" + gw.addr + "/",
-					HTTPClient: &http.Client{Transport: withHeaders{"Authorization": "Bearer " + token, "X-Agentledger-Session": "conformance"}}})
+					HTTPClient: &http.Client{Transport: withHeaders{"Authorization": "Bearer " + conformanceToken, "X-Agentledger-Session": "conformance"}}})
 				gw.stop(t)
 			}
 			stopEngine(data)

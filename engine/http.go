@@ -34,10 +34,6 @@ type ServerConfig struct {
 	Engine *Engine
 	Store  *store.Store
 	Tokens *Tokens
-	// CheckpointKeys open the checkpoints recorded in the ledger that the
-	// inbox's incident pages show; none: shown as not checked. A checkpoint
-	// a records key signed is refused either way.
-	CheckpointKeys receipt.Keyring
 	// Insecure lets requests without a token act as Tenant. For local
 	// experiments, and for a Unix socket whose file permissions are the
 	// authentication.
@@ -94,7 +90,6 @@ func Handler(cfg ServerConfig) http.Handler {
 	mux.HandleFunc("GET /v1/sessions/{id}/snapshot", s.auth(s.snapshot, RoleHost, RoleAuditor, RoleApprover))
 	mux.HandleFunc("GET /v1/sessions/{id}/verify", s.auth(s.verify, RoleHost, RoleAuditor, RoleApprover))
 	mux.HandleFunc("GET /healthz", s.healthz)
-	newInbox(s).routes(mux)
 	mux.HandleFunc("GET /v1/status", s.auth(s.status, RoleHost, RoleAuditor, RoleApprover))
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
 		s.metrics.serve(w, r)

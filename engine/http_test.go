@@ -1,20 +1,18 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agentledger/agentledger/internal/apitest"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
 )
@@ -64,17 +62,7 @@ func newTestServerStore(t *testing.T) (*httptest.Server, *store.Store) {
 
 func call(t *testing.T, srv *httptest.Server, method, path, token string, body []byte) (int, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest(method, srv.URL+path, bytes.NewReader(body))
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, b
+	return apitest.Call(t, srv, method, path, token, body)
 }
 
 func TestHTTPHooksAndTenants(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/decide"
+	"github.com/agentledger/agentledger/internal/apitest"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/receipt"
@@ -86,25 +87,7 @@ func signingDecider(t *testing.T, manifestFile string) (*decide.Decider, receipt
 // returns the records of one type in a session.
 func checkRecords(t *testing.T, st *store.Store, ring receipt.Keyring, k ledger.SessionKey, eventType string) []*ledger.Envelope {
 	t.Helper()
-	chk := receipt.NewChecker(ring)
-	var out []*ledger.Envelope
-	err := st.ReadAll(context.Background(), store.Filter{}, func(m store.Msg) error {
-		e, err := ledger.Decode(m.Data, ledger.Limits{})
-		if err != nil {
-			return err
-		}
-		if f := chk.Check(e); f != nil {
-			return f
-		}
-		if e.Key() == k && e.EventType() == eventType {
-			out = append(out, e)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return apitest.Records(t, st, ring, k, eventType)
 }
 
 // TestHTTPApprovals: a host token cannot resolve its own ask (403); an

@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/agentledger/agentledger/engine"
+	"github.com/agentledger/agentledger/inbox"
 	"github.com/agentledger/agentledger/internal/browser"
 )
 
@@ -43,8 +44,9 @@ func TestToolChangeApprovalIsInformed(t *testing.T) {
 		t.Fatalf("the re-declaration on record does not hold both definitions: %s", redeclared)
 	}
 
-	srv := httptest.NewServer(engine.Handler(engine.ServerConfig{Engine: r.eng, Store: r.st,
-		Tokens: tokensOf(t, "approver-token", `"tenant":"default","role":"approver","name":"oncall","principal":"oncall@shop.example"`)}))
+	tokens := tokensOf(t, "approver-token", `"tenant":"default","role":"approver","name":"oncall","principal":"oncall@shop.example"`)
+	srv := httptest.NewServer(inbox.With(engine.Handler(engine.ServerConfig{Engine: r.eng, Store: r.st, Tokens: tokens}),
+		inbox.Config{Engine: r.eng, Store: r.st, Tokens: tokens}))
 	t.Cleanup(srv.Close)
 	b := browser.Open(t)
 	b.Load(t, srv.URL+"/inbox")

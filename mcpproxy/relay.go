@@ -236,22 +236,9 @@ func (p *Proxy) upstreamClient(caps *mcp.ClientCapabilities) *mcp.Client {
 			if method != "roots/list" {
 				return next(ctx, method, req)
 			}
-			if p.stateless.Load() {
-				res, err := p.askStateless(ctx, &mcp.ListRootsParams{})
-				if err != nil {
-					return nil, err
-				}
-				if r, ok := res.(*mcp.ListRootsResult); ok {
-					return r, nil
-				}
-				return nil, fmt.Errorf("the client answered roots/list with %T", res)
-			}
-			ss, err := p.link.session(ctx)
-			if err != nil {
-				return nil, err
-			}
-			ctx, ss = p.streamOf(ctx, ss, "")
-			return ss.ListRoots(ctx, &mcp.ListRootsParams{})
+			return askClient(ctx, p, "roots/list", &mcp.ListRootsParams{}, func(ctx context.Context, ss *mcp.ServerSession) (*mcp.ListRootsResult, error) {
+				return ss.ListRoots(ctx, &mcp.ListRootsParams{})
+			})
 		}
 	})
 	return c
@@ -322,20 +309,19 @@ func (p *Proxy) featureChanged(kind string) {
 func (p *Proxy) sample(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
 	prompt, _ := json.Marshal(req.Params)
 	turn := p.nextTurn()
-	dctx := context.WithoutCancel(ctx)
-	st := p.decide(dctx, p.event("PreLLMRequest", map[string]any{"turn_id": turn, "full_prompt": string(prompt),
-		"environment": map[string]any{"mcp_proxy": map[string]any{"server": p.cfg.Server, "request": "sampling/createMessage"}}}))
-	if st.Decision == aarts.Deny && !p.cfg.Monitor {
-		return nil, fmt.Errorf("%s", reason(st))
+	if err := p.judgeAsk(ctx, "PreLLMRequest", "sampling/createMessage", map[string]any{"turn_id": turn, "full_prompt": string(prompt)}); err != nil {
+		return nil, err
 	}
-	res, err := p.askSampling(ctx, req.Params)
+	res, err := askClient(ctx, p, "sampling/createMessage", req.Params, func(ctx context.Context, ss *mcp.ServerSession) (*mcp.CreateMessageWithToolsResult, error) {
+		return ss.CreateMessageWithTools(ctx, req.Params)
+	})
 	text := ""
 	if err != nil {
 		text = "error: " + err.Error()
 	} else if raw, mErr := json.Marshal(res); mErr == nil {
 		text = string(raw)
 	}
-	p.decide(dctx, p.event("PostLLMResponse", map[string]any{"turn_id": turn, "response_text": detect.Redact(text)}))
+	p.decide(context.WithoutCancel(ctx), p.event("PostLLMResponse", map[string]any{"turn_id": turn, "response_text": detect.Redact(text)}))
 	return res, err
 }
 
@@ -344,50 +330,48 @@ func (p *Proxy) sample(ctx context.Context, req *mcp.CreateMessageWithToolsReque
 // and what it asks for). A deny is the server's error.
 func (p *Proxy) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	asked, _ := json.Marshal(req.Params)
-	st := p.decide(context.WithoutCancel(ctx), p.event("PreUserInput", map[string]any{"turn_id": p.nextTurn(), "raw_input": string(asked),
-		"environment": map[string]any{"mcp_proxy": map[string]any{"server": p.cfg.Server, "request": "elicitation/create"}}}))
-	if st.Decision == aarts.Deny && !p.cfg.Monitor {
-		return nil, fmt.Errorf("%s", reason(st))
-	}
-	if p.stateless.Load() {
-		res, err := p.askStateless(ctx, req.Params)
-		if err != nil {
-			return nil, err
-		}
-		if r, ok := res.(*mcp.ElicitResult); ok {
-			return r, nil
-		}
-		return nil, fmt.Errorf("the client answered elicitation/create with %T", res)
-	}
-	ss, err := p.link.session(ctx)
-	if err != nil {
+	if err := p.judgeAsk(ctx, "PreUserInput", "elicitation/create", map[string]any{"turn_id": p.nextTurn(), "raw_input": string(asked)}); err != nil {
 		return nil, err
 	}
-	ctx, ss = p.streamOf(ctx, ss, "")
-	return ss.Elicit(ctx, req.Params)
+	return askClient(ctx, p, "elicitation/create", req.Params, func(ctx context.Context, ss *mcp.ServerSession) (*mcp.ElicitResult, error) {
+		return ss.Elicit(ctx, req.Params)
+	})
 }
 
-// askSampling asks the client's model what the server asks it.
-func (p *Proxy) askSampling(ctx context.Context, params *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
+// judgeAsk judges a request of the server to the client as the hook event
+// point (its members, and which request it is), recorded; a deny is
+// refused, but in monitor mode.
+func (p *Proxy) judgeAsk(ctx context.Context, point, request string, members map[string]any) error {
+	members["environment"] = map[string]any{"mcp_proxy": map[string]any{"server": p.cfg.Server, "request": request}}
+	st := p.decide(context.WithoutCancel(ctx), p.event(point, members))
+	if st.Decision == aarts.Deny && !p.cfg.Monitor {
+		return fmt.Errorf("%s", reason(st))
+	}
+	return nil
+}
+
+// askClient asks the client what its server asks it (method, params): a
+// stateless client through the call in hand (see roundTrip), any other
+// with direct, on the stream of the client's request in hand.
+func askClient[R mcp.InputResponse](ctx context.Context, p *Proxy, method string, params mcp.InputRequest, direct func(context.Context, *mcp.ServerSession) (R, error)) (R, error) {
+	var none R
 	if p.stateless.Load() {
 		res, err := p.askStateless(ctx, params)
 		if err != nil {
-			return nil, err
+			return none, err
 		}
-		switch r := res.(type) {
-		case *mcp.CreateMessageWithToolsResult:
-			return r, nil
-		case *mcp.CreateMessageResult:
-			return &mcp.CreateMessageWithToolsResult{Meta: r.Meta, Content: []mcp.Content{r.Content}, Model: r.Model, Role: r.Role, StopReason: r.StopReason}, nil
+		r, ok := res.(R)
+		if !ok {
+			return none, fmt.Errorf("the client answered %s with %T", method, res)
 		}
-		return nil, fmt.Errorf("the client answered sampling/createMessage with %T", res)
+		return r, nil
 	}
 	ss, err := p.link.session(ctx)
 	if err != nil {
-		return nil, err
+		return none, err
 	}
 	ctx, ss = p.streamOf(ctx, ss, "")
-	return ss.CreateMessageWithTools(ctx, params)
+	return direct(ctx, ss)
 }
 
 // pass relays a request of the client that takes no action (nothing to

@@ -17,6 +17,7 @@ import (
 	"github.com/agentledger/agentledger/cmd/internal/cmdline"
 	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/fleet"
+	"github.com/agentledger/agentledger/inbox"
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/mcpproxy"
 )
@@ -149,7 +150,8 @@ func (a *app) mcpGateway(c *cli.Context, cfg mcpproxy.Config, st *store.Store, a
 	if err != nil {
 		return cmdline.Usage(err)
 	}
-	srv := engine.NewHTTPServer(c.String("listen"), gatewayMux(g, engine.Handler(engine.ServerConfig{Engine: cfg.Engine, Store: st, Tokens: tokens})))
+	srv := engine.NewHTTPServer(c.String("listen"), gatewayMux(g, inbox.With(engine.Handler(engine.ServerConfig{Engine: cfg.Engine, Store: st, Tokens: tokens}),
+		inbox.Config{Engine: cfg.Engine, Store: st, Tokens: tokens})))
 	srv.WriteTimeout = 0 // an ask is held while an approver answers
 	go func() {
 		<-c.Context.Done()

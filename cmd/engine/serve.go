@@ -22,6 +22,7 @@ import (
 	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/fleet"
 	"github.com/agentledger/agentledger/hookwire"
+	"github.com/agentledger/agentledger/inbox"
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/mcpproxy"
 	"github.com/agentledger/agentledger/otlp"
@@ -365,8 +366,9 @@ func (a *app) runServers(c *cli.Context, f serveFlags, p *policy.Policy, eng *en
 		if f.tlsConf != nil {
 			ln, scheme = tls.NewListener(ln, f.tlsConf), "https"
 		}
-		serveOn(ln, engine.Handler(engine.ServerConfig{Engine: eng, Store: st, Tokens: f.tokens, Insecure: c.Bool("insecure-dev"),
-			LocalIdentity: receipt.Authenticated{By: "insecure-dev"}, Timeout: timeout, CheckpointKeys: f.checkpointKeys()}))
+		api := engine.Handler(engine.ServerConfig{Engine: eng, Store: st, Tokens: f.tokens, Insecure: c.Bool("insecure-dev"),
+			LocalIdentity: receipt.Authenticated{By: "insecure-dev"}, Timeout: timeout})
+		serveOn(ln, inbox.With(api, inbox.Config{Engine: eng, Store: st, Tokens: f.tokens, CheckpointKeys: f.checkpointKeys(), Timeout: timeout}))
 		fmt.Fprintf(a.stderr, "engine: serving %s://%s (policy %s, manifest %s)\n", scheme, ln.Addr(), p.Digest()[:12], p.Manifest().Name)
 	}
 	if f.socket != "" {
@@ -417,7 +419,7 @@ func (a *app) serveSocket(c *cli.Context, f serveFlags, eng *engine.Engine, st *
 	}
 	serveOn(ln, engine.Handler(engine.ServerConfig{Engine: eng, Store: st, Insecure: true, Tenant: c.String("tenant"), Timeout: timeout,
 		LocalIdentity: engine.LocalIdentity(), LocalRole: engine.RoleHost, Observe: true,
-		Binary: binary, Stale: a.staleBinary(ln), Configure: cs.get, Configured: cs.count, CheckpointKeys: f.checkpointKeys()}))
+		Binary: binary, Stale: a.staleBinary(ln), Configure: cs.get, Configured: cs.count}))
 	fmt.Fprintf(a.stderr, "engine: serving hooks on %s (each in the tenant, policy and manifest its hook names; default tenant %s)\n", f.socket, c.String("tenant"))
 	return nil
 }

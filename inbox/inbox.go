@@ -1,4 +1,10 @@
-package engine
+// Package inbox serves the approvers' pages: the open asks of a tenant
+// with what each would do and why it was asked, the results that answer no
+// call the host was let run, a session's incident view, and the forms that
+// approve or deny. It is mounted beside the engine's API (With); the
+// engine decides and records, the inbox only shows and relays an
+// approver's resolution to it.
+package inbox
 
 import (
 	"cmp"
@@ -21,15 +27,16 @@ import (
 
 	"github.com/agentledger/agentledger/aarts"
 	"github.com/agentledger/agentledger/detect"
+	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/incident"
 	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/page"
 	"github.com/agentledger/agentledger/receipt"
 	"github.com/agentledger/agentledger/toolchange"
 )
 
-// The approvals inbox: pages for approver tokens only, served under
-// /inbox. An approver signs in with their token in a form, or sends it as
+// The inbox's pages are for approver tokens only, served under /inbox. An approver signs in with their token in a form, or sends it as
 // `Authorization: Bearer` with each request as on the API.
 //
 // A form sign-in is held by the engine and needs two things on every
@@ -50,22 +57,59 @@ const (
 	maxSignIns     = 4096
 )
 
+// Config is what the inbox serves from.
+type Config struct {
+	// Engine holds the open asks and findings, and records resolutions.
+	Engine *engine.Engine
+	// Store is the ledger a session's incident view is read from.
+	Store *store.Store
+	// Tokens are the API's: only an approver's opens the inbox.
+	Tokens *engine.Tokens
+	// CheckpointKeys open the checkpoints recorded in the ledger that the
+	// incident view shows; none: shown as not checked. A checkpoint a
+	// records key signed is refused either way.
+	CheckpointKeys receipt.Keyring
+	// Timeout bounds recording a resolution. Default 5s.
+	Timeout time.Duration
+}
+
+// Handler serves the inbox's pages under /inbox.
+func Handler(cfg Config) http.Handler {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	mux := http.NewServeMux()
+	newInbox(cfg).routes(mux)
+	return mux
+}
+
+// With serves the inbox under /inbox and everything else with api (the
+// engine's HTTP API, whose tokens the inbox shares).
+func With(api http.Handler, cfg Config) http.Handler {
+	mux := http.NewServeMux()
+	in := Handler(cfg)
+	mux.Handle("/inbox", in)
+	mux.Handle("/inbox/", in)
+	mux.Handle("/", api)
+	return mux
+}
+
 type inbox struct {
-	s       *server
+	cfg     Config
 	csrfKey [32]byte
 	mu      sync.Mutex
 	signIns map[string]*inboxSignIn // by cookie id
 }
 
 type inboxSignIn struct {
-	p       *Principal
+	p       *engine.Principal
 	key     string // the URL key
 	created time.Time
 	expires time.Time
 }
 
-func newInbox(s *server) *inbox {
-	in := &inbox{s: s, signIns: map[string]*inboxSignIn{}}
+func newInbox(cfg Config) *inbox {
+	in := &inbox{cfg: cfg, signIns: map[string]*inboxSignIn{}}
 	if _, err := rand.Read(in.csrfKey[:]); err != nil {
 		panic("crypto/rand: " + err.Error())
 	}
@@ -86,7 +130,7 @@ func (in *inbox) routes(mux *http.ServeMux) {
 // caller is who a request comes from: the approver, what its CSRF token is
 // bound to, and the base of its pages' URLs.
 type caller struct {
-	p           *Principal
+	p           *engine.Principal
 	bound, base string
 }
 
@@ -95,7 +139,7 @@ type caller struct {
 func (in *inbox) who(r *http.Request) *caller {
 	if token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
 		token = strings.TrimSpace(token)
-		if p, ok := in.s.cfg.Tokens.Lookup(token); ok {
+		if p, ok := in.cfg.Tokens.Lookup(token); ok {
 			sum := sha256.Sum256([]byte(token))
 			return &caller{p: p, bound: "token:" + base64.RawURLEncoding.EncodeToString(sum[:]), base: "/inbox"}
 		}
@@ -177,7 +221,7 @@ func (in *inbox) gate(w http.ResponseWriter, r *http.Request) (*caller, bool) {
 		in.render(w, code, "agentledger approvals: sign in", loginPage, map[string]any{"Flash": flash(r)})
 		return nil, false
 	}
-	if c.p.Role != RoleApprover {
+	if c.p.Role != engine.RoleApprover {
 		in.render(w, http.StatusForbidden, "agentledger approvals: not an approver", loginPage, map[string]any{"Flash": flashes["approver"]})
 		return nil, false
 	}
@@ -215,12 +259,12 @@ func (in *inbox) login(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad sign-in request", http.StatusBadRequest)
 		return
 	}
-	p, ok := in.s.cfg.Tokens.Lookup(strings.TrimSpace(r.PostForm.Get("token")))
+	p, ok := in.cfg.Tokens.Lookup(strings.TrimSpace(r.PostForm.Get("token")))
 	if !ok {
 		http.Redirect(w, r, "/inbox?m=unknown", http.StatusSeeOther)
 		return
 	}
-	if p.Role != RoleApprover {
+	if p.Role != engine.RoleApprover {
 		in.render(w, http.StatusForbidden, "agentledger approvals: not an approver", loginPage, map[string]any{"Flash": flashes["approver"]})
 		return
 	}
@@ -281,7 +325,7 @@ func (in *inbox) logout(w http.ResponseWriter, r *http.Request) {
 
 // inboxAsk is one open approval as the inbox shows it.
 type inboxAsk struct {
-	PendingApproval
+	engine.PendingApproval
 	Action, Input, Expires, SessionPath string
 }
 
@@ -292,7 +336,7 @@ func (in *inbox) list(w http.ResponseWriter, r *http.Request) {
 	}
 	now := time.Now()
 	var asks []inboxAsk
-	for _, a := range in.s.cfg.Engine.Pending(r.Context(), c.p.Tenant) {
+	for _, a := range in.cfg.Engine.Pending(r.Context(), c.p.Tenant) {
 		input, _ := json.MarshalIndent(a.ToolInput, "", "  ")
 		left := time.UnixMilli(a.ExpiresUnixMs).Sub(now).Round(time.Second)
 		ask := inboxAsk{PendingApproval: a, Action: detect.Redact(incident.Action(cmp.Or(a.ToolNative, a.Tool), a.ToolInput)), Input: detect.RedactJSONText(string(input)),
@@ -306,7 +350,7 @@ func (in *inbox) list(w http.ResponseWriter, r *http.Request) {
 		asks = append(asks, ask)
 	}
 	var findings []inboxFinding
-	for _, f := range in.s.cfg.Engine.Findings(c.p.Tenant) {
+	for _, f := range in.cfg.Engine.Findings(c.p.Tenant) {
 		findings = append(findings, inboxFinding{RecentAnswer: f, SessionPath: url.PathEscape(f.Session), When: f.At.UTC().Format("15:04:05"),
 			Why: unboundWhy[f.Unbound]})
 	}
@@ -317,7 +361,7 @@ func (in *inbox) list(w http.ResponseWriter, r *http.Request) {
 // inboxFinding is a result that answers no call the host was let run, as
 // the inbox shows it.
 type inboxFinding struct {
-	RecentAnswer
+	engine.RecentAnswer
 	SessionPath string
 	When        string
 	Why         string
@@ -339,7 +383,7 @@ func redactAll(ss []string) []string {
 	return out
 }
 
-func approverName(p *Principal) string {
+func approverName(p *engine.Principal) string {
 	if p.Identity.Principal != "" {
 		return p.Identity.Principal
 	}
@@ -365,14 +409,14 @@ func (in *inbox) resolve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "resolution: want approved or denied", http.StatusBadRequest)
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), in.s.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(r.Context(), in.cfg.Timeout)
 	defer cancel()
-	got, err := in.s.cfg.Engine.Resolve(ctx, c.p.Tenant, r.PostForm.Get("pending_id"), res, r.PostForm.Get("action_sha256"), c.p.Identity)
+	got, err := in.cfg.Engine.Resolve(ctx, c.p.Tenant, r.PostForm.Get("pending_id"), res, r.PostForm.Get("action_sha256"), c.p.Identity)
 	to := c.base + "?m=failed"
 	switch {
 	case err == nil:
 		to = fmt.Sprintf("%s?m=%s&seq=%d", c.base, res, got.Seq)
-	case errors.Is(err, ErrNoPending), errors.Is(err, ErrWrongAction):
+	case errors.Is(err, engine.ErrNoPending), errors.Is(err, engine.ErrWrongAction):
 		to = c.base + "?m=gone"
 	}
 	http.Redirect(w, r, to, http.StatusSeeOther)
@@ -391,8 +435,8 @@ func (in *inbox) session(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no such session", http.StatusNotFound)
 		return
 	}
-	lim := in.s.cfg.Engine.Decider().Limits
-	recs, err := incident.Read(r.Context(), in.s.cfg.Store, k, lim, nil)
+	lim := in.cfg.Engine.Decider().Limits
+	recs, err := incident.Read(r.Context(), in.cfg.Store, k, lim, nil)
 	if err == nil && len(recs) == 0 {
 		http.Error(w, "no session "+k.Session, http.StatusNotFound)
 		return
@@ -402,10 +446,10 @@ func (in *inbox) session(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var keys receipt.Keyring
-	if sg := in.s.cfg.Engine.Decider().Signer; sg != nil {
+	if sg := in.cfg.Engine.Decider().Signer; sg != nil {
 		keys = receipt.Keyring{sg.KeyID(): sg.PublicKey()}
 	}
-	cp, err := incident.NewestCheckpoint(r.Context(), in.s.cfg.Store, CheckpointSession, k, in.s.cfg.CheckpointKeys, keys)
+	cp, err := incident.NewestCheckpoint(r.Context(), in.cfg.Store, engine.CheckpointSession, k, in.cfg.CheckpointKeys, keys)
 	if err != nil {
 		http.Error(w, "read the checkpoints: "+err.Error(), http.StatusServiceUnavailable)
 		return

@@ -1,12 +1,17 @@
-package engine
+package inbox
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,9 +19,99 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/agentledger/agentledger/aarts"
+	"github.com/agentledger/agentledger/decide"
+	"github.com/agentledger/agentledger/engine"
+	"github.com/agentledger/agentledger/internal/apitest"
 	"github.com/agentledger/agentledger/internal/browser"
 	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/ledger/store"
+	"github.com/agentledger/agentledger/manifest"
+	"github.com/agentledger/agentledger/policy"
+	"github.com/agentledger/agentledger/receipt"
 )
+
+// served is an engine (its decider signing with a fresh key) in a real
+// embedded store, its API with the inbox beside it, with tokens for a host
+// of acme and an approver of acme (approver@acme.example).
+type served struct {
+	srv  *httptest.Server
+	st   *store.Store
+	ring receipt.Keyring
+}
+
+func serve(t *testing.T) *served {
+	t.Helper()
+	st, err := store.Open(context.Background(), store.Config{DataDir: t.TempDir(), Sync: store.SyncInterval})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	raw, err := os.ReadFile("../fixtures/manifests/coding-agent.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := manifest.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := policy.Load(context.Background(), "", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := decide.NewDecider(p)
+	keyPEM, _ := receipt.GenerateKey()
+	key, err := receipt.ParsePrivateKey(keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Signer = receipt.NewSigner(key)
+	e, err := engine.New(d, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens := tokensFile(t, `{"tokens":[`+entry("token-acme", `"tenant":"acme","role":"host","name":"token-acme"`)+`,`+
+		entry("approver-acme", `"tenant":"acme","role":"approver","name":"approver-acme","principal":"approver@acme.example"`)+`]}`)
+	srv := httptest.NewServer(With(engine.Handler(engine.ServerConfig{Engine: e, Store: st, Tokens: tokens}), Config{Engine: e, Store: st, Tokens: tokens}))
+	t.Cleanup(srv.Close)
+	return &served{srv: srv, st: st, ring: receipt.Keyring{d.Signer.KeyID(): d.Signer.PublicKey()}}
+}
+
+// entry is a tokens file's entry for token, with fields.
+func entry(token, fields string) string {
+	sum := sha256.Sum256([]byte(token))
+	return `{"sha256":"` + hex.EncodeToString(sum[:]) + `",` + fields + `}`
+}
+
+func tokensFile(t *testing.T, content string) *engine.Tokens {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "tokens.json")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tk, err := engine.LoadTokens(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tk
+}
+
+// ask has the engine ask about deleting a file in session, and returns
+// its answer.
+func (s *served) ask(t *testing.T, session string) engine.HookResponse {
+	t.Helper()
+	ev := `{"hook_point":"PreToolUse","session_id":"` + session + `","timestamp":"2026-11-22T09:00:01Z","host_id":"claude-code","aarts_version":"0.1","cwd":"/workspace/shop","turn_id":"t","tool_name":"file_delete","tool_name_native":"Delete","artifacts":[],"tool_input":{"file_path":"/workspace/shop/old.txt"}}`
+	code, body := call(t, s.srv, "POST", "/v1/hooks", "token-acme", []byte(ev))
+	var resp engine.HookResponse
+	if code != 200 || json.Unmarshal(body, &resp) != nil || resp.Decision != "ask" || resp.PendingID == "" {
+		t.Fatalf("ask: %d %s", code, body)
+	}
+	return resp
+}
+
+func call(t *testing.T, srv *httptest.Server, method, path, token string, body []byte) (int, []byte) {
+	t.Helper()
+	return apitest.Call(t, srv, method, path, token, body)
+}
 
 // TestInboxInBrowser: in headless Chromium, the inbox shows the sign-in
 // form to a visitor with no token and refuses a host's token; an approver
@@ -25,17 +120,9 @@ import (
 // identity, and the session's incident view shows it. Nothing is loaded
 // from anywhere but the engine.
 func TestInboxInBrowser(t *testing.T) {
-	st := openStore(t, t.TempDir())
-	t.Cleanup(func() { st.Close() })
-	d, ring := signingDecider(t, "coding-agent.json")
-	srv := httptest.NewServer(Handler(ServerConfig{Engine: newEngine(t, d, st), Store: st,
-		Tokens: tokensFor(t, "token-acme", "acme", "approver-acme", "acme/approver")}))
-	t.Cleanup(srv.Close)
-	code, body := call(t, srv, "POST", "/v1/hooks", "token-acme", deleteEvent("h", 1))
-	var resp HookResponse
-	if code != 200 || json.Unmarshal(body, &resp) != nil || resp.Decision != "ask" || resp.PendingID == "" {
-		t.Fatalf("ask: %d %s", code, body)
-	}
+	s := serve(t)
+	srv := s.srv
+	resp := s.ask(t, "h")
 
 	b := browser.Open(t)
 	b.Load(t, srv.URL+"/inbox")
@@ -84,7 +171,7 @@ func TestInboxInBrowser(t *testing.T) {
 		b.Count(t, "section.ask") != 0 {
 		t.Fatalf("after approving: %q, %d asks left", flash, b.Count(t, "section.ask"))
 	}
-	recs := checkRecords(t, st, ring, ledger.SessionKey{Tenant: "acme", Session: "h"}, ledger.EventResolution)
+	recs := apitest.Records(t, s.st, s.ring, ledger.SessionKey{Tenant: "acme", Session: "h"}, ledger.EventResolution)
 	var rec aarts.ResolutionRecord
 	if len(recs) != 1 || ledger.DecodeExact(recs[0].Payload(), &rec) != nil {
 		t.Fatalf("resolution records: %d", len(recs))
@@ -100,30 +187,25 @@ func TestInboxInBrowser(t *testing.T) {
 		t.Errorf("receipts: %s", got)
 	}
 	b.Clean(t, srv.URL)
-	checkChains(t, st)
+	if r, err := s.st.Verify(context.Background(), store.Filter{}, ledger.Deep, nil); err != nil || !r.OK() {
+		t.Fatalf("verify: %v %v", err, r.Err())
+	}
 }
 
 // TestInboxRefusesForgedPosts: a resolution post without the form's CSRF
 // token, or from another site, changes nothing; a host's bearer token
 // gets no page.
 func TestInboxRefusesForgedPosts(t *testing.T) {
-	st := openStore(t, t.TempDir())
-	t.Cleanup(func() { st.Close() })
-	srv := httptest.NewServer(Handler(ServerConfig{Engine: newEngine(t, decider(t, "coding-agent.json"), st), Store: st,
-		Tokens: tokensFor(t, "token-acme", "acme", "approver-acme", "acme/approver")}))
-	t.Cleanup(srv.Close)
-	code, body := call(t, srv, "POST", "/v1/hooks", "token-acme", deleteEvent("h", 1))
-	var resp HookResponse
-	if code != 200 || json.Unmarshal(body, &resp) != nil || resp.PendingID == "" {
-		t.Fatalf("ask: %d %s", code, body)
-	}
+	s := serve(t)
+	srv := s.srv
+	resp := s.ask(t, "h")
 	if code, body := call(t, srv, "GET", "/inbox", "", nil); code != 200 || !strings.Contains(string(body), `id="token"`) || strings.Contains(string(body), resp.PendingID) {
 		t.Fatalf("no token: %d", code)
 	}
 	if code, body := call(t, srv, "GET", "/inbox", "token-acme", nil); code != 403 || strings.Contains(string(body), resp.PendingID) {
 		t.Fatalf("a host's token: %d", code)
 	}
-	code, body = call(t, srv, "GET", "/inbox", "approver-acme", nil)
+	code, body := call(t, srv, "GET", "/inbox", "approver-acme", nil)
 	if code != 200 || !strings.Contains(string(body), resp.PendingID) {
 		t.Fatalf("an approver's header: %d", code)
 	}
@@ -185,11 +267,11 @@ func TestInboxRefusesForgedPosts(t *testing.T) {
 	}
 }
 
-func newPendingList(t *testing.T, srv *httptest.Server) []PendingApproval {
+func newPendingList(t *testing.T, srv *httptest.Server) []engine.PendingApproval {
 	t.Helper()
 	_, body := call(t, srv, "GET", "/v1/pending", "approver-acme", nil)
 	var list struct {
-		Pending []PendingApproval `json:"pending"`
+		Pending []engine.PendingApproval `json:"pending"`
 	}
 	if err := json.Unmarshal(body, &list); err != nil {
 		t.Fatal(err)
@@ -225,15 +307,15 @@ func csrfOf(t *testing.T, client *http.Client, inboxURL string) string {
 // TestSignInsAreBounded: an approver's sign-ins beyond the few it may hold
 // forget the oldest, and expired ones go.
 func TestSignInsAreBounded(t *testing.T) {
-	in := newInbox(&server{})
-	p := &Principal{Role: RoleApprover}
+	in := newInbox(Config{})
+	p := &engine.Principal{Role: engine.RoleApprover}
 	for i := 0; i < 3*maxSignInsEach; i++ {
 		if !in.signIn(randomID(), &inboxSignIn{p: p, key: randomID(), created: time.Unix(int64(i), 0), expires: time.Now().Add(time.Hour)}) {
 			t.Fatal("refused")
 		}
 	}
-	in.signIn(randomID(), &inboxSignIn{p: &Principal{}, key: randomID(), expires: time.Now().Add(-time.Second)})
-	in.signIn(randomID(), &inboxSignIn{p: &Principal{}, key: randomID(), expires: time.Now().Add(time.Hour)})
+	in.signIn(randomID(), &inboxSignIn{p: &engine.Principal{}, key: randomID(), expires: time.Now().Add(-time.Second)})
+	in.signIn(randomID(), &inboxSignIn{p: &engine.Principal{}, key: randomID(), expires: time.Now().Add(time.Hour)})
 	if n := len(in.signIns); n != maxSignInsEach+1 { // the expired one went
 		t.Fatalf("%d sign-ins kept", n)
 	}
