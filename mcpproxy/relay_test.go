@@ -2,6 +2,7 @@ package mcpproxy
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"strings"
 	"sync/atomic"
@@ -9,6 +10,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentledger/agentledger/ledger"
+	"github.com/agentledger/agentledger/manifest"
 )
 
 // TestReadInitialize: the stdio proxy reads what a client declares from
@@ -110,6 +114,47 @@ func TestTheServersRequestsReachTheClient(t *testing.T) {
 			}
 			if n := strings.Count(joined, "PreToolUse"); n != 2 {
 				t.Errorf("%d PreToolUse on record, want 2 (each call judged once): %s", n, joined)
+			}
+		})
+	}
+}
+
+// TestADeniedSamplingNeverReachesTheClient: the server's sampling request
+// judged deny (here: the session's step budget is spent) is the server's
+// error; the client's model is never asked, at either revision, and the
+// deny is on record.
+func TestADeniedSamplingNeverReachesTheClient(t *testing.T) {
+	for _, c := range []struct{ face, version string }{{"stdio", "2025-11-25"}, {"http", "2026-07-28"}} {
+		t.Run(c.face+"/"+c.version, func(t *testing.T) {
+			r := newRigWith(t, func(m *manifest.Manifest) { m.Budgets.MaxSteps = 1 }, []string{"-features"})
+			var sampled atomic.Int32
+			cs := r.clientWith(t, c.face, c.version, &mcp.ClientOptions{
+				CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+					sampled.Add(1)
+					return &mcp.CreateMessageResult{Model: "scripted", Role: "assistant", Content: &mcp.TextContent{Text: "forty-two"}}, nil
+				},
+			})
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ask_model", Arguments: map[string]any{"question": "what is six times seven?"}})
+			if err == nil && !res.IsError {
+				t.Fatalf("ask_model answered %q after its sampling was denied", textOf(res))
+			}
+			if n := sampled.Load(); n != 0 {
+				t.Errorf("the client's model was asked %d times", n)
+			}
+			_, envs := r.recorded(t)
+			denied := false
+			for _, e := range envs {
+				var v struct {
+					Hook       string `json:"hook_point"`
+					Decision   string `json:"aarm_decision"`
+					ReasonCode string `json:"reason_code"`
+				}
+				if e.EventType() == ledger.EventVerdict && json.Unmarshal(e.Payload(), &v) == nil && v.Hook == "PreLLMRequest" && v.Decision == "DENY" && v.ReasonCode == "BUDGET_EXCEEDED" {
+					denied = true
+				}
+			}
+			if !denied {
+				t.Error("no PreLLMRequest denied BUDGET_EXCEEDED on record")
 			}
 		})
 	}
