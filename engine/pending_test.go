@@ -74,13 +74,7 @@ func TestStepUpTimesOutToRecordedDeny(t *testing.T) {
 func signingDecider(t *testing.T, manifestFile string) (*decide.Decider, receipt.Keyring) {
 	t.Helper()
 	d := decider(t, manifestFile)
-	keyPEM, _ := receipt.GenerateKey()
-	key, err := receipt.ParsePrivateKey(keyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.Signer = receipt.NewSigner(key)
-	return d, receipt.Keyring{d.Signer.KeyID(): d.Signer.PublicKey()}
+	return d, apitest.Sign(t, d)
 }
 
 // checkRecords checks every signed record of the store with ring and

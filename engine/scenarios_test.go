@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/agentledger/agentledger/decide"
+	"github.com/agentledger/agentledger/internal/apitest"
 	"github.com/agentledger/agentledger/manifest"
-	"github.com/agentledger/agentledger/policy"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden fixtures/scenarios/*.verdicts.ndjson")
@@ -92,25 +92,7 @@ func decider(t testing.TB, manifestFile string) *decide.Decider {
 // deciderWith is decider with the manifest changed by edit (nil: as it is).
 func deciderWith(t testing.TB, manifestFile string, edit func(*manifest.Manifest)) *decide.Decider {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("../fixtures/manifests", manifestFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := manifest.Parse(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if edit != nil {
-		edit(m)
-		if err := m.Validate(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	p, err := policy.Load(context.Background(), "", m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return decide.NewDecider(p)
+	return apitest.Decider(t, filepath.Join("../fixtures/manifests", manifestFile), edit)
 }
 
 func evalFile(t testing.TB, d *decide.Decider, path string) []byte {

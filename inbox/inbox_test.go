@@ -19,14 +19,11 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/agentledger/agentledger/aarts"
-	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/engine"
 	"github.com/agentledger/agentledger/internal/apitest"
 	"github.com/agentledger/agentledger/internal/browser"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
-	"github.com/agentledger/agentledger/manifest"
-	"github.com/agentledger/agentledger/policy"
 	"github.com/agentledger/agentledger/receipt"
 )
 
@@ -46,25 +43,8 @@ func serve(t *testing.T) *served {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	raw, err := os.ReadFile("../fixtures/manifests/coding-agent.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := manifest.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := policy.Load(context.Background(), "", m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := decide.NewDecider(p)
-	keyPEM, _ := receipt.GenerateKey()
-	key, err := receipt.ParsePrivateKey(keyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.Signer = receipt.NewSigner(key)
+	d := apitest.Decider(t, "../fixtures/manifests/coding-agent.json", nil)
+	ring := apitest.Sign(t, d)
 	e, err := engine.New(d, st)
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +53,7 @@ func serve(t *testing.T) *served {
 		entry("approver-acme", `"tenant":"acme","role":"approver","name":"approver-acme","principal":"approver@acme.example"`)+`]}`)
 	srv := httptest.NewServer(With(engine.Handler(engine.ServerConfig{Engine: e, Store: st, Tokens: tokens}), Config{Engine: e, Store: st, Tokens: tokens}))
 	t.Cleanup(srv.Close)
-	return &served{srv: srv, st: st, ring: receipt.Keyring{d.Signer.KeyID(): d.Signer.PublicKey()}}
+	return &served{srv: srv, st: st, ring: ring}
 }
 
 // entry is a tokens file's entry for token, with fields.

@@ -19,12 +19,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/engine"
+	"github.com/agentledger/agentledger/internal/apitest"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
 	"github.com/agentledger/agentledger/manifest"
-	"github.com/agentledger/agentledger/policy"
 	"github.com/agentledger/agentledger/receipt"
 	"github.com/agentledger/agentledger/seal"
 )
@@ -113,35 +112,18 @@ func newRigWith(t *testing.T, edit func(*manifest.Manifest), serverFlags []strin
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	raw, err := os.ReadFile("../fixtures/manifests/coding-agent.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := manifest.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if edit != nil {
-		edit(m)
-	}
-	pol, err := policy.Load(context.Background(), "", m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := decide.NewDecider(pol)
+	d := apitest.Decider(t, "../fixtures/manifests/coding-agent.json", edit)
 	keys, err := seal.OpenFileStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.Sealer = &seal.Sealer{Keys: keys, Policy: seal.PolicyOf(pol.Manifest())}
-	keyPEM, _ := receipt.GenerateKey()
-	key, _ := receipt.ParsePrivateKey(keyPEM)
-	d.Signer = receipt.NewSigner(key)
+	d.Sealer = &seal.Sealer{Keys: keys, Policy: seal.PolicyOf(d.Policy.Manifest())}
+	ring := apitest.Sign(t, d)
 	eng, err := engine.New(d, st, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &rig{st: st, eng: eng, ring: receipt.Keyring{d.Signer.KeyID(): d.Signer.PublicKey()},
+	return &rig{st: st, eng: eng, ring: ring,
 		calls: filepath.Join(t.TempDir(), "calls"), serverFlags: serverFlags}
 }
 

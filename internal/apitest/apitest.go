@@ -1,5 +1,5 @@
 // Package apitest holds helpers for tests of the engine's HTTP API and
-// of the records it writes. It does not import the engine, so that the
+// of the records it writes, and the deciders they judge with. It does not import the engine, so that the
 // engine's own tests use it too.
 package apitest
 
@@ -9,10 +9,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"testing"
 
+	"github.com/agentledger/agentledger/decide"
 	"github.com/agentledger/agentledger/ledger"
 	"github.com/agentledger/agentledger/ledger/store"
+	"github.com/agentledger/agentledger/manifest"
+	"github.com/agentledger/agentledger/policy"
 	"github.com/agentledger/agentledger/receipt"
 )
 
@@ -63,4 +67,44 @@ func Records(t testing.TB, st *store.Store, ring receipt.Keyring, k ledger.Sessi
 		t.Fatal(err)
 	}
 	return out
+}
+
+// Decider is a decider of the built-in policy with the manifest at path,
+// changed by edit (nil: as it is).
+func Decider(t testing.TB, path string, edit func(*manifest.Manifest)) *decide.Decider {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := manifest.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(m)
+		if err := m.Validate(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := policy.Load(context.Background(), "", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return decide.NewDecider(p)
+}
+
+// Sign gives d a new signing key, and returns the ring that checks it.
+func Sign(t testing.TB, d *decide.Decider) receipt.Keyring {
+	t.Helper()
+	keyPEM, err := receipt.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := receipt.ParsePrivateKey(keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Signer = receipt.NewSigner(key)
+	return receipt.Keyring{d.Signer.KeyID(): d.Signer.PublicKey()}
 }
