@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -91,8 +92,11 @@ func TestTheServersRequestsReachTheClient(t *testing.T) {
 			if c.version >= statelessRevision {
 				// A retry naming no call of the session is refused.
 				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ask_model", Arguments: map[string]any{"question": "?"}, RequestState: "mcp-call-forged"})
-				if err != nil || !res.IsError || !strings.Contains(textOf(res), "no call of this session waits") {
+				if err != nil || !res.IsError || !strings.Contains(textOf(res), "no call of this session waits") || strings.Contains(textOf(res), "forged") {
 					t.Errorf("a forged requestState: %v, %+v", err, res)
+				}
+				if types, _ := r.recorded(t); !slices.Contains(types, ledger.EventRejected) {
+					t.Errorf("the forged retry is not on record: %v", types)
 				}
 			}
 			params := &mcp.CallToolParams{Name: "count_slowly", Arguments: map[string]any{}}

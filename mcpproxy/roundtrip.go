@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentledger/agentledger/ledger"
 )
 
 // A stateless client (2026-07-28) has no connection on which the server's
@@ -62,7 +64,11 @@ func (p *Proxy) callRoundTrip(ctx context.Context, params *mcp.CallToolParamsRaw
 		t = p.trips[params.RequestState]
 		p.mu.Unlock()
 		if t == nil {
-			return refused("agentledger: no call of this session waits for requestState " + params.RequestState + " (it ended, or timed out)"), nil
+			// Refused and on record: nothing is forwarded.
+			raw, _ := json.Marshal(params)
+			p.cfg.Engine.RecordRejected(context.WithoutCancel(ctx), ledger.SessionKey{Tenant: p.cfg.Tenant, Session: p.session}, Via, "tools/call",
+				raw, false, "requestState names no call of this session that waits for input")
+			return refused("agentledger: no call of this session waits for this requestState (it ended, or timed out)"), nil
 		}
 		t.answer(params.InputResponses)
 	} else {
