@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/textproto"
 	"strconv"
 	"strings"
 	"time"
@@ -19,7 +18,7 @@ import (
 // A 409 is ErrStale; any other status but 200 an error with the engine's
 // message.
 func Exchange(ctx context.Context, path string, in Input) ([]byte, error) {
-	conn, err := DialSocket(ctx, path)
+	conn, err := dialSocket(ctx, path)
 	if err != nil {
 		return nil, fmt.Errorf("engine %s: %w", path, err)
 	}
@@ -40,25 +39,20 @@ func Exchange(ctx context.Context, path string, in Input) ([]byte, error) {
 	if _, err := conn.Write(req.Bytes()); err != nil {
 		return nil, fmt.Errorf("engine %s: %w", path, err)
 	}
-	r := textproto.NewReader(bufio.NewReader(conn))
-	status, err := r.ReadLine()
+	r := bufio.NewReader(conn)
+	status, length, err := readHead(r)
 	if err != nil {
 		return nil, fmt.Errorf("engine %s: %w", path, err)
 	}
 	_, code, _ := strings.Cut(status, " ")
 	code, _, _ = strings.Cut(code, " ")
-	hdr, err := r.ReadMIMEHeader()
-	if err != nil {
-		return nil, fmt.Errorf("engine %s: %w", path, err)
-	}
 	var body []byte
-	if n, err := strconv.Atoi(hdr.Get("Content-Length")); err == nil && n >= 0 && n <= 1<<20 {
-		body = make([]byte, n)
-		_, err = io.ReadFull(r.R, body)
-		if err != nil {
+	if length >= 0 && length <= 1<<20 {
+		body = make([]byte, length)
+		if _, err = io.ReadFull(r, body); err != nil {
 			return nil, fmt.Errorf("engine %s: %w", path, err)
 		}
-	} else if body, err = io.ReadAll(io.LimitReader(r.R, 1<<20)); err != nil {
+	} else if body, err = io.ReadAll(io.LimitReader(r, 1<<20)); err != nil {
 		return nil, fmt.Errorf("engine %s: %w", path, err)
 	}
 	switch code {
@@ -72,6 +66,40 @@ func Exchange(ctx context.Context, path string, in Input) ([]byte, error) {
 	}
 	_ = json.Unmarshal(body, &e)
 	return nil, fmt.Errorf("engine %s: %s: %s", path, status, e.Error)
+}
+
+// readHead reads an HTTP/1.1 answer's status line and headers: the status
+// line, and its Content-Length (-1 without one).
+func readHead(r *bufio.Reader) (status string, length int, err error) {
+	line := func() (string, error) {
+		l, err := r.ReadString('\n')
+		if err != nil {
+			return "", err
+		}
+		return strings.TrimRight(l, "\r\n"), nil
+	}
+	if status, err = line(); err != nil {
+		return "", 0, err
+	}
+	length = -1
+	for n := 0; ; n++ {
+		h, err := line()
+		if err != nil {
+			return "", 0, err
+		}
+		if h == "" {
+			return status, length, nil
+		}
+		if n > 100 {
+			return "", 0, fmt.Errorf("more than 100 header lines")
+		}
+		name, value, _ := strings.Cut(h, ":")
+		if strings.EqualFold(strings.TrimSpace(name), "Content-Length") {
+			if length, err = strconv.Atoi(strings.TrimSpace(value)); err != nil {
+				length = -1
+			}
+		}
+	}
 }
 
 // HookPath is the hook API's path for a host's input ("": an AARTS

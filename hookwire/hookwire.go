@@ -18,10 +18,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 )
 
 // SocketName is the local engine's socket in a data directory.
@@ -235,14 +235,42 @@ func PrivateSocketDir(dir string) error {
 	return nil
 }
 
-// DialSocket connects to the engine socket at path; a short socket
-// (SocketPath) only in this user's private directory.
-func DialSocket(ctx context.Context, path string) (net.Conn, error) {
+// CheckSocket refuses to reach an engine socket that another user could
+// serve: a short socket (SocketPath) only in this user's private
+// directory.
+func CheckSocket(path string) error {
 	if dir := filepath.Dir(path); dir == ShortSocketDir() {
-		if err := PrivateSocketDir(dir); err != nil {
-			return nil, err
+		return PrivateSocketDir(dir)
+	}
+	return nil
+}
+
+// dialSocket connects to the engine socket at path (CheckSocket first),
+// with the system's calls alone: the thin hook links no net package, and
+// so no C library and no dynamic loader, and starts as fast as a program
+// can. The connection honours deadlines (the runtime's poller), and a
+// listener whose queue is full is tried again until ctx ends.
+func dialSocket(ctx context.Context, path string) (*os.File, error) {
+	if err := CheckSocket(path); err != nil {
+		return nil, err
+	}
+	for {
+		fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC|syscall.SOCK_NONBLOCK, 0)
+		if err != nil {
+			return nil, fmt.Errorf("socket: %w", err)
+		}
+		err = syscall.Connect(fd, &syscall.SockaddrUnix{Name: path})
+		if err == nil {
+			return os.NewFile(uintptr(fd), path), nil
+		}
+		syscall.Close(fd)
+		if err != syscall.EAGAIN {
+			return nil, &os.PathError{Op: "connect", Path: path, Err: err}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, &os.PathError{Op: "connect", Path: path, Err: ctx.Err()}
+		case <-time.After(time.Millisecond):
 		}
 	}
-	var d net.Dialer
-	return d.DialContext(ctx, "unix", path)
 }

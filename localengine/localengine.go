@@ -208,7 +208,11 @@ func Post(ctx context.Context, client *http.Client, baseURL, token string, in ho
 func UnixClient(path string) *http.Client {
 	return &http.Client{Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return hookwire.DialSocket(ctx, path)
+			if err := hookwire.CheckSocket(path); err != nil {
+				return nil, err
+			}
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
 		},
 		DisableKeepAlives: true,
 	}}
