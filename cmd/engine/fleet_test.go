@@ -33,10 +33,17 @@ import (
 // example gives them, and the bound it documents for a dead engine's
 // partitions to be served again (the lease expires after its TTL, live
 // engines take it within the next rounds).
+//
+// A decision may take longer than a production engine's 5 s here: the
+// cluster runs in the test's own process, under the race detector, beside
+// other packages' tests (a new owner's first read of a session it took
+// has timed out at 5 s in CI). The lease timing, which the takeover bound
+// measures, does not depend on it.
 const (
-	fleetPartitions = 16
-	fleetTTL        = 2 * time.Second
-	fleetTakeover   = 3 * fleetTTL
+	fleetPartitions    = 16
+	fleetTTL           = 2 * time.Second
+	fleetTakeover      = 3 * fleetTTL
+	fleetDecideTimeout = 20 * time.Second
 )
 
 // fleetEngine is one `engine serve --fleet` process.
@@ -64,7 +71,7 @@ func startFleet(t *testing.T, url string, n int) []*fleetEngine {
 		e.cmd = exec.Command(bin, "serve", "--data", e.data, "--listen", addr, "--insecure-dev",
 			"--manifest", "../../fixtures/manifests/coding-agent.json", "--nats", url, "--replicas", "3",
 			"--fleet", "--fleet-id", e.id, "--partitions", strconv.Itoa(fleetPartitions), "--lease-ttl", fleetTTL.String(),
-			"--checkpoint-every", "-1")
+			"--checkpoint-every", "-1", "--timeout", fleetDecideTimeout.String())
 		e.cmd.Stderr = e.log
 		if err := e.cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -468,7 +475,7 @@ func TestFleetPausedOwnerIsFenced(t *testing.T) {
 		// lease has moved: the call is sent again, as a host would.
 		var a fleetAnswer
 		var err error
-		for deadline := time.Now().Add(fleetTakeover); ; time.Sleep(100 * time.Millisecond) {
+		for deadline := time.Now().Add(fleetTakeover + fleetDecideTimeout); ; time.Sleep(100 * time.Millisecond) {
 			if a, err = postFleetErr(client, engines[2], fleetEvent(s, 2)); err == nil || time.Now().After(deadline) {
 				break
 			}
