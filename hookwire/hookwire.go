@@ -245,6 +245,23 @@ func CheckSocket(path string) error {
 	return nil
 }
 
+// unixSocket is a new Unix stream socket, closed on exec and
+// non-blocking (so the runtime's poller serves it), on every Unix.
+func unixSocket() (int, error) {
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		return -1, err
+	}
+	syscall.CloseOnExec(fd)
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		syscall.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
 // dialSocket connects to the engine socket at path (CheckSocket first),
 // with the system's calls alone: the thin hook links no net package, and
 // so no C library and no dynamic loader, and starts as fast as a program
@@ -255,7 +272,7 @@ func dialSocket(ctx context.Context, path string) (*os.File, error) {
 		return nil, err
 	}
 	for {
-		fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC|syscall.SOCK_NONBLOCK, 0)
+		fd, err := unixSocket()
 		if err != nil {
 			return nil, fmt.Errorf("socket: %w", err)
 		}
@@ -264,7 +281,9 @@ func dialSocket(ctx context.Context, path string) (*os.File, error) {
 			return os.NewFile(uintptr(fd), path), nil
 		}
 		syscall.Close(fd)
-		if err != syscall.EAGAIN {
+		// A listener whose queue is full: EAGAIN (Linux), EINPROGRESS
+		// (where a connect may complete later).
+		if err != syscall.EAGAIN && err != syscall.EINPROGRESS {
 			return nil, &os.PathError{Op: "connect", Path: path, Err: err}
 		}
 		select {
