@@ -451,7 +451,6 @@ func (g *Gateway) connect(ctx context.Context, principal *engine.Principal, sess
 	if ss, ok := client.(*mcp.ServerSession); ok {
 		if init := ss.InitializeParams(); init != nil {
 			cfg.ClientCapabilities = init.Capabilities
-			cfg.stateless = init.ProtocolVersion >= statelessRevision
 		}
 	}
 	return connect(context.WithoutCancel(ctx), cfg, session, named, book)

@@ -116,9 +116,6 @@ type Config struct {
 	// server, for the gateway's sessions, is the client-facing server
 	// they share (nil: the proxy's own).
 	server *mcp.Server
-	// stateless: the gateway's session is a stateless client's (its
-	// first request said so).
-	stateless bool
 }
 
 // DefaultUpstreamTimeout is how long the proxy waits for the upstream
@@ -198,7 +195,6 @@ func connect(ctx context.Context, cfg Config, session, named string, book *pinBo
 		cfg.DecideTimeout = DefaultDecideTimeout
 	}
 	p := &Proxy{cfg: cfg, session: session, book: book, quarantine: map[string]quarantined{}, listed: map[string]listedTool{}, link: newClientLink(), trips: map[string]*roundTrip{}}
-	p.stateless.Store(cfg.stateless)
 	p.client = p.upstreamClient(cfg.ClientCapabilities)
 	cctx, cancel := toUpstream(ctx, cfg.UpstreamTimeout)
 	up, err := p.client.Connect(cctx, cfg.Upstream, nil)

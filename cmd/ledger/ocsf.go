@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -29,7 +30,7 @@ func (a *app) exportOCSF(c *cli.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if path := c.String("bundle"); path != "" && !c.IsSet("pubkey") {
+	if path := c.String("bundle"); path != "" && !c.IsSet("pubkey") && len(keys) > 0 {
 		// Without --pubkey the data directory's key checks a bundle of
 		// its record; a bundle of hook events alone (as a host reported
 		// them, with no verdict of an engine) is not held to it.
@@ -37,7 +38,7 @@ func (a *app) exportOCSF(c *cli.Context, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if !holds && len(keys) > 0 {
+		if !holds {
 			keys = nil
 			fmt.Fprintf(a.stderr, "ledger: %s holds hook events only, no verdict of an engine: exported as recorded (--pubkey requires the engine's verdicts)\n", path)
 		}
@@ -106,6 +107,8 @@ func ocsfFromBundle(c *cli.Context, path string, v *verified, emit func(*ledger.
 	})
 }
 
+var errHoldsRecords = errors.New("the bundle holds the engine's records")
+
 // holdsRecords says whether a bundle holds any of the engine's records.
 func holdsRecords(path string, lim ledger.Limits) (bool, error) {
 	f, err := os.Open(path)
@@ -113,17 +116,19 @@ func holdsRecords(path string, lim ledger.Limits) (bool, error) {
 		return false, cmdline.Usage(err)
 	}
 	defer f.Close()
-	holds := false
 	err = ledger.ReadLines(f, lim, func(line []byte, n int) error {
 		if e, err := ledger.Decode(line, lim); err == nil && ledger.IsRecordType(e.EventType()) {
-			holds = true
+			return errHoldsRecords // no need to read further
 		}
 		return nil
 	})
+	if errors.Is(err, errHoldsRecords) {
+		return true, nil
+	}
 	if err != nil {
 		return false, cmdline.Fault(fmt.Errorf("%s: %w", path, err))
 	}
-	return holds, nil
+	return false, nil
 }
 
 // ocsfFromStore verifies the selected sessions of the store, then gives
